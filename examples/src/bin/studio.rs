@@ -1,0 +1,5 @@
+//! The studio binary.
+
+fn main() {
+    println!("studio: the host arrives with the studio issue");
+}

@@ -1,0 +1,1 @@
+//! The bundled studio and command-line tools.

@@ -1,0 +1,1 @@
+//! A bounded OpenRouter chat-completions tool loop.

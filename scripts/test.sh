@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# The whole test suite: formatting, lints, unit/integration/doc tests and rustdoc, against real
+# PostgreSQL, Redis and (when installed or installable) headless Chromium.
+#
+# Services: uses DATABASE_URL / REDIS_URL when they answer (defaults: the local servers on
+# 127.0.0.1:5432 and :6379). Where none answers, starts throwaway servers on free loopback ports,
+# installing them with apt first when run as root. Tests that need a service never skip: a missing
+# service fails the run.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/tool-calling-target}"
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+RUN_DIR=$(mktemp -d "${TMPDIR:-/tmp}/tool-calling-tests.XXXXXX")
+STARTED_PIDS=()
+
+log() { printf '[test.sh] %s\n' "$*" >&2; }
+
+cleanup() {
+  for pid in "${STARTED_PIDS[@]:-}"; do
+    [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
+  done
+  if [ -n "${PG_THROWAWAY_DIR:-}" ]; then
+    run_as_pg "$PG_BIN/pg_ctl" -D "$PG_THROWAWAY_DIR" -m immediate stop >/dev/null 2>&1 || true
+  fi
+  rm -rf "$RUN_DIR"
+}
+trap cleanup EXIT
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+is_root() { [ "$(id -u)" = "0" ]; }
+
+apt_install() {
+  if ! is_root; then
+    log "cannot install $* without root; install it or point the URL variables at running servers"
+    return 1
+  fi
+  if [ -z "${APT_UPDATED:-}" ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+    APT_UPDATED=1
+  fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >&2
+}
+
+# ---------------------------------------------------------------- PostgreSQL
+run_as_pg() {
+  if is_root; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+postgres_answers() {
+  command -v psql >/dev/null 2>&1 && psql "$1" -qtAc 'select 1' >/dev/null 2>&1
+}
+
+ensure_postgres() {
+  export DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}"
+  if postgres_answers "$DATABASE_URL"; then
+    log "PostgreSQL answers at $DATABASE_URL"
+    return
+  fi
+  if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+    log "installing PostgreSQL"
+    apt_install postgresql postgresql-client
+  fi
+  PG_BIN=$(dirname "$(ls /usr/lib/postgresql/*/bin/initdb | sort -V | tail -n 1)")
+  local port
+  port=$(free_port)
+  PG_THROWAWAY_DIR="$RUN_DIR/pgdata"
+  mkdir -p "$PG_THROWAWAY_DIR"
+  is_root && chown -R postgres "$RUN_DIR"
+  chmod 755 "$RUN_DIR"
+  log "starting a throwaway PostgreSQL on 127.0.0.1:$port"
+  run_as_pg "$PG_BIN/initdb" -D "$PG_THROWAWAY_DIR" -U postgres --auth=trust >/dev/null
+  run_as_pg "$PG_BIN/pg_ctl" -D "$PG_THROWAWAY_DIR" -l "$RUN_DIR/pg.log" -w \
+    -o "-h 127.0.0.1 -p $port -k $RUN_DIR -c fsync=off" start >/dev/null
+  psql "postgres://postgres@127.0.0.1:$port/postgres" -qc 'create database test' >/dev/null
+  export DATABASE_URL="postgres://postgres@127.0.0.1:$port/test"
+  postgres_answers "$DATABASE_URL" || { log "throwaway PostgreSQL did not answer"; exit 1; }
+}
+
+# ---------------------------------------------------------------- Redis
+redis_answers() {
+  command -v redis-cli >/dev/null 2>&1 && [ "$(redis-cli -u "$1" ping 2>/dev/null)" = "PONG" ]
+}
+
+ensure_redis() {
+  export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
+  if redis_answers "$REDIS_URL"; then
+    log "Redis answers at $REDIS_URL"
+    return
+  fi
+  if ! command -v redis-server >/dev/null 2>&1; then
+    log "installing Redis"
+    apt_install redis-server redis-tools
+  fi
+  local port
+  port=$(free_port)
+  log "starting a throwaway Redis on 127.0.0.1:$port"
+  redis-server --bind 127.0.0.1 --port "$port" --save "" --appendonly no \
+    --dir "$RUN_DIR" --logfile "$RUN_DIR/redis.log" &
+  STARTED_PIDS+=("$!")
+  export REDIS_URL="redis://127.0.0.1:$port"
+  for _ in $(seq 1 50); do redis_answers "$REDIS_URL" && return; sleep 0.1; done
+  log "throwaway Redis did not answer"
+  exit 1
+}
+
+# ---------------------------------------------------------------- Chromium
+ensure_chromium() {
+  if [ -n "${CHROMIUM_BIN:-}" ] && [ -x "$CHROMIUM_BIN" ]; then return; fi
+  for candidate in chromium chromium-browser google-chrome; do
+    if command -v "$candidate" >/dev/null 2>&1; then
+      export CHROMIUM_BIN=$(command -v "$candidate")
+      return
+    fi
+  done
+  log "installing Chromium for the browser tests"
+  apt_install chromium
+  export CHROMIUM_BIN=/usr/bin/chromium
+}
+
+# ---------------------------------------------------------------- Suite
+ensure_postgres
+ensure_redis
+ensure_chromium
+export TEST_OUTPUT_DIR="${TEST_OUTPUT_DIR:-$ROOT/test-output}"
+mkdir -p "$TEST_OUTPUT_DIR"
+
+log "cargo fmt --check"
+cargo fmt --all -- --check
+
+log "cargo clippy -D warnings"
+cargo clippy --workspace --all-targets --all-features -- -D warnings
+
+log "tests"
+if cargo nextest --version >/dev/null 2>&1; then
+  cargo nextest run --workspace --all-features --no-fail-fast
+else
+  cargo test --workspace --all-features --no-fail-fast
+fi
+
+log "doc tests"
+cargo test --workspace --all-features --doc
+
+log "rustdoc"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --all-features --no-deps
+
+log "all checks passed"

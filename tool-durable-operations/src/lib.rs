@@ -1,0 +1,1 @@
+//! Durable, fenced operation records and the exactly-once side-effect runner.
