@@ -1,2 +1,41 @@
 //! Provider-neutral tool-calling contract: `tools/list` and `tools/call` types, stable error
 //! codes, validators for untrusted JSON, provider exports, paging and audit redaction.
+//!
+//! This crate is pure data and pure functions: no async runtime and no I/O. Untrusted JSON
+//! (a model's tool call, an MCP request, a provider's tool list) enters through its validators,
+//! which return typed values or a list of issues and never panic.
+//!
+//! ```
+//! use serde_json::json;
+//! use tool_protocol::{ToolCallRequest, ToolCallResult};
+//! let request: ToolCallRequest = serde_json::from_value(json!({
+//!     "id": "call_1", "method": "tools/call",
+//!     "params": {"name": "workspace.readFile", "arguments": {"path": "index.html"}}
+//! })).unwrap();
+//! let result = ToolCallResult::success(json!({"path": "index.html"})).with_tool_call_id(request.id.clone());
+//! assert!(!result.is_error());
+//! ```
+
+pub mod approval;
+pub mod codes;
+pub mod content;
+pub mod context;
+pub mod definition;
+pub mod error;
+pub mod event;
+pub mod idempotency;
+pub mod request;
+pub mod result;
+mod serde_util;
+
+pub use approval::ToolApprovalSnapshot;
+pub use codes::TOOL_CALL_ERROR_CODES;
+pub use content::{ToolContent, stringify_tool_content, stringify_tool_content_block};
+pub use context::{ToolCallContext, ToolCallMode, ToolCallSource};
+pub use definition::{ToolAnnotations, ToolDefinition};
+pub use error::ToolCallError;
+pub use event::{ProvenanceState, ToolCallEvent, ToolCallEventType, ToolExecutionProvenance};
+pub use request::{
+    ModelToolCall, StringOrNumber, ToolCallId, ToolCallRequest, ToolListRequest, ToolListResult,
+};
+pub use result::ToolCallResult;

@@ -1,0 +1,285 @@
+//! tools/call and tools/list requests, and the model's view of a tool call.
+
+use std::fmt;
+
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Number, Value};
+
+use crate::definition::ToolDefinition;
+
+/// The JSON-RPC method of a tool call.
+pub const TOOLS_CALL_METHOD: &str = "tools/call";
+/// The JSON-RPC method of a tool listing.
+pub const TOOLS_LIST_METHOD: &str = "tools/list";
+
+/// An identifier that is a JSON string or a (finite) JSON number, as JSON-RPC ids and
+/// context revisions are.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum StringOrNumber {
+    /// A string id.
+    String(String),
+    /// A numeric id.
+    Number(Number),
+}
+
+/// The provider's correlation id of a tool call.
+pub type ToolCallId = StringOrNumber;
+
+impl fmt::Display for StringOrNumber {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::String(text) => f.write_str(text),
+            Self::Number(number) => write!(f, "{number}"),
+        }
+    }
+}
+
+impl From<&str> for StringOrNumber {
+    fn from(value: &str) -> Self {
+        Self::String(value.to_owned())
+    }
+}
+
+impl From<String> for StringOrNumber {
+    fn from(value: String) -> Self {
+        Self::String(value)
+    }
+}
+
+impl From<u64> for StringOrNumber {
+    fn from(value: u64) -> Self {
+        Self::Number(value.into())
+    }
+}
+
+/// A `tools/call` request: `{ id?, method: "tools/call", params: { name, arguments? } }`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCallRequest {
+    /// Provider correlation id, echoed as the result's `toolCallId`.
+    pub id: Option<ToolCallId>,
+    /// Tool name.
+    pub name: String,
+    /// Arguments object; `None` when the request carried none (treated as `{}`).
+    pub arguments: Option<Map<String, Value>>,
+}
+
+impl ToolCallRequest {
+    /// A request with a name and arguments.
+    pub fn new(name: impl Into<String>, arguments: Map<String, Value>) -> Self {
+        Self {
+            id: None,
+            name: name.into(),
+            arguments: Some(arguments),
+        }
+    }
+
+    /// Sets the correlation id.
+    #[must_use]
+    pub fn with_id(mut self, id: impl Into<ToolCallId>) -> Self {
+        self.id = Some(id.into());
+        self
+    }
+
+    /// The arguments, or an empty object when none were sent.
+    pub fn arguments_or_empty(&self) -> Map<String, Value> {
+        self.arguments.clone().unwrap_or_default()
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct CallParamsWire {
+    name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    arguments: Option<Map<String, Value>>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct CallWire {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    id: Option<ToolCallId>,
+    method: String,
+    params: CallParamsWire,
+}
+
+impl Serialize for ToolCallRequest {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        CallWire {
+            id: self.id.clone(),
+            method: TOOLS_CALL_METHOD.to_owned(),
+            params: CallParamsWire {
+                name: self.name.clone(),
+                arguments: self.arguments.clone(),
+            },
+        }
+        .serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolCallRequest {
+    /// Accepts only valid requests; use `tool_protocol::validate::parse_tool_call_request` for a
+    /// full list of issues.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let wire = CallWire::deserialize(deserializer)?;
+        if wire.method != TOOLS_CALL_METHOD {
+            return Err(D::Error::custom("method must be \"tools/call\""));
+        }
+        if wire.params.name.trim().is_empty() {
+            return Err(D::Error::custom("params.name must be a non-blank string"));
+        }
+        Ok(Self {
+            id: wire.id,
+            name: wire.params.name,
+            arguments: wire.params.arguments,
+        })
+    }
+}
+
+/// A tool call as a model emits it: `{ id?, name, arguments? }`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelToolCall {
+    /// Provider correlation id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<ToolCallId>,
+    /// Tool name.
+    pub name: String,
+    /// Arguments object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Map<String, Value>>,
+}
+
+impl From<ModelToolCall> for ToolCallRequest {
+    /// The canonical request of a model call: missing arguments become `{}`.
+    fn from(call: ModelToolCall) -> Self {
+        Self {
+            id: call.id,
+            name: call.name,
+            arguments: Some(call.arguments.unwrap_or_default()),
+        }
+    }
+}
+
+/// A `tools/list` request: `{ method: "tools/list", params?: { cursor? } }`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolListRequest {
+    /// Opaque cursor from a previous page's `nextCursor`.
+    pub cursor: Option<String>,
+}
+
+impl ToolListRequest {
+    /// The request for the page after `cursor`.
+    pub fn after(cursor: impl Into<String>) -> Self {
+        Self {
+            cursor: Some(cursor.into()),
+        }
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct ListParamsWire {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    cursor: Option<String>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct ListWire {
+    method: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    params: Option<ListParamsWire>,
+}
+
+impl Serialize for ToolListRequest {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let params = self.cursor.clone().map(|cursor| ListParamsWire {
+            cursor: Some(cursor),
+        });
+        ListWire {
+            method: TOOLS_LIST_METHOD.to_owned(),
+            params,
+        }
+        .serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolListRequest {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let wire = ListWire::deserialize(deserializer)?;
+        if wire.method != TOOLS_LIST_METHOD {
+            return Err(D::Error::custom("method must be \"tools/list\""));
+        }
+        Ok(Self {
+            cursor: wire.params.and_then(|params| params.cursor),
+        })
+    }
+}
+
+/// One page of a tool listing: `{ tools, nextCursor? }`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolListResult {
+    /// The definitions on this page.
+    pub tools: Vec<ToolDefinition>,
+    /// Cursor of the next page; absent on the last page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn call_request_uses_the_wire_shape() {
+        let request = ToolCallRequest::new(
+            "workspace.readFile",
+            json!({"path": "a"}).as_object().unwrap().clone(),
+        )
+        .with_id(7u64);
+        let wire = serde_json::to_value(&request).unwrap();
+        assert_eq!(
+            wire,
+            json!({"id": 7, "method": "tools/call", "params": {"name": "workspace.readFile", "arguments": {"path": "a"}}})
+        );
+        assert_eq!(
+            serde_json::from_value::<ToolCallRequest>(wire).unwrap(),
+            request
+        );
+    }
+
+    #[test]
+    fn model_calls_get_empty_arguments() {
+        let request: ToolCallRequest = ModelToolCall {
+            id: None,
+            name: "t".into(),
+            arguments: None,
+        }
+        .into();
+        assert_eq!(
+            serde_json::to_value(&request).unwrap(),
+            json!({"method": "tools/call", "params": {"name": "t", "arguments": {}}})
+        );
+    }
+
+    #[test]
+    fn list_request_adds_params_only_with_a_cursor() {
+        assert_eq!(
+            serde_json::to_value(ToolListRequest::default()).unwrap(),
+            json!({"method": "tools/list"})
+        );
+        assert_eq!(
+            serde_json::to_value(ToolListRequest::after("offset:2")).unwrap(),
+            json!({"method": "tools/list", "params": {"cursor": "offset:2"}})
+        );
+        assert!(
+            serde_json::from_value::<ToolListRequest>(json!({"method": "tools/call"})).is_err()
+        );
+    }
+
+    #[test]
+    fn ids_display_as_text() {
+        assert_eq!(StringOrNumber::from(3u64).to_string(), "3");
+        assert_eq!(StringOrNumber::from("call_1").to_string(), "call_1");
+    }
+}

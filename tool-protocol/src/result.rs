@@ -1,0 +1,216 @@
+//! [`ToolCallResult`]: what every tool call returns, success or failure.
+
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+
+use crate::content::ToolContent;
+use crate::error::ToolCallError;
+use crate::request::ToolCallId;
+
+/// Text of a success result whose handler returned no value.
+pub const EMPTY_SUCCESS_TEXT: &str = "Tool completed successfully.";
+
+/// A tool call result: `{ toolCallId?, content, structuredContent?, isError?, error? }`.
+///
+/// `isError` is derived from `error` on the wire, so the two can never disagree.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCallResult {
+    /// The provider correlation id of the call this answers.
+    pub tool_call_id: Option<ToolCallId>,
+    /// Human- and model-readable content blocks.
+    pub content: Vec<ToolContent>,
+    /// Machine-readable output; `Some(Value::Null)` is an explicit `null`.
+    pub structured_content: Option<Value>,
+    /// The failure, when the call failed.
+    pub error: Option<ToolCallError>,
+}
+
+impl ToolCallResult {
+    /// A success carrying `value` as structured content and its JSON text as content
+    /// (a string value is used as the text itself).
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tool_protocol::ToolCallResult;
+    /// let result = ToolCallResult::success(json!({"path": "index.html", "revision": 3}));
+    /// assert_eq!(tool_protocol::stringify_tool_content(&result.content), r#"{"path":"index.html","revision":3}"#);
+    /// ```
+    pub fn success(value: Value) -> Self {
+        let text = match &value {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        Self {
+            tool_call_id: None,
+            content: vec![ToolContent::text(text)],
+            structured_content: Some(value),
+            error: None,
+        }
+    }
+
+    /// A success without a value: a fixed text block and no structured content.
+    pub fn empty_success() -> Self {
+        Self {
+            tool_call_id: None,
+            content: vec![ToolContent::text(EMPTY_SUCCESS_TEXT)],
+            structured_content: None,
+            error: None,
+        }
+    }
+
+    /// A failure whose content is the error message.
+    pub fn failure(error: ToolCallError) -> Self {
+        Self {
+            tool_call_id: None,
+            content: vec![ToolContent::text(error.message.clone())],
+            structured_content: None,
+            error: Some(error),
+        }
+    }
+
+    /// The same result answering the call `id` (unchanged when `id` is `None`).
+    #[must_use]
+    pub fn with_tool_call_id(mut self, id: Option<ToolCallId>) -> Self {
+        if id.is_some() {
+            self.tool_call_id = id;
+        }
+        self
+    }
+
+    /// Whether the call failed.
+    pub fn is_error(&self) -> bool {
+        self.error.is_some()
+    }
+
+    /// The error code, when the call failed.
+    pub fn error_code(&self) -> Option<&str> {
+        self.error.as_ref().map(|error| error.code.as_str())
+    }
+
+    /// The JSON surface that output budgets measure: `{content, structuredContent?}`.
+    pub fn output_surface(&self) -> Value {
+        let mut surface = serde_json::Map::new();
+        surface.insert(
+            "content".into(),
+            serde_json::to_value(&self.content).unwrap_or(Value::Null),
+        );
+        if let Some(structured) = &self.structured_content {
+            surface.insert("structuredContent".into(), structured.clone());
+        }
+        Value::Object(surface)
+    }
+
+    /// UTF-8 bytes of the compact JSON of [`Self::output_surface`].
+    pub fn output_bytes(&self) -> usize {
+        self.output_surface().to_string().len()
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ResultWire {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<ToolCallId>,
+    content: Vec<ToolContent>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::serde_util::present"
+    )]
+    structured_content: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    is_error: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    error: Option<ToolCallError>,
+}
+
+impl Serialize for ToolCallResult {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ResultWire {
+            tool_call_id: self.tool_call_id.clone(),
+            content: self.content.clone(),
+            structured_content: self.structured_content.clone(),
+            is_error: self.error.as_ref().map(|_| true),
+            error: self.error.clone(),
+        }
+        .serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolCallResult {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let wire = ResultWire::deserialize(deserializer)?;
+        match (wire.is_error, &wire.error) {
+            (Some(true), None) => return Err(D::Error::custom("isError true requires an error")),
+            (Some(false) | None, Some(_)) => {
+                return Err(D::Error::custom("an error requires isError true"));
+            }
+            _ => {}
+        }
+        Ok(Self {
+            tool_call_id: wire.tool_call_id,
+            content: wire.content,
+            structured_content: wire.structured_content,
+            error: wire.error,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn success_text_follows_the_value() {
+        assert_eq!(
+            ToolCallResult::success(json!("done")).content,
+            vec![ToolContent::text("done")]
+        );
+        let empty = ToolCallResult::empty_success();
+        assert_eq!(empty.content, vec![ToolContent::text(EMPTY_SUCCESS_TEXT)]);
+        assert!(empty.structured_content.is_none());
+        let null = ToolCallResult::success(Value::Null);
+        assert_eq!(
+            serde_json::to_value(&null).unwrap(),
+            json!({"content": [{"type": "text", "text": "null"}], "structuredContent": null})
+        );
+    }
+
+    #[test]
+    fn failures_carry_is_error_on_the_wire() {
+        let result = ToolCallResult::failure(ToolCallError::new("X", "bad").with_retryable(true))
+            .with_tool_call_id(Some("c1".into()));
+        let wire = serde_json::to_value(&result).unwrap();
+        assert_eq!(wire["isError"], true);
+        assert_eq!(wire["toolCallId"], "c1");
+        assert_eq!(
+            serde_json::from_value::<ToolCallResult>(wire).unwrap(),
+            result
+        );
+    }
+
+    #[test]
+    fn is_error_and_error_must_agree() {
+        assert!(
+            serde_json::from_value::<ToolCallResult>(json!({"content": [], "isError": true}))
+                .is_err()
+        );
+        assert!(
+            serde_json::from_value::<ToolCallResult>(
+                json!({"content": [], "error": {"code": "X", "message": "m"}})
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn output_bytes_measure_content_and_structured_content() {
+        let result = ToolCallResult::success(json!({"a": "é"}));
+        let expected =
+            r#"{"content":[{"type":"text","text":"{\"a\":\"é\"}"}],"structuredContent":{"a":"é"}}"#;
+        assert_eq!(result.output_bytes(), expected.len());
+        assert_eq!(result.clone().with_tool_call_id(None), result);
+    }
+}
