@@ -1,1 +1,41 @@
 //! Durable, fenced operation records and the exactly-once side-effect runner.
+//!
+//! An agent that retries a mutation after a timeout must not charge a card twice, even when the
+//! retry lands on another process. A [`DurableOperationStore`] claims an operation key before
+//! the effect runs, and every later transition is fenced by `{incarnation, revision}`:
+//!
+//! ```
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! use std::sync::Arc;
+//! use tool_durable_operations::{ClaimRequest, ClaimStatus, DurableOperationStore, MemoryBackend};
+//!
+//! let store = DurableOperationStore::new(Arc::new(MemoryBackend::new()));
+//! let request = ClaimRequest { key: "charge:42", fingerprint: "sha256:…", owner_id: "worker-a", lease: None };
+//! let claim = store.claim(request.clone()).await?;
+//! assert_eq!(claim.status, ClaimStatus::Owner);
+//! store.complete("charge:42", "worker-a", serde_json::json!({"charged": true}), &claim.fence).await?;
+//! // A retry, from any process sharing the backend, replays instead of charging again.
+//! assert_eq!(store.claim(request).await?.status, ClaimStatus::Replay);
+//! # Ok::<_, tool_durable_operations::DurableOperationError>(())
+//! # }).unwrap();
+//! ```
+//!
+//! Backends: [`MemoryBackend`] always; SQLite, Redis and PostgreSQL behind the `sqlite`,
+//! `redis` and `postgres` features. The side-effect runner lives in [`side_effect`], with the
+//! HTTP bridge behind the `http` feature.
+
+pub mod backend;
+pub mod clock;
+pub mod error;
+pub mod record;
+pub mod store;
+
+pub use backend::memory::MemoryBackend;
+pub use backend::{DurableOperationBackend, RecordPage};
+pub use clock::{Clock, IncarnationGenerator, ManualClock, SystemClock};
+pub use error::{BoxError, DurableOperationError};
+pub use record::{Fence, OperationRecord, OperationState};
+pub use store::{
+    Claim, ClaimRequest, ClaimStatus, DurableOperationStore, FENCING_CAPABILITY, PruneReport,
+    RecoverOutcome, Resolution, StoreOptions,
+};

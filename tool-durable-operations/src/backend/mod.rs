@@ -1,0 +1,125 @@
+//! The storage port every backend implements, and the backends themselves.
+
+use async_trait::async_trait;
+
+use crate::error::DurableOperationError;
+use crate::record::{Fence, OperationRecord};
+
+pub mod memory;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub mod sql;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
+
+/// Default `list_page` size when a caller does not choose one.
+pub const DEFAULT_PAGE_SIZE: usize = 500;
+/// Largest page a backend will return from one `list_page` call.
+pub const MAX_PAGE_SIZE: usize = 10_000;
+/// Largest store the compatibility [`DurableOperationBackend::list_all`] scan will read.
+pub const MAX_LIST_ALL_RECORDS: usize = 10_000;
+
+/// One keyset page of records, ordered by key.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RecordPage {
+    /// Records with keys strictly after the request cursor, ascending.
+    pub records: Vec<OperationRecord>,
+    /// Cursor for the next page, present only when more records follow.
+    pub next_cursor: Option<String>,
+}
+
+/// Atomic storage for operation records. The state machine lives above it, in
+/// [`DurableOperationStore`](crate::DurableOperationStore).
+#[async_trait]
+pub trait DurableOperationBackend: Send + Sync {
+    /// Short backend name used in errors (`memory`, `sqlite`, `redis`, `postgres`).
+    fn name(&self) -> &'static str;
+
+    /// Reads the record stored under `key`.
+    async fn read(&self, key: &str) -> Result<Option<OperationRecord>, DurableOperationError>;
+
+    /// Atomically replaces the record under `key` when it still matches `expected`.
+    ///
+    /// `expected = None` inserts only if no record exists; `next = None` deletes. Returns
+    /// `Ok(false)` when the precondition did not hold (nothing was written). A `next` whose key
+    /// differs from `key` is rejected with [`DurableOperationError::MismatchedRecordKey`].
+    async fn compare_and_set(
+        &self,
+        key: &str,
+        expected: Option<&Fence>,
+        next: Option<&OperationRecord>,
+    ) -> Result<bool, DurableOperationError>;
+
+    /// Lists up to `limit` records with keys strictly after `cursor`, ascending.
+    ///
+    /// The cursor is a position in key order, so deleting earlier records never invalidates it.
+    async fn list_page(
+        &self,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<RecordPage, DurableOperationError>;
+
+    /// Compatibility full scan for tiny stores; fails once more than
+    /// [`MAX_LIST_ALL_RECORDS`] records exist.
+    async fn list_all(&self) -> Result<Vec<OperationRecord>, DurableOperationError> {
+        let mut records = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let page = self.list_page(cursor.as_deref(), DEFAULT_PAGE_SIZE).await?;
+            records.extend(page.records);
+            if records.len() > MAX_LIST_ALL_RECORDS {
+                return Err(DurableOperationError::invalid(
+                    "list_all",
+                    format!("store holds more than {MAX_LIST_ALL_RECORDS} records; use list_page"),
+                ));
+            }
+            match page.next_cursor {
+                Some(next) if cursor.as_deref().is_none_or(|c| next.as_str() > c) => {
+                    cursor = Some(next)
+                }
+                Some(_) => return Err(DurableOperationError::CursorDidNotAdvance),
+                None => return Ok(records),
+            }
+        }
+    }
+}
+
+/// Checks the arguments every `compare_and_set` implementation shares.
+pub(crate) fn check_cas_arguments(
+    key: &str,
+    next: Option<&OperationRecord>,
+) -> Result<(), DurableOperationError> {
+    crate::record::validate_key(key)?;
+    if let Some(next) = next {
+        if next.key != key {
+            return Err(DurableOperationError::MismatchedRecordKey);
+        }
+        next.check_invariants()?;
+    }
+    Ok(())
+}
+
+/// Checks a `list_page` limit.
+pub(crate) fn check_page_limit(limit: usize) -> Result<(), DurableOperationError> {
+    if limit == 0 || limit > MAX_PAGE_SIZE {
+        return Err(DurableOperationError::invalid(
+            "limit",
+            format!("must be between 1 and {MAX_PAGE_SIZE}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Splits `limit + 1` fetched rows into a page: the extra row only signals that more follow.
+pub(crate) fn page_from_rows(mut records: Vec<OperationRecord>, limit: usize) -> RecordPage {
+    let more = records.len() > limit;
+    records.truncate(limit);
+    let next_cursor = if more {
+        records.last().map(|r| r.key.clone())
+    } else {
+        None
+    };
+    RecordPage {
+        records,
+        next_cursor,
+    }
+}

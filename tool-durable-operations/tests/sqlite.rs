@@ -1,0 +1,53 @@
+//! Conformance of the SQLite backend: every connection is its own pool on one database file.
+#![cfg(feature = "sqlite")]
+
+mod support;
+
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use support::conformance::BackendFactory;
+use tool_durable_operations::DurableOperationBackend;
+use tool_durable_operations::backend::sqlite::SqliteBackend;
+
+#[derive(Default)]
+struct Sqlite {
+    dirs: Mutex<Vec<tempfile::TempDir>>,
+}
+
+#[async_trait]
+impl BackendFactory for Sqlite {
+    async fn open(&self, connections: usize) -> Vec<Arc<dyn DurableOperationBackend>> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("operations.db");
+        self.dirs.lock().unwrap().push(dir);
+        let mut backends: Vec<Arc<dyn DurableOperationBackend>> = Vec::new();
+        for _ in 0..connections {
+            backends.push(Arc::new(SqliteBackend::open(&path).await.unwrap()));
+        }
+        backends
+    }
+}
+
+conformance_suite!(Sqlite::default());
+
+#[tokio::test]
+async fn custom_table_names_are_validated_and_schema_is_explicit() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = SqliteBackend::open(dir.path().join("a.db")).await.unwrap();
+    let pool = first.pool().clone();
+    let err = SqliteBackend::new(pool.clone(), "bad;name").unwrap_err();
+    assert_eq!(err.code(), "DURABLE_OPERATION_INVALID_INPUT");
+    let custom = SqliteBackend::new(pool, "main.custom_ops").unwrap();
+    assert!(
+        custom
+            .schema_sql()
+            .contains("CREATE TABLE IF NOT EXISTS \"main\".\"custom_ops\"")
+    );
+    // Not applied implicitly: reading before apply_schema is a backend error, not an empty answer.
+    let err = custom.read("k").await.unwrap_err();
+    assert_eq!(err.code(), "DURABLE_OPERATION_BACKEND_FAILED");
+    custom.apply_schema().await.unwrap();
+    custom.apply_schema().await.unwrap();
+    assert_eq!(custom.read("k").await.unwrap(), None);
+}
