@@ -27,6 +27,7 @@ pub mod idempotency;
 pub mod request;
 pub mod result;
 mod serde_util;
+pub mod validate;
 
 pub use approval::ToolApprovalSnapshot;
 pub use codes::TOOL_CALL_ERROR_CODES;
@@ -39,3 +40,7 @@ pub use request::{
     ModelToolCall, StringOrNumber, ToolCallId, ToolCallRequest, ToolListRequest, ToolListResult,
 };
 pub use result::ToolCallResult;
+pub use validate::{
+    ValidationIssue, parse_tool_call_request, parse_tool_call_result, parse_tool_list_request,
+    parse_tool_list_result,
+};

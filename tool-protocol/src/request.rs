@@ -2,7 +2,6 @@
 
 use std::fmt;
 
-use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Number, Value};
 
@@ -88,14 +87,14 @@ impl ToolCallRequest {
     }
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize)]
 struct CallParamsWire {
     name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     arguments: Option<Map<String, Value>>,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize)]
 struct CallWire {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     id: Option<ToolCallId>,
@@ -118,21 +117,12 @@ impl Serialize for ToolCallRequest {
 }
 
 impl<'de> Deserialize<'de> for ToolCallRequest {
-    /// Accepts only valid requests; use `tool_protocol::validate::parse_tool_call_request` for a
-    /// full list of issues.
+    /// Accepts exactly what [`crate::validate::parse_tool_call_request`] accepts.
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let wire = CallWire::deserialize(deserializer)?;
-        if wire.method != TOOLS_CALL_METHOD {
-            return Err(D::Error::custom("method must be \"tools/call\""));
-        }
-        if wire.params.name.trim().is_empty() {
-            return Err(D::Error::custom("params.name must be a non-blank string"));
-        }
-        Ok(Self {
-            id: wire.id,
-            name: wire.params.name,
-            arguments: wire.params.arguments,
-        })
+        crate::serde_util::deserialize_validated(
+            deserializer,
+            crate::validate::parse_tool_call_request,
+        )
     }
 }
 
@@ -176,13 +166,13 @@ impl ToolListRequest {
     }
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize)]
 struct ListParamsWire {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     cursor: Option<String>,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize)]
 struct ListWire {
     method: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -203,19 +193,16 @@ impl Serialize for ToolListRequest {
 }
 
 impl<'de> Deserialize<'de> for ToolListRequest {
+    /// Accepts exactly what [`crate::validate::parse_tool_list_request`] accepts for a present value.
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let wire = ListWire::deserialize(deserializer)?;
-        if wire.method != TOOLS_LIST_METHOD {
-            return Err(D::Error::custom("method must be \"tools/list\""));
-        }
-        Ok(Self {
-            cursor: wire.params.and_then(|params| params.cursor),
+        crate::serde_util::deserialize_validated(deserializer, |value| {
+            crate::validate::parse_tool_list_request(Some(value)).map(Option::unwrap_or_default)
         })
     }
 }
 
 /// One page of a tool listing: `{ tools, nextCursor? }`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolListResult {
     /// The definitions on this page.
@@ -223,6 +210,16 @@ pub struct ToolListResult {
     /// Cursor of the next page; absent on the last page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for ToolListResult {
+    /// Accepts exactly what [`crate::validate::parse_tool_list_result`] accepts.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_validated(
+            deserializer,
+            crate::validate::parse_tool_list_result,
+        )
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,5 @@
 //! [`ToolCallResult`]: what every tool call returns, success or failure.
 
-use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
@@ -107,7 +106,7 @@ impl ToolCallResult {
     }
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct ResultWire {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -139,21 +138,12 @@ impl Serialize for ToolCallResult {
 }
 
 impl<'de> Deserialize<'de> for ToolCallResult {
+    /// Accepts exactly what [`crate::validate::parse_tool_call_result`] accepts.
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let wire = ResultWire::deserialize(deserializer)?;
-        match (wire.is_error, &wire.error) {
-            (Some(true), None) => return Err(D::Error::custom("isError true requires an error")),
-            (Some(false) | None, Some(_)) => {
-                return Err(D::Error::custom("an error requires isError true"));
-            }
-            _ => {}
-        }
-        Ok(Self {
-            tool_call_id: wire.tool_call_id,
-            content: wire.content,
-            structured_content: wire.structured_content,
-            error: wire.error,
-        })
+        crate::serde_util::deserialize_validated(
+            deserializer,
+            crate::validate::parse_tool_call_result,
+        )
     }
 }
 
