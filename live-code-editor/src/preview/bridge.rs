@@ -1,0 +1,157 @@
+//! The preview bridge: a small script injected first into a preview document that tells the
+//! parent window whether the document revision loaded (`ready`) or failed (`error`), and the
+//! parser the parent uses to accept those messages.
+
+use serde::{Deserialize, Serialize};
+
+/// `type` of the message posted when the document finished loading without an error.
+pub const PREVIEW_READY_MESSAGE: &str = "context-action.preview.ready";
+/// `type` of the message posted on the first runtime error or unhandled rejection.
+pub const PREVIEW_ERROR_MESSAGE: &str = "context-action.preview.error";
+/// Error messages posted by the bridge are cut to this many characters.
+pub const MAX_BRIDGE_ERROR_MESSAGE_CHARS: usize = 1_000;
+/// The largest revision a bridge message can carry exactly (`Number.MAX_SAFE_INTEGER`).
+pub const MAX_BRIDGE_REVISION: u64 = (1 << 53) - 1;
+
+/// A message the bridge posts to its parent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum PreviewBridgeMessage {
+    /// The revision loaded (`DOMContentLoaded`) and no error was reported before.
+    #[serde(rename = "context-action.preview.ready")]
+    Ready {
+        /// The document revision.
+        revision: u64,
+    },
+    /// The first runtime error or unhandled rejection of the revision.
+    #[serde(rename = "context-action.preview.error")]
+    Error {
+        /// The document revision.
+        revision: u64,
+        /// The error message.
+        message: String,
+    },
+}
+
+impl PreviewBridgeMessage {
+    /// The revision the message is about.
+    pub fn revision(&self) -> u64 {
+        match self {
+            Self::Ready { revision } | Self::Error { revision, .. } => *revision,
+        }
+    }
+}
+
+/// Accepts a posted message only if it is a bridge message: `revision` a safe integer ≥ 0 and
+/// `type` ready, or error with a string `message`. Anything else is `None`.
+pub fn parse_bridge_message(value: &serde_json::Value) -> Option<PreviewBridgeMessage> {
+    let object = value.as_object()?;
+    let revision = object.get("revision")?;
+    let revision = revision.as_u64().or_else(|| {
+        let float = revision.as_f64()?;
+        (float.fract() == 0.0 && float >= 0.0).then_some(float as u64)
+    })?;
+    if revision > MAX_BRIDGE_REVISION {
+        return None;
+    }
+    match object.get("type")?.as_str()? {
+        PREVIEW_READY_MESSAGE => Some(PreviewBridgeMessage::Ready { revision }),
+        PREVIEW_ERROR_MESSAGE => {
+            let message = object.get("message")?.as_str()?;
+            Some(PreviewBridgeMessage::Error {
+                revision,
+                message: message.to_owned(),
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The bridge script for `revision`. It posts `ready` on `DOMContentLoaded` unless an error
+/// was already reported; the first `error`/`unhandledrejection` posts `error` and suppresses
+/// the later `ready`. Module scripts run before `DOMContentLoaded`, so their failures win.
+pub(crate) fn bridge_script(revision: u64) -> String {
+    let revision = revision.min(MAX_BRIDGE_REVISION);
+    format!(
+        "<script>(function(){{var revision={revision};var failed=false;\
+function send(message){{message.revision=revision;try{{window.parent.postMessage(message,'*')}}catch(ignored){{}}}}\
+function fail(message){{if(failed)return;failed=true;send({{type:'{PREVIEW_ERROR_MESSAGE}',message:String(message||'Preview runtime error').slice(0,{MAX_BRIDGE_ERROR_MESSAGE_CHARS})}})}}\
+window.addEventListener('error',function(event){{fail(event.message||'Preview runtime error')}});\
+window.addEventListener('unhandledrejection',function(event){{var reason=event.reason;fail(reason&&reason.message?String(reason.message):String(reason||'Unhandled preview rejection'))}});\
+window.addEventListener('DOMContentLoaded',function(){{if(!failed)send({{type:'{PREVIEW_READY_MESSAGE}'}})}})}})();</script>"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn accepts_ready_and_error_messages() {
+        assert_eq!(
+            parse_bridge_message(&json!({"revision": 3, "type": PREVIEW_READY_MESSAGE})),
+            Some(PreviewBridgeMessage::Ready { revision: 3 })
+        );
+        let error = parse_bridge_message(
+            &json!({"revision": 0, "type": PREVIEW_ERROR_MESSAGE, "message": "boom"}),
+        );
+        assert_eq!(
+            error,
+            Some(PreviewBridgeMessage::Error {
+                revision: 0,
+                message: "boom".into()
+            })
+        );
+        assert_eq!(error.unwrap().revision(), 0);
+        assert_eq!(
+            parse_bridge_message(&json!({"revision": 2.0, "type": PREVIEW_READY_MESSAGE}))
+                .map(|m| m.revision()),
+            Some(2)
+        );
+    }
+
+    #[test]
+    fn rejects_anything_else() {
+        for value in [
+            json!(null),
+            json!({"type": PREVIEW_READY_MESSAGE}),
+            json!({"revision": -1, "type": PREVIEW_READY_MESSAGE}),
+            json!({"revision": 1.5, "type": PREVIEW_READY_MESSAGE}),
+            json!({"revision": "1", "type": PREVIEW_READY_MESSAGE}),
+            json!({"revision": MAX_BRIDGE_REVISION + 1, "type": PREVIEW_READY_MESSAGE}),
+            json!({"revision": 1, "type": PREVIEW_ERROR_MESSAGE}),
+            json!({"revision": 1, "type": PREVIEW_ERROR_MESSAGE, "message": 5}),
+            json!({"revision": 1, "type": "other"}),
+        ] {
+            assert_eq!(parse_bridge_message(&value), None, "{value}");
+        }
+        assert!(
+            parse_bridge_message(
+                &json!({"revision": MAX_BRIDGE_REVISION, "type": PREVIEW_READY_MESSAGE})
+            )
+            .is_some()
+        );
+    }
+
+    #[test]
+    fn messages_serialize_in_the_posted_shape() {
+        let value = serde_json::to_value(PreviewBridgeMessage::Error {
+            revision: 4,
+            message: "x".into(),
+        })
+        .unwrap();
+        assert_eq!(
+            value,
+            json!({"type": PREVIEW_ERROR_MESSAGE, "revision": 4, "message": "x"})
+        );
+    }
+
+    #[test]
+    fn the_script_embeds_the_revision_and_both_message_types() {
+        let script = bridge_script(42);
+        assert!(script.starts_with("<script>") && script.ends_with("</script>"));
+        assert!(script.contains("var revision=42;"));
+        assert!(script.contains(PREVIEW_READY_MESSAGE) && script.contains(PREVIEW_ERROR_MESSAGE));
+    }
+}

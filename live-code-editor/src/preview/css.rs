@@ -1,0 +1,542 @@
+//! CSS: finds `@import` rules and `url()` references with the `cssparser` tokenizer, inlines
+//! local import chains (media, `layer` and `supports` conditions preserved, each stylesheet
+//! resolving `url()` against its own path) and reports what it could not resolve.
+//!
+//! Comments and strings are tokens, so `/* @import "x.css"; */` or `content: "url(x)"` are
+//! never taken for references.
+
+use std::collections::HashSet;
+use std::ops::Range;
+use std::rc::Rc;
+
+use cssparser::{ParseError, Parser, ParserInput, Token};
+
+use super::Compiler;
+use super::diagnostics::{DiagnosticKind, Position, ReferenceLabel};
+use super::resolve::{Reference, classify_reference};
+use crate::file::Language;
+
+/// At most this many `@import` rules are inlined per top-level stylesheet (shared across the
+/// whole recursion), which also bounds the import depth.
+pub const MAX_INLINE_CSS_IMPORTS: usize = 32;
+
+/// `url()` references nested deeper than this many blocks are not looked for.
+pub const MAX_CSS_SCAN_DEPTH: usize = 32;
+
+/// One reference found in a stylesheet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CssReference {
+    pub(crate) kind: CssReferenceKind,
+    /// The URL as written (unescaped by the tokenizer).
+    pub(crate) requested: String,
+    /// Bytes replaced when the reference is rewritten (the whole rule for `@import`).
+    pub(crate) range: Range<usize>,
+    /// Where the URL itself starts, for diagnostics.
+    pub(crate) offset: usize,
+}
+
+/// `@import` (with its condition text) or `url()`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum CssReferenceKind {
+    /// `@import <url> <condition>;` — the condition is the raw text after the URL, trimmed.
+    Import { condition: String },
+    /// `url(...)` anywhere else.
+    Url,
+}
+
+type ScanResult<'i> = Result<(), ParseError<'i, ()>>;
+
+/// Every `@import` (top level only, where browsers honour it) and `url()` in source order.
+pub(crate) fn scan_css_references(source: &str) -> Vec<CssReference> {
+    let mut input = ParserInput::new(source);
+    let mut parser = Parser::new(&mut input);
+    let mut references = Vec::new();
+    let _ = scan_block(&mut parser, source, 0, &mut references);
+    references
+}
+
+fn scan_block<'i>(
+    parser: &mut Parser<'i, '_>,
+    source: &str,
+    depth: usize,
+    out: &mut Vec<CssReference>,
+) -> ScanResult<'i> {
+    loop {
+        let start = parser.position().byte_index();
+        let token = match parser.next_including_whitespace_and_comments() {
+            Ok(token) => token.clone(),
+            Err(_) => return Ok(()),
+        };
+        match token {
+            Token::AtKeyword(name) if depth == 0 && name.eq_ignore_ascii_case("import") => {
+                scan_import(parser, source, start, out);
+            }
+            Token::UnquotedUrl(url) => out.push(CssReference {
+                kind: CssReferenceKind::Url,
+                requested: url.to_string(),
+                range: start..parser.position().byte_index(),
+                offset: start + 4,
+            }),
+            Token::Function(name) if name.eq_ignore_ascii_case("url") => {
+                if let Ok(Some((url, offset))) = parser.parse_nested_block(quoted_url_argument) {
+                    let end = parser.position().byte_index();
+                    out.push(CssReference {
+                        kind: CssReferenceKind::Url,
+                        requested: url,
+                        range: start..end,
+                        offset,
+                    });
+                }
+            }
+            Token::Function(_)
+            | Token::ParenthesisBlock
+            | Token::SquareBracketBlock
+            | Token::CurlyBracketBlock
+                if depth < MAX_CSS_SCAN_DEPTH =>
+            {
+                let _ =
+                    parser.parse_nested_block(|nested| scan_block(nested, source, depth + 1, out));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The string inside `url( "…" )`, with the offset of its opening quote.
+fn quoted_url_argument<'i>(
+    parser: &mut Parser<'i, '_>,
+) -> Result<Option<(String, usize)>, ParseError<'i, ()>> {
+    parser.skip_whitespace();
+    let offset = parser.position().byte_index();
+    let url = match parser.next() {
+        Ok(Token::QuotedString(url)) => url.to_string(),
+        _ => return Ok(None),
+    };
+    parser.skip_whitespace();
+    Ok(parser.is_exhausted().then_some((url, offset)))
+}
+
+/// Parses the prelude after `@import`: a URL, a condition, then `;` (or the end of input).
+fn scan_import(
+    parser: &mut Parser<'_, '_>,
+    source: &str,
+    start: usize,
+    out: &mut Vec<CssReference>,
+) {
+    parser.skip_whitespace();
+    let offset = parser.position().byte_index();
+    let requested = match parser.next() {
+        Ok(Token::QuotedString(url) | Token::UnquotedUrl(url)) => url.to_string(),
+        Ok(Token::Function(name)) if name.eq_ignore_ascii_case("url") => {
+            match parser.parse_nested_block(quoted_url_argument) {
+                Ok(Some((url, _))) => url,
+                _ => return,
+            }
+        }
+        _ => return,
+    };
+    let condition_start = parser.position().byte_index();
+    let condition_end;
+    loop {
+        let before = parser.position().byte_index();
+        match parser.next() {
+            Ok(Token::Semicolon) => {
+                condition_end = before;
+                break;
+            }
+            // A block makes the prelude invalid: it is not an import.
+            Ok(Token::CurlyBracketBlock) => return,
+            // Consume nested blocks now so the position after them is exact.
+            Ok(Token::Function(_) | Token::ParenthesisBlock | Token::SquareBracketBlock) => {
+                let _ = parser.parse_nested_block(exhaust);
+            }
+            Ok(_) => {}
+            Err(_) => {
+                condition_end = parser.position().byte_index();
+                break;
+            }
+        }
+    }
+    let condition = source
+        .get(condition_start..condition_end)
+        .unwrap_or_default();
+    out.push(CssReference {
+        kind: CssReferenceKind::Import {
+            condition: condition.trim().to_owned(),
+        },
+        requested,
+        range: start..parser.position().byte_index(),
+        offset,
+    });
+}
+
+fn exhaust<'i>(parser: &mut Parser<'i, '_>) -> ScanResult<'i> {
+    while parser.next_including_whitespace_and_comments().is_ok() {}
+    Ok(())
+}
+
+/// The wrappers an import condition needs: `layer`, `supports(...)` and a media query list.
+fn condition_wrappers(condition: &str) -> Vec<String> {
+    let mut wrappers = Vec::new();
+    let mut input = ParserInput::new(condition);
+    let mut parser = Parser::new(&mut input);
+    let mut media_start = 0;
+    loop {
+        parser.skip_whitespace();
+        let state = parser.state();
+        let Ok(token) = parser.next().cloned() else {
+            break;
+        };
+        match token {
+            Token::Ident(name) if name.eq_ignore_ascii_case("layer") => {
+                wrappers.push("@layer".to_owned())
+            }
+            Token::Function(name)
+                if name.eq_ignore_ascii_case("layer") || name.eq_ignore_ascii_case("supports") =>
+            {
+                let inner_start = parser.position();
+                let _ = parser.parse_nested_block(exhaust);
+                let inner = parser.slice(inner_start..parser.position());
+                let inner = inner.strip_suffix(')').unwrap_or(inner).trim();
+                if name.eq_ignore_ascii_case("layer") {
+                    wrappers.push(format!("@layer {inner}"));
+                } else {
+                    wrappers.push(format!("@supports ({inner})"));
+                }
+            }
+            _ => {
+                media_start = state.position().byte_index();
+                break;
+            }
+        }
+        media_start = parser.position().byte_index();
+    }
+    let media = condition[media_start.min(condition.len())..].trim();
+    if !media.is_empty() {
+        wrappers.push(format!("@media {media}"));
+    }
+    wrappers
+}
+
+/// Text safe inside a CSS comment.
+fn comment_safe(text: &str) -> String {
+    text.replace("*/", "*\\/")
+}
+
+/// A CSS string literal for `url("…")`.
+fn css_string(value: &str) -> String {
+    let mut out = String::with_capacity(value.len() + 2);
+    out.push('"');
+    for character in value.chars() {
+        match character {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\a "),
+            _ => out.push(character),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The state of one top-level stylesheet's import inlining.
+struct ImportWalk<'a> {
+    ancestors: Vec<&'a str>,
+    inlined: usize,
+}
+
+impl<'a> Compiler<'a> {
+    /// The references of a stylesheet, scanned once per path and compile.
+    pub(crate) fn css_references(&mut self, key: &str, source: &str) -> Rc<Vec<CssReference>> {
+        if let Some(found) = self.css_cache.get(key) {
+            return Rc::clone(found);
+        }
+        let scanned = Rc::new(scan_css_references(source));
+        self.css_cache.insert(key.to_owned(), Rc::clone(&scanned));
+        scanned
+    }
+
+    /// Inlines the `@import` chain of a top-level stylesheet and rewrites its asset `url()`s.
+    pub(crate) fn inline_stylesheet(
+        &mut self,
+        path: &'a str,
+        key: &str,
+        source: &'a str,
+    ) -> String {
+        let mut walk = ImportWalk {
+            ancestors: vec![path],
+            inlined: 0,
+        };
+        self.inline_css(path, key, source, &mut walk)
+    }
+
+    fn inline_css(
+        &mut self,
+        path: &'a str,
+        key: &str,
+        source: &'a str,
+        walk: &mut ImportWalk<'a>,
+    ) -> String {
+        let references = self.css_references(key, source);
+        let mut out = String::with_capacity(source.len());
+        let mut last = 0;
+        for reference in references.iter() {
+            out.push_str(&source[last..reference.range.start]);
+            last = reference.range.end;
+            let original = &source[reference.range.clone()];
+            match &reference.kind {
+                CssReferenceKind::Import { condition } => {
+                    out.push_str(&self.inline_import(path, &reference.requested, condition, walk));
+                }
+                CssReferenceKind::Url => match self.asset_url_for(path, &reference.requested) {
+                    Some(url) => {
+                        out.push_str("url(");
+                        out.push_str(&css_string(&url));
+                        out.push(')');
+                    }
+                    None => out.push_str(original),
+                },
+            }
+        }
+        out.push_str(&source[last..]);
+        out
+    }
+
+    fn inline_import(
+        &mut self,
+        from: &'a str,
+        requested: &str,
+        condition: &str,
+        walk: &mut ImportWalk<'a>,
+    ) -> String {
+        let Some((path, source)) = self.index.find_text(from, requested, Language::Css) else {
+            return format!(
+                "/* Blocked unresolved workspace @import: {} */",
+                comment_safe(requested)
+            );
+        };
+        if walk.ancestors.contains(&path) {
+            return format!(
+                "/* Skipped cyclic workspace @import: {} */",
+                comment_safe(path)
+            );
+        }
+        if walk.inlined >= MAX_INLINE_CSS_IMPORTS {
+            return format!(
+                "/* Skipped workspace @import limit at: {} */",
+                comment_safe(path)
+            );
+        }
+        walk.inlined += 1;
+        walk.ancestors.push(path);
+        let mut inlined = self.inline_css(path, path, source, walk);
+        walk.ancestors.pop();
+        for wrapper in condition_wrappers(condition).iter().rev() {
+            inlined = format!("{wrapper} {{\n{inlined}\n}}");
+        }
+        inlined
+    }
+
+    /// Reports unresolved `@import`s and `url()`s of every stylesheet reachable from `roots`
+    /// (breadth first; each stylesheet once): imports first, then assets, per stylesheet.
+    pub(crate) fn report_css_references(&mut self, roots: Vec<CssRoot<'a>>) {
+        let mut queue = roots;
+        let mut visited: HashSet<String> = queue.iter().map(|root| root.key.clone()).collect();
+        let mut next = 0;
+        while next < queue.len() {
+            let root = queue[next].clone();
+            next += 1;
+            let references = self.css_references(&root.key, root.source);
+            let position = |offset: usize| {
+                Some(Position::of_offset(
+                    root.position_source,
+                    root.position_base + offset,
+                ))
+            };
+            for reference in references
+                .iter()
+                .filter(|reference| matches!(reference.kind, CssReferenceKind::Import { .. }))
+            {
+                self.report_reference(
+                    ReferenceLabel::StylesheetImport,
+                    root.path,
+                    &reference.requested,
+                    position(reference.offset),
+                    false,
+                );
+                if let Some((path, source)) =
+                    self.index
+                        .find_text(root.path, &reference.requested, Language::Css)
+                    && visited.insert(path.to_owned())
+                {
+                    queue.push(CssRoot::file(path, source));
+                }
+            }
+            for reference in references
+                .iter()
+                .filter(|reference| reference.kind == CssReferenceKind::Url)
+            {
+                self.report_reference(
+                    ReferenceLabel::Asset,
+                    root.path,
+                    &reference.requested,
+                    position(reference.offset),
+                    true,
+                );
+            }
+        }
+    }
+
+    /// The reference rule for links, scripts, imports and assets: ignored references pass,
+    /// externals are blocked (unless allowed), unresolved or absent local paths are missing.
+    pub(crate) fn report_reference(
+        &mut self,
+        label: ReferenceLabel,
+        source_path: &str,
+        requested: &str,
+        position: Option<Position>,
+        allow_external: bool,
+    ) {
+        match classify_reference(source_path, requested) {
+            Reference::Ignored => {}
+            Reference::External if allow_external => {}
+            Reference::External => {
+                self.sink.reference(
+                    DiagnosticKind::BlockedExternalReference,
+                    label,
+                    source_path,
+                    requested,
+                    position,
+                );
+            }
+            Reference::Local(Some(path)) if self.index.exists(&path) => {}
+            Reference::Local(_) => {
+                self.sink.reference(
+                    DiagnosticKind::MissingReference,
+                    label,
+                    source_path,
+                    requested,
+                    position,
+                );
+            }
+        }
+    }
+}
+
+/// A stylesheet whose references are reported: a workspace CSS file or an inline `<style>`.
+#[derive(Debug, Clone)]
+pub(crate) struct CssRoot<'a> {
+    /// The path references resolve against (the HTML path for inline styles).
+    pub(crate) path: &'a str,
+    /// Cache and visit key (the path, or a per-`<style>` key).
+    pub(crate) key: String,
+    pub(crate) source: &'a str,
+    /// The text positions are computed in, and where `source` starts within it.
+    pub(crate) position_source: &'a str,
+    pub(crate) position_base: usize,
+}
+
+impl<'a> CssRoot<'a> {
+    /// A workspace stylesheet file.
+    pub(crate) fn file(path: &'a str, source: &'a str) -> Self {
+        Self {
+            path,
+            key: path.to_owned(),
+            source,
+            position_source: source,
+            position_base: 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn requested(source: &str) -> Vec<(String, Option<String>)> {
+        scan_css_references(source)
+            .into_iter()
+            .map(|reference| match reference.kind {
+                CssReferenceKind::Import { condition } => (reference.requested, Some(condition)),
+                CssReferenceKind::Url => (reference.requested, None),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn finds_imports_in_every_syntax_with_conditions() {
+        let found = requested(
+            "@import 'a.css';\n@IMPORT url(b.css) screen and (min-width: 10px);\n@import url( \"c d.css\" ) print ;@import \"e.css\"",
+        );
+        assert_eq!(
+            found,
+            [
+                ("a.css".into(), Some(String::new())),
+                ("b.css".into(), Some("screen and (min-width: 10px)".into())),
+                ("c d.css".into(), Some("print".into())),
+                ("e.css".into(), Some(String::new())),
+            ]
+        );
+    }
+
+    #[test]
+    fn comments_strings_and_nested_imports_are_not_references() {
+        let found = requested(
+            "/* @import 'x.css'; url(y.png) */ a { content: \"url(z.png)\"; } b { @import 'n.css'; }",
+        );
+        assert!(found.is_empty(), "{found:?}");
+    }
+
+    #[test]
+    fn finds_urls_inside_blocks_and_functions() {
+        let found = requested(
+            "a{background:url(a.png) , image-set(url('b c.png') 1x)} @font-face{src:url(\"f.woff2\")}",
+        );
+        let urls: Vec<_> = found.into_iter().map(|(url, _)| url).collect();
+        assert_eq!(urls, ["a.png", "b c.png", "f.woff2"]);
+    }
+
+    #[test]
+    fn ranges_cover_the_whole_rule_and_url_token() {
+        let source = "x{} @import url(a.css) print; b{background:url( 'p.png' )}";
+        let references = scan_css_references(source);
+        assert_eq!(
+            &source[references[0].range.clone()],
+            "@import url(a.css) print;"
+        );
+        assert_eq!(&source[references[1].range.clone()], "url( 'p.png' )");
+        assert_eq!(&source[references[1].offset..references[1].offset + 1], "'");
+    }
+
+    #[test]
+    fn an_import_with_a_block_is_not_an_import() {
+        assert!(requested("@import 'a.css' { color: red }").is_empty());
+    }
+
+    #[test]
+    fn conditions_become_layer_supports_and_media_wrappers() {
+        assert_eq!(condition_wrappers(""), Vec::<String>::new());
+        assert_eq!(condition_wrappers("print"), ["@media print"]);
+        assert_eq!(
+            condition_wrappers("layer(base) supports(display: grid) screen and (min-width: 1px)"),
+            [
+                "@layer base",
+                "@supports (display: grid)",
+                "@media screen and (min-width: 1px)"
+            ]
+        );
+        assert_eq!(condition_wrappers("layer"), ["@layer"]);
+    }
+
+    #[test]
+    fn deep_nesting_does_not_overflow() {
+        let source = format!("{}url(x.png){}", "(".repeat(100_000), ")".repeat(100_000));
+        assert!(scan_css_references(&source).is_empty());
+        let shallow = format!(
+            "{}url(x.png){}",
+            "(".repeat(MAX_CSS_SCAN_DEPTH),
+            ")".repeat(MAX_CSS_SCAN_DEPTH)
+        );
+        assert_eq!(scan_css_references(&shallow).len(), 1);
+    }
+}

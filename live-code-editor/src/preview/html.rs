@@ -1,0 +1,524 @@
+//! HTML: one `lol_html` pass finds the entry's stylesheets, scripts, inline styles and asset
+//! attributes; a second pass applies the compiled plan (inlined `<style>`/`<script>`, removed
+//! references, asset URLs, the head injection and the module bootstrap).
+
+use std::cell::RefCell;
+
+use lol_html::html_content::{ContentType, Element};
+use lol_html::{RewriteStrSettings, doc_text, element, rewrite_str, text};
+
+/// Tags whose `data`/`poster`/`src` are reported as asset references.
+const DIAGNOSED_ASSET_TAGS: &[&str] = &[
+    "audio", "embed", "image", "img", "object", "source", "track", "video",
+];
+/// Attributes reported on those tags, in report order.
+const DIAGNOSED_ASSET_ATTRIBUTES: &[&str] = &["data", "poster", "src"];
+/// Tags whose `data`/`href`/`poster`/`src` are rewritten to asset URLs.
+const REWRITTEN_ASSET_TAGS: &[&str] = &[
+    "audio", "embed", "image", "img", "link", "object", "source", "track", "video",
+];
+/// Attributes rewritten to asset URLs.
+const REWRITTEN_ASSET_ATTRIBUTES: &[&str] = &["data", "href", "poster", "src"];
+
+/// A reference in an attribute value, entity-decoded, with the value's byte offset.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct AttributeRef {
+    pub(crate) value: String,
+    pub(crate) offset: usize,
+}
+
+/// A `<link>` that is a stylesheet (by `rel` or by a `.css` href).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LinkTag {
+    pub(crate) href: AttributeRef,
+    pub(crate) media: Option<String>,
+}
+
+/// A `<script>` element.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct ScriptTag {
+    /// A non-empty `src`.
+    pub(crate) src: Option<AttributeRef>,
+    pub(crate) module: bool,
+    /// The inline text and where it starts in the document.
+    pub(crate) text: String,
+    pub(crate) text_offset: Option<usize>,
+}
+
+/// An inline `<style>` element.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct StyleTag {
+    pub(crate) text: String,
+    pub(crate) text_offset: Option<usize>,
+}
+
+/// Where the head injection (CSP, bridge) goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Injection {
+    /// At the start of the n-th element's content (`<head>`, or `<html>` when there is no head).
+    PrependToElement(usize),
+    /// Before the n-th element (the first one, when it is neither `<html>` nor `<head>`).
+    BeforeElement(usize),
+    /// At the very start of the output (no elements, or text before the first element).
+    DocumentStart,
+}
+
+/// What the scan pass found, in document order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct HtmlScan {
+    pub(crate) links: Vec<LinkTag>,
+    pub(crate) scripts: Vec<ScriptTag>,
+    pub(crate) styles: Vec<StyleTag>,
+    pub(crate) assets: Vec<AttributeRef>,
+    pub(crate) injection: Injection,
+}
+
+/// What to do with one `<script>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ScriptAction {
+    /// Leave it as written.
+    Keep,
+    /// Remove the element (unresolved `src`).
+    Remove,
+    /// Drop `src` and replace the content with this (already escaped) text.
+    Inline(String),
+}
+
+/// The compiled replacements the rewrite pass applies.
+#[derive(Debug, Default)]
+pub(crate) struct HtmlPlan {
+    /// Per stylesheet link: the replacement `<style>` element, or `None` to remove the link.
+    pub(crate) links: Vec<Option<String>>,
+    pub(crate) scripts: Vec<ScriptAction>,
+    /// Per inline `<style>`: new content when it changed.
+    pub(crate) styles: Vec<Option<String>>,
+    /// Inserted before this script (the first kept module script).
+    pub(crate) bootstrap: Option<(usize, String)>,
+    /// CSP meta and bridge, placed at the scan's injection point.
+    pub(crate) head: String,
+}
+
+fn attribute_ref(element: &Element<'_, '_>, name: &str) -> Option<AttributeRef> {
+    let attribute = element
+        .attributes()
+        .iter()
+        .find(|attribute| attribute.name() == name)?;
+    let offset = attribute
+        .value_source_location()
+        .map_or(0, |location| location.bytes().start);
+    Some(AttributeRef {
+        value: decode_entities(&attribute.value()),
+        offset,
+    })
+}
+
+/// Whether a `<link>` is inlined as a stylesheet: it has an `href`, and its `rel` contains
+/// `stylesheet` or its href ends in `.css` (optionally followed by `?`/`#`).
+fn stylesheet_href(element: &Element<'_, '_>) -> Option<AttributeRef> {
+    let href = attribute_ref(element, "href").filter(|href| !href.value.is_empty())?;
+    let rel = element
+        .get_attribute("rel")
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    (rel.contains("stylesheet") || ends_with_css(&href.value)).then_some(href)
+}
+
+fn ends_with_css(href: &str) -> bool {
+    let path = href.split(['?', '#']).next().unwrap_or_default();
+    path.len() >= 4 && path[path.len() - 4..].eq_ignore_ascii_case(".css")
+}
+
+fn is_module_script(element: &Element<'_, '_>) -> bool {
+    element
+        .get_attribute("type")
+        .is_some_and(|kind| kind.trim().eq_ignore_ascii_case("module"))
+}
+
+fn script_src(element: &Element<'_, '_>) -> Option<AttributeRef> {
+    attribute_ref(element, "src").filter(|src| !src.value.trim().is_empty())
+}
+
+fn settings_for<'h>(
+    element_handlers: Vec<(
+        std::borrow::Cow<'static, lol_html::Selector>,
+        lol_html::ElementContentHandlers<'h>,
+    )>,
+) -> RewriteStrSettings<'h, 'static> {
+    let mut settings = RewriteStrSettings::new().with_strict(false);
+    for handler in element_handlers {
+        settings = settings.append_element_content_handler(handler);
+    }
+    settings
+}
+
+#[derive(Default)]
+struct ScanState {
+    scan_links: Vec<LinkTag>,
+    scripts: Vec<ScriptTag>,
+    styles: Vec<StyleTag>,
+    assets: Vec<AttributeRef>,
+    elements: Vec<String>,
+    text_before_first_element: bool,
+}
+
+/// The scan pass.
+pub(crate) fn scan_html(source: &str) -> Result<HtmlScan, lol_html::errors::RewritingError> {
+    let state = RefCell::new(ScanState::default());
+    let settings = settings_for(vec![
+        element!("*", |element| {
+            let mut state = state.borrow_mut();
+            if state.elements.len() < 2 {
+                state.elements.push(element.tag_name());
+            }
+            match element.tag_name().as_str() {
+                "link" => {
+                    if let Some(href) = stylesheet_href(element) {
+                        let media = element
+                            .get_attribute("media")
+                            .map(|media| decode_entities(&media));
+                        state.scan_links.push(LinkTag { href, media });
+                    }
+                }
+                "script" => {
+                    let tag = ScriptTag {
+                        src: script_src(element),
+                        module: is_module_script(element),
+                        ..ScriptTag::default()
+                    };
+                    state.scripts.push(tag);
+                }
+                "style" => state.styles.push(StyleTag::default()),
+                name if DIAGNOSED_ASSET_TAGS.contains(&name) => {
+                    for attribute in DIAGNOSED_ASSET_ATTRIBUTES {
+                        if let Some(reference) = attribute_ref(element, attribute) {
+                            state.assets.push(reference);
+                        }
+                    }
+                }
+                _ => {}
+            }
+            Ok(())
+        }),
+        text!("script", |chunk| {
+            if let Some(script) = state.borrow_mut().scripts.last_mut() {
+                script
+                    .text_offset
+                    .get_or_insert(chunk.source_location().bytes().start);
+                script.text.push_str(chunk.as_str());
+            }
+            Ok(())
+        }),
+        text!("style", |chunk| {
+            if let Some(style) = state.borrow_mut().styles.last_mut() {
+                style
+                    .text_offset
+                    .get_or_insert(chunk.source_location().bytes().start);
+                style.text.push_str(chunk.as_str());
+            }
+            Ok(())
+        }),
+    ])
+    .append_document_content_handler(doc_text!(|chunk| {
+        let mut state = state.borrow_mut();
+        if state.elements.is_empty() && !chunk.as_str().trim().is_empty() {
+            state.text_before_first_element = true;
+        }
+        Ok(())
+    }));
+    rewrite_str(source, settings)?;
+    let state = state.into_inner();
+    let injection = match state
+        .elements
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        ["head", ..] => Injection::PrependToElement(0),
+        ["html", "head"] => Injection::PrependToElement(1),
+        ["html", ..] => Injection::PrependToElement(0),
+        [_, ..] if !state.text_before_first_element => Injection::BeforeElement(0),
+        _ => Injection::DocumentStart,
+    };
+    Ok(HtmlScan {
+        links: state.scan_links,
+        scripts: state.scripts,
+        styles: state.styles,
+        assets: state.assets,
+        injection,
+    })
+}
+
+#[derive(Default)]
+struct RewriteCounters {
+    elements: usize,
+    links: usize,
+    scripts: usize,
+    styles: usize,
+}
+
+/// The rewrite pass. `asset_url` maps an attribute value to its asset URL, if it is an asset.
+pub(crate) fn rewrite_html(
+    source: &str,
+    scan: &HtmlScan,
+    plan: &HtmlPlan,
+    asset_url: &mut dyn FnMut(&str) -> Option<String>,
+) -> Result<String, lol_html::errors::RewritingError> {
+    let counters = RefCell::new(RewriteCounters::default());
+    let asset_url = RefCell::new(asset_url);
+    let settings = settings_for(vec![element!("*", |element| {
+        let mut counters = counters.borrow_mut();
+        let element_index = counters.elements;
+        counters.elements += 1;
+        match scan.injection {
+            Injection::PrependToElement(index) if index == element_index => {
+                element.prepend(&plan.head, ContentType::Html)
+            }
+            Injection::BeforeElement(index) if index == element_index => {
+                element.before(&plan.head, ContentType::Html)
+            }
+            _ => {}
+        }
+        let name = element.tag_name();
+        if name == "link" && stylesheet_href(element).is_some() {
+            let index = counters.links;
+            counters.links += 1;
+            match plan.links.get(index) {
+                Some(Some(style)) => element.replace(style, ContentType::Html),
+                _ => element.remove(),
+            }
+            return Ok(());
+        }
+        if name == "script" {
+            let index = counters.scripts;
+            counters.scripts += 1;
+            if let Some((_, bootstrap)) = plan.bootstrap.as_ref().filter(|(at, _)| *at == index) {
+                element.before(bootstrap, ContentType::Html);
+            }
+            match plan.scripts.get(index) {
+                Some(ScriptAction::Remove) => element.remove(),
+                Some(ScriptAction::Inline(text)) => {
+                    element.remove_attribute("src");
+                    element.set_inner_content(text, ContentType::Html);
+                }
+                Some(ScriptAction::Keep) | None => {}
+            }
+            return Ok(());
+        }
+        if name == "style" {
+            let index = counters.styles;
+            counters.styles += 1;
+            if let Some(Some(text)) = plan.styles.get(index) {
+                element.set_inner_content(text, ContentType::Html);
+            }
+            return Ok(());
+        }
+        if REWRITTEN_ASSET_TAGS.contains(&name.as_str()) {
+            for attribute in REWRITTEN_ASSET_ATTRIBUTES {
+                if let Some(reference) = attribute_ref(element, attribute)
+                    && let Some(url) = (asset_url.borrow_mut())(&reference.value)
+                {
+                    element.set_attribute(attribute, &escape_attribute(&url))?;
+                }
+            }
+        }
+        Ok(())
+    })]);
+    let mut output = rewrite_str(source, settings)?;
+    if scan.injection == Injection::DocumentStart {
+        output.insert_str(0, &plan.head);
+    }
+    Ok(output)
+}
+
+/// Escapes text for a double-quoted attribute (lol_html escapes `"` but not `&`).
+pub(crate) fn escape_attribute(value: &str) -> String {
+    value
+        .replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('<', "&lt;")
+}
+
+/// Makes text safe as the content of a raw-text element (`script`, `style`): every `</tag`
+/// becomes `<\/tag`, which means the same inside JavaScript strings, templates, regular
+/// expressions and comments, and inside CSS strings and comments.
+pub(crate) fn escape_raw_text(text: &str, tag: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(index) = rest.find("</") {
+        let after = &rest[index + 2..];
+        let closes = after.len() >= tag.len()
+            && after.as_bytes()[..tag.len()].eq_ignore_ascii_case(tag.as_bytes());
+        out.push_str(&rest[..index]);
+        out.push_str(if closes { "<\\/" } else { "</" });
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Decodes the character references attribute values commonly carry in URLs.
+pub(crate) fn decode_entities(value: &str) -> String {
+    if !value.contains('&') {
+        return value.to_owned();
+    }
+    let mut out = String::with_capacity(value.len());
+    let mut rest = value;
+    while let Some(index) = rest.find('&') {
+        out.push_str(&rest[..index]);
+        rest = &rest[index..];
+        match decode_one_entity(rest) {
+            Some((character, length)) => {
+                out.push(character);
+                rest = &rest[length..];
+            }
+            None => {
+                out.push('&');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+fn decode_one_entity(text: &str) -> Option<(char, usize)> {
+    let end = text.find(';').filter(|end| *end <= 10)?;
+    let name = &text[1..end];
+    let character = match name {
+        "amp" => '&',
+        "lt" => '<',
+        "gt" => '>',
+        "quot" => '"',
+        "apos" => '\'',
+        "nbsp" => '\u{a0}',
+        _ => {
+            let number = name.strip_prefix('#')?;
+            let code = match number.strip_prefix(['x', 'X']) {
+                Some(hex) => u32::from_str_radix(hex, 16).ok()?,
+                None => number.parse().ok()?,
+            };
+            char::from_u32(code)?
+        }
+    };
+    Some((character, end + 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scans_links_scripts_styles_and_assets_in_order() {
+        let html = r#"<!doctype html><html><head>
+<link rel="stylesheet" href="a.css" media="print"><link rel="icon" href="i.png"><link href="b.css?v=1">
+<style>@import "c.css";</style>
+<script src="app.js"></script><script type=" Module ">import './x.js'</script><script src="">inline()</script>
+</head><body><img src="my%20cat.png" data-x="1"><video poster="p.png" src="v.webm"></video></body></html>"#;
+        let scan = scan_html(html).unwrap();
+        let links: Vec<_> = scan
+            .links
+            .iter()
+            .map(|link| (link.href.value.as_str(), link.media.as_deref()))
+            .collect();
+        assert_eq!(links, [("a.css", Some("print")), ("b.css?v=1", None)]);
+        assert_eq!(
+            &html[scan.links[0].href.offset..scan.links[0].href.offset + 5],
+            "a.css"
+        );
+        assert_eq!(scan.scripts.len(), 3);
+        assert_eq!(scan.scripts[0].src.as_ref().unwrap().value, "app.js");
+        assert!(scan.scripts[1].module && scan.scripts[1].src.is_none());
+        assert_eq!(scan.scripts[1].text, "import './x.js'");
+        let offset = scan.scripts[1].text_offset.unwrap();
+        assert_eq!(&html[offset..offset + 6], "import");
+        assert!(
+            scan.scripts[2].src.is_none(),
+            "an empty src is an inline script"
+        );
+        assert_eq!(scan.styles[0].text, "@import \"c.css\";");
+        let assets: Vec<_> = scan
+            .assets
+            .iter()
+            .map(|asset| asset.value.as_str())
+            .collect();
+        assert_eq!(assets, ["my%20cat.png", "p.png", "v.webm"]);
+        assert_eq!(scan.injection, Injection::PrependToElement(1));
+    }
+
+    #[test]
+    fn injection_point_follows_the_document_shape() {
+        assert_eq!(
+            scan_html("<head><title>x</title></head>")
+                .unwrap()
+                .injection,
+            Injection::PrependToElement(0)
+        );
+        assert_eq!(
+            scan_html("<!doctype html><html><body>x</body></html>")
+                .unwrap()
+                .injection,
+            Injection::PrependToElement(0)
+        );
+        assert_eq!(
+            scan_html("<!doctype html>\n<title>x</title>")
+                .unwrap()
+                .injection,
+            Injection::BeforeElement(0)
+        );
+        assert_eq!(
+            scan_html("Hello <b>x</b>").unwrap().injection,
+            Injection::DocumentStart
+        );
+        assert_eq!(
+            scan_html("just text").unwrap().injection,
+            Injection::DocumentStart
+        );
+    }
+
+    #[test]
+    fn markup_inside_scripts_comments_and_attributes_is_not_scanned() {
+        let html = r#"<!-- <link rel=stylesheet href=no1.css> --><script>var s = '<link rel="stylesheet" href="no2.css">';</script><p title='<img src="no3.png">'></p>"#;
+        let scan = scan_html(html).unwrap();
+        assert!(scan.links.is_empty());
+        assert!(scan.assets.is_empty());
+    }
+
+    #[test]
+    fn rewrite_applies_the_plan() {
+        let html = r#"<html><head><link rel=stylesheet href=a.css><script src=x.js defer></script><script src=gone.js></script></head><body><img src="a.png"><img src="b.png"></body></html>"#;
+        let scan = scan_html(html).unwrap();
+        let plan = HtmlPlan {
+            links: vec![Some("<style>a{}</style>".into())],
+            scripts: vec![ScriptAction::Inline("run()".into()), ScriptAction::Remove],
+            styles: vec![],
+            bootstrap: None,
+            head: "<meta name=x>".into(),
+        };
+        let out = rewrite_html(html, &scan, &plan, &mut |value| {
+            (value == "a.png").then(|| "data:image/png;base64,AA==".into())
+        })
+        .unwrap();
+        assert_eq!(
+            out,
+            r#"<html><head><meta name=x><style>a{}</style><script defer>run()</script></head><body><img src="data:image/png;base64,AA=="><img src="b.png"></body></html>"#
+        );
+    }
+
+    #[test]
+    fn raw_text_escaping_only_touches_closing_tags() {
+        assert_eq!(
+            escape_raw_text("a</script>b</SCRIPT >c</div>", "script"),
+            "a<\\/script>b<\\/SCRIPT >c</div>"
+        );
+        assert_eq!(escape_raw_text("x</style", "style"), "x<\\/style");
+    }
+
+    #[test]
+    fn entities_in_attribute_values_are_decoded() {
+        assert_eq!(
+            decode_entities("a&amp;b&#32;c&#x41;&unknown;&"),
+            "a&b cA&unknown;&"
+        );
+    }
+}

@@ -1,0 +1,651 @@
+//! The preview document compiler and standalone HTML export.
+//!
+//! [`compile_preview`] turns a workspace snapshot into one HTML document:
+//!
+//! - the entry is `index.html`, else the first HTML file in snapshot order; without one the
+//!   result is a card that asks for an HTML entry (and `entry_required` is set);
+//! - local `<link rel="stylesheet">` become `<style>` with their `@import` chains inlined
+//!   (cycles, and more than [`MAX_INLINE_CSS_IMPORTS`] per stylesheet, cut off with comments);
+//! - classic `<script src>` are inlined; module scripts load through one import map of Blob URLs
+//!   keyed by stable workspace specifiers, so native module semantics hold (cycles, dynamic
+//!   `import()`, execution order); at most [`MAX_MODULE_IMPORT_EDGES`] local import edges are
+//!   followed;
+//! - external stylesheets, scripts and module imports are removed or replaced by modules that
+//!   throw, and a Content-Security-Policy blocks the network;
+//! - assets become URLs the host serves ([`PreviewTarget::Preview`]) or `data:` URLs
+//!   ([`PreviewTarget::Export`], a single file that runs from `file://`);
+//! - in preview mode a bridge script posts `ready`/`error` with the revision to the parent.
+//!
+//! Every problem is a [`PreviewDiagnostic`]; the list is deduplicated and bounded by
+//! [`MAX_PREVIEW_DIAGNOSTICS`]. Parsing uses `lol_html`, `cssparser` and `oxc`, so text inside
+//! strings, comments, regular expressions and template text is never taken for a reference.
+//!
+//! ```
+//! use live_code_editor::WorkspaceFile;
+//! use live_code_editor::preview::{compile_preview, PreviewOptions};
+//!
+//! let files = vec![
+//!     WorkspaceFile::text("index.html", r#"<head><link rel="stylesheet" href="styles.css"></head><h1>Hi</h1>"#),
+//!     WorkspaceFile::text("styles.css", "h1 { color: teal }"),
+//! ];
+//! let compiled = compile_preview(&files, &PreviewOptions::export());
+//! assert!(compiled.html.contains(r#"<style data-workspace-source="styles.css">h1 { color: teal }</style>"#));
+//! assert!(compiled.diagnostics.is_empty());
+//! ```
+
+mod bridge;
+mod css;
+mod diagnostics;
+mod html;
+mod modules;
+mod resolve;
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use serde::Serialize;
+
+pub use bridge::{
+    MAX_BRIDGE_ERROR_MESSAGE_CHARS, MAX_BRIDGE_REVISION, PREVIEW_ERROR_MESSAGE,
+    PREVIEW_READY_MESSAGE, PreviewBridgeMessage, parse_bridge_message,
+};
+pub use css::{MAX_CSS_SCAN_DEPTH, MAX_INLINE_CSS_IMPORTS};
+pub use diagnostics::{
+    DiagnosticKind, MAX_PREVIEW_DIAGNOSTICS, PreviewDiagnostic, ReferenceLabel, Severity,
+};
+pub use modules::MAX_MODULE_IMPORT_EDGES;
+pub use resolve::{
+    WORKSPACE_MODULE_SPECIFIER_PREFIX, resolve_local_path, workspace_module_specifier,
+};
+
+use crate::file::{FileContent, Language, WorkspaceFile};
+use css::{CssReference, CssRoot};
+use diagnostics::{DiagnosticSink, Position};
+use html::{HtmlPlan, HtmlScan, ScriptAction, escape_attribute, escape_raw_text};
+use modules::{ModuleGraph, ModuleSource, module_bootstrap_script};
+use resolve::{Reference, WorkspaceIndex, classify_reference, push_encoded_path};
+
+/// The error code a host reports when a workspace has no HTML entry to preview.
+pub const WORKSPACE_PREVIEW_ENTRY_REQUIRED: &str = "WORKSPACE_PREVIEW_ENTRY_REQUIRED";
+
+/// Default bound on the bytes the compiler inlines (stylesheets, scripts, modules, asset URLs)
+/// beyond the entry HTML itself. Diamond imports and repeated references multiply content, so
+/// hostile input could otherwise grow the output without limit.
+pub const DEFAULT_MAX_PREVIEW_OUTPUT_BYTES: usize = 64 * 1024 * 1024;
+
+/// Where the compiled document runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PreviewTarget {
+    /// A sandboxed iframe served by the host for one workspace revision.
+    Preview {
+        /// Revision the bridge reports; `None` leaves the bridge out.
+        revision: Option<u64>,
+        /// Prefix the host serves assets under: an asset `img/a b.png` becomes
+        /// `<asset_base>img/a%20b.png`. Relative (`/preview/7/assets/`) or absolute.
+        asset_base: String,
+    },
+    /// A standalone file: assets as `data:` URLs, no bridge; runs from `file://` offline.
+    Export,
+}
+
+/// Options of [`compile_preview`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreviewOptions {
+    /// Preview or export.
+    pub target: PreviewTarget,
+    /// Whether to add the Content-Security-Policy `<meta>` (default `true`).
+    pub content_security_policy: bool,
+    /// Bound on inlined bytes (see [`DEFAULT_MAX_PREVIEW_OUTPUT_BYTES`]).
+    pub max_output_bytes: usize,
+}
+
+impl PreviewOptions {
+    /// Preview mode for `revision`, serving assets under `asset_base`.
+    pub fn preview(revision: Option<u64>, asset_base: impl Into<String>) -> Self {
+        Self::with_target(PreviewTarget::Preview {
+            revision,
+            asset_base: asset_base.into(),
+        })
+    }
+
+    /// Standalone export mode.
+    pub fn export() -> Self {
+        Self::with_target(PreviewTarget::Export)
+    }
+
+    fn with_target(target: PreviewTarget) -> Self {
+        Self {
+            target,
+            content_security_policy: true,
+            max_output_bytes: DEFAULT_MAX_PREVIEW_OUTPUT_BYTES,
+        }
+    }
+}
+
+/// A compiled document and what the compiler noticed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompiledPreview {
+    /// The document.
+    pub html: String,
+    /// The entry's path, or `None` when the workspace has no HTML file.
+    pub entry: Option<String>,
+    /// `true` when there was no HTML entry and `html` is the "add an HTML entry" card
+    /// (hosts report [`WORKSPACE_PREVIEW_ENTRY_REQUIRED`]).
+    pub entry_required: bool,
+    /// Diagnostics in reference order: stylesheets, scripts, module graph, HTML assets, CSS.
+    pub diagnostics: Vec<PreviewDiagnostic>,
+    /// Diagnostics left out past [`MAX_PREVIEW_DIAGNOSTICS`].
+    pub omitted_diagnostics: usize,
+    /// Workspace module files registered in the import map.
+    pub module_count: usize,
+}
+
+impl CompiledPreview {
+    /// Whether the document is missing an entry or any error-severity diagnostic.
+    pub fn has_errors(&self) -> bool {
+        self.entry_required
+            || self
+                .diagnostics
+                .iter()
+                .any(|diagnostic| diagnostic.severity == Severity::Error)
+    }
+}
+
+/// Compiles a workspace snapshot into one document. Pure: same input, same output.
+pub fn compile_preview(files: &[WorkspaceFile], options: &PreviewOptions) -> CompiledPreview {
+    let index = WorkspaceIndex::new(files);
+    let Some(entry) = index.entry() else {
+        return CompiledPreview {
+            html: entry_required_document(options),
+            entry: None,
+            entry_required: true,
+            diagnostics: Vec::new(),
+            omitted_diagnostics: 0,
+            module_count: 0,
+        };
+    };
+    let mut compiler = Compiler::new(index, options);
+    let source = entry.source().unwrap_or_default();
+    let (html, module_count) = match html::scan_html(source) {
+        Ok(scan) => compiler.compile_entry(&entry.path, source, &scan),
+        Err(error) => (
+            compiler.unreadable_entry(&entry.path, &error.to_string()),
+            0,
+        ),
+    };
+    let (diagnostics, omitted_diagnostics) = compiler.sink.finish();
+    CompiledPreview {
+        html,
+        entry: Some(entry.path.clone()),
+        entry_required: false,
+        diagnostics,
+        omitted_diagnostics,
+        module_count,
+    }
+}
+
+/// The standalone export of a workspace: [`compile_preview`] with [`PreviewOptions::export`].
+pub fn export_standalone_html(files: &[WorkspaceFile]) -> CompiledPreview {
+    compile_preview(files, &PreviewOptions::export())
+}
+
+/// The diagnostics [`compile_preview`] reports, without keeping the document.
+pub fn collect_preview_diagnostics(files: &[WorkspaceFile]) -> Vec<PreviewDiagnostic> {
+    compile_preview(files, &PreviewOptions::preview(None, "")).diagnostics
+}
+
+/// The file a preview renders: `index.html`, else the first HTML file in snapshot order.
+pub fn find_preview_html_file(files: &[WorkspaceFile]) -> Option<&WorkspaceFile> {
+    WorkspaceIndex::new(files).entry()
+}
+
+/// The stylesheet visual tools edit: `styles.css`, else the first CSS file.
+pub fn find_preview_stylesheet_file(files: &[WorkspaceFile]) -> Option<&WorkspaceFile> {
+    files
+        .iter()
+        .find(|file| file.path == "styles.css" && file.language == Language::Css)
+        .or_else(|| files.iter().find(|file| file.language == Language::Css))
+}
+
+/// Bytes the compiler may still inline.
+#[derive(Debug)]
+struct OutputBudget {
+    remaining: usize,
+}
+
+impl OutputBudget {
+    /// Takes `bytes` from the budget; `false` (and nothing taken) when they do not fit.
+    fn take(&mut self, bytes: usize) -> bool {
+        match self.remaining.checked_sub(bytes) {
+            Some(remaining) => {
+                self.remaining = remaining;
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// State of one compile: the workspace, diagnostics, budget and per-path caches.
+pub(crate) struct Compiler<'a> {
+    index: WorkspaceIndex<'a>,
+    options: &'a PreviewOptions,
+    sink: DiagnosticSink,
+    budget: OutputBudget,
+    css_cache: HashMap<String, Rc<Vec<CssReference>>>,
+    asset_cache: HashMap<String, Option<String>>,
+}
+
+impl<'a> Compiler<'a> {
+    fn new(index: WorkspaceIndex<'a>, options: &'a PreviewOptions) -> Self {
+        Self {
+            index,
+            options,
+            sink: DiagnosticSink::default(),
+            budget: OutputBudget {
+                remaining: options.max_output_bytes,
+            },
+            css_cache: HashMap::new(),
+            asset_cache: HashMap::new(),
+        }
+    }
+
+    /// Compiles the entry; diagnostics are emitted in the reference order.
+    fn compile_entry(
+        &mut self,
+        entry_path: &'a str,
+        source: &'a str,
+        scan: &HtmlScan,
+    ) -> (String, usize) {
+        let links = self.plan_stylesheet_links(entry_path, source, scan);
+        let (scripts, roots) = self.plan_scripts(entry_path, source, scan);
+        let graph = self.build_module_graph(roots);
+        for asset in &scan.assets {
+            let position = Some(Position::of_offset(source, asset.offset));
+            self.report_reference(
+                ReferenceLabel::Asset,
+                entry_path,
+                &asset.value,
+                position,
+                true,
+            );
+        }
+        let styles = self.plan_inline_styles(entry_path, source, scan);
+        self.report_css_references(css_roots(&self.index, entry_path, source, scan));
+        let module_count = graph.modules.len();
+        let plan = self.finish_plan(links, scripts, styles, graph, scan);
+        let rewritten = html::rewrite_html(source, scan, &plan, &mut |value| {
+            self.asset_url_for(entry_path, value)
+        });
+        match rewritten {
+            Ok(document) => (document, module_count),
+            Err(error) => (self.unreadable_entry(entry_path, &error.to_string()), 0),
+        }
+    }
+
+    /// Phase 1: each stylesheet link becomes an inlined `<style>` or is removed.
+    fn plan_stylesheet_links(
+        &mut self,
+        entry_path: &'a str,
+        source: &str,
+        scan: &HtmlScan,
+    ) -> Vec<Option<String>> {
+        let mut links = Vec::with_capacity(scan.links.len());
+        for link in &scan.links {
+            let position = Some(Position::of_offset(source, link.href.offset));
+            self.report_reference(
+                ReferenceLabel::Stylesheet,
+                entry_path,
+                &link.href.value,
+                position,
+                false,
+            );
+            let Some((path, css)) =
+                self.index
+                    .find_text(entry_path, &link.href.value, Language::Css)
+            else {
+                links.push(None);
+                continue;
+            };
+            let inlined = self.inline_stylesheet(path, path, css);
+            let media = link
+                .media
+                .as_deref()
+                .map(|media| format!(" media=\"{}\"", escape_attribute(media)))
+                .unwrap_or_default();
+            let style = format!(
+                "<style data-workspace-source=\"{}\"{media}>{}</style>",
+                escape_attribute(path),
+                escape_raw_text(&inlined, "style")
+            );
+            links.push(Some(self.within_budget(
+                style,
+                entry_path,
+                path,
+                "<style></style>".to_owned(),
+            )));
+        }
+        links
+    }
+
+    /// Phase 2: classic scripts are inlined, module scripts queued as graph roots.
+    fn plan_scripts(
+        &mut self,
+        entry_path: &'a str,
+        source: &'a str,
+        scan: &HtmlScan,
+    ) -> (Vec<ScriptAction>, Vec<ModuleSource<'a>>) {
+        let mut actions = Vec::with_capacity(scan.scripts.len());
+        let mut roots = Vec::new();
+        for (index, script) in scan.scripts.iter().enumerate() {
+            let Some(src) = &script.src else {
+                if script.module {
+                    let base = script.text_offset.unwrap_or_default();
+                    let text = source
+                        .get(base..base + script.text.len())
+                        .unwrap_or_default();
+                    roots.push(ModuleSource {
+                        path: entry_path,
+                        source: text,
+                        position_source: source,
+                        position_base: base,
+                        inline_index: Some(index),
+                    });
+                }
+                actions.push(ScriptAction::Keep);
+                continue;
+            };
+            let position = Some(Position::of_offset(source, src.offset));
+            self.report_reference(
+                ReferenceLabel::Script,
+                entry_path,
+                &src.value,
+                position,
+                false,
+            );
+            let Some((path, javascript)) =
+                self.index
+                    .find_text(entry_path, &src.value, Language::Javascript)
+            else {
+                actions.push(ScriptAction::Remove);
+                continue;
+            };
+            if script.module {
+                roots.push(ModuleSource::file(path, javascript));
+                actions.push(ScriptAction::Inline(format!(
+                    "import {};",
+                    resolve::json_string(&workspace_module_specifier(path))
+                )));
+            } else {
+                let inlined = self.within_budget(
+                    escape_raw_text(javascript, "script"),
+                    entry_path,
+                    path,
+                    String::new(),
+                );
+                actions.push(ScriptAction::Inline(inlined));
+            }
+        }
+        (actions, roots)
+    }
+
+    /// Inline `<style>` elements get the same `@import` and `url()` treatment as files.
+    fn plan_inline_styles(
+        &mut self,
+        entry_path: &'a str,
+        source: &'a str,
+        scan: &HtmlScan,
+    ) -> Vec<Option<String>> {
+        let mut styles = Vec::with_capacity(scan.styles.len());
+        for (index, style) in scan.styles.iter().enumerate() {
+            let base = style.text_offset.unwrap_or_default();
+            let text = source
+                .get(base..base + style.text.len())
+                .unwrap_or_default();
+            let inlined =
+                self.inline_stylesheet(entry_path, &inline_style_key(entry_path, index), text);
+            if inlined == text {
+                styles.push(None);
+            } else {
+                let escaped = escape_raw_text(&inlined, "style");
+                styles.push(Some(self.within_budget(
+                    escaped,
+                    entry_path,
+                    entry_path,
+                    String::new(),
+                )));
+            }
+        }
+        styles
+    }
+
+    /// Assembles the plan: rewritten inline modules, the bootstrap and the head injection.
+    fn finish_plan(
+        &mut self,
+        links: Vec<Option<String>>,
+        mut scripts: Vec<ScriptAction>,
+        styles: Vec<Option<String>>,
+        graph: ModuleGraph,
+        scan: &HtmlScan,
+    ) -> HtmlPlan {
+        for (index, source) in graph.inline {
+            scripts[index] = ScriptAction::Inline(escape_raw_text(&source, "script"));
+        }
+        let first_module = scan
+            .scripts
+            .iter()
+            .zip(&scripts)
+            .position(|(script, action)| script.module && *action != ScriptAction::Remove);
+        let bootstrap = first_module
+            .filter(|_| !graph.modules.is_empty())
+            .map(|index| (index, module_bootstrap_script(&graph.modules)));
+        let mut head = String::from("<meta charset=\"utf-8\">");
+        if self.options.content_security_policy {
+            head.push_str(&format!(
+                "<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">",
+                escape_attribute(&self.content_security_policy())
+            ));
+        }
+        if let PreviewTarget::Preview {
+            revision: Some(revision),
+            ..
+        } = &self.options.target
+        {
+            head.push_str(&bridge::bridge_script(*revision));
+        }
+        HtmlPlan {
+            links,
+            scripts,
+            styles,
+            bootstrap,
+            head,
+        }
+    }
+
+    /// The policy: no network; inline and Blob/data scripts and styles; assets from the host
+    /// (preview) or `data:` (export).
+    fn content_security_policy(&self) -> String {
+        let assets = match &self.options.target {
+            PreviewTarget::Preview { asset_base, .. } => asset_source(asset_base),
+            PreviewTarget::Export => String::new(),
+        };
+        format!(
+            "default-src 'none'; script-src 'unsafe-inline' blob: data:; style-src 'unsafe-inline' blob: data:{assets}; \
+img-src blob: data:{assets}; font-src blob: data:{assets}; media-src blob: data:{assets}; object-src data:{assets}; \
+worker-src blob:; base-uri 'none'; form-action 'none'"
+        )
+    }
+
+    /// Keeps `content` if it fits the budget; otherwise reports and returns `fallback`.
+    fn within_budget(
+        &mut self,
+        content: String,
+        source_path: &str,
+        requested: &str,
+        fallback: String,
+    ) -> String {
+        if self.budget.take(content.len()) {
+            content
+        } else {
+            self.report_output_limit(source_path, requested);
+            fallback
+        }
+    }
+
+    pub(crate) fn report_output_limit(&mut self, source_path: &str, requested: &str) {
+        let message = format!(
+            "Preview output limit ({} bytes) reached; left out: {requested}",
+            self.options.max_output_bytes
+        );
+        self.sink.other(
+            diagnostics::DiagnosticKind::OutputLimit,
+            source_path,
+            requested,
+            None,
+            message,
+        );
+    }
+
+    /// The URL of the asset `requested` from `from` refers to, if it is a workspace asset.
+    pub(crate) fn asset_url_for(&mut self, from: &str, requested: &str) -> Option<String> {
+        let Reference::Local(Some(path)) = classify_reference(from, requested) else {
+            return None;
+        };
+        if let Some(cached) = self.asset_cache.get(&path) {
+            let url = cached.clone()?;
+            return self.budget.take(url.len()).then_some(url).or_else(|| {
+                self.report_output_limit(from, requested);
+                None
+            });
+        }
+        let url =
+            self.index
+                .get(&path)
+                .and_then(|file| match (&file.content, &self.options.target) {
+                    (FileContent::Asset { .. }, PreviewTarget::Preview { asset_base, .. }) => {
+                        let mut url = asset_base.clone();
+                        push_encoded_path(&mut url, &file.path);
+                        Some(url)
+                    }
+                    (FileContent::Asset { bytes, mime_type }, PreviewTarget::Export) => {
+                        Some(format!("data:{mime_type};base64,{}", BASE64.encode(bytes)))
+                    }
+                    (FileContent::Text { .. }, _) => None,
+                });
+        self.asset_cache.insert(path, url.clone());
+        let url = url?;
+        if self.budget.take(url.len()) {
+            Some(url)
+        } else {
+            self.report_output_limit(from, requested);
+            None
+        }
+    }
+
+    /// When lol_html cannot process the entry (it never fails on malformed HTML in non-strict
+    /// mode, so this is a guard), the card explains it instead of leaking the raw document.
+    fn unreadable_entry(&mut self, entry_path: &str, reason: &str) -> String {
+        self.sink.other(
+            diagnostics::DiagnosticKind::OutputLimit,
+            entry_path,
+            entry_path,
+            None,
+            format!("The HTML entry could not be compiled: {reason}"),
+        );
+        card_document(
+            "Preview unavailable",
+            "The HTML entry could not be compiled",
+            "Check the diagnostics, fix the HTML entry, then refresh the preview.",
+            self.options,
+        )
+    }
+}
+
+fn inline_style_key(entry_path: &str, index: usize) -> String {
+    format!("{entry_path}\u{0}style\u{0}{index}")
+}
+
+/// Phase 5 roots: link stylesheets and inline `<style>` elements in document order.
+fn css_roots<'a>(
+    index: &WorkspaceIndex<'a>,
+    entry_path: &'a str,
+    source: &'a str,
+    scan: &HtmlScan,
+) -> Vec<CssRoot<'a>> {
+    let mut roots: Vec<CssRoot<'a>> = Vec::new();
+    for link in &scan.links {
+        if let Some((path, css)) = index.find_text(entry_path, &link.href.value, Language::Css)
+            && !roots.iter().any(|root| root.key == path)
+        {
+            roots.push(CssRoot::file(path, css));
+        }
+    }
+    for (position, style) in scan.styles.iter().enumerate() {
+        let base = style.text_offset.unwrap_or_default();
+        let text = source
+            .get(base..base + style.text.len())
+            .unwrap_or_default();
+        roots.push(CssRoot {
+            path: entry_path,
+            key: inline_style_key(entry_path, position),
+            source: text,
+            position_source: source,
+            position_base: base,
+        });
+    }
+    roots
+}
+
+/// CSP source for host-served assets: the origin of an absolute base, else `'self'`.
+fn asset_source(asset_base: &str) -> String {
+    let Some((scheme, rest)) = asset_base.split_once("://") else {
+        return " 'self'".to_owned();
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let valid = !scheme.is_empty()
+        && scheme
+            .chars()
+            .all(|character| character.is_ascii_alphanumeric() || "+.-".contains(character))
+        && !authority.is_empty()
+        && authority
+            .chars()
+            .all(|character| character.is_ascii_alphanumeric() || "-.:[]".contains(character));
+    if valid {
+        format!(" {scheme}://{authority}")
+    } else {
+        " 'self'".to_owned()
+    }
+}
+
+fn entry_required_document(options: &PreviewOptions) -> String {
+    card_document(
+        "HTML entry required",
+        "Add an HTML entry file",
+        "The workspace has no HTML file to render. Add <code>index.html</code> or another <code>.html</code> file, then refresh the preview.",
+        options,
+    )
+}
+
+/// A self-contained card document (no scripts besides the bridge).
+fn card_document(title: &str, heading: &str, body: &str, options: &PreviewOptions) -> String {
+    let bridge = match &options.target {
+        PreviewTarget::Preview {
+            revision: Some(revision),
+            ..
+        } => bridge::bridge_script(*revision),
+        _ => String::new(),
+    };
+    format!(
+        "<!doctype html>\n<html lang=\"en\">\n  <head>{bridge}\n    <meta charset=\"UTF-8\" />\n    \
+<meta name=\"viewport\" content=\"width=device-width, initial-scale=1.0\" />\n    <title>{title}</title>\n    <style>\n      \
+:root {{ color-scheme: dark; font-family: ui-sans-serif, system-ui, sans-serif; }}\n      \
+body {{ display: grid; min-height: 100vh; margin: 0; place-items: center; background: #0d1016; color: #e7e9ef; }}\n      \
+main {{ max-width: 420px; padding: 28px; border: 1px solid #3b315f; border-radius: 16px; background: #171326; }}\n      \
+span {{ color: #b9a9ff; font: 700 11px/1.2 ui-monospace, monospace; letter-spacing: .12em; text-transform: uppercase; }}\n      \
+h1 {{ margin: 12px 0 8px; font-size: 22px; }}\n      p {{ margin: 0; color: #a4aabd; font-size: 13px; line-height: 1.6; }}\n    \
+</style>\n  </head>\n  <body>\n    <main>\n      <span>Preview waiting</span>\n      <h1>{heading}</h1>\n      <p>{body}</p>\n    </main>\n  </body>\n</html>"
+    )
+}

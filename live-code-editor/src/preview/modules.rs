@@ -1,0 +1,368 @@
+//! JavaScript modules: finds `import`, `export … from` and `import()` specifiers with the `oxc`
+//! parser, walks the local module graph breadth first, and rewrites every specifier to a stable
+//! workspace module URL (resolved by the import map the bootstrap installs), a throwing `data:`
+//! module (missing, external or over the limit), or leaves it (bare specifiers).
+//!
+//! The parser sees strings, comments, regular expressions and template text for what they are;
+//! only real module requests are rewritten, including `import()` inside `${…}`.
+
+use std::collections::HashSet;
+use std::ops::Range;
+
+use oxc_allocator::Allocator;
+use oxc_parser::Parser;
+use oxc_span::SourceType;
+
+use super::Compiler;
+use super::diagnostics::{DiagnosticKind, Position, ReferenceLabel};
+use super::resolve::{
+    Reference, classify_reference, is_local_looking, json_string, throwing_module_url,
+    workspace_module_specifier,
+};
+use crate::file::Language;
+
+/// At most this many resolved local import edges are followed across one document's module
+/// graph; later ones become modules that throw and `module-graph-limit` diagnostics.
+pub const MAX_MODULE_IMPORT_EDGES: usize = 32;
+
+/// One module request in a source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ModuleRequest {
+    /// The specifier value.
+    pub(crate) specifier: String,
+    /// The string literal (quotes included) to replace.
+    pub(crate) range: Range<usize>,
+}
+
+/// What the parser found in a module.
+#[derive(Debug, Default)]
+pub(crate) struct ModuleScan {
+    pub(crate) requests: Vec<ModuleRequest>,
+    /// The first syntax error: message and byte offset.
+    pub(crate) syntax_error: Option<(String, usize)>,
+}
+
+/// Parses `source` as an ES module and lists its static and literal dynamic module requests
+/// in source order.
+pub(crate) fn scan_module(source: &str) -> ModuleScan {
+    let allocator = Allocator::default();
+    let parsed = Parser::new(&allocator, source, SourceType::mjs()).parse();
+    let mut requests: Vec<ModuleRequest> = parsed
+        .module_record
+        .requested_modules
+        .iter()
+        .flat_map(|(specifier, occurrences)| {
+            occurrences.iter().map(move |occurrence| ModuleRequest {
+                specifier: specifier.to_string(),
+                range: occurrence.span.start as usize..occurrence.span.end as usize,
+            })
+        })
+        .collect();
+    requests.extend(
+        parsed
+            .module_record
+            .dynamic_imports
+            .iter()
+            .filter_map(|dynamic| {
+                let range =
+                    dynamic.module_request.start as usize..dynamic.module_request.end as usize;
+                literal_value(source.get(range.clone())?)
+                    .map(|specifier| ModuleRequest { specifier, range })
+            }),
+    );
+    requests.sort_by_key(|request| request.range.start);
+    requests.dedup_by_key(|request| request.range.start);
+    let syntax_error = parsed.diagnostics.errors().next().map(|error| {
+        let offset = error
+            .labels
+            .first()
+            .map_or(0, |label| label.offset() as usize);
+        (error.message.to_string(), offset)
+    });
+    ModuleScan {
+        requests,
+        syntax_error,
+    }
+}
+
+/// The value of a plain string or substitution-free template literal without escapes.
+fn literal_value(raw: &str) -> Option<String> {
+    let quote = raw.chars().next()?;
+    if !matches!(quote, '"' | '\'' | '`') || raw.len() < 2 || !raw.ends_with(quote) {
+        return None;
+    }
+    let inner = &raw[1..raw.len() - 1];
+    let escaped_or_interpolated =
+        inner.contains('\\') || inner.contains(quote) || (quote == '`' && inner.contains("${"));
+    (!escaped_or_interpolated).then(|| inner.to_owned())
+}
+
+/// A module the graph walk rewrites: a workspace file or an inline `<script type="module">`.
+#[derive(Debug, Clone)]
+pub(crate) struct ModuleSource<'a> {
+    /// Path imports resolve against and diagnostics name (the HTML path for inline modules).
+    pub(crate) path: &'a str,
+    pub(crate) source: &'a str,
+    /// Text positions are computed in, and where `source` starts within it.
+    pub(crate) position_source: &'a str,
+    pub(crate) position_base: usize,
+    /// `Some(n)` for the n-th inline module script; `None` for a workspace file.
+    pub(crate) inline_index: Option<usize>,
+}
+
+impl<'a> ModuleSource<'a> {
+    /// A workspace module file.
+    pub(crate) fn file(path: &'a str, source: &'a str) -> Self {
+        Self {
+            path,
+            source,
+            position_source: source,
+            position_base: 0,
+            inline_index: None,
+        }
+    }
+}
+
+/// The rewritten module graph of a document.
+#[derive(Debug, Default)]
+pub(crate) struct ModuleGraph {
+    /// `(workspace module specifier, rewritten source)` for every reachable file module.
+    pub(crate) modules: Vec<(String, String)>,
+    /// Rewritten sources of inline module scripts, by inline index.
+    pub(crate) inline: Vec<(usize, String)>,
+}
+
+impl<'a> Compiler<'a> {
+    /// Walks the module graph from `roots` (document order), rewriting every module and
+    /// reporting missing, external, bare and over-limit imports.
+    pub(crate) fn build_module_graph(&mut self, roots: Vec<ModuleSource<'a>>) -> ModuleGraph {
+        let mut graph = ModuleGraph::default();
+        let mut queued: HashSet<&'a str> = roots
+            .iter()
+            .filter(|root| root.inline_index.is_none())
+            .map(|root| root.path)
+            .collect();
+        let mut queue = roots;
+        let mut edges = 0;
+        let mut next = 0;
+        while next < queue.len() {
+            let module = queue[next].clone();
+            next += 1;
+            let rewritten = self.rewrite_module(&module, &mut edges, &mut |path, source| {
+                if queued.insert(path) {
+                    queue.push(ModuleSource::file(path, source));
+                }
+            });
+            match module.inline_index {
+                Some(index) => graph.inline.push((index, rewritten)),
+                None => {
+                    let rewritten = if self.budget.take(rewritten.len()) {
+                        rewritten
+                    } else {
+                        self.report_output_limit(module.path, module.path);
+                        format!(
+                            "throw new Error({});",
+                            json_string(&format!(
+                                "Preview output limit reached at: {}",
+                                module.path
+                            ))
+                        )
+                    };
+                    graph
+                        .modules
+                        .push((workspace_module_specifier(module.path), rewritten));
+                }
+            }
+        }
+        graph
+    }
+
+    fn rewrite_module(
+        &mut self,
+        module: &ModuleSource<'a>,
+        edges: &mut usize,
+        enqueue: &mut dyn FnMut(&'a str, &'a str),
+    ) -> String {
+        let scan = scan_module(module.source);
+        let position = |offset: usize| {
+            Some(Position::of_offset(
+                module.position_source,
+                module.position_base + offset,
+            ))
+        };
+        if let Some((message, offset)) = &scan.syntax_error {
+            self.sink.other(
+                DiagnosticKind::ModuleSyntaxError,
+                module.path,
+                module.path,
+                position(*offset),
+                format!("JavaScript module could not be parsed: {message}"),
+            );
+        }
+        let mut out = String::with_capacity(module.source.len());
+        let mut last = 0;
+        for request in &scan.requests {
+            out.push_str(&module.source[last..request.range.start]);
+            last = request.range.end;
+            let at = position(request.range.start);
+            match self.rewrite_request(module.path, &request.specifier, at, edges, enqueue) {
+                Some(replacement) => out.push_str(&json_string(&replacement)),
+                None => out.push_str(&module.source[request.range.clone()]),
+            }
+        }
+        out.push_str(&module.source[last..]);
+        out
+    }
+
+    /// The new specifier for one request, or `None` to keep it.
+    fn rewrite_request(
+        &mut self,
+        from: &'a str,
+        specifier: &str,
+        at: Option<Position>,
+        edges: &mut usize,
+        enqueue: &mut dyn FnMut(&'a str, &'a str),
+    ) -> Option<String> {
+        let requested = specifier.trim();
+        let reference = classify_reference(from, requested);
+        if let Reference::Local(Some(path)) = &reference
+            && let Some((path, source)) = self.index.text_of(path, Language::Javascript)
+        {
+            if *edges >= MAX_MODULE_IMPORT_EDGES {
+                self.sink.reference(
+                    DiagnosticKind::ModuleGraphLimit,
+                    ReferenceLabel::ModuleImport,
+                    from,
+                    requested,
+                    at,
+                );
+                return Some(throwing_module_url(&format!(
+                    "JavaScript module import limit exceeded at: {requested}"
+                )));
+            }
+            *edges += 1;
+            enqueue(path, source);
+            return Some(workspace_module_specifier(path));
+        }
+        match reference {
+            Reference::Ignored => None,
+            Reference::External => {
+                self.report_reference(ReferenceLabel::ModuleImport, from, requested, at, false);
+                Some(throwing_module_url(&format!(
+                    "External module import blocked: {requested}"
+                )))
+            }
+            Reference::Local(_) if is_local_looking(requested) => {
+                self.report_reference(ReferenceLabel::ModuleImport, from, requested, at, false);
+                Some(throwing_module_url(&format!(
+                    "Missing local module import: {requested}"
+                )))
+            }
+            Reference::Local(_) => {
+                self.sink.reference(
+                    DiagnosticKind::UnsupportedModuleReference,
+                    ReferenceLabel::ModuleImport,
+                    from,
+                    requested,
+                    at,
+                );
+                None
+            }
+        }
+    }
+}
+
+/// The classic script that registers every module as a Blob URL under its workspace specifier
+/// in one import map, before any module script runs. Sources are JSON with `<` escaped, so no
+/// source text can close the script element.
+pub(crate) fn module_bootstrap_script(modules: &[(String, String)]) -> String {
+    let map: serde_json::Map<String, serde_json::Value> = modules
+        .iter()
+        .map(|(specifier, source)| (specifier.clone(), serde_json::Value::from(source.as_str())))
+        .collect();
+    let sources = serde_json::Value::Object(map)
+        .to_string()
+        .replace('<', "\\u003c");
+    format!(
+        "<script>(function(){{var sources={sources};var urls=Object.create(null);\
+Object.keys(sources).forEach(function(specifier){{urls[specifier]=URL.createObjectURL(new Blob([sources[specifier]],{{type:'text/javascript'}}))}});\
+window.addEventListener('pagehide',function(){{Object.keys(urls).forEach(function(specifier){{URL.revokeObjectURL(urls[specifier])}})}},{{once:true}});\
+var map=document.createElement('script');map.type='importmap';map.textContent=JSON.stringify({{imports:urls}});\
+(document.head||document.documentElement).appendChild(map)}})();</script>"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn specifiers(source: &str) -> Vec<String> {
+        scan_module(source)
+            .requests
+            .into_iter()
+            .map(|request| request.specifier)
+            .collect()
+    }
+
+    #[test]
+    fn finds_static_reexport_and_dynamic_requests_in_order() {
+        let source = "import a from './a.js';\nimport './side.js';\nexport * from \"./star.js\";\nexport { b } from './b.js';\nconst c = await import('./c.js');\nimport(`./t.js`);";
+        assert_eq!(
+            specifiers(source),
+            [
+                "./a.js",
+                "./side.js",
+                "./star.js",
+                "./b.js",
+                "./c.js",
+                "./t.js"
+            ]
+        );
+    }
+
+    #[test]
+    fn strings_comments_regexes_and_template_text_are_not_requests() {
+        let source = r#"
+            const s = "import x from './no1.js'";
+            // import './no2.js';
+            /* export * from './no3.js' */
+            const r = /import('.\/no4.js')/g;
+            const t = `import('./no5.js') ${import('./yes.js')}`;
+            const u = `${`nested ${import('./deep.js')}`}`;
+        "#;
+        assert_eq!(specifiers(source), ["./yes.js", "./deep.js"]);
+    }
+
+    #[test]
+    fn ranges_cover_the_string_literal() {
+        let source = "import x from 'a b.js'; import(\"./d.js\")";
+        let scan = scan_module(source);
+        assert_eq!(&source[scan.requests[0].range.clone()], "'a b.js'");
+        assert_eq!(&source[scan.requests[1].range.clone()], "\"./d.js\"");
+        assert!(scan.syntax_error.is_none());
+    }
+
+    #[test]
+    fn computed_dynamic_imports_are_left_alone() {
+        assert!(specifiers("import('./' + name); import(`./${name}.js`);").is_empty());
+    }
+
+    #[test]
+    fn syntax_errors_are_reported_with_an_offset() {
+        let scan = scan_module("import x from './a.js';\nlet = = 1;");
+        let (message, offset) = scan.syntax_error.expect("error");
+        assert!(!message.is_empty());
+        assert!(offset >= 24, "{offset}");
+    }
+
+    #[test]
+    fn the_bootstrap_escapes_markup_in_sources() {
+        let script = module_bootstrap_script(&[(
+            "https://context-action.local/workspace-module/a.js".into(),
+            "'</script><b>'".into(),
+        )]);
+        assert!(!script[8..].contains("</script><b>"));
+        assert!(script.contains("\\u003c/script>\\u003cb>"));
+        assert!(script.contains("type='importmap'"));
+    }
+}

@@ -1,0 +1,346 @@
+//! How a reference written in HTML, CSS or JavaScript maps to a workspace file.
+//!
+//! Follows the reference resolver: trim, cut at the first `?`/`#`, decode like
+//! `decodeURIComponent`, reject schemes and protocol-relative URLs, resolve a leading `/` from
+//! the workspace root and anything else from the referencing file's directory; `..` pops and is
+//! clamped at the root.
+
+use std::collections::HashMap;
+
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+
+use crate::file::{Language, WorkspaceFile};
+use crate::path::decode_local_reference;
+
+/// Origin and path prefix of the stable module specifiers the preview import map resolves.
+pub const WORKSPACE_MODULE_SPECIFIER_PREFIX: &str =
+    "https://context-action.local/workspace-module/";
+
+/// Characters `encodeURIComponent` escapes (everything but `A-Z a-z 0-9 - _ . ! ~ * ' ( )`).
+const URI_COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'!')
+    .remove(b'~')
+    .remove(b'*')
+    .remove(b'\'')
+    .remove(b'(')
+    .remove(b')');
+
+/// `encodeURIComponent` plus `! ' ( ) *`, as used for `data:` module bodies.
+const DATA_URL_COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
+/// What a reference is, before looking it up in the workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Reference {
+    /// Empty, a fragment, or a `data:`/`blob:`/`javascript:` URL: never reported, never rewritten.
+    Ignored,
+    /// An absolute URL with a scheme, or protocol-relative `//host/...`.
+    External,
+    /// A workspace path (normalized), or `None` when decoding or normalizing failed.
+    Local(Option<String>),
+}
+
+/// Classifies a reference written in `from` (a workspace path).
+pub(crate) fn classify_reference(from: &str, requested: &str) -> Reference {
+    let value = requested.trim();
+    if is_ignored_reference(value) {
+        Reference::Ignored
+    } else if is_external_reference(value) {
+        Reference::External
+    } else {
+        Reference::Local(resolve_local_path(from, value))
+    }
+}
+
+/// Empty, `#…`, `data:`, `blob:` and `javascript:` references are neither checked nor rewritten.
+pub(crate) fn is_ignored_reference(value: &str) -> bool {
+    let value = value.trim();
+    value.is_empty()
+        || value.starts_with('#')
+        || ["data:", "blob:", "javascript:"]
+            .iter()
+            .any(|prefix| starts_with_ignore_case(value, prefix))
+}
+
+/// `scheme:` (RFC 3986 scheme syntax) or `//…`.
+pub(crate) fn is_external_reference(value: &str) -> bool {
+    let value = value.trim();
+    value.starts_with("//") || has_scheme(value)
+}
+
+/// Whether a bare module specifier is local-looking (`./x`, `../x`, `/x`).
+pub(crate) fn is_local_looking(value: &str) -> bool {
+    let value = value.trim();
+    value.starts_with('.') || value.starts_with('/')
+}
+
+fn has_scheme(value: &str) -> bool {
+    let Some(colon) = value.find(':') else {
+        return false;
+    };
+    let scheme = &value.as_bytes()[..colon];
+    scheme.first().is_some_and(u8::is_ascii_alphabetic)
+        && scheme
+            .iter()
+            .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'+' | b'.' | b'-'))
+}
+
+fn starts_with_ignore_case(value: &str, prefix: &str) -> bool {
+    value.len() >= prefix.len()
+        && value.as_bytes()[..prefix.len()].eq_ignore_ascii_case(prefix.as_bytes())
+}
+
+/// Resolves `requested` against the directory of `from`; `None` when it is not a workspace path.
+pub fn resolve_local_path(from: &str, requested: &str) -> Option<String> {
+    let raw = requested.trim();
+    let raw = raw.split(['?', '#']).next().unwrap_or_default();
+    let path = decode_local_reference(raw)?;
+    if path.is_empty() || path.starts_with("//") || path.starts_with('#') || has_scheme(&path) {
+        return None;
+    }
+    let mut segments: Vec<&str> = Vec::new();
+    if !path.starts_with('/') {
+        segments.extend(from.split('/'));
+        segments.pop();
+    }
+    let mut normalized: Vec<&str> = Vec::new();
+    for segment in segments.into_iter().chain(path.split('/')) {
+        match segment {
+            "" | "." => {}
+            ".." => {
+                normalized.pop();
+            }
+            other => normalized.push(other),
+        }
+    }
+    (!normalized.is_empty()).then(|| normalized.join("/"))
+}
+
+/// `https://context-action.local/workspace-module/<each segment encodeURIComponent'd>`.
+pub fn workspace_module_specifier(path: &str) -> String {
+    let mut specifier = String::from(WORKSPACE_MODULE_SPECIFIER_PREFIX);
+    push_encoded_path(&mut specifier, path);
+    specifier
+}
+
+/// Appends `path` with every segment encoded like `encodeURIComponent`.
+pub(crate) fn push_encoded_path(out: &mut String, path: &str) {
+    for (index, segment) in path.split('/').enumerate() {
+        if index > 0 {
+            out.push('/');
+        }
+        out.extend(utf8_percent_encode(segment, URI_COMPONENT));
+    }
+}
+
+/// A `data:` JavaScript module whose evaluation throws `reason`.
+pub(crate) fn throwing_module_url(reason: &str) -> String {
+    let body = format!("throw new Error({});", json_string(reason));
+    let mut url = String::from("data:text/javascript;charset=utf-8,");
+    url.extend(utf8_percent_encode(&body, DATA_URL_COMPONENT));
+    url
+}
+
+/// A JSON string literal, as `JSON.stringify` would write it.
+pub(crate) fn json_string(value: &str) -> String {
+    serde_json::Value::from(value).to_string()
+}
+
+/// The workspace snapshot, indexed by path. The first file with a path wins, like `Array.find`.
+pub(crate) struct WorkspaceIndex<'a> {
+    files: &'a [WorkspaceFile],
+    by_path: HashMap<&'a str, &'a WorkspaceFile>,
+}
+
+impl<'a> WorkspaceIndex<'a> {
+    pub(crate) fn new(files: &'a [WorkspaceFile]) -> Self {
+        let mut by_path = HashMap::with_capacity(files.len());
+        for file in files {
+            by_path.entry(file.path.as_str()).or_insert(file);
+        }
+        Self { files, by_path }
+    }
+
+    /// `index.html`, else the first HTML file in snapshot order.
+    pub(crate) fn entry(&self) -> Option<&'a WorkspaceFile> {
+        self.get("index.html")
+            .filter(|file| file.source().is_some())
+            .or_else(|| {
+                self.files
+                    .iter()
+                    .find(|file| file.language == Language::Html && file.source().is_some())
+            })
+    }
+
+    pub(crate) fn get(&self, path: &str) -> Option<&'a WorkspaceFile> {
+        self.by_path.get(path).copied()
+    }
+
+    /// The text file at `path` if its language matches (stylesheets must be CSS, scripts JavaScript).
+    pub(crate) fn text_of(&self, path: &str, language: Language) -> Option<(&'a str, &'a str)> {
+        let file = self.get(path).filter(|file| file.language == language)?;
+        Some((file.path.as_str(), file.source()?))
+    }
+
+    /// Resolves a reference from `from` to a text file of `language`.
+    pub(crate) fn find_text(
+        &self,
+        from: &str,
+        requested: &str,
+        language: Language,
+    ) -> Option<(&'a str, &'a str)> {
+        let Reference::Local(Some(path)) = classify_reference(from, requested) else {
+            return None;
+        };
+        self.text_of(&path, language)
+    }
+
+    /// Whether any file has this path (diagnostics treat any language as present).
+    pub(crate) fn exists(&self, path: &str) -> bool {
+        self.by_path.contains_key(path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolves_relative_to_the_referencing_directory() {
+        assert_eq!(
+            resolve_local_path("pages/a/index.html", "../b.css").as_deref(),
+            Some("pages/b.css")
+        );
+        assert_eq!(
+            resolve_local_path("pages/index.html", "./x/./y.js").as_deref(),
+            Some("pages/x/y.js")
+        );
+        assert_eq!(
+            resolve_local_path("pages/index.html", "/root.css").as_deref(),
+            Some("root.css")
+        );
+        assert_eq!(
+            resolve_local_path("index.html", "../../../a.css").as_deref(),
+            Some("a.css"),
+            "clamped at root"
+        );
+    }
+
+    #[test]
+    fn cuts_queries_and_fragments_and_decodes() {
+        assert_eq!(
+            resolve_local_path("index.html", " app.css?v=2#x ").as_deref(),
+            Some("app.css")
+        );
+        assert_eq!(
+            resolve_local_path("index.html", "img/my%20photo.png").as_deref(),
+            Some("img/my photo.png")
+        );
+        assert_eq!(
+            resolve_local_path("index.html", "img/my photo.png").as_deref(),
+            Some("img/my photo.png")
+        );
+        assert_eq!(resolve_local_path("index.html", "bad%zz.css"), None);
+    }
+
+    #[test]
+    fn rejects_empty_external_and_fragment_only_references() {
+        for value in [
+            "",
+            "?x",
+            "#top",
+            "https://x.test/a.css",
+            "//cdn.test/a.js",
+            "data:text/css,a",
+            "mailto:x",
+            ".",
+        ] {
+            assert_eq!(resolve_local_path("index.html", value), None, "{value}");
+        }
+        assert_eq!(
+            resolve_local_path("index.html", "%2F%2Fhost/a.css"),
+            None,
+            "decoded protocol-relative"
+        );
+    }
+
+    #[test]
+    fn classifies_ignored_external_and_local_references() {
+        for value in ["", "  ", "#a", "DATA:x", "blob:abc", "JavaScript:void(0)"] {
+            assert_eq!(
+                classify_reference("index.html", value),
+                Reference::Ignored,
+                "{value}"
+            );
+        }
+        for value in ["https://a.test/x", "//a.test/x", "ftp+x.y-z:abc"] {
+            assert_eq!(
+                classify_reference("index.html", value),
+                Reference::External,
+                "{value}"
+            );
+        }
+        assert_eq!(
+            classify_reference("a/index.html", "b.js"),
+            Reference::Local(Some("a/b.js".into()))
+        );
+        assert_eq!(
+            classify_reference("index.html", "1http:x"),
+            Reference::Local(Some("1http:x".into()))
+        );
+    }
+
+    #[test]
+    fn module_specifiers_encode_each_segment() {
+        assert_eq!(
+            workspace_module_specifier("src/card file.js"),
+            "https://context-action.local/workspace-module/src/card%20file.js"
+        );
+        assert_eq!(
+            workspace_module_specifier("a/(b)!~*'.js"),
+            "https://context-action.local/workspace-module/a/(b)!~*'.js"
+        );
+        assert_eq!(
+            workspace_module_specifier("é.js"),
+            "https://context-action.local/workspace-module/%C3%A9.js"
+        );
+    }
+
+    #[test]
+    fn throwing_modules_escape_like_the_reference() {
+        assert_eq!(
+            throwing_module_url("Missing local module import: ./x's.js"),
+            "data:text/javascript;charset=utf-8,throw%20new%20Error%28%22Missing%20local%20module%20import%3A%20.%2Fx%27s.js%22%29%3B"
+        );
+    }
+
+    #[test]
+    fn entry_prefers_index_html_then_first_html() {
+        let files = vec![
+            WorkspaceFile::text("b.html", "b"),
+            WorkspaceFile::text("a.html", "a"),
+            WorkspaceFile::text("index.html", "i"),
+        ];
+        assert_eq!(
+            WorkspaceIndex::new(&files).entry().unwrap().path,
+            "index.html"
+        );
+        let files = vec![
+            WorkspaceFile::text("app.js", ""),
+            WorkspaceFile::text("b.html", ""),
+            WorkspaceFile::text("a.html", ""),
+        ];
+        assert_eq!(WorkspaceIndex::new(&files).entry().unwrap().path, "b.html");
+        assert!(
+            WorkspaceIndex::new(&[WorkspaceFile::text("a.css", "")])
+                .entry()
+                .is_none()
+        );
+    }
+}
