@@ -1,1 +1,68 @@
-//! A bounded OpenRouter chat-completions tool loop.
+//! A bounded OpenRouter chat-completions tool loop: strict response decoding, retries with
+//! capped backoff, turn and call budgets, canonical tool names and results.
+//!
+//! A provider that misbehaves (bad JSON, duplicate ids, 429 storms, slow answers, a model
+//! that wants 50 tool calls) never causes an unbounded or ambiguous sequence of tool calls:
+//!
+//! - at most [`MAX_TOOL_TURNS`] provider turns and [`MAX_TOOL_CALLS`] tool calls per run; a
+//!   response that would exceed the call budget runs none of its calls;
+//! - responses are decoded from text and checked (assistant role, string-or-null content,
+//!   function tool calls with unique non-blank ids, names and string arguments);
+//! - arguments must be JSON objects, checked for every call before any call runs;
+//! - 429, 5xx, network failures and timeouts are retried at most twice per turn with
+//!   exponential backoff capped at 4 s (honouring `Retry-After` within the cap);
+//! - the same failing call repeated three times ends the run;
+//! - cancellation aborts the HTTP request, the running tool call and any backoff.
+//!
+//! Tools come from a [`ToolExecutor`] (list and call); every failure is an
+//! [`OpenRouterError`] with an `OPENROUTER_*` code from [`codes`].
+//!
+//! ```no_run
+//! # async fn demo(executor: impl openrouter_tool_loop::ToolExecutor) {
+//! use openrouter_tool_loop::{OpenRouterClient, OpenRouterConfig, RunOptions, RunRequest};
+//! let config = OpenRouterConfig::from_env().expect("OPENROUTER_API_KEY is set");
+//! let client = OpenRouterClient::new(config).unwrap();
+//! let options = RunOptions::default().on_event(|event| println!("{event:?}"));
+//! match client.run(&executor, RunRequest::new("What time is it?"), options).await {
+//!     Ok(done) => println!("{} (tools: {:?})", done.text, done.trace.tool_names),
+//!     Err(failure) => eprintln!("{}", failure.error),
+//! }
+//! # }
+//! ```
+
+mod client;
+pub mod codes;
+mod config;
+mod decode;
+mod error;
+mod events;
+mod executor;
+mod guard;
+mod models;
+mod retry;
+mod run;
+pub mod tool_message;
+mod toolset;
+mod wire;
+
+pub use client::OpenRouterClient;
+pub use config::{
+    API_KEY_ENV, ApiKey, Attribution, DEFAULT_CHAT_COMPLETIONS_URL, DEFAULT_MAX_TOKENS,
+    DEFAULT_MODEL, DEFAULT_MODELS_URL, DataPolicy, ENDPOINT_ENV, MAX_RESPONSE_BODY_BYTES,
+    MODEL_ENV, OpenRouterConfig, REQUEST_TIMEOUT, TOOL_CHOICE,
+};
+pub use decode::{AssistantReply, ERROR_BODY_EXCERPT_CHARS, ProviderToolCall};
+pub use error::{OpenRouterError, code_for_status, is_transient_status};
+pub use events::{EventCallback, RetryReason, RunEvent, ToolCallStatus};
+pub use executor::ToolExecutor;
+pub use guard::MAX_IDENTICAL_TOOL_FAILURES;
+pub use models::{CATALOG_QUERY, ModelInfo, free_models, parse_catalog};
+pub use retry::{
+    MAX_TRANSIENT_RETRIES, RETRY_BASE_DELAY, RETRY_MAX_DELAY, RetryAfter, RetryPolicy,
+    parse_retry_after,
+};
+pub use run::{
+    MAX_TOOL_CALLS, MAX_TOOL_TURNS, RunCompletion, RunFailure, RunOptions, RunRequest, RunTrace,
+    TOOL_CALL_CANCELLED_MESSAGE, TOOL_CALL_SKIPPED_MESSAGE,
+};
+pub use wire::{AssistantToolCall, ChatMessage, FunctionCall, FunctionKind, chat_request_body};

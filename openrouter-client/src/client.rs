@@ -1,0 +1,295 @@
+//! [`OpenRouterClient`]: one chat-completions turn with bounded, abortable transient retries.
+
+use std::time::SystemTime;
+
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::codes::{OPENROUTER_CONFIGURATION_ERROR, OPENROUTER_NETWORK_ERROR, OPENROUTER_TIMEOUT};
+use crate::config::OpenRouterConfig;
+use crate::decode::{AssistantReply, Decoded, decode_response};
+use crate::error::{OpenRouterError, is_transient_status};
+use crate::events::{EventRecorder, RetryReason, RunEvent};
+use crate::retry::{RetryAfter, parse_retry_after};
+
+/// Longest network error description kept in a message.
+const NETWORK_MESSAGE_MAX_CHARS: usize = 300;
+
+/// An OpenRouter client: configuration plus a pooled HTTP client.
+///
+/// ```
+/// use openrouter_tool_loop::{ApiKey, OpenRouterClient, OpenRouterConfig};
+/// let client = OpenRouterClient::new(OpenRouterConfig::new(ApiKey::new("sk-or-..."))).unwrap();
+/// assert_eq!(client.config().model, "openai/gpt-4o-mini");
+/// ```
+#[derive(Debug, Clone)]
+pub struct OpenRouterClient {
+    config: OpenRouterConfig,
+    http: reqwest::Client,
+}
+
+/// A response read within the timeout and size limit.
+pub(crate) struct RawResponse {
+    pub(crate) status: u16,
+    pub(crate) retry_after: Option<RetryAfter>,
+    pub(crate) body: String,
+    pub(crate) truncated: bool,
+}
+
+/// Why a request produced no response.
+pub(crate) enum TransportFailure {
+    Timeout,
+    Network(String),
+}
+
+/// A failure that may be retried, with the error it becomes when retries run out.
+struct Transient {
+    reason: RetryReason,
+    error: OpenRouterError,
+    retry_after: Option<RetryAfter>,
+}
+
+impl OpenRouterClient {
+    /// A client with its own HTTP connection pool.
+    pub fn new(config: OpenRouterConfig) -> Result<Self, OpenRouterError> {
+        let http = reqwest::Client::builder().build().map_err(|error| {
+            OpenRouterError::new(
+                OPENROUTER_CONFIGURATION_ERROR,
+                format!("HTTP client could not be built: {error}"),
+            )
+        })?;
+        Ok(Self::with_http_client(config, http))
+    }
+
+    /// A client sharing an existing HTTP client (its own timeouts should be unset or longer
+    /// than [`OpenRouterConfig::request_timeout`]).
+    pub fn with_http_client(config: OpenRouterConfig, http: reqwest::Client) -> Self {
+        Self { config, http }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &OpenRouterConfig {
+        &self.config
+    }
+
+    /// Fails unless a key and a model are configured.
+    pub(crate) fn check_ready(&self) -> Result<(), OpenRouterError> {
+        if self.config.api_key.is_empty() {
+            return Err(OpenRouterError::new(
+                OPENROUTER_CONFIGURATION_ERROR,
+                "API key is not configured.",
+            ));
+        }
+        if self.config.model.trim().is_empty() {
+            return Err(OpenRouterError::new(
+                OPENROUTER_CONFIGURATION_ERROR,
+                "Model is not configured.",
+            ));
+        }
+        if let Err(error) = reqwest::Url::parse(&self.config.endpoint) {
+            let message = format!("Chat-completions endpoint is not a valid URL: {error}");
+            return Err(OpenRouterError::new(
+                OPENROUTER_CONFIGURATION_ERROR,
+                message,
+            ));
+        }
+        Ok(())
+    }
+
+    /// Headers of every request: bearer key (marked sensitive) and attribution.
+    pub(crate) fn headers(&self, with_key: bool) -> Result<HeaderMap, OpenRouterError> {
+        let mut headers = HeaderMap::new();
+        if with_key && !self.config.api_key.is_empty() {
+            let mut value =
+                HeaderValue::from_str(&format!("Bearer {}", self.config.api_key.expose()))
+                    .map_err(|_| {
+                        OpenRouterError::new(
+                            OPENROUTER_CONFIGURATION_ERROR,
+                            "API key contains characters that cannot be sent in a header.",
+                        )
+                    })?;
+            value.set_sensitive(true);
+            headers.insert(AUTHORIZATION, value);
+        }
+        let attribution = [
+            ("http-referer", &self.config.attribution.referer),
+            ("x-title", &self.config.attribution.title),
+        ];
+        for (name, value) in attribution {
+            if let Some(value) = value {
+                let value = HeaderValue::from_str(value).map_err(|_| {
+                    OpenRouterError::new(
+                        OPENROUTER_CONFIGURATION_ERROR,
+                        format!("Attribution header {name} is not a valid header value."),
+                    )
+                })?;
+                headers.insert(HeaderName::from_static(name), value);
+            }
+        }
+        Ok(headers)
+    }
+
+    /// One provider turn: posts `body`, retrying transient failures at most
+    /// `retry.max_retries` times, and decodes the assistant message.
+    pub(crate) async fn complete_turn(
+        &self,
+        body: &Value,
+        turn: u32,
+        cancel: &CancellationToken,
+        events: &mut EventRecorder,
+    ) -> Result<Option<AssistantReply>, OpenRouterError> {
+        let headers = self.headers(true)?;
+        let policy = self.config.retry;
+        let mut retry_index = 0;
+        loop {
+            events.emit(RunEvent::RequestSent {
+                turn,
+                attempt: retry_index + 1,
+            });
+            let request = self
+                .http
+                .post(&self.config.endpoint)
+                .headers(headers.clone())
+                .json(body);
+            let response = abortable(cancel, self.send(request)).await?;
+            let transient = match self.classify(response)? {
+                Ok(reply) => return Ok(reply),
+                Err(transient) => transient,
+            };
+            if retry_index >= policy.max_retries {
+                return Err(transient.error);
+            }
+            let delay = policy.delay(retry_index, transient.retry_after, SystemTime::now());
+            retry_index += 1;
+            events.emit(RunEvent::RetryScheduled {
+                turn,
+                attempt: retry_index,
+                max_attempts: policy.max_retries,
+                delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                reason: transient.reason,
+                code: transient.error.code,
+            });
+            abortable(cancel, tokio::time::sleep(delay)).await?;
+        }
+    }
+
+    /// Sorts one attempt into a reply, a retryable failure, or a final error.
+    #[allow(clippy::type_complexity)]
+    fn classify(
+        &self,
+        response: Result<RawResponse, TransportFailure>,
+    ) -> Result<Result<Option<AssistantReply>, Transient>, OpenRouterError> {
+        let response = match response {
+            Ok(response) => response,
+            Err(TransportFailure::Timeout) => {
+                let message = format!(
+                    "Request timed out after {}ms.",
+                    self.config.request_timeout.as_millis()
+                );
+                return Ok(Err(Transient {
+                    reason: RetryReason::Timeout,
+                    error: OpenRouterError::new(OPENROUTER_TIMEOUT, message),
+                    retry_after: None,
+                }));
+            }
+            Err(TransportFailure::Network(message)) => {
+                let error = OpenRouterError::new(
+                    OPENROUTER_NETWORK_ERROR,
+                    format!("Network request failed: {message}"),
+                );
+                return Ok(Err(Transient {
+                    reason: RetryReason::Network,
+                    error,
+                    retry_after: None,
+                }));
+            }
+        };
+        match decode_response(
+            response.status,
+            &response.body,
+            response.truncated,
+            self.config.max_response_bytes,
+        )? {
+            Decoded::Completion(reply) => Ok(Ok(reply)),
+            Decoded::Failure { status, message } => {
+                let error = OpenRouterError::from_status(status, message);
+                if is_transient_status(status) {
+                    Ok(Err(Transient {
+                        reason: RetryReason::Provider,
+                        error,
+                        retry_after: response.retry_after,
+                    }))
+                } else {
+                    Err(error)
+                }
+            }
+        }
+    }
+
+    /// Sends a request and reads its body within the per-request timeout and size limit.
+    pub(crate) async fn send(
+        &self,
+        request: reqwest::RequestBuilder,
+    ) -> Result<RawResponse, TransportFailure> {
+        let exchange = async {
+            let mut response = request.send().await.map_err(network_failure)?;
+            let status = response.status().as_u16();
+            let retry_after = response
+                .headers()
+                .get(RETRY_AFTER)
+                .and_then(|value| value.to_str().ok())
+                .and_then(parse_retry_after);
+            let limit = self.config.max_response_bytes;
+            let mut bytes = Vec::new();
+            let mut truncated = false;
+            while let Some(chunk) = response.chunk().await.map_err(network_failure)? {
+                if bytes.len() + chunk.len() > limit {
+                    bytes.extend_from_slice(&chunk[..limit - bytes.len()]);
+                    truncated = true;
+                    break;
+                }
+                bytes.extend_from_slice(&chunk);
+            }
+            let body = String::from_utf8_lossy(&bytes).into_owned();
+            Ok(RawResponse {
+                status,
+                retry_after,
+                body,
+                truncated,
+            })
+        };
+        tokio::time::timeout(self.config.request_timeout, exchange)
+            .await
+            .unwrap_or(Err(TransportFailure::Timeout))
+    }
+
+    /// The HTTP client.
+    pub(crate) fn http(&self) -> &reqwest::Client {
+        &self.http
+    }
+}
+
+/// Runs `work` unless `cancel` fires first; cancellation drops (aborts) the work.
+pub(crate) async fn abortable<T>(
+    cancel: &CancellationToken,
+    work: impl Future<Output = T>,
+) -> Result<T, OpenRouterError> {
+    tokio::select! {
+        biased;
+        () = cancel.cancelled() => Err(OpenRouterError::cancelled()),
+        output = work => Ok(output),
+    }
+}
+
+/// A network error with its source chain, bounded.
+fn network_failure(error: reqwest::Error) -> TransportFailure {
+    let mut message = error.to_string();
+    let mut source = std::error::Error::source(&error);
+    while let Some(cause) = source {
+        message.push_str(": ");
+        message.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    TransportFailure::Network(message.chars().take(NETWORK_MESSAGE_MAX_CHARS).collect())
+}

@@ -1,0 +1,595 @@
+//! The bounded tool loop: at most [`MAX_TOOL_TURNS`] provider turns and [`MAX_TOOL_CALLS`]
+//! tool calls per run, strict argument parsing before anything executes, canonical names,
+//! canonical result serialization and a repeated-failure guard.
+
+use std::fmt;
+use std::time::Instant;
+
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+use tool_protocol::codes::{TOOL_CANCELLED, TOOL_NOT_FOUND};
+use tool_protocol::{
+    ModelToolCall, ToolCallContext, ToolCallError, ToolCallMode, ToolCallResult, ToolCallSource,
+};
+
+use crate::client::{OpenRouterClient, abortable};
+use crate::codes::{
+    OPENROUTER_INVALID_TOOL_CALL, OPENROUTER_NO_ASSISTANT_MESSAGE,
+    OPENROUTER_REPEATED_TOOL_FAILURE, OPENROUTER_TOOL_CALL_LIMIT, OPENROUTER_TOOL_LOOP_LIMIT,
+};
+use crate::decode::{AssistantReply, ProviderToolCall};
+use crate::error::OpenRouterError;
+use crate::events::{EventCallback, EventRecorder, RunEvent, ToolCallStatus};
+use crate::executor::ToolExecutor;
+use crate::guard::{FailureGuard, MAX_IDENTICAL_TOOL_FAILURES};
+use crate::tool_message::{ToolMessage, error_message, tool_message};
+use crate::toolset::ProviderToolset;
+use crate::wire::{AssistantToolCall, ChatMessage, chat_request_body};
+
+/// Provider turns per run.
+pub const MAX_TOOL_TURNS: u32 = 5;
+/// Tool calls per run; a response that would go past it runs none of its calls.
+pub const MAX_TOOL_CALLS: usize = 12;
+/// Message of a cancelled tool call sent back to the model.
+pub const TOOL_CALL_CANCELLED_MESSAGE: &str = "Tool call cancelled.";
+/// Message of a call the loop did not execute because the run stopped first.
+pub const TOOL_CALL_SKIPPED_MESSAGE: &str = "Tool call was not executed because the run stopped.";
+
+/// What to ask: the prompt, optional instructions, earlier messages and session id.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunRequest {
+    /// The person's prompt (sent as the last user message).
+    pub prompt: String,
+    /// System instructions, sent first.
+    pub system: Option<String>,
+    /// Earlier messages (for example a previous run's [`RunTrace::messages`]), sent between
+    /// the instructions and the prompt.
+    pub history: Vec<ChatMessage>,
+    /// Session id forwarded in every tool call context; a new UUID when `None`.
+    pub session_id: Option<String>,
+}
+
+impl RunRequest {
+    /// A request with only a prompt.
+    pub fn new(prompt: impl Into<String>) -> Self {
+        Self {
+            prompt: prompt.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Sets the system instructions.
+    #[must_use]
+    pub fn with_system(mut self, system: impl Into<String>) -> Self {
+        self.system = Some(system.into());
+        self
+    }
+
+    /// Sets the earlier messages.
+    #[must_use]
+    pub fn with_history(mut self, history: Vec<ChatMessage>) -> Self {
+        self.history = history;
+        self
+    }
+
+    /// Sets the session id.
+    #[must_use]
+    pub fn with_session_id(mut self, session_id: impl Into<String>) -> Self {
+        self.session_id = Some(session_id.into());
+        self
+    }
+}
+
+/// How to observe and stop a run.
+#[derive(Clone, Default)]
+pub struct RunOptions {
+    /// Cancels the HTTP request, the running tool call and any backoff.
+    pub cancel: CancellationToken,
+    /// Receives every [`RunEvent`] as it happens.
+    pub on_event: Option<EventCallback>,
+}
+
+impl fmt::Debug for RunOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RunOptions")
+            .field("cancel", &self.cancel)
+            .field("on_event", &self.on_event.is_some())
+            .finish()
+    }
+}
+
+impl RunOptions {
+    /// Options with this cancellation token.
+    pub fn with_cancel(cancel: CancellationToken) -> Self {
+        Self {
+            cancel,
+            on_event: None,
+        }
+    }
+
+    /// Sets the event listener.
+    #[must_use]
+    pub fn on_event(mut self, callback: impl Fn(&RunEvent) + Send + Sync + 'static) -> Self {
+        self.on_event = Some(std::sync::Arc::new(callback));
+        self
+    }
+}
+
+/// What a run did, whether it completed or failed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunTrace {
+    /// The run's session id.
+    pub session_id: String,
+    /// The messages the run added after the prompt: each assistant turn and one tool
+    /// message per tool call (calls the run did not execute are answered with a coded
+    /// error), so they can be appended to the next request as they are.
+    pub messages: Vec<ChatMessage>,
+    /// Canonical names of the executed tool calls, in order.
+    pub tool_names: Vec<String>,
+    /// Every event of the run, in order.
+    pub transcript: Vec<RunEvent>,
+    /// Provider turns used.
+    pub turns: u32,
+}
+
+/// A completed run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunCompletion {
+    /// The final answer (trimmed), or `OpenRouter completed N tool call(s).` when the model
+    /// said nothing.
+    pub text: String,
+    /// What the run did.
+    pub trace: RunTrace,
+}
+
+/// A failed run: the error and what happened before it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{error}")]
+pub struct RunFailure {
+    /// The coded failure.
+    #[source]
+    pub error: OpenRouterError,
+    /// What the run did before it failed (boxed to keep the `Err` variant small).
+    pub trace: Box<RunTrace>,
+}
+
+/// A tool call whose arguments parsed to a JSON object.
+struct ParsedCall {
+    call: ProviderToolCall,
+    arguments: Map<String, Value>,
+}
+
+/// State of one run.
+struct Run<'a, E: ?Sized> {
+    client: &'a OpenRouterClient,
+    executor: &'a E,
+    cancel: CancellationToken,
+    session_id: String,
+    prefix: Vec<ChatMessage>,
+    messages: Vec<ChatMessage>,
+    tool_names: Vec<String>,
+    events: EventRecorder,
+    guard: FailureGuard,
+    turns: u32,
+    completed_calls: usize,
+}
+
+impl OpenRouterClient {
+    /// Runs the bounded tool loop for one prompt.
+    ///
+    /// Lists the executor's tools once, sends them through `tool-protocol`'s OpenAI export,
+    /// and repeats *request -> check -> execute calls -> tool messages* until the model
+    /// answers without tool calls, for at most [`MAX_TOOL_TURNS`] turns and
+    /// [`MAX_TOOL_CALLS`] calls. Every failure is an [`OpenRouterError`] inside
+    /// [`RunFailure`], together with the messages and transcript so far.
+    pub async fn run<E: ToolExecutor + ?Sized>(
+        &self,
+        executor: &E,
+        request: RunRequest,
+        options: RunOptions,
+    ) -> Result<RunCompletion, RunFailure> {
+        let mut run = Run::new(self, executor, request, options);
+        let outcome = run.drive().await;
+        run.finish(outcome)
+    }
+}
+
+impl<'a, E: ToolExecutor + ?Sized> Run<'a, E> {
+    fn new(
+        client: &'a OpenRouterClient,
+        executor: &'a E,
+        request: RunRequest,
+        options: RunOptions,
+    ) -> Self {
+        let session_id = request
+            .session_id
+            .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        let mut prefix: Vec<ChatMessage> = request
+            .system
+            .map(ChatMessage::system)
+            .into_iter()
+            .collect();
+        prefix.extend(request.history);
+        prefix.push(ChatMessage::user(request.prompt));
+        Self {
+            client,
+            executor,
+            cancel: options.cancel,
+            session_id,
+            prefix,
+            messages: Vec::new(),
+            tool_names: Vec::new(),
+            events: EventRecorder::new(options.on_event),
+            guard: FailureGuard::default(),
+            turns: 0,
+            completed_calls: 0,
+        }
+    }
+
+    async fn drive(&mut self) -> Result<String, OpenRouterError> {
+        self.events.emit(RunEvent::RunStarted {
+            session_id: self.session_id.clone(),
+            model: self.client.config().model.clone(),
+        });
+        self.client.check_ready()?;
+        let definitions = abortable(&self.cancel, self.executor.list_tools()).await?;
+        let toolset = ProviderToolset::new(&definitions);
+        self.events.emit(RunEvent::ToolsListed {
+            count: toolset.tools().len(),
+        });
+        while self.turns < MAX_TOOL_TURNS {
+            self.turns += 1;
+            let reply = self.request_turn(&toolset).await?;
+            if reply.tool_calls.is_empty() {
+                return Ok(self.final_answer(reply));
+            }
+            check_call_budget(self.completed_calls, reply.tool_calls.len())?;
+            let calls = parse_calls(&reply.tool_calls)?;
+            self.messages.push(assistant_message(&reply));
+            self.execute_calls(&toolset, calls).await?;
+        }
+        Err(OpenRouterError::new(
+            OPENROUTER_TOOL_LOOP_LIMIT,
+            format!("Tool loop reached the {MAX_TOOL_TURNS}-turn limit."),
+        ))
+    }
+
+    async fn request_turn(
+        &mut self,
+        toolset: &ProviderToolset,
+    ) -> Result<AssistantReply, OpenRouterError> {
+        let conversation: Vec<ChatMessage> =
+            self.prefix.iter().chain(&self.messages).cloned().collect();
+        let body = chat_request_body(self.client.config(), &conversation, toolset.tools());
+        let reply = self
+            .client
+            .complete_turn(&body, self.turns, &self.cancel, &mut self.events)
+            .await?;
+        let reply = reply.ok_or_else(|| {
+            OpenRouterError::new(
+                OPENROUTER_NO_ASSISTANT_MESSAGE,
+                "Provider response did not include an assistant message.",
+            )
+        })?;
+        self.events.emit(RunEvent::ResponseReceived {
+            turn: self.turns,
+            tool_calls: reply.tool_calls.len(),
+        });
+        Ok(reply)
+    }
+
+    fn final_answer(&mut self, reply: AssistantReply) -> String {
+        let text = reply
+            .content
+            .as_deref()
+            .map(str::trim)
+            .unwrap_or_default()
+            .to_owned();
+        self.messages.push(ChatMessage::Assistant {
+            content: reply.content,
+            tool_calls: Vec::new(),
+        });
+        self.events.emit(RunEvent::RunCompleted {
+            turns: self.turns,
+            tool_calls: self.completed_calls,
+        });
+        if text.is_empty() {
+            format!(
+                "OpenRouter completed {} tool call(s).",
+                self.completed_calls
+            )
+        } else {
+            text
+        }
+    }
+
+    /// Executes the calls of one response in order. When the run stops part-way, every
+    /// remaining call still gets a tool message so the messages stay a valid continuation.
+    async fn execute_calls(
+        &mut self,
+        toolset: &ProviderToolset,
+        calls: Vec<ParsedCall>,
+    ) -> Result<(), OpenRouterError> {
+        let mut pending = calls.into_iter();
+        while let Some(parsed) = pending.next() {
+            if self.cancel.is_cancelled() {
+                self.skip_calls(
+                    std::iter::once(parsed).chain(pending),
+                    &OpenRouterError::cancelled(),
+                );
+                return Err(OpenRouterError::cancelled());
+            }
+            self.completed_calls += 1;
+            if let Err(error) = self.execute_call(toolset, parsed).await {
+                self.skip_calls(pending, &error);
+                return Err(error);
+            }
+        }
+        Ok(())
+    }
+
+    /// Answers calls the run will not execute with the run's error code.
+    fn skip_calls(&mut self, calls: impl Iterator<Item = ParsedCall>, error: &OpenRouterError) {
+        for skipped in calls {
+            let skipped_error = ToolCallError::new(error.code, TOOL_CALL_SKIPPED_MESSAGE)
+                .with_retryable(error.retryable);
+            self.messages.push(ChatMessage::tool(
+                skipped.call.id,
+                error_message(skipped_error).content,
+            ));
+        }
+    }
+
+    async fn execute_call(
+        &mut self,
+        toolset: &ProviderToolset,
+        parsed: ParsedCall,
+    ) -> Result<(), OpenRouterError> {
+        let ParsedCall { call, arguments } = parsed;
+        let canonical = toolset.canonical_name(&call.name).map(str::to_owned);
+        let name = canonical.clone().unwrap_or_else(|| call.name.clone());
+        self.events.emit(RunEvent::ToolCallStarted {
+            turn: self.turns,
+            tool_call_id: call.id.clone(),
+            name: name.clone(),
+            provider_name: call.name.clone(),
+        });
+        let started = Instant::now();
+        let outcome = match &canonical {
+            Some(canonical) => {
+                self.call_executor(&call.id, canonical, arguments.clone())
+                    .await
+            }
+            None => Some(ToolCallResult::failure(ToolCallError::new(
+                TOOL_NOT_FOUND,
+                format!("Tool \"{}\" not found in registry", call.name),
+            ))),
+        };
+        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let Some(result) = outcome else {
+            let cancelled = ToolCallError::new(TOOL_CANCELLED, TOOL_CALL_CANCELLED_MESSAGE)
+                .with_retryable(true);
+            self.messages.push(ChatMessage::tool(
+                call.id.clone(),
+                error_message(cancelled).content,
+            ));
+            self.finished(
+                &call.id,
+                &name,
+                ToolCallStatus::Cancelled,
+                None,
+                duration_ms,
+            );
+            return Err(OpenRouterError::cancelled());
+        };
+        if canonical.is_some() {
+            self.tool_names.push(name.clone());
+        }
+        let message = tool_message(&result);
+        self.messages
+            .push(ChatMessage::tool(call.id.clone(), message.content.clone()));
+        self.record_outcome(&call.id, &name, &arguments, message, duration_ms)
+    }
+
+    /// Runs the executor unless the run is cancelled first (`None`).
+    async fn call_executor(
+        &self,
+        id: &str,
+        name: &str,
+        arguments: Map<String, Value>,
+    ) -> Option<ToolCallResult> {
+        let call = ModelToolCall {
+            id: Some(id.into()),
+            name: name.to_owned(),
+            arguments: Some(arguments),
+        };
+        let context = ToolCallContext::new(ToolCallSource::Model, ToolCallMode::Agent)
+            .with_session(self.session_id.clone());
+        abortable(
+            &self.cancel,
+            self.executor
+                .call_tool(call, context, self.cancel.child_token()),
+        )
+        .await
+        .ok()
+    }
+
+    fn record_outcome(
+        &mut self,
+        id: &str,
+        name: &str,
+        arguments: &Map<String, Value>,
+        message: ToolMessage,
+        duration_ms: u64,
+    ) -> Result<(), OpenRouterError> {
+        let Some(error) = message.error else {
+            self.finished(id, name, ToolCallStatus::Completed, None, duration_ms);
+            return Ok(());
+        };
+        self.finished(id, name, ToolCallStatus::Failed, Some(&error), duration_ms);
+        if self.guard.record(name, arguments, &error.code) >= MAX_IDENTICAL_TOOL_FAILURES {
+            return Err(OpenRouterError::new(
+                OPENROUTER_REPEATED_TOOL_FAILURE,
+                format!(
+                    "Tool \"{name}\" failed {MAX_IDENTICAL_TOOL_FAILURES} times with the same arguments and error code {}; the run stopped.",
+                    error.code
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn finished(
+        &mut self,
+        id: &str,
+        name: &str,
+        status: ToolCallStatus,
+        error: Option<&ToolCallError>,
+        duration_ms: u64,
+    ) {
+        self.events.emit(RunEvent::ToolCallFinished {
+            turn: self.turns,
+            tool_call_id: id.to_owned(),
+            name: name.to_owned(),
+            status,
+            code: error.map(|error| error.code.clone()),
+            retryable: error.and_then(|error| error.retryable),
+            duration_ms,
+        });
+    }
+
+    fn finish(
+        mut self,
+        outcome: Result<String, OpenRouterError>,
+    ) -> Result<RunCompletion, RunFailure> {
+        if let Err(error) = &outcome {
+            self.events.emit(RunEvent::RunFailed {
+                code: error.code,
+                message: error.message.clone(),
+                retryable: error.retryable,
+            });
+        }
+        let trace = RunTrace {
+            session_id: self.session_id,
+            messages: self.messages,
+            tool_names: self.tool_names,
+            transcript: self.events.into_transcript(),
+            turns: self.turns,
+        };
+        match outcome {
+            Ok(text) => Ok(RunCompletion { text, trace }),
+            Err(error) => Err(RunFailure {
+                error,
+                trace: Box::new(trace),
+            }),
+        }
+    }
+}
+
+/// Rejects a response whose calls would take the run past [`MAX_TOOL_CALLS`].
+fn check_call_budget(completed: usize, requested: usize) -> Result<(), OpenRouterError> {
+    if completed + requested > MAX_TOOL_CALLS {
+        return Err(OpenRouterError::new(
+            OPENROUTER_TOOL_CALL_LIMIT,
+            format!(
+                "Tool loop reached the {MAX_TOOL_CALLS}-call limit: the response asked for {requested} call(s) after {completed} completed; none of them ran."
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Parses every call's arguments before any call runs; malformed or non-object JSON rejects
+/// the whole response (never coerced to `{}`).
+fn parse_calls(calls: &[ProviderToolCall]) -> Result<Vec<ParsedCall>, OpenRouterError> {
+    calls
+        .iter()
+        .map(|call| {
+            let invalid = |what: &str| {
+                OpenRouterError::new(
+                    OPENROUTER_INVALID_TOOL_CALL,
+                    format!(
+                        "Provider returned {what} arguments for tool \"{}\".",
+                        call.name
+                    ),
+                )
+            };
+            match serde_json::from_str::<Value>(&call.arguments) {
+                Ok(Value::Object(arguments)) => Ok(ParsedCall {
+                    call: call.clone(),
+                    arguments,
+                }),
+                Ok(_) => Err(invalid("non-object JSON")),
+                Err(_) => Err(invalid("invalid JSON")),
+            }
+        })
+        .collect()
+}
+
+/// The assistant message as the provider sent it (provider-facing names), for the next turn.
+fn assistant_message(reply: &AssistantReply) -> ChatMessage {
+    ChatMessage::Assistant {
+        content: reply.content.clone(),
+        tool_calls: reply
+            .tool_calls
+            .iter()
+            .map(|call| AssistantToolCall::function(&call.id, &call.name, &call.arguments))
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(arguments: &str) -> ProviderToolCall {
+        ProviderToolCall {
+            id: "c".into(),
+            name: "t".into(),
+            arguments: arguments.into(),
+        }
+    }
+
+    #[test]
+    fn the_call_budget_allows_exactly_twelve() {
+        assert!(check_call_budget(0, 12).is_ok());
+        assert!(check_call_budget(11, 1).is_ok());
+        let error = check_call_budget(0, 13).unwrap_err();
+        assert_eq!(
+            (error.code, error.retryable),
+            (OPENROUTER_TOOL_CALL_LIMIT, false)
+        );
+        assert_eq!(
+            check_call_budget(12, 1).unwrap_err().code,
+            OPENROUTER_TOOL_CALL_LIMIT
+        );
+    }
+
+    #[test]
+    fn arguments_must_be_json_objects() {
+        assert_eq!(
+            parse_calls(&[call(r#"{"a":1}"#)]).unwrap()[0].arguments["a"],
+            1
+        );
+        for (arguments, what) in [
+            ("[]", "non-object JSON"),
+            ("null", "non-object JSON"),
+            ("3", "non-object JSON"),
+            ("", "invalid JSON"),
+            ("{", "invalid JSON"),
+        ] {
+            let error = parse_calls(&[call(r#"{}"#), call(arguments)])
+                .err()
+                .unwrap();
+            assert_eq!(
+                (error.code, error.retryable),
+                (OPENROUTER_INVALID_TOOL_CALL, true),
+                "{arguments}"
+            );
+            assert_eq!(
+                error.message,
+                format!("Provider returned {what} arguments for tool \"t\".")
+            );
+        }
+    }
+}
