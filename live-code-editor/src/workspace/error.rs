@@ -334,6 +334,18 @@ impl WorkspaceError {
         )
     }
 
+    /// A folder write or delete failed for another reason (disk full, I/O error): the
+    /// folder may differ from the workspace for `path` until it is reloaded.
+    pub fn folder_io_failed(operation: &str, path: &str, cause: &str) -> Self {
+        Self::new(
+            WorkspaceErrorCode::WorkspaceSideEffectUnknown,
+            format!(
+                "The folder {operation} of {path} failed; reload the folder to check its state."
+            ),
+            json!({ "operation": operation, "path": path, "cause": bounded_text(cause) }),
+        )
+    }
+
     /// The preview reported an error for `revision`.
     pub fn preview_runtime_error(revision: u64) -> Self {
         Self::new(

@@ -378,6 +378,13 @@ impl Workspace {
         Ok(next)
     }
 
+    /// The same state at `revision` (hydration); a revision lower than the current one is ignored,
+    /// so revisions never go back.
+    pub fn with_revision(mut self, revision: u64) -> Workspace {
+        self.revision = self.revision.max(revision);
+        self
+    }
+
     /// Marks one path saved with the content that was written (`Some`) or deleted (`None`).
     /// Keeps the revision: the checkpoint follows the folder, and an edit made while the write
     /// was in flight stays dirty because the current content differs from what was written.
