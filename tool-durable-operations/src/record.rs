@@ -176,6 +176,10 @@ impl OperationRecord {
     }
 }
 
+/// Why U+0000 is refused everywhere: PostgreSQL `text` and `jsonb` cannot store it, and every
+/// backend must accept exactly the same records.
+const NUL_MESSAGE: &str = "must not contain U+0000 (not storable by every backend)";
+
 /// Validates a key, fingerprint or id: non-blank and at most `max_bytes` UTF-8 bytes.
 pub(crate) fn validate_text(
     field: &'static str,
@@ -187,6 +191,9 @@ pub(crate) fn validate_text(
             field,
             "must be a non-empty string",
         ));
+    }
+    if value.contains('\0') {
+        return Err(DurableOperationError::invalid(field, NUL_MESSAGE));
     }
     if value.len() > max_bytes {
         return Err(DurableOperationError::invalid(
@@ -227,6 +234,9 @@ pub(crate) fn validate_reason(reason: &str) -> Result<(), DurableOperationError>
     if reason.trim().is_empty() {
         return Err(DurableOperationError::ReasonRequired);
     }
+    if reason.contains('\0') {
+        return Err(DurableOperationError::invalid("reason", NUL_MESSAGE));
+    }
     if reason.len() > MAX_REASON_BYTES {
         return Err(DurableOperationError::PayloadTooLarge {
             field: "reason",
@@ -240,6 +250,9 @@ pub(crate) fn validate_reason(reason: &str) -> Result<(), DurableOperationError>
 /// Validates that a result serializes to at most [`MAX_STORED_RESULT_BYTES`].
 pub(crate) fn validate_result(result: Option<&Value>) -> Result<(), DurableOperationError> {
     let Some(value) = result else { return Ok(()) };
+    if contains_nul(value) {
+        return Err(DurableOperationError::invalid("result", NUL_MESSAGE));
+    }
     let actual = serialized_len(value);
     if actual > MAX_STORED_RESULT_BYTES {
         return Err(DurableOperationError::PayloadTooLarge {
@@ -249,6 +262,16 @@ pub(crate) fn validate_result(result: Option<&Value>) -> Result<(), DurableOpera
         });
     }
     Ok(())
+}
+
+/// Whether any string or object key in `value` contains U+0000.
+fn contains_nul(value: &Value) -> bool {
+    match value {
+        Value::String(s) => s.contains('\0'),
+        Value::Array(items) => items.iter().any(contains_nul),
+        Value::Object(map) => map.iter().any(|(k, v)| k.contains('\0') || contains_nul(v)),
+        Value::Null | Value::Bool(_) | Value::Number(_) => false,
+    }
 }
 
 /// Compact-JSON byte length without allocating the string.
@@ -332,6 +355,11 @@ mod tests {
         assert!(validate_key(&"k".repeat(MAX_OPERATION_KEY_BYTES)).is_ok());
         assert!(validate_key(&"k".repeat(MAX_OPERATION_KEY_BYTES + 1)).is_err());
         assert!(validate_key(" ").is_err());
+        assert!(validate_key("a\0").is_err());
+        assert!(validate_reason("a\0").is_err());
+        assert!(validate_result(Some(&json!({"k": ["ok", "a\u{0}"]}))).is_err());
+        assert!(validate_result(Some(&json!({"k\u{0}": 1}))).is_err());
+        assert!(validate_result(Some(&json!({"k": ["ok", "\\u0000"]}))).is_ok());
         assert!(validate_incarnation(&"é".repeat(MAX_INCARNATION_CHARS)).is_ok());
         assert!(validate_incarnation(&"é".repeat(MAX_INCARNATION_CHARS + 1)).is_err());
         assert!(validate_incarnation("a\0b").is_err());

@@ -6,6 +6,8 @@ use crate::error::DurableOperationError;
 use crate::record::{Fence, OperationRecord};
 
 pub mod memory;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 #[cfg(feature = "redis")]
 pub mod redis;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]

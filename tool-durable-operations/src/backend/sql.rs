@@ -1,7 +1,7 @@
 //! What the SQLite and PostgreSQL backends share: table-name validation and the row mapping.
 
 use crate::error::DurableOperationError;
-use crate::record::{OperationRecord, OperationState};
+use crate::record::{Fence, OperationRecord, OperationState};
 
 /// Validates `ident` or `schema.ident` (`^[A-Za-z_][A-Za-z0-9_]*$` parts) and returns it
 /// double-quoted, ready to splice into SQL.
@@ -135,6 +135,12 @@ impl RecordRow {
         record.check_invariants()?;
         Ok(record)
     }
+}
+
+/// A fence revision as a SQL integer; revisions beyond `i64` can never match a stored row.
+pub(crate) fn fence_revision(fence: &Fence) -> Result<i64, DurableOperationError> {
+    i64::try_from(fence.revision)
+        .map_err(|_| DurableOperationError::invalid("fence", "revision exceeds i64"))
 }
 
 /// Binds every [`RecordRow`] field, in [`COLUMNS`] order, to a sqlx query.

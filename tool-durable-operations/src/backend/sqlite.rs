@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 use sqlx::{AssertSqlSafe, SqlSafeStr, SqlStr};
 
-use super::sql::{COLUMNS, RecordRow, bind_row, index_name, quote_table_name};
+use super::sql::{COLUMNS, RecordRow, bind_row, fence_revision, index_name, quote_table_name};
 use super::{
     DurableOperationBackend, RecordPage, check_cas_arguments, check_page_limit, page_from_rows,
 };
@@ -219,10 +219,4 @@ impl DurableOperationBackend for SqliteBackend {
             .map_err(|e| DurableOperationError::backend(NAME, e))?;
         Ok(page_from_rows(rows_to_records(rows)?, limit))
     }
-}
-
-/// A fence revision as SQL `INTEGER`; revisions beyond `i64` can never match a stored row.
-pub(crate) fn fence_revision(fence: &Fence) -> Result<i64, DurableOperationError> {
-    i64::try_from(fence.revision)
-        .map_err(|_| DurableOperationError::invalid("fence", "revision exceeds i64"))
 }

@@ -288,7 +288,17 @@ pub async fn explicit_null_result_is_kept_apart_from_absent(factory: &dyn Backen
     store.fail("absent", "a", "no", None, &fence).await.unwrap();
     assert_eq!(store.get("absent").await.unwrap().unwrap().result, None);
     let fence = owned(&store, "nested", "a").await;
-    let value = json!({"a": null, "list": [null, 1.5, "é\u{0}"], "big": 9007199254740993u64});
+    let with_nul = json!({"text": "a\u{0}b"});
+    let err = store
+        .complete("nested", "a", with_nul, &fence)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.code(),
+        "DURABLE_OPERATION_INVALID_INPUT",
+        "U+0000 is refused by every backend"
+    );
+    let value = json!({"a": null, "list": [null, 1.5, "é\\u0000"], "big": 9007199254740993u64});
     store
         .complete("nested", "a", value.clone(), &fence)
         .await

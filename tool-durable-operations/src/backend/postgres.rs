@@ -1,0 +1,204 @@
+//! PostgreSQL backend (feature `postgres`).
+//!
+//! Every compare-and-set is one parameterized statement under the default READ COMMITTED
+//! isolation: `INSERT … ON CONFLICT DO NOTHING` to create, `UPDATE … WHERE incarnation = … AND
+//! revision = …` to transition and `DELETE` with the same fence to prune. The schema is an
+//! explicit, application-owned migration ([`POSTGRES_DURABLE_OPERATION_SCHEMA_SQL`],
+//! [`postgres_migrator`] or [`postgres_schema_sql`] for another table); this backend never
+//! creates or alters tables on its own.
+
+use async_trait::async_trait;
+use sqlx::postgres::PgPool;
+use sqlx::{AssertSqlSafe, SqlSafeStr, SqlStr};
+
+use super::sql::{COLUMNS, RecordRow, bind_row, fence_revision, index_name, quote_table_name};
+use super::{
+    DurableOperationBackend, RecordPage, check_cas_arguments, check_page_limit, page_from_rows,
+};
+use crate::error::DurableOperationError;
+use crate::record::{Fence, OperationRecord};
+
+/// Default table name.
+pub const POSTGRES_DEFAULT_TABLE: &str = "context_action_durable_operations";
+
+/// The migration for [`POSTGRES_DEFAULT_TABLE`] (also shipped as a sqlx migration file).
+///
+/// `operation_key` uses the `"C"` collation so keyset pages follow byte order, the order every
+/// other backend uses.
+pub const POSTGRES_DURABLE_OPERATION_SCHEMA_SQL: &str =
+    include_str!("../../migrations/postgres/20261130000000_context_action_durable_operations.sql");
+
+/// The sqlx migrator of the default table. Run it yourself (`postgres_migrator().run(&pool)`);
+/// it records itself in `_sqlx_migrations` of the connection's `search_path` schema.
+pub fn postgres_migrator() -> sqlx::migrate::Migrator {
+    sqlx::migrate!("./migrations/postgres")
+}
+
+/// The migration for `table` (`ident` or `schema.ident`, validated before any SQL is built).
+pub fn postgres_schema_sql(table: &str) -> Result<String, DurableOperationError> {
+    let t = quote_table_name(table)?;
+    let index = index_name(table);
+    Ok(format!(
+        "CREATE TABLE IF NOT EXISTS {t} (\n  operation_key text COLLATE \"C\" PRIMARY KEY,\n  fingerprint text NOT NULL,\n  owner_id text NOT NULL,\n  incarnation text NOT NULL,\n  revision integer NOT NULL,\n  state text NOT NULL CHECK (state IN ('pending','completed','failed','unknown')),\n  result jsonb,\n  result_present boolean NOT NULL DEFAULT false,\n  reason text,\n  created_at bigint NOT NULL,\n  updated_at bigint NOT NULL,\n  lease_expires_at bigint,\n  reconciled_by text,\n  reconciled_at bigint\n);\nCREATE INDEX IF NOT EXISTS {index} ON {t} (updated_at);\n"
+    ))
+}
+
+const NAME: &str = "postgres";
+
+/// Columns as read back: integer revision widened, jsonb as text (decoded by serde_json).
+const SELECT_COLUMNS: &str = "operation_key, fingerprint, owner_id, incarnation, revision::bigint AS revision, \
+     state, result::text AS result, result_present, reason, created_at, updated_at, lease_expires_at, \
+     reconciled_by, reconciled_at";
+
+#[derive(Debug, Clone)]
+struct Statements {
+    schema: String,
+    read: SqlStr,
+    insert: SqlStr,
+    update: SqlStr,
+    delete: SqlStr,
+    first_page: SqlStr,
+    next_page: SqlStr,
+}
+
+impl Statements {
+    fn for_table(table: &str) -> Result<Self, DurableOperationError> {
+        let t = quote_table_name(table)?;
+        let sql = |text: String| AssertSqlSafe(text).into_sql_str();
+        Ok(Self {
+            schema: postgres_schema_sql(table)?,
+            read: sql(format!(
+                "SELECT {SELECT_COLUMNS} FROM {t} WHERE operation_key = $1"
+            )),
+            insert: sql(format!(
+                "INSERT INTO {t} ({COLUMNS}) VALUES ($1, $2, $3, $4, $5::integer, $6, $7::jsonb, $8, $9, $10, $11, \
+                 $12, $13, $14) ON CONFLICT (operation_key) DO NOTHING"
+            )),
+            update: sql(format!(
+                "UPDATE {t} SET fingerprint = $2, owner_id = $3, incarnation = $4, revision = $5::integer, \
+                 state = $6, result = $7::jsonb, result_present = $8, reason = $9, created_at = $10, \
+                 updated_at = $11, lease_expires_at = $12, reconciled_by = $13, reconciled_at = $14 \
+                 WHERE operation_key = $1 AND incarnation = $15 AND revision = $16"
+            )),
+            delete: sql(format!(
+                "DELETE FROM {t} WHERE operation_key = $1 AND incarnation = $2 AND revision = $3"
+            )),
+            first_page: sql(format!(
+                "SELECT {SELECT_COLUMNS} FROM {t} ORDER BY operation_key COLLATE \"C\" ASC LIMIT $1"
+            )),
+            next_page: sql(format!(
+                "SELECT {SELECT_COLUMNS} FROM {t} WHERE operation_key COLLATE \"C\" > $1 \
+                 ORDER BY operation_key COLLATE \"C\" ASC LIMIT $2"
+            )),
+        })
+    }
+}
+
+/// Operation records in one PostgreSQL table.
+#[derive(Debug, Clone)]
+pub struct PostgresBackend {
+    pool: PgPool,
+    statements: Statements,
+}
+
+impl PostgresBackend {
+    /// Wraps a pool and a table (`ident` or `schema.ident`, validated). Does not touch the schema.
+    pub fn new(pool: PgPool, table: &str) -> Result<Self, DurableOperationError> {
+        Ok(Self {
+            pool,
+            statements: Statements::for_table(table)?,
+        })
+    }
+
+    /// The migration of this backend's table.
+    pub fn schema_sql(&self) -> &str {
+        &self.statements.schema
+    }
+
+    /// Applies [`schema_sql`](Self::schema_sql) when the application decides to (idempotent).
+    pub async fn apply_schema(&self) -> Result<(), DurableOperationError> {
+        sqlx::raw_sql(AssertSqlSafe(self.statements.schema.clone()))
+            .execute(&self.pool)
+            .await
+            .map_err(|e| DurableOperationError::backend(NAME, e))?;
+        Ok(())
+    }
+
+    /// The pool.
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+}
+
+#[async_trait]
+impl DurableOperationBackend for PostgresBackend {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    async fn read(&self, key: &str) -> Result<Option<OperationRecord>, DurableOperationError> {
+        let row: Option<RecordRow> = sqlx::query_as(self.statements.read.clone())
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(|e| DurableOperationError::backend(NAME, e))?;
+        row.map(RecordRow::into_record).transpose()
+    }
+
+    async fn compare_and_set(
+        &self,
+        key: &str,
+        expected: Option<&Fence>,
+        next: Option<&OperationRecord>,
+    ) -> Result<bool, DurableOperationError> {
+        check_cas_arguments(key, next)?;
+        let query = match (expected, next) {
+            (None, None) => return Ok(false),
+            (None, Some(next)) => {
+                bind_row!(
+                    sqlx::query(self.statements.insert.clone()),
+                    RecordRow::from_record(next)?
+                )
+            }
+            (Some(fence), Some(next)) => bind_row!(
+                sqlx::query(self.statements.update.clone()),
+                RecordRow::from_record(next)?
+            )
+            .bind(fence.incarnation.clone())
+            .bind(fence_revision(fence)?),
+            (Some(fence), None) => sqlx::query(self.statements.delete.clone())
+                .bind(key.to_owned())
+                .bind(fence.incarnation.clone())
+                .bind(fence_revision(fence)?),
+        };
+        let done = query
+            .execute(&self.pool)
+            .await
+            .map_err(|e| DurableOperationError::backend(NAME, e))?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn list_page(
+        &self,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<RecordPage, DurableOperationError> {
+        check_page_limit(limit)?;
+        let fetch = i64::try_from(limit + 1).unwrap_or(i64::MAX);
+        let query = match cursor {
+            None => sqlx::query_as(self.statements.first_page.clone()).bind(fetch),
+            Some(cursor) => sqlx::query_as(self.statements.next_page.clone())
+                .bind(cursor.to_owned())
+                .bind(fetch),
+        };
+        let rows: Vec<RecordRow> = query
+            .fetch_all(&self.pool)
+            .await
+            .map_err(|e| DurableOperationError::backend(NAME, e))?;
+        let records = rows
+            .into_iter()
+            .map(RecordRow::into_record)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(page_from_rows(records, limit))
+    }
+}

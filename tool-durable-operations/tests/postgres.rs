@@ -1,0 +1,147 @@
+//! Conformance of the PostgreSQL backend against a real server (DATABASE_URL, default local).
+//! Each test applies the migration explicitly to its own schema and drops it afterwards.
+#![cfg(feature = "postgres")]
+
+mod support;
+
+use std::str::FromStr;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use support::conformance::BackendFactory;
+use tool_durable_operations::DurableOperationBackend;
+use tool_durable_operations::backend::postgres::{
+    POSTGRES_DEFAULT_TABLE, POSTGRES_DURABLE_OPERATION_SCHEMA_SQL, PostgresBackend,
+    postgres_migrator, postgres_schema_sql,
+};
+
+async fn pool(connections: u32) -> PgPool {
+    PgPoolOptions::new()
+        .max_connections(connections)
+        .connect(&support::database_url())
+        .await
+        .unwrap()
+}
+
+/// Creates unique schemas and drops them (with CASCADE) when dropped.
+#[derive(Default)]
+struct Schemas(Mutex<Vec<String>>);
+
+impl Schemas {
+    async fn fresh(&self) -> String {
+        let schema = format!("durable_test_{}", support::unique_suffix());
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE SCHEMA \"{schema}\"")))
+            .execute(&pool(1).await)
+            .await
+            .unwrap();
+        self.0.lock().unwrap().push(schema.clone());
+        schema
+    }
+}
+
+impl Drop for Schemas {
+    fn drop(&mut self) {
+        let schemas = std::mem::take(&mut *self.0.lock().unwrap());
+        // Drop runs inside the test's runtime; clean up on a thread with its own runtime.
+        let _ = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async {
+                let pool = pool(1).await;
+                for schema in schemas {
+                    let sql = format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE");
+                    let _ = sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(&pool).await;
+                }
+            });
+        })
+        .join();
+    }
+}
+
+#[derive(Default)]
+struct Postgres(Schemas);
+
+#[async_trait]
+impl BackendFactory for Postgres {
+    async fn open(&self, connections: usize) -> Vec<Arc<dyn DurableOperationBackend>> {
+        let table = format!("{}.operations", self.0.fresh().await);
+        let mut backends: Vec<Arc<dyn DurableOperationBackend>> = Vec::new();
+        for index in 0..connections {
+            let backend = PostgresBackend::new(pool(2).await, &table).unwrap();
+            if index == 0 {
+                backend.apply_schema().await.unwrap();
+            }
+            backends.push(Arc::new(backend));
+        }
+        backends
+    }
+}
+
+conformance_suite!(Postgres::default());
+
+#[test]
+fn exported_migration_matches_the_generated_schema() {
+    assert_eq!(
+        postgres_schema_sql(POSTGRES_DEFAULT_TABLE).unwrap(),
+        POSTGRES_DURABLE_OPERATION_SCHEMA_SQL
+    );
+    let custom = postgres_schema_sql("tenant_1.ops").unwrap();
+    assert!(custom.starts_with("CREATE TABLE IF NOT EXISTS \"tenant_1\".\"ops\" ("));
+    assert!(custom.contains(
+        "CREATE INDEX IF NOT EXISTS \"tenant_1_ops_updated_at_idx\" ON \"tenant_1\".\"ops\""
+    ));
+    for bad in ["ops; DROP TABLE x", "a.b.c", "\"ops\"", ""] {
+        assert_eq!(
+            postgres_schema_sql(bad).unwrap_err().code(),
+            "DURABLE_OPERATION_INVALID_INPUT"
+        );
+    }
+}
+
+#[tokio::test]
+async fn schema_is_never_applied_implicitly_and_the_sqlx_migration_runs_explicitly() {
+    let schemas = Schemas::default();
+    let schema = schemas.fresh().await;
+    let options = PgConnectOptions::from_str(&support::database_url())
+        .unwrap()
+        .options([("search_path", schema.as_str())]);
+    let scoped = PgPoolOptions::new()
+        .max_connections(1)
+        .connect_with(options)
+        .await
+        .unwrap();
+    let backend = PostgresBackend::new(scoped.clone(), POSTGRES_DEFAULT_TABLE).unwrap();
+    let err = backend.read("k").await.unwrap_err();
+    assert_eq!(
+        err.code(),
+        "DURABLE_OPERATION_BACKEND_FAILED",
+        "missing table must not look like a missing record"
+    );
+    postgres_migrator().run(&scoped).await.unwrap();
+    assert_eq!(backend.read("k").await.unwrap(), None);
+    let store = tool_durable_operations::DurableOperationStore::new(Arc::new(backend));
+    let request = tool_durable_operations::ClaimRequest {
+        key: "k",
+        fingerprint: "f",
+        owner_id: "o",
+        lease: None,
+    };
+    let claim = store.claim(request).await.unwrap();
+    store
+        .complete("k", "o", serde_json::Value::Null, &claim.fence)
+        .await
+        .unwrap();
+    let (present, is_null): (bool, bool) = sqlx::query_as(
+        "SELECT result_present, result = 'null'::jsonb FROM context_action_durable_operations",
+    )
+    .fetch_one(&scoped)
+    .await
+    .unwrap();
+    assert!(
+        present && is_null,
+        "explicit null is stored as jsonb null with result_present"
+    );
+}
