@@ -23,6 +23,7 @@ pub mod context;
 pub mod definition;
 pub mod error;
 pub mod event;
+pub mod export;
 pub mod idempotency;
 pub mod request;
 pub mod result;
