@@ -1,11 +1,15 @@
 //! [`ToolApprovalSnapshot`]: what a person sees when a call waits for approval. It never holds
 //! raw argument values, only argument names and a bounded preview of explicitly safe ones.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
 use crate::context::{ToolCallMode, ToolCallSource};
 use crate::request::{TOOLS_CALL_METHOD, ToolCallId};
+use crate::validate::{
+    Issues, ValidationIssue, as_object, non_blank_string, optional_string, optional_tool_call_id,
+    pointer_child,
+};
 
 /// Description shown when a tool has none.
 pub const DEFAULT_APPROVAL_DESCRIPTION: &str = "No description provided.";
@@ -15,7 +19,7 @@ pub const SAFE_ARGUMENT_PREVIEW_CHARS: usize = 120;
 pub const SAFE_ARGUMENT_PREVIEW_SEPARATOR: &str = " · ";
 
 /// A pending approval as shown to a person.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolApprovalSnapshot {
     /// Queue-assigned id, unique per queue.
@@ -93,6 +97,121 @@ impl ToolApprovalSnapshot {
             created_at,
         }
     }
+}
+
+impl<'de> Deserialize<'de> for ToolApprovalSnapshot {
+    /// Accepts exactly what [`parse_tool_approval_snapshot`] accepts.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_validated(deserializer, parse_tool_approval_snapshot)
+    }
+}
+
+/// Validates an untrusted approval snapshot (CONTRACT 2.4 `isToolApprovalSnapshot`): non-blank
+/// `id` and `name`, `method: "tools/call"`, string `description`, `source` one of `model`, `mcp`,
+/// `iframe`, `local`, `argumentKeys` an array of non-blank strings, `createdAt` a non-negative
+/// integer (milliseconds; the reference allows any finite number, a typed snapshot needs an
+/// integer), and when present a valid `toolCallId`, string `sessionId`, `mode` of `agent` or
+/// `direct` and string `safeArgumentPreview`.
+pub fn parse_tool_approval_snapshot(
+    value: &Value,
+) -> Result<ToolApprovalSnapshot, Vec<ValidationIssue>> {
+    let mut issues = Issues::default();
+    let snapshot = approval_snapshot(value, &mut issues);
+    issues.finish(snapshot)
+}
+
+fn approval_snapshot(value: &Value, issues: &mut Issues) -> Option<ToolApprovalSnapshot> {
+    let map = as_object(value, "", issues)?;
+    let id = non_blank_string(map, "id", "", issues);
+    let name = non_blank_string(map, "name", "", issues);
+    if map.get("method").and_then(Value::as_str) != Some(TOOLS_CALL_METHOD) {
+        issues.push("/method", format!("must be \"{TOOLS_CALL_METHOD}\""));
+    }
+    let description = match map.get("description") {
+        Some(Value::String(text)) => Some(text.clone()),
+        _ => {
+            issues.push("/description", "must be a string");
+            None
+        }
+    };
+    let source = enum_field(
+        map.get("source"),
+        "/source",
+        issues,
+        "must be one of model, mcp, iframe, local",
+    );
+    let mode = match map.get("mode") {
+        None => Ok(None),
+        present => enum_field(
+            present,
+            "/mode",
+            issues,
+            "must be agent or direct when present",
+        )
+        .map(Some)
+        .ok_or(()),
+    };
+    let tool_call_id = optional_tool_call_id(map, "toolCallId", "", issues);
+    let session_id = optional_string(map, "sessionId", "", issues);
+    let safe_argument_preview = optional_string(map, "safeArgumentPreview", "", issues);
+    let argument_keys = argument_keys(map.get("argumentKeys"), issues);
+    let created_at = match map.get("createdAt").and_then(crate::event::safe_integer) {
+        Some(created_at) => Some(created_at),
+        None => {
+            issues.push("/createdAt", "must be a non-negative integer");
+            None
+        }
+    };
+    Some(ToolApprovalSnapshot {
+        id: id?,
+        method: TOOLS_CALL_METHOD.to_owned(),
+        tool_call_id: tool_call_id.ok()?,
+        session_id: session_id.ok()?,
+        name: name?,
+        description: description?,
+        source: source?,
+        mode: mode.ok()?,
+        argument_keys: argument_keys?,
+        safe_argument_preview: safe_argument_preview.ok()?,
+        created_at: created_at?,
+    })
+}
+
+/// A unit enum (source or mode) from its wire name.
+fn enum_field<T: serde::de::DeserializeOwned>(
+    value: Option<&Value>,
+    pointer: &str,
+    issues: &mut Issues,
+    message: &str,
+) -> Option<T> {
+    let parsed = value
+        .filter(|value| value.is_string())
+        .and_then(|value| T::deserialize(value).ok());
+    if parsed.is_none() {
+        issues.push(pointer, message);
+    }
+    parsed
+}
+
+fn argument_keys(value: Option<&Value>, issues: &mut Issues) -> Option<Vec<String>> {
+    let Some(items) = value.and_then(Value::as_array) else {
+        issues.push("/argumentKeys", "must be an array of non-blank strings");
+        return None;
+    };
+    let mut keys = Vec::with_capacity(items.len());
+    for (index, item) in items.iter().enumerate() {
+        if issues.is_full() {
+            return None;
+        }
+        match item.as_str() {
+            Some(key) if !key.trim().is_empty() => keys.push(key.to_owned()),
+            _ => issues.push(
+                &pointer_child("/argumentKeys", &index.to_string()),
+                "must be a non-blank string",
+            ),
+        }
+    }
+    (keys.len() == items.len()).then_some(keys)
 }
 
 /// `"<name>: <value>"` for each safe scalar argument (value cut to 120 characters), joined by
@@ -187,5 +306,74 @@ mod tests {
             126
         );
         assert_eq!(safe_argument_preview(&Map::new(), &["path".into()]), None);
+    }
+
+    fn valid() -> Value {
+        json!({"id": "approval-0", "method": "tools/call", "name": "workspace.writeFile", "description": "Write", "source": "model", "argumentKeys": ["path"], "createdAt": 5})
+    }
+
+    fn pointers_with(key: &str, value: Value) -> Vec<String> {
+        let mut snapshot = valid();
+        snapshot[key] = value;
+        parse_tool_approval_snapshot(&snapshot)
+            .unwrap_err()
+            .into_iter()
+            .map(|issue| issue.pointer)
+            .collect()
+    }
+
+    #[test]
+    fn guard_accepts_built_snapshots_and_round_trips() {
+        let args = json!({"path": "a.html"});
+        let call = ApprovalCall {
+            tool_call_id: Some(3u64.into()),
+            session_id: Some("s".into()),
+            name: "workspace.writeFile",
+            mode: Some(ToolCallMode::Direct),
+            arguments: args.as_object(),
+            ..ApprovalCall::default()
+        };
+        let snapshot = ToolApprovalSnapshot::new("x-0".into(), call, &["path".into()], 9);
+        let wire = serde_json::to_value(&snapshot).unwrap();
+        assert_eq!(parse_tool_approval_snapshot(&wire).unwrap(), snapshot);
+        assert_eq!(
+            serde_json::from_value::<ToolApprovalSnapshot>(wire).unwrap(),
+            snapshot
+        );
+        assert!(parse_tool_approval_snapshot(&valid()).is_ok());
+    }
+
+    #[test]
+    fn guard_rejects_each_rule() {
+        assert_eq!(pointers_with("id", json!(" ")), ["/id"]);
+        assert_eq!(pointers_with("name", json!("")), ["/name"]);
+        assert_eq!(pointers_with("method", json!("tools/list")), ["/method"]);
+        assert_eq!(pointers_with("description", json!(null)), ["/description"]);
+        assert_eq!(pointers_with("source", json!("browser")), ["/source"]);
+        assert_eq!(pointers_with("source", json!(1)), ["/source"]);
+        assert_eq!(pointers_with("mode", json!("auto")), ["/mode"]);
+        assert_eq!(pointers_with("toolCallId", json!(null)), ["/toolCallId"]);
+        assert_eq!(pointers_with("sessionId", json!(1)), ["/sessionId"]);
+        assert_eq!(
+            pointers_with("safeArgumentPreview", json!([])),
+            ["/safeArgumentPreview"]
+        );
+        assert_eq!(
+            pointers_with("argumentKeys", json!("path")),
+            ["/argumentKeys"]
+        );
+        assert_eq!(
+            pointers_with("argumentKeys", json!(["ok", " ", 1])),
+            ["/argumentKeys/1", "/argumentKeys/2"]
+        );
+        assert_eq!(pointers_with("createdAt", json!(-1)), ["/createdAt"]);
+        assert_eq!(pointers_with("createdAt", json!("5")), ["/createdAt"]);
+        assert_eq!(
+            parse_tool_approval_snapshot(&json!(null)).unwrap_err()[0].pointer,
+            ""
+        );
+        let mut no_created = valid();
+        no_created.as_object_mut().unwrap().remove("createdAt");
+        assert!(parse_tool_approval_snapshot(&no_created).is_err());
     }
 }

@@ -31,7 +31,7 @@ pub mod result;
 mod serde_util;
 pub mod validate;
 
-pub use approval::ToolApprovalSnapshot;
+pub use approval::{ToolApprovalSnapshot, parse_tool_approval_snapshot};
 pub use codes::TOOL_CALL_ERROR_CODES;
 pub use content::{ToolContent, stringify_tool_content, stringify_tool_content_block};
 pub use context::{ToolCallContext, ToolCallMode, ToolCallSource};
