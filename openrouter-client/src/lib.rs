@@ -45,13 +45,18 @@ pub mod tool_message;
 mod toolset;
 mod wire;
 
+/// Re-exported so a [`ToolExecutor`] can be implemented without adding `async-trait`.
+pub use async_trait::async_trait;
 pub use client::OpenRouterClient;
 pub use config::{
     API_KEY_ENV, ApiKey, Attribution, DEFAULT_CHAT_COMPLETIONS_URL, DEFAULT_MAX_TOKENS,
     DEFAULT_MODEL, DEFAULT_MODELS_URL, DataPolicy, ENDPOINT_ENV, MAX_RESPONSE_BODY_BYTES,
     MODEL_ENV, OpenRouterConfig, REQUEST_TIMEOUT, TOOL_CHOICE,
 };
-pub use decode::{AssistantReply, ERROR_BODY_EXCERPT_CHARS, ProviderToolCall};
+pub use decode::{
+    AssistantReply, Decoded, ERROR_BODY_EXCERPT_CHARS, IN_BODY_ERROR_FALLBACK_STATUS,
+    ProviderToolCall, decode_response,
+};
 pub use error::{OpenRouterError, code_for_status, is_transient_status};
 pub use events::{EventCallback, RetryReason, RunEvent, ToolCallStatus};
 pub use executor::ToolExecutor;
@@ -63,6 +68,6 @@ pub use retry::{
 };
 pub use run::{
     MAX_TOOL_CALLS, MAX_TOOL_TURNS, RunCompletion, RunFailure, RunOptions, RunRequest, RunTrace,
-    TOOL_CALL_CANCELLED_MESSAGE, TOOL_CALL_SKIPPED_MESSAGE,
+    TOOL_CALL_CANCELLED_MESSAGE, TOOL_CALL_SKIPPED_MESSAGE, TOOL_PANICKED_MESSAGE,
 };
 pub use wire::{AssistantToolCall, ChatMessage, FunctionCall, FunctionKind, chat_request_body};

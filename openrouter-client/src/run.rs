@@ -3,14 +3,17 @@
 //! canonical result serialization and a repeated-failure guard.
 
 use std::fmt;
+use std::panic::AssertUnwindSafe;
 use std::time::Instant;
 
+use futures::FutureExt;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
-use tool_protocol::codes::{TOOL_CANCELLED, TOOL_NOT_FOUND};
+use tool_protocol::codes::{TOOL_CANCELLED, TOOL_EXECUTION_FAILED, TOOL_NOT_FOUND};
 use tool_protocol::{
     ModelToolCall, ToolCallContext, ToolCallError, ToolCallMode, ToolCallResult, ToolCallSource,
 };
+use tracing::Instrument;
 
 use crate::client::{OpenRouterClient, abortable};
 use crate::codes::{
@@ -32,6 +35,8 @@ pub const MAX_TOOL_TURNS: u32 = 5;
 pub const MAX_TOOL_CALLS: usize = 12;
 /// Message of a cancelled tool call sent back to the model.
 pub const TOOL_CALL_CANCELLED_MESSAGE: &str = "Tool call cancelled.";
+/// Message sent to the model when a tool executor panics (the run goes on).
+pub const TOOL_PANICKED_MESSAGE: &str = "Tool execution failed unexpectedly.";
 /// Message of a call the loop did not execute because the run stopped first.
 pub const TOOL_CALL_SKIPPED_MESSAGE: &str = "Tool call was not executed because the run stopped.";
 
@@ -189,7 +194,8 @@ impl OpenRouterClient {
         options: RunOptions,
     ) -> Result<RunCompletion, RunFailure> {
         let mut run = Run::new(self, executor, request, options);
-        let outcome = run.drive().await;
+        let span = tracing::info_span!("openrouter_run", session_id = %run.session_id, model = %self.config().model);
+        let outcome = run.drive().instrument(span).await;
         run.finish(outcome)
     }
 }
@@ -405,13 +411,20 @@ impl<'a, E: ToolExecutor + ?Sized> Run<'a, E> {
         };
         let context = ToolCallContext::new(ToolCallSource::Model, ToolCallMode::Agent)
             .with_session(self.session_id.clone());
-        abortable(
-            &self.cancel,
-            self.executor
-                .call_tool(call, context, self.cancel.child_token()),
-        )
-        .await
-        .ok()
+        let execution = AssertUnwindSafe(self.executor.call_tool(
+            call,
+            context,
+            self.cancel.child_token(),
+        ))
+        .catch_unwind();
+        let outcome = abortable(&self.cancel, execution).await.ok()?;
+        Some(outcome.unwrap_or_else(|_| {
+            tracing::error!(tool = name, "tool executor panicked");
+            ToolCallResult::failure(
+                ToolCallError::new(TOOL_EXECUTION_FAILED, TOOL_PANICKED_MESSAGE)
+                    .with_retryable(false),
+            )
+        }))
     }
 
     fn record_outcome(

@@ -1,49 +1,43 @@
 //! The provider's view of the tools, derived from the canonical listing through
-//! `tool-protocol` (never a second list), and the canonical result check.
+//! `tool-protocol`'s OpenAI export (never a second list), and the canonical result check.
 
-use serde_json::{Value, json};
+use tool_protocol::export::{
+    OpenAiExportOptions, OpenAiToolDefinition, OpenAiToolNames, to_openai_tool_definitions,
+};
+use tool_protocol::validate::parse_tool_call_result;
 use tool_protocol::{ToolCallResult, ToolDefinition};
 
 /// The tools array sent to the provider and the map from provider names back to canonical
-/// names.
+/// names, both built from the same complete listing.
 #[derive(Debug, Clone)]
 pub(crate) struct ProviderToolset {
-    tools: Vec<Value>,
-    names: Vec<String>,
+    tools: Vec<OpenAiToolDefinition>,
+    names: OpenAiToolNames,
 }
 
 impl ProviderToolset {
-    // GAP (pending tool-protocol `export`): replace with
-    // `to_openai_tool_definitions(definitions, &OpenAiExportOptions::default())` and
-    // `OpenAiToolNames::new(definitions)`.
     pub(crate) fn new(definitions: &[ToolDefinition]) -> Self {
-        let tools = definitions
-            .iter()
-            .map(|d| json!({"type": "function", "function": {"name": d.name, "description": d.description, "parameters": d.input_schema}}))
-            .collect();
+        let tools = to_openai_tool_definitions(definitions, &OpenAiExportOptions::default());
         Self {
             tools,
-            names: definitions.iter().map(|d| d.name.clone()).collect(),
+            names: OpenAiToolNames::new(definitions),
         }
     }
 
     /// The `tools` array of a chat request.
-    pub(crate) fn tools(&self) -> &[Value] {
+    pub(crate) fn tools(&self) -> &[OpenAiToolDefinition] {
         &self.tools
     }
 
-    /// The canonical name of a provider-facing name; `None` when no tool has it.
+    /// The canonical name of a provider-facing name; `None` when no listed tool has it.
     pub(crate) fn canonical_name(&self, provider_name: &str) -> Option<&str> {
-        self.names
-            .iter()
-            .find(|name| *name == provider_name)
-            .map(String::as_str)
+        self.names.canonical_name(provider_name)
     }
 }
 
-// GAP (pending tool-protocol `validate`): replace with `parse_tool_call_result`.
-/// The result re-read through the canonical result contract; `None` when it fails it.
+/// The result re-read through `tool-protocol`'s `isToolCallResult` validator; `None` when it
+/// fails the canonical result contract.
 pub(crate) fn validate_result(result: &ToolCallResult) -> Option<ToolCallResult> {
     let value = serde_json::to_value(result).ok()?;
-    serde_json::from_value(value).ok()
+    parse_tool_call_result(&value).ok()
 }

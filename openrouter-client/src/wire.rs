@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
+use tool_protocol::export::OpenAiToolDefinition;
 
 use crate::config::{OpenRouterConfig, TOOL_CHOICE};
 
@@ -120,13 +121,13 @@ pub struct FunctionCall {
 pub fn chat_request_body(
     config: &OpenRouterConfig,
     messages: &[ChatMessage],
-    tools: &[Value],
+    tools: &[OpenAiToolDefinition],
 ) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), Value::String(config.model.clone()));
     body.insert("messages".into(), json!(messages));
     if !tools.is_empty() {
-        body.insert("tools".into(), Value::Array(tools.to_vec()));
+        body.insert("tools".into(), json!(tools));
         body.insert("tool_choice".into(), Value::String(TOOL_CHOICE.into()));
     }
     body.insert("max_tokens".into(), json!(config.max_tokens));
@@ -169,16 +170,20 @@ mod tests {
     #[test]
     fn request_body_carries_model_tools_and_policy() {
         let config = OpenRouterConfig::new(ApiKey::new("k")).with_data_policy(DataPolicy::Deny);
-        let tools = [
-            json!({"type": "function", "function": {"name": "t", "parameters": {"type": "object"}}}),
-        ];
+        let definitions = [tool_protocol::ToolDefinition::new(
+            "a.t",
+            "T",
+            json!({"type": "object"}),
+        )];
+        let tools =
+            tool_protocol::export::to_openai_tool_definitions(&definitions, &Default::default());
         let body = chat_request_body(&config, &[ChatMessage::user("hi")], &tools);
         assert_eq!(
             body,
             json!({
                 "model": "openai/gpt-4o-mini",
                 "messages": [{"role": "user", "content": "hi"}],
-                "tools": tools,
+                "tools": [{"type": "function", "function": {"name": "a_t", "description": "T", "parameters": {"type": "object"}}}],
                 "tool_choice": "auto",
                 "max_tokens": 1200,
                 "provider": {"data_collection": "deny"}

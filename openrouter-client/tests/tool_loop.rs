@@ -203,6 +203,21 @@ async fn the_request_payload_matches_the_golden_shape() {
         .unwrap();
     let requests = fake.requests();
     let expected_tools = support::exported_tools(&definitions());
+    let sent_names: Vec<&str> = expected_tools
+        .iter()
+        .map(|tool| tool["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        sent_names,
+        [
+            "math_add",
+            "workspace_readFile",
+            "fail_always",
+            "bad_result",
+            "slow_wait",
+            "panic_now"
+        ]
+    );
     assert_eq!(
         requests[0].body,
         json!({
@@ -608,4 +623,29 @@ async fn an_already_cancelled_run_sends_nothing() {
     assert_eq!(failure.error.code, OPENROUTER_CANCELLED);
     assert_eq!(fake.request_count(), 0);
     assert_eq!(tools.executions(), 0);
+}
+
+#[tokio::test]
+async fn a_panicking_tool_becomes_a_tool_error_and_the_run_goes_on() {
+    let fake = FakeOpenRouter::start(vec![
+        Reply::calls(&[("c1", &provider_name("panic.now"), "{}")]),
+        Reply::text("recovered"),
+    ])
+    .await;
+    let tools = FakeTools::default();
+    let done = fake
+        .client()
+        .run(&tools, RunRequest::new("x"), RunOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(done.text, "recovered");
+    assert_eq!(tools.executions(), 1);
+    assert_eq!(fake.request_count(), 2);
+    assert_eq!(
+        messages_of(&fake.requests()[1].body)[2],
+        ChatMessage::tool(
+            "c1",
+            r#"{"status":"error","code":"TOOL_EXECUTION_FAILED","message":"Tool execution failed unexpectedly.","retryable":false}"#
+        )
+    );
 }

@@ -16,6 +16,7 @@ use openrouter_tool_loop::{OpenRouterClient, OpenRouterConfig, RetryPolicy, Tool
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
+use tool_protocol::export::{OpenAiExportOptions, OpenAiToolNames, to_openai_tool_definitions};
 use tool_protocol::{
     ModelToolCall, ToolCallContext, ToolCallError, ToolCallResult, ToolDefinition,
 };
@@ -251,6 +252,7 @@ pub fn definitions() -> Vec<ToolDefinition> {
             "Waits until cancelled.",
             object(json!({}), json!([])),
         ),
+        ToolDefinition::new("panic.now", "Panics.", object(json!({}), json!([]))),
     ]
 }
 
@@ -311,20 +313,24 @@ impl ToolExecutor for FakeTools {
                 cancel.cancelled().await;
                 ToolCallResult::failure(ToolCallError::new("TOOL_CANCELLED", "cancelled"))
             }
+            "panic.now" => panic!("the panic.now tool panics"),
             other => panic!("unexpected tool {other}"),
         }
     }
 }
 
-/// The provider-facing name of a canonical tool name.
+/// The provider-facing name of a canonical tool name, from `tool-protocol`'s mapping.
 pub fn provider_name(canonical: &str) -> String {
-    canonical.to_owned()
+    OpenAiToolNames::new(&definitions())
+        .provider_name(canonical)
+        .expect("a listed tool")
+        .to_owned()
 }
 
 /// The OpenAI export of the definitions, as JSON.
 pub fn exported_tools(definitions: &[ToolDefinition]) -> Vec<Value> {
-    definitions
+    to_openai_tool_definitions(definitions, &OpenAiExportOptions::default())
         .iter()
-        .map(|d| json!({"type": "function", "function": {"name": d.name, "description": d.description, "parameters": d.input_schema}}))
+        .map(|tool| json!(tool))
         .collect()
 }
