@@ -69,14 +69,18 @@ pub fn parse_bridge_message(value: &serde_json::Value) -> Option<PreviewBridgeMe
 
 /// The bridge script for `revision`. It posts `ready` on `DOMContentLoaded` unless an error
 /// was already reported; the first `error`/`unhandledrejection` posts `error` and suppresses
-/// the later `ready`. Module scripts run before `DOMContentLoaded`, so their failures win.
+/// the later `ready`. Module scripts run before `DOMContentLoaded`, so their failures win. The
+/// error listener captures, so a module script whose graph fails to load (an element `error`
+/// event, e.g. an unresolvable bare specifier) counts too; failed images and media do not.
 pub(crate) fn bridge_script(revision: u64) -> String {
     let revision = revision.min(MAX_BRIDGE_REVISION);
     format!(
         "<script>(function(){{var revision={revision};var failed=false;\
 function send(message){{message.revision=revision;try{{window.parent.postMessage(message,'*')}}catch(ignored){{}}}}\
 function fail(message){{if(failed)return;failed=true;send({{type:'{PREVIEW_ERROR_MESSAGE}',message:String(message||'Preview runtime error').slice(0,{MAX_BRIDGE_ERROR_MESSAGE_CHARS})}})}}\
-window.addEventListener('error',function(event){{fail(event.message||'Preview runtime error')}});\
+window.addEventListener('error',function(event){{var target=event.target;\
+if(target&&target!==window&&target.tagName){{if(target.tagName==='SCRIPT')fail('Script failed to load'+(target.src?': '+target.src:''));return}}\
+fail(event.message||'Preview runtime error')}},true);\
 window.addEventListener('unhandledrejection',function(event){{var reason=event.reason;fail(reason&&reason.message?String(reason.message):String(reason||'Unhandled preview rejection'))}});\
 window.addEventListener('DOMContentLoaded',function(){{if(!failed)send({{type:'{PREVIEW_READY_MESSAGE}'}})}})}})();</script>"
     )

@@ -276,7 +276,7 @@ impl<'a> Compiler<'a> {
         let styles = self.plan_inline_styles(entry_path, source, scan);
         self.report_css_references(css_roots(&self.index, entry_path, source, scan));
         let module_count = graph.modules.len();
-        let plan = self.finish_plan(links, scripts, styles, graph, scan);
+        let plan = self.finish_plan(links, scripts, styles, graph, scan, entry_path);
         let rewritten = html::rewrite_html(source, scan, &plan, &mut |value| {
             self.asset_url_for(entry_path, value)
         });
@@ -375,10 +375,12 @@ impl<'a> Compiler<'a> {
             };
             if script.module {
                 roots.push(ModuleSource::file(path, javascript));
-                actions.push(ScriptAction::Inline(format!(
+                let statement = format!(
                     "import {};",
                     resolve::json_string(&workspace_module_specifier(path))
-                )));
+                );
+                let statement = self.within_budget(statement, entry_path, path, String::new());
+                actions.push(ScriptAction::Inline(statement));
             } else {
                 let inlined = self.within_budget(
                     escape_raw_text(javascript, "script"),
@@ -430,9 +432,17 @@ impl<'a> Compiler<'a> {
         styles: Vec<Option<String>>,
         graph: ModuleGraph,
         scan: &HtmlScan,
+        entry_path: &str,
     ) -> HtmlPlan {
         for (index, source) in graph.inline {
-            scripts[index] = ScriptAction::Inline(escape_raw_text(&source, "script"));
+            let fallback = "throw new Error(\"Preview output limit reached\");".to_owned();
+            let inlined = self.within_budget(
+                escape_raw_text(&source, "script"),
+                entry_path,
+                entry_path,
+                fallback,
+            );
+            scripts[index] = ScriptAction::Inline(inlined);
         }
         let first_module = scan
             .scripts

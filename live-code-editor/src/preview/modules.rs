@@ -6,10 +6,11 @@
 //! The parser sees strings, comments, regular expressions and template text for what they are;
 //! only real module requests are rewritten, including `import()` inside `${…}`.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
 use oxc_allocator::Allocator;
+use oxc_ast::ast::{ImportDeclarationSpecifier, Program, Statement};
 use oxc_parser::Parser;
 use oxc_span::SourceType;
 
@@ -32,6 +33,8 @@ pub(crate) struct ModuleRequest {
     pub(crate) specifier: String,
     /// The string literal (quotes included) to replace.
     pub(crate) range: Range<usize>,
+    /// Names a static import or re-export takes from the module (`default` included).
+    pub(crate) names: Vec<String>,
 }
 
 /// What the parser found in a module.
@@ -47,6 +50,7 @@ pub(crate) struct ModuleScan {
 pub(crate) fn scan_module(source: &str) -> ModuleScan {
     let allocator = Allocator::default();
     let parsed = Parser::new(&allocator, source, SourceType::mjs()).parse();
+    let mut names = imported_names(&parsed.program);
     let mut requests: Vec<ModuleRequest> = parsed
         .module_record
         .requested_modules
@@ -55,6 +59,7 @@ pub(crate) fn scan_module(source: &str) -> ModuleScan {
             occurrences.iter().map(move |occurrence| ModuleRequest {
                 specifier: specifier.to_string(),
                 range: occurrence.span.start as usize..occurrence.span.end as usize,
+                names: Vec::new(),
             })
         })
         .collect();
@@ -66,12 +71,18 @@ pub(crate) fn scan_module(source: &str) -> ModuleScan {
             .filter_map(|dynamic| {
                 let range =
                     dynamic.module_request.start as usize..dynamic.module_request.end as usize;
-                literal_value(source.get(range.clone())?)
-                    .map(|specifier| ModuleRequest { specifier, range })
+                literal_value(source.get(range.clone())?).map(|specifier| ModuleRequest {
+                    specifier,
+                    range,
+                    names: Vec::new(),
+                })
             }),
     );
     requests.sort_by_key(|request| request.range.start);
     requests.dedup_by_key(|request| request.range.start);
+    for request in &mut requests {
+        request.names = names.remove(&request.range.start).unwrap_or_default();
+    }
     let syntax_error = parsed.diagnostics.errors().next().map(|error| {
         let offset = error
             .labels
@@ -83,6 +94,48 @@ pub(crate) fn scan_module(source: &str) -> ModuleScan {
         requests,
         syntax_error,
     }
+}
+
+/// Names each top-level `import … from` / `export { … } from` takes, by source literal start.
+fn imported_names(program: &Program<'_>) -> HashMap<usize, Vec<String>> {
+    let mut names: HashMap<usize, Vec<String>> = HashMap::new();
+    for statement in &program.body {
+        let (start, taken): (u32, Vec<String>) = match statement {
+            Statement::ImportDeclaration(declaration) => (
+                declaration.source.span.start,
+                declaration
+                    .specifiers
+                    .iter()
+                    .flatten()
+                    .filter_map(|specifier| match specifier {
+                        ImportDeclarationSpecifier::ImportSpecifier(named) => {
+                            Some(named.imported.name().to_string())
+                        }
+                        ImportDeclarationSpecifier::ImportDefaultSpecifier(_) => {
+                            Some("default".to_owned())
+                        }
+                        ImportDeclarationSpecifier::ImportNamespaceSpecifier(_) => None,
+                    })
+                    .collect(),
+            ),
+            Statement::ExportFromDeclaration(declaration) => (
+                declaration.source.span.start,
+                declaration
+                    .specifiers
+                    .iter()
+                    .map(|specifier| specifier.local.name().to_string())
+                    .collect(),
+            ),
+            _ => continue,
+        };
+        let entry = names.entry(start as usize).or_default();
+        for name in taken {
+            if !entry.contains(&name) {
+                entry.push(name);
+            }
+        }
+    }
+    names
 }
 
 /// The value of a plain string or substitution-free template literal without escapes.
@@ -126,7 +179,8 @@ impl<'a> ModuleSource<'a> {
 /// The rewritten module graph of a document.
 #[derive(Debug, Default)]
 pub(crate) struct ModuleGraph {
-    /// `(workspace module specifier, rewritten source)` for every reachable file module.
+    /// `(workspace module specifier, rewritten source as a script-safe JSON string)` for every
+    /// reachable file module.
     pub(crate) modules: Vec<(String, String)>,
     /// Rewritten sources of inline module scripts, by inline index.
     pub(crate) inline: Vec<(usize, String)>,
@@ -156,21 +210,18 @@ impl<'a> Compiler<'a> {
             match module.inline_index {
                 Some(index) => graph.inline.push((index, rewritten)),
                 None => {
-                    let rewritten = if self.budget.take(rewritten.len()) {
-                        rewritten
-                    } else {
+                    let mut encoded = encode_module_source(&rewritten);
+                    if !self.budget.take(encoded.len()) {
                         self.report_output_limit(module.path, module.path);
-                        format!(
+                        let reason = format!("Preview output limit reached at: {}", module.path);
+                        encoded = encode_module_source(&format!(
                             "throw new Error({});",
-                            json_string(&format!(
-                                "Preview output limit reached at: {}",
-                                module.path
-                            ))
-                        )
-                    };
+                            json_string(&reason)
+                        ));
+                    }
                     graph
                         .modules
-                        .push((workspace_module_specifier(module.path), rewritten));
+                        .push((workspace_module_specifier(module.path), encoded));
                 }
             }
         }
@@ -205,7 +256,7 @@ impl<'a> Compiler<'a> {
             out.push_str(&module.source[last..request.range.start]);
             last = request.range.end;
             let at = position(request.range.start);
-            match self.rewrite_request(module.path, &request.specifier, at, edges, enqueue) {
+            match self.rewrite_request(module.path, request, at, edges, enqueue) {
                 Some(replacement) => out.push_str(&json_string(&replacement)),
                 None => out.push_str(&module.source[request.range.clone()]),
             }
@@ -218,12 +269,13 @@ impl<'a> Compiler<'a> {
     fn rewrite_request(
         &mut self,
         from: &'a str,
-        specifier: &str,
+        request: &ModuleRequest,
         at: Option<Position>,
         edges: &mut usize,
         enqueue: &mut dyn FnMut(&'a str, &'a str),
     ) -> Option<String> {
-        let requested = specifier.trim();
+        let requested = request.specifier.trim();
+        let throwing = |reason: String| throwing_module_url(&reason, &request.names);
         let reference = classify_reference(from, requested);
         if let Reference::Local(Some(path)) = &reference
             && let Some((path, source)) = self.index.text_of(path, Language::Javascript)
@@ -236,7 +288,7 @@ impl<'a> Compiler<'a> {
                     requested,
                     at,
                 );
-                return Some(throwing_module_url(&format!(
+                return Some(throwing(format!(
                     "JavaScript module import limit exceeded at: {requested}"
                 )));
             }
@@ -248,13 +300,13 @@ impl<'a> Compiler<'a> {
             Reference::Ignored => None,
             Reference::External => {
                 self.report_reference(ReferenceLabel::ModuleImport, from, requested, at, false);
-                Some(throwing_module_url(&format!(
+                Some(throwing(format!(
                     "External module import blocked: {requested}"
                 )))
             }
             Reference::Local(_) if is_local_looking(requested) => {
                 self.report_reference(ReferenceLabel::ModuleImport, from, requested, at, false);
-                Some(throwing_module_url(&format!(
+                Some(throwing(format!(
                     "Missing local module import: {requested}"
                 )))
             }
@@ -272,17 +324,20 @@ impl<'a> Compiler<'a> {
     }
 }
 
+/// A module source as a JSON string literal that cannot close a `<script>` element.
+pub(crate) fn encode_module_source(source: &str) -> String {
+    json_string(source).replace('<', "\\u003c")
+}
+
 /// The classic script that registers every module as a Blob URL under its workspace specifier
 /// in one import map, before any module script runs. Sources are JSON with `<` escaped, so no
 /// source text can close the script element.
 pub(crate) fn module_bootstrap_script(modules: &[(String, String)]) -> String {
-    let map: serde_json::Map<String, serde_json::Value> = modules
+    let entries: Vec<String> = modules
         .iter()
-        .map(|(specifier, source)| (specifier.clone(), serde_json::Value::from(source.as_str())))
+        .map(|(specifier, encoded)| format!("{}:{encoded}", json_string(specifier)))
         .collect();
-    let sources = serde_json::Value::Object(map)
-        .to_string()
-        .replace('<', "\\u003c");
+    let sources = format!("{{{}}}", entries.join(","));
     format!(
         "<script>(function(){{var sources={sources};var urls=Object.create(null);\
 Object.keys(sources).forEach(function(specifier){{urls[specifier]=URL.createObjectURL(new Blob([sources[specifier]],{{type:'text/javascript'}}))}});\
@@ -343,6 +398,22 @@ mod tests {
     }
 
     #[test]
+    fn static_requests_carry_the_names_they_import() {
+        let scan = scan_module(
+            "import d, { a, b as c, 'x-y' as z } from './m.js';\nexport { e, a } from './m.js';\nimport * as ns from './n.js';",
+        );
+        let names: Vec<_> = scan
+            .requests
+            .iter()
+            .map(|request| request.names.clone())
+            .collect();
+        assert_eq!(
+            names,
+            [vec!["default", "a", "b", "x-y"], vec!["e", "a"], vec![]]
+        );
+    }
+
+    #[test]
     fn computed_dynamic_imports_are_left_alone() {
         assert!(specifiers("import('./' + name); import(`./${name}.js`);").is_empty());
     }
@@ -359,7 +430,7 @@ mod tests {
     fn the_bootstrap_escapes_markup_in_sources() {
         let script = module_bootstrap_script(&[(
             "https://context-action.local/workspace-module/a.js".into(),
-            "'</script><b>'".into(),
+            encode_module_source("'</script><b>'"),
         )]);
         assert!(!script[8..].contains("</script><b>"));
         assert!(script.contains("\\u003c/script>\\u003cb>"));

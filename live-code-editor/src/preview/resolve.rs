@@ -139,9 +139,26 @@ pub(crate) fn push_encoded_path(out: &mut String, path: &str) {
     }
 }
 
-/// A `data:` JavaScript module whose evaluation throws `reason`.
-pub(crate) fn throwing_module_url(reason: &str) -> String {
-    let body = format!("throw new Error({});", json_string(reason));
+/// A `data:` JavaScript module whose evaluation throws `reason`. It declares `exports` (the
+/// names its importer asks for), so linking succeeds and the importer sees `reason` rather
+/// than a "does not provide an export named" error.
+pub(crate) fn throwing_module_url(reason: &str, exports: &[String]) -> String {
+    let mut body = format!("throw new Error({});", json_string(reason));
+    if !exports.is_empty() {
+        let bindings: Vec<String> = (0..exports.len())
+            .map(|index| format!("__{index}"))
+            .collect();
+        let names: Vec<String> = exports
+            .iter()
+            .enumerate()
+            .map(|(index, name)| format!("__{index} as {}", json_string(name)))
+            .collect();
+        body.push_str(&format!(
+            "let {};export{{{}}};",
+            bindings.join(","),
+            names.join(",")
+        ));
+    }
     let mut url = String::from("data:text/javascript;charset=utf-8,");
     url.extend(utf8_percent_encode(&body, DATA_URL_COMPONENT));
     url
@@ -315,8 +332,20 @@ mod tests {
     #[test]
     fn throwing_modules_escape_like_the_reference() {
         assert_eq!(
-            throwing_module_url("Missing local module import: ./x's.js"),
+            throwing_module_url("Missing local module import: ./x's.js", &[]),
             "data:text/javascript;charset=utf-8,throw%20new%20Error%28%22Missing%20local%20module%20import%3A%20.%2Fx%27s.js%22%29%3B"
+        );
+    }
+
+    #[test]
+    fn throwing_modules_declare_the_requested_exports() {
+        let url = throwing_module_url("x", &["a".into(), "default".into()]);
+        let body = percent_encoding::percent_decode_str(url.split_once(',').unwrap().1)
+            .decode_utf8()
+            .unwrap();
+        assert_eq!(
+            body,
+            r#"throw new Error("x");let __0,__1;export{__0 as "a",__1 as "default"};"#
         );
     }
 

@@ -1,0 +1,180 @@
+//! Real-browser proof: headless Chromium runs compiled fixtures as a preview (inside an
+//! iframe, talking to its parent through the bridge) and as an exported file from `file://`.
+
+mod preview_support;
+
+use std::path::Path;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use live_code_editor::FileContent;
+use live_code_editor::preview::{PreviewOptions, compile_preview, export_standalone_html};
+use preview_support::{dump_dom, load_fixture};
+use serde_json::{Value, json};
+
+/// What the wrapper page saw: bridge messages and the iframe's final DOM (when readable).
+struct FrameRun {
+    messages: Vec<Value>,
+    frame_html: Option<String>,
+}
+
+/// Runs `document` in an iframe (`srcdoc`, with `sandbox`) inside a wrapper page in `dir`,
+/// which records every message and, a second after load, the frame's DOM.
+fn run_in_frame(dir: &Path, document: &str, sandbox: &str) -> FrameRun {
+    let document_json = serde_json::to_string(document)
+        .unwrap()
+        .replace('<', "\\u003c");
+    let wrapper = format!(
+        r#"<!doctype html><html><body><div id="result"></div><script>
+var messages = [];
+window.addEventListener('message', function (event) {{ messages.push(event.data); }});
+var frame = document.createElement('iframe');
+frame.setAttribute('sandbox', '{sandbox}');
+frame.srcdoc = {document_json};
+frame.addEventListener('load', function () {{
+  setTimeout(function () {{
+    var doc = null;
+    try {{ doc = frame.contentDocument ? frame.contentDocument.documentElement.outerHTML : null; }} catch (error) {{}}
+    var result = JSON.stringify({{ messages: messages, frameHtml: doc }});
+    document.getElementById('result').textContent = btoa(unescape(encodeURIComponent(result)));
+  }}, 1000);
+}});
+document.body.appendChild(frame);
+</script></body></html>"#
+    );
+    let page = dir.join("wrapper.html");
+    std::fs::write(&page, wrapper).unwrap();
+    let dom = dump_dom(&page);
+    let start = dom.find("<div id=\"result\">").expect("result div") + "<div id=\"result\">".len();
+    let end = start + dom[start..].find("</div>").unwrap();
+    assert!(
+        end > start,
+        "the wrapper never reported (frame did not load): {dom}"
+    );
+    let decoded: Value =
+        serde_json::from_slice(&BASE64.decode(dom[start..end].trim()).unwrap()).unwrap();
+    FrameRun {
+        messages: decoded["messages"].as_array().cloned().unwrap_or_default(),
+        frame_html: decoded["frameHtml"].as_str().map(str::to_owned),
+    }
+}
+
+/// The DOM effects the site fixture's CSS and modules write onto `<output id="out">`.
+fn assert_site_effects(html: &str) {
+    for expected in [
+        r#"data-classic="yes""#,
+        r#"data-cycle="bbba""#,
+        r#"data-label="card""#,
+        r#"data-title-color="rgb(1, 2, 3)""#,
+        r#"data-print-display="block""#,
+        r#"data-badge-image="set""#,
+        r#"data-template="import('./nope.js')""#,
+        r#"data-photo-width="24""#,
+        r#"data-lazy="loaded""#,
+        r#"data-done="yes""#,
+    ] {
+        assert!(html.contains(expected), "missing {expected} in\n{html}");
+    }
+}
+
+/// Writes the workspace assets where the host would serve them (`<dir>/assets/<path>`).
+fn serve_assets(dir: &Path, files: &[live_code_editor::WorkspaceFile]) {
+    for file in files {
+        if let FileContent::Asset { bytes, .. } = &file.content {
+            let target = dir.join("assets").join(&file.path);
+            std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+            std::fs::write(target, bytes).unwrap();
+        }
+    }
+}
+
+#[test]
+fn the_site_fixture_runs_as_a_preview_and_reports_ready_with_its_revision() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = load_fixture("site");
+    serve_assets(dir.path(), &files);
+    let compiled = compile_preview(&files, &PreviewOptions::preview(Some(7), "assets/"));
+    assert!(
+        compiled.diagnostics.is_empty(),
+        "{:?}",
+        compiled.diagnostics
+    );
+    let run = run_in_frame(
+        dir.path(),
+        &compiled.html,
+        "allow-scripts allow-same-origin",
+    );
+    assert_eq!(
+        run.messages,
+        [json!({"revision": 7, "type": "context-action.preview.ready"})]
+    );
+    assert_site_effects(run.frame_html.as_deref().expect("same-origin frame DOM"));
+}
+
+#[test]
+fn the_exported_site_runs_from_a_file_url_without_network() {
+    let dir = tempfile::tempdir().unwrap();
+    let compiled = export_standalone_html(&load_fixture("site"));
+    assert!(
+        compiled.diagnostics.is_empty(),
+        "{:?}",
+        compiled.diagnostics
+    );
+    assert!(
+        !compiled.html.contains("context-action.preview"),
+        "no bridge in an export"
+    );
+    let page = dir.path().join("export.html");
+    std::fs::write(&page, &compiled.html).unwrap();
+    assert_site_effects(&dump_dom(&page));
+}
+
+#[test]
+fn a_missing_module_reports_one_error_and_suppresses_ready_in_a_sandbox() {
+    let dir = tempfile::tempdir().unwrap();
+    let compiled = compile_preview(
+        &load_fixture("broken"),
+        &PreviewOptions::preview(Some(5), "assets/"),
+    );
+    assert_eq!(
+        compiled.diagnostics[0].message,
+        "Missing module import: ./gone.js"
+    );
+    let run = run_in_frame(dir.path(), &compiled.html, "allow-scripts");
+    assert_eq!(run.messages.len(), 1, "{:?}", run.messages);
+    assert_eq!(run.messages[0]["revision"], 5);
+    assert_eq!(run.messages[0]["type"], "context-action.preview.error");
+    let message = run.messages[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("Missing local module import: ./gone.js"),
+        "{message}"
+    );
+    assert!(
+        run.frame_html.is_none(),
+        "an opaque sandbox keeps its DOM from the parent"
+    );
+}
+
+#[test]
+fn the_entry_required_card_renders_and_reports_ready() {
+    let dir = tempfile::tempdir().unwrap();
+    let compiled = compile_preview(
+        &load_fixture("no-entry"),
+        &PreviewOptions::preview(Some(2), "assets/"),
+    );
+    assert!(compiled.entry_required);
+    let run = run_in_frame(
+        dir.path(),
+        &compiled.html,
+        "allow-scripts allow-same-origin",
+    );
+    assert_eq!(
+        run.messages,
+        [json!({"revision": 2, "type": "context-action.preview.ready"})]
+    );
+    assert!(
+        run.frame_html
+            .unwrap()
+            .contains("<h1>Add an HTML entry file</h1>")
+    );
+}

@@ -1,0 +1,86 @@
+//! Shared helpers for the preview integration tests: fixture loading and headless Chromium.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use live_code_editor::WorkspaceFile;
+use live_code_editor::file::is_asset_path;
+
+/// The fixture folder `name` under `tests/fixtures`.
+pub fn fixture_dir(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// Loads a fixture folder as a workspace snapshot (paths relative, `/`-separated, sorted).
+pub fn load_fixture(name: &str) -> Vec<WorkspaceFile> {
+    let root = fixture_dir(name);
+    let mut files = Vec::new();
+    let mut pending = vec![root.clone()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).expect("fixture dir") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                pending.push(path);
+                continue;
+            }
+            let relative = path
+                .strip_prefix(&root)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            let bytes = std::fs::read(&path).expect("fixture file");
+            files.push(if is_asset_path(&relative) {
+                WorkspaceFile::asset(relative, bytes)
+            } else {
+                WorkspaceFile::text(relative, String::from_utf8(bytes).expect("utf-8 fixture"))
+            });
+        }
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    files
+}
+
+/// The Chromium binary (`CHROMIUM_BIN`, default `/usr/bin/chromium`). Panics when missing:
+/// the browser tests fail rather than skip.
+pub fn chromium_bin() -> PathBuf {
+    let bin = PathBuf::from(
+        std::env::var("CHROMIUM_BIN").unwrap_or_else(|_| "/usr/bin/chromium".to_owned()),
+    );
+    assert!(
+        bin.exists(),
+        "headless Chromium is required for this test: {} not found (set CHROMIUM_BIN)",
+        bin.display()
+    );
+    bin
+}
+
+/// Loads `page` in headless Chromium and returns the serialized DOM after the virtual time
+/// budget (timers and module loading run to completion in virtual time).
+pub fn dump_dom(page: &Path) -> String {
+    let profile = tempfile::tempdir().expect("profile dir");
+    let output = Command::new(chromium_bin())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--no-first-run",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("run chromium");
+    assert!(
+        output.status.success(),
+        "chromium failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("utf-8 DOM")
+}
