@@ -64,6 +64,12 @@ impl Theme {
 /// Which controlled target an edit needed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum PreviewTarget {
+    /// A stylesheet (`styles.css` or the first CSS file).
+    #[error("stylesheet")]
+    Stylesheet,
+    /// An HTML entry (`index.html` or the first HTML file).
+    #[error("html-entry")]
+    HtmlEntry,
     /// `--accent:` / `--accent-soft:` hex custom properties.
     #[error("theme-tokens")]
     ThemeTokens,

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 /// Source language of a text file, derived from its extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum Language {
     /// `.html`, `.htm`
     Html,

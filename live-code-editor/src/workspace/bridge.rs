@@ -18,6 +18,7 @@ pub const DEFAULT_PREVIEW_ACK_TIMEOUT: Duration = Duration::from_millis(2_500);
 /// Where the preview stands for a revision.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "status", rename_all = "lowercase")]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum PreviewStatus {
     /// Published, not yet acknowledged.
     Waiting,
@@ -34,6 +35,7 @@ pub enum PreviewStatus {
 
 /// The preview's revision and status, as reported in every manager result.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PreviewState {
     /// The revision the preview is showing or about to show.
     pub revision: u64,

@@ -24,6 +24,7 @@ pub const MAX_IMPORT_TOTAL_BYTES: u64 = 12 * 1024 * 1024;
 /// Write permission of a linked folder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum FolderPermission {
     /// Reads and writes are allowed.
     Granted,

@@ -60,6 +60,7 @@ impl std::fmt::Debug for ManagerOptions {
 /// Where the workspace is persisted, carried by every result.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct StorageStatus {
     /// `"loading"`, the repository's mode (`"sqlite"`, ...) or `"memory"` after a failure.
     pub storage_mode: String,
@@ -71,6 +72,7 @@ pub struct StorageStatus {
 /// Linked-folder capabilities.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct FolderStatus {
     /// Whether a folder is linked.
     pub connected: bool,
@@ -88,6 +90,7 @@ pub struct FolderStatus {
 /// The result of a content mutation, undo/redo, reset or preview refresh.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct MutationOutcome {
     /// Operation name (`create`, `write`, `patch`, `rename`, `delete`, `revert`, `open`,
     /// `undo`, `redo`, `reset`, `refresh`).
@@ -113,6 +116,7 @@ pub struct MutationOutcome {
 /// The result of replacing the workspace from a folder, an upload list or the seed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ImportOutcome {
     /// `open`, `import`, `reload` or `reset`.
     pub operation: &'static str,
@@ -136,6 +140,7 @@ pub struct ImportOutcome {
 /// The result of `save_all` or `save_checkpoint`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SaveOutcome {
     /// `save` or `checkpoint`.
     pub operation: &'static str,
@@ -157,6 +162,7 @@ pub struct SaveOutcome {
 /// Read-only status (`workspace.getStatus`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct WorkspaceStatus {
     /// Current revision.
     pub revision: u64,
@@ -186,6 +192,7 @@ pub struct WorkspaceStatus {
 /// One file in a listing (no contents).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct FileSummary {
     /// Normalized path.
     pub path: String,
@@ -204,6 +211,7 @@ pub struct FileSummary {
 /// One text file read with the revision to pass back as `expected_revision`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct FileRead {
     /// Normalized path.
     pub path: String,

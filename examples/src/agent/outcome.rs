@@ -1,0 +1,185 @@
+//! Typed outcomes of an agent run and the recovery actions the chat offers for each.
+
+use serde::Serialize;
+use tool_protocol::{ToolCallError, codes};
+
+/// What the person can do about a failed run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RecoveryAction {
+    /// Run the same prompt (or call) again.
+    Retry,
+    /// Inspect the workspace again, then retry on the current revision.
+    RereadAndRetry,
+    /// Remount the preview and wait for its acknowledgement.
+    RefreshPreview,
+    /// Open the folder again (it vanished, or a write has an unknown outcome).
+    ReconnectFolder,
+    /// Ask the operating system for write access again.
+    GrantPermission,
+    /// Run the prompt with the offline local agent instead of the provider.
+    UseLocalAgent,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "status", rename_all = "lowercase")]
+pub enum RunOutcome {
+    /// Every planned call succeeded.
+    Completed {
+        /// Final assistant text.
+        message: String,
+    },
+    /// A person (or policy) denied a call.
+    Denied {
+        /// The denied tool.
+        tool: String,
+        /// Why.
+        message: String,
+    },
+    /// The run was cancelled.
+    Cancelled {
+        /// What was running.
+        message: String,
+    },
+    /// A call or the provider failed.
+    Failed {
+        /// Stable error code.
+        code: String,
+        /// Error message.
+        message: String,
+        /// Whether retrying may succeed.
+        retryable: bool,
+        /// Recovery actions to offer, most specific first.
+        actions: Vec<RecoveryAction>,
+    },
+}
+
+impl RunOutcome {
+    /// The outcome of a run stopped by `error` (from a tool call or the provider).
+    pub fn from_error(tool: &str, error: &ToolCallError, via_provider: bool) -> Self {
+        match error.code.as_str() {
+            codes::TOOL_POLICY_DENIED => Self::Denied {
+                tool: tool.to_owned(),
+                message: error.message.clone(),
+            },
+            codes::TOOL_CANCELLED => Self::Cancelled {
+                message: error.message.clone(),
+            },
+            _ => Self::Failed {
+                code: error.code.clone(),
+                message: error.message.clone(),
+                retryable: error.is_retryable(),
+                actions: recovery_actions(error, via_provider),
+            },
+        }
+    }
+
+    /// The status label (`completed`, `denied`, `cancelled`, `failed`).
+    pub fn status(&self) -> &'static str {
+        match self {
+            Self::Completed { .. } => "completed",
+            Self::Denied { .. } => "denied",
+            Self::Cancelled { .. } => "cancelled",
+            Self::Failed { .. } => "failed",
+        }
+    }
+}
+
+/// The recovery actions for a failure: a specific action for known codes, `Retry` when the
+/// error is retryable, and the local agent for provider failures.
+pub fn recovery_actions(error: &ToolCallError, via_provider: bool) -> Vec<RecoveryAction> {
+    let mut actions = Vec::new();
+    match error.code.as_str() {
+        "WORKSPACE_REVISION_CONFLICT" => actions.push(RecoveryAction::RereadAndRetry),
+        "PREVIEW_ACK_TIMEOUT" | "PREVIEW_REVISION_SUPERSEDED" => {
+            actions.push(RecoveryAction::RefreshPreview)
+        }
+        "WORKSPACE_FOLDER_STALE"
+        | "WORKSPACE_SIDE_EFFECT_UNKNOWN"
+        | "WORKSPACE_FOLDER_NOT_CONNECTED" => {
+            actions.push(RecoveryAction::ReconnectFolder);
+        }
+        "WORKSPACE_FOLDER_PERMISSION_DENIED" => actions.push(RecoveryAction::GrantPermission),
+        _ => {}
+    }
+    let ambiguous = matches!(
+        error.code.as_str(),
+        "WORKSPACE_SIDE_EFFECT_UNKNOWN" | codes::TOOL_IDEMPOTENCY_UNKNOWN
+    );
+    if error.is_retryable() && !ambiguous && !actions.contains(&RecoveryAction::RereadAndRetry) {
+        actions.push(RecoveryAction::Retry);
+    }
+    if via_provider && error.code.starts_with("OPENROUTER_") {
+        actions.push(RecoveryAction::UseLocalAgent);
+    }
+    actions
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(code: &str, retryable: bool) -> ToolCallError {
+        ToolCallError::new(code, "m").with_retryable(retryable)
+    }
+
+    #[test]
+    fn denials_and_cancellations_are_their_own_outcomes() {
+        assert_eq!(
+            RunOutcome::from_error("t", &error(codes::TOOL_POLICY_DENIED, false), false).status(),
+            "denied"
+        );
+        assert_eq!(
+            RunOutcome::from_error("t", &error(codes::TOOL_CANCELLED, true), false).status(),
+            "cancelled"
+        );
+    }
+
+    #[test]
+    fn recovery_actions_follow_the_code() {
+        use RecoveryAction::*;
+        assert_eq!(
+            recovery_actions(&error("WORKSPACE_REVISION_CONFLICT", true), false),
+            [RereadAndRetry]
+        );
+        assert_eq!(
+            recovery_actions(&error("PREVIEW_ACK_TIMEOUT", true), false),
+            [RefreshPreview, Retry]
+        );
+        assert_eq!(
+            recovery_actions(&error("WORKSPACE_FOLDER_STALE", true), false),
+            [ReconnectFolder, Retry]
+        );
+        assert_eq!(
+            recovery_actions(&error("WORKSPACE_SIDE_EFFECT_UNKNOWN", false), false),
+            [ReconnectFolder]
+        );
+        assert_eq!(
+            recovery_actions(&error("WORKSPACE_FOLDER_PERMISSION_DENIED", true), false),
+            [GrantPermission, Retry]
+        );
+        assert_eq!(
+            recovery_actions(&error("WORKSPACE_SOURCE_LIMIT", false), false),
+            []
+        );
+        assert_eq!(
+            recovery_actions(&error("OPENROUTER_RATE_LIMITED", true), true),
+            [Retry, UseLocalAgent]
+        );
+        assert_eq!(
+            recovery_actions(&error("OPENROUTER_AUTHENTICATION_FAILED", false), true),
+            [UseLocalAgent]
+        );
+        let failed = RunOutcome::from_error("t", &error("TOOL_TIMEOUT", true), false);
+        assert_eq!(
+            failed,
+            RunOutcome::Failed {
+                code: "TOOL_TIMEOUT".into(),
+                message: "m".into(),
+                retryable: true,
+                actions: vec![Retry]
+            }
+        );
+    }
+}

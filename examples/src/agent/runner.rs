@@ -1,0 +1,154 @@
+//! Runs a local-agent plan through the registry's model-call path, exactly as a provider's
+//! tool calls would run: same policy, same approvals, same trace.
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+use tool_context::{ToolCallOptions, ToolRegistry};
+use tool_protocol::{
+    ModelToolCall, ToolCallContext, ToolCallError, ToolCallMode, ToolCallResult, ToolCallSource,
+    codes,
+};
+
+use super::outcome::RunOutcome;
+use super::planner::{Plan, PlannedCall};
+
+/// Marker put in the call context metadata of local-agent calls.
+pub const LOCAL_FALLBACK_PROVIDER: &str = "local-fallback";
+
+/// One executed call of a run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunStep {
+    /// Provider-style correlation id (`<run>-<n>`).
+    pub tool_call_id: String,
+    /// Tool name.
+    pub tool: String,
+    /// Whether it succeeded.
+    pub ok: bool,
+    /// Its error code when it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+}
+
+/// The report of one run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunReport {
+    /// Executed calls in order.
+    pub steps: Vec<RunStep>,
+    /// How the run ended.
+    pub outcome: RunOutcome,
+    /// The last workspace revision a result reported.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revision: Option<u64>,
+}
+
+/// Everything a run needs besides the plan.
+#[derive(Debug, Clone)]
+pub struct RunRequest<'a> {
+    /// The registry all calls go through.
+    pub registry: &'a ToolRegistry,
+    /// Run id, used as the prefix of call ids.
+    pub run_id: &'a str,
+    /// Session of the run (forwarded in every call context).
+    pub session_id: &'a str,
+    /// Cancels the run and its in-flight call.
+    pub cancellation: CancellationToken,
+    /// Extra context metadata (for example a Design Mode selection).
+    pub metadata: Map<String, Value>,
+}
+
+/// Executes `plan` call by call, feeding the latest observed revision into revision-guarded
+/// calls, and stops at the first failure.
+pub async fn run_plan(plan: &Plan, request: RunRequest<'_>) -> RunReport {
+    let mut steps = Vec::new();
+    let mut revision = None;
+    for (index, planned) in plan.calls.iter().enumerate() {
+        let tool_call_id = format!("{}-{}", request.run_id, index + 1);
+        let result = execute(planned, &tool_call_id, revision, &request).await;
+        let error = result.error.clone();
+        steps.push(RunStep {
+            tool_call_id,
+            tool: planned.name.to_owned(),
+            ok: error.is_none(),
+            code: error.as_ref().map(|e| e.code.clone()),
+        });
+        if let Some(error) = error {
+            return RunReport {
+                steps,
+                outcome: RunOutcome::from_error(planned.name, &error, false),
+                revision,
+            };
+        }
+        revision = reported_revision(&result).or(revision);
+    }
+    RunReport {
+        outcome: RunOutcome::Completed {
+            message: summary(plan, revision),
+        },
+        steps,
+        revision,
+    }
+}
+
+async fn execute(
+    planned: &PlannedCall,
+    tool_call_id: &str,
+    revision: Option<u64>,
+    request: &RunRequest<'_>,
+) -> ToolCallResult {
+    if request.cancellation.is_cancelled() {
+        return ToolCallResult::failure(
+            ToolCallError::new(codes::TOOL_CANCELLED, "The agent run was cancelled.")
+                .with_retryable(true),
+        );
+    }
+    let mut arguments = planned.arguments.clone();
+    if planned.is_revision_guarded()
+        && let Some(revision) = revision
+    {
+        arguments.insert("expectedRevision".into(), json!(revision));
+    }
+    let call = ModelToolCall {
+        id: Some(tool_call_id.into()),
+        name: planned.name.to_owned(),
+        arguments: Some(arguments),
+    };
+    let mut metadata = request.metadata.clone();
+    metadata.insert("provider".into(), json!(LOCAL_FALLBACK_PROVIDER));
+    let context = ToolCallContext {
+        source: Some(ToolCallSource::Model),
+        mode: Some(ToolCallMode::Agent),
+        session_id: Some(request.session_id.to_owned()),
+        revision: revision.map(Into::into),
+        metadata: Some(metadata),
+    };
+    let options = ToolCallOptions::default()
+        .with_context(context)
+        .with_cancellation(request.cancellation.clone());
+    request
+        .registry
+        .execute_model_tool_call(call, options)
+        .await
+}
+
+/// The `revision` a workspace result reports, if any.
+pub fn reported_revision(result: &ToolCallResult) -> Option<u64> {
+    result
+        .structured_content
+        .as_ref()?
+        .get("revision")?
+        .as_u64()
+}
+
+fn summary(plan: &Plan, revision: Option<u64>) -> String {
+    let action = plan
+        .calls
+        .last()
+        .map_or("workspace.getStatus", |call| call.name);
+    match revision {
+        Some(revision) => format!("Done: {action} (workspace revision {revision})."),
+        None => format!("Done: {action}."),
+    }
+}

@@ -1,0 +1,184 @@
+//! `preview.*`: controlled visual edits and preview status over the same manager, so every
+//! visual change is a revision-guarded workspace write that the preview acknowledges.
+
+use std::sync::Arc;
+
+use live_code_editor::file::Language;
+use live_code_editor::workspace::manager::{WorkspaceDocumentManager, WriteOptions};
+use live_code_editor::workspace::{Workspace, WorkspaceError, WorkspaceErrorCode};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::json;
+use tool_context::{Tool, ToolInvocation};
+use tool_protocol::ToolCallError;
+
+use super::inputs::{FeatureInput, HeroInput, NoInput, ThemeInput};
+use crate::preview_edits::{self, PreviewTarget};
+
+/// The preview acknowledgement as `preview.getStatus` reports it.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PreviewStatusOutput {
+    /// Current workspace revision.
+    pub revision: u64,
+    /// Revision the preview last reported on.
+    pub preview_revision: u64,
+    /// `waiting`, `ready`, `compiled` or `error`.
+    pub preview_status: String,
+    /// Whether the preview shows the current revision.
+    pub current: bool,
+}
+
+/// Every `preview.*` tool.
+pub fn tools(manager: &Arc<WorkspaceDocumentManager>) -> Vec<Tool> {
+    vec![
+        set_theme(manager.clone()),
+        add_feature(manager.clone()),
+        update_hero(manager.clone()),
+        get_status(manager.clone()),
+        refresh(manager.clone()),
+    ]
+}
+
+fn target_not_found(target: PreviewTarget, path: Option<&str>) -> ToolCallError {
+    let mut details = json!({"target": target.to_string()});
+    if let Some(path) = path {
+        details["path"] = json!(path);
+    }
+    let message = format!(
+        "The preview has no {target} target to change; read the workspace and edit the file directly."
+    );
+    WorkspaceError::new(WorkspaceErrorCode::PreviewTargetNotFound, message, details).into()
+}
+
+/// `styles.css`, else the first CSS file.
+fn stylesheet_path(workspace: &Workspace) -> Option<String> {
+    entry_path(workspace, "styles.css", Language::Css)
+}
+
+/// `index.html`, else the first HTML file.
+fn html_entry_path(workspace: &Workspace) -> Option<String> {
+    entry_path(workspace, "index.html", Language::Html)
+}
+
+fn entry_path(workspace: &Workspace, preferred: &str, language: Language) -> Option<String> {
+    if workspace
+        .file(preferred)
+        .is_some_and(|file| !file.is_asset())
+    {
+        return Some(preferred.to_owned());
+    }
+    workspace
+        .files()
+        .find(|file| file.language == language && !file.is_asset())
+        .map(|file| file.path.clone())
+}
+
+/// Reads the target file, applies `edit` and writes it back guarded by the revision the edit
+/// was computed from, so a concurrent edit is rejected instead of overwritten.
+async fn edit_file(
+    manager: &WorkspaceDocumentManager,
+    expected_revision: Option<u64>,
+    locate: fn(&Workspace) -> Option<String>,
+    missing: PreviewTarget,
+    edit: impl FnOnce(&str) -> Result<String, PreviewTarget>,
+) -> Result<live_code_editor::workspace::manager::MutationOutcome, ToolCallError> {
+    let workspace = manager.snapshot().await;
+    if let Some(expected) = expected_revision
+        && expected != workspace.revision()
+    {
+        return Err(WorkspaceError::revision_conflict(expected, workspace.revision(), None).into());
+    }
+    let path = locate(&workspace).ok_or_else(|| target_not_found(missing, None))?;
+    let source = workspace
+        .file(&path)
+        .and_then(|file| file.source())
+        .unwrap_or_default();
+    let updated = edit(source).map_err(|target| target_not_found(target, Some(&path)))?;
+    let options = WriteOptions {
+        expected_revision: Some(workspace.revision()),
+        coalesce: false,
+    };
+    manager
+        .write_file(&path, &updated, options)
+        .await
+        .map_err(Into::into)
+}
+
+fn set_theme(manager: Arc<WorkspaceDocumentManager>) -> Tool {
+    Tool::typed(
+        "preview.setTheme",
+        "Change the preview accent theme (violet, emerald, amber or rose) by rewriting the --accent and --accent-soft tokens of the stylesheet.",
+        move |input: ThemeInput, _: ToolInvocation| {
+            let manager = manager.clone();
+            async move {
+                edit_file(&manager, input.expected_revision, stylesheet_path, PreviewTarget::Stylesheet, |css| preview_edits::set_theme(css, input.theme)).await
+            }
+        },
+    )
+    .title("Set theme")
+}
+
+fn add_feature(manager: Arc<WorkspaceDocumentManager>) -> Tool {
+    Tool::typed(
+        "preview.addFeature",
+        "Add a feature card (title 1 to 70 characters, description 1 to 160) before the <!-- feature-slot --> marker of the HTML entry.",
+        move |input: FeatureInput, _: ToolInvocation| {
+            let manager = manager.clone();
+            async move {
+                edit_file(&manager, input.expected_revision, html_entry_path, PreviewTarget::HtmlEntry, |html| {
+                    preview_edits::add_feature(html, &input.title, &input.description)
+                })
+                .await
+            }
+        },
+    )
+    .title("Add feature")
+}
+
+fn update_hero(manager: Arc<WorkspaceDocumentManager>) -> Tool {
+    Tool::typed(
+        "preview.updateHero",
+        "Update the hero title (<h1 id=\"hero-title\">, 1 to 90 characters) and/or subtitle (<p id=\"hero-subtitle\">, 1 to 180 characters) of the HTML entry.",
+        move |input: HeroInput, _: ToolInvocation| {
+            let manager = manager.clone();
+            async move {
+                edit_file(&manager, input.expected_revision, html_entry_path, PreviewTarget::HtmlEntry, |html| {
+                    preview_edits::update_hero(html, input.title.as_deref(), input.subtitle.as_deref())
+                })
+                .await
+            }
+        },
+    )
+    .title("Update hero")
+}
+
+fn get_status(manager: Arc<WorkspaceDocumentManager>) -> Tool {
+    Tool::typed(
+        "preview.getStatus",
+        "Read the latest sandbox preview acknowledgement and whether it shows the current revision.",
+        move |_: NoInput, _: ToolInvocation| {
+            let manager = manager.clone();
+            async move {
+                let revision = manager.revision().await;
+                let preview = manager.preview_acks().current();
+                let status = serde_json::to_value(&preview.status).ok().and_then(|v| v.get("status").and_then(|s| s.as_str()).map(str::to_owned)).unwrap_or_default();
+                Ok::<_, ToolCallError>(PreviewStatusOutput { revision, preview_revision: preview.revision, current: preview.revision == revision, preview_status: status })
+            }
+        },
+    )
+    .title("Preview status")
+    .read_only()
+}
+
+fn refresh(manager: Arc<WorkspaceDocumentManager>) -> Tool {
+    Tool::typed(
+        "preview.refresh",
+        "Remount the sandbox preview and wait until it acknowledges the current revision again. Does not change the workspace.",
+        move |_: NoInput, _: ToolInvocation| {
+            let manager = manager.clone();
+            async move { manager.refresh_preview().await.map_err(Into::<ToolCallError>::into) }
+        },
+    )
+    .title("Refresh preview")
+}

@@ -1,0 +1,98 @@
+//! The studio's live event stream: every browser tab (over the WebSocket) and every test sees
+//! trace rows, approval changes, workspace revisions, preview acknowledgements and agent
+//! lifecycle transitions in the order the host produced them.
+
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::broadcast;
+
+/// Events buffered per subscriber before a slow one starts missing events (it is told so).
+pub const EVENT_BUFFER: usize = 512;
+
+/// One event on the stream.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum StudioEvent {
+    /// A trace row was added or updated.
+    Trace {
+        /// The row.
+        row: Value,
+    },
+    /// The pending approvals changed (newest first).
+    Approvals {
+        /// Pending approval snapshots.
+        pending: Value,
+    },
+    /// The workspace moved to a new revision.
+    Workspace {
+        /// The new revision.
+        revision: u64,
+    },
+    /// The preview acknowledged (or failed) a revision.
+    Preview {
+        /// The preview state.
+        state: Value,
+    },
+    /// An agent run changed lifecycle state.
+    Agent {
+        /// The run.
+        run: Value,
+    },
+    /// Provider settings changed (never carries the key itself).
+    Settings {
+        /// Public settings.
+        settings: Value,
+    },
+}
+
+/// Fan-out of [`StudioEvent`]s to any number of subscribers.
+#[derive(Debug, Clone)]
+pub struct EventHub {
+    sender: broadcast::Sender<StudioEvent>,
+}
+
+impl Default for EventHub {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl EventHub {
+    /// A hub with [`EVENT_BUFFER`] events of buffer per subscriber.
+    pub fn new() -> Self {
+        Self {
+            sender: broadcast::channel(EVENT_BUFFER).0,
+        }
+    }
+
+    /// Sends an event to every current subscriber (none is fine).
+    pub fn publish(&self, event: StudioEvent) {
+        let _ = self.sender.send(event);
+    }
+
+    /// A new subscription starting at the next event.
+    pub fn subscribe(&self) -> broadcast::Receiver<StudioEvent> {
+        self.sender.subscribe()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[tokio::test]
+    async fn subscribers_receive_events_in_order() {
+        let hub = EventHub::new();
+        hub.publish(StudioEvent::Workspace { revision: 1 });
+        let mut receiver = hub.subscribe();
+        hub.publish(StudioEvent::Workspace { revision: 2 });
+        hub.publish(StudioEvent::Preview {
+            state: json!({"revision": 2, "status": "ready"}),
+        });
+        let first = serde_json::to_value(receiver.recv().await.unwrap()).unwrap();
+        assert_eq!(first, json!({"type": "workspace", "revision": 2}));
+        let second = serde_json::to_value(receiver.recv().await.unwrap()).unwrap();
+        assert_eq!(second["type"], "preview");
+    }
+}

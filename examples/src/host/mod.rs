@@ -1,0 +1,278 @@
+//! The studio host: one registry, workspace manager, approval queue, trace and event hub,
+//! served over HTTP and a WebSocket on loopback.
+
+pub mod bridge;
+pub mod events;
+pub mod openrouter;
+pub mod runs;
+pub mod security;
+pub mod server;
+pub mod settings;
+pub mod trace;
+pub mod ui;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use live_code_editor::WorkspaceFile;
+use live_code_editor::workspace::StoredWorkspace;
+use live_code_editor::workspace::folder::FolderAdapter;
+use live_code_editor::workspace::manager::{ManagerOptions, WorkspaceDocumentManager};
+use live_code_editor::workspace::os_folder::OsFolder;
+use live_code_editor::workspace::repository::{
+    RepositoryError, WorkspaceDelta, WorkspaceRepository,
+};
+use live_code_editor::workspace::sqlite::SqliteWorkspaceRepository;
+use serde_json::Value;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+use tool_context::{ApprovalQueue, ApprovalQueueConfig, ReadOnlyOrDirectLocal, ToolRegistry};
+
+use crate::catalog::{SAFE_ARGUMENT_NAMES, studio_tools};
+use crate::seed::SEED_FILES;
+use bridge::{PreviewViewers, StudioPreviewBridge};
+use events::{EventHub, StudioEvent};
+use runs::AgentRuns;
+use security::SecurityPolicy;
+use settings::Settings;
+use trace::TraceStore;
+
+/// The fixed default port (documented in the README).
+pub const DEFAULT_PORT: u16 = 4870;
+/// Default data directory, relative to the working directory.
+pub const DEFAULT_DATA_DIR: &str = ".studio-data";
+/// SQLite file of the workspace inside the data directory.
+pub const WORKSPACE_DB_FILE: &str = "workspace.sqlite";
+
+/// How to start a studio.
+#[derive(Debug, Clone)]
+pub struct StudioOptions {
+    /// Loopback port (0 picks a free one).
+    pub port: u16,
+    /// Where the workspace database and settings live.
+    pub data_dir: PathBuf,
+    /// A folder to open at start.
+    pub folder: Option<PathBuf>,
+}
+
+impl Default for StudioOptions {
+    fn default() -> Self {
+        Self {
+            port: DEFAULT_PORT,
+            data_dir: PathBuf::from(DEFAULT_DATA_DIR),
+            folder: None,
+        }
+    }
+}
+
+/// Everything the routes share.
+#[derive(Debug)]
+pub struct StudioState {
+    /// The one registry every origin calls.
+    pub registry: ToolRegistry,
+    /// The workspace.
+    pub manager: Arc<WorkspaceDocumentManager>,
+    /// Pending approvals.
+    pub approvals: ApprovalQueue,
+    /// Live events.
+    pub hub: EventHub,
+    /// The execution trace.
+    pub trace: TraceStore,
+    /// Agent runs.
+    pub runs: AgentRuns,
+    /// Host/Origin/token guard.
+    pub security: SecurityPolicy,
+    /// Provider settings.
+    pub settings: Settings,
+    /// Browser tabs rendering the preview.
+    pub viewers: PreviewViewers,
+}
+
+/// A running studio.
+#[derive(Debug)]
+pub struct RunningStudio {
+    /// Shared state (tests drive it directly).
+    pub state: Arc<StudioState>,
+    /// Bound address.
+    pub addr: SocketAddr,
+    shutdown: CancellationToken,
+    server: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl RunningStudio {
+    /// The URL to open.
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/", self.addr.port())
+    }
+
+    /// The per-launch token state-changing requests need.
+    pub fn token(&self) -> &str {
+        self.state.security.token()
+    }
+
+    /// Stops accepting requests, cancels runs, denies pending approvals and shuts the registry down.
+    pub async fn shutdown(self) {
+        self.state.runs.cancel_all();
+        self.state.approvals.close();
+        self.state.registry.shutdown();
+        self.shutdown.cancel();
+        let _ = self.server.await;
+    }
+
+    /// Serves until the process is asked to stop.
+    pub async fn wait(self) -> std::io::Result<()> {
+        self.server.await.map_err(std::io::Error::other)?
+    }
+}
+
+/// The seed workspace files.
+pub fn seed_files() -> Vec<WorkspaceFile> {
+    SEED_FILES
+        .iter()
+        .map(|(path, source)| WorkspaceFile::text(*path, *source))
+        .collect()
+}
+
+/// Opens the workspace database in `data_dir`; when it cannot be opened the manager runs in
+/// memory mode and reports why in every result.
+async fn open_repository(data_dir: &Path) -> Arc<dyn WorkspaceRepository> {
+    let opened = match std::fs::create_dir_all(data_dir) {
+        Ok(()) => SqliteWorkspaceRepository::open(data_dir.join(WORKSPACE_DB_FILE), "default")
+            .await
+            .map_err(|e| e.to_string()),
+        Err(error) => Err(format!(
+            "data directory {} could not be created: {error}",
+            data_dir.display()
+        )),
+    };
+    match opened {
+        Ok(repository) => Arc::new(repository),
+        Err(reason) => {
+            tracing::warn!(%reason, "workspace storage unavailable; running in memory mode");
+            Arc::new(UnavailableRepository { reason })
+        }
+    }
+}
+
+/// A repository whose storage could not be opened: every call fails with the reason, which
+/// makes the manager fall back to memory mode and carry the bounded reason as `storageError`.
+#[derive(Debug)]
+struct UnavailableRepository {
+    reason: String,
+}
+
+#[async_trait]
+impl WorkspaceRepository for UnavailableRepository {
+    fn storage_mode(&self) -> &'static str {
+        "memory"
+    }
+
+    async fn load(&self) -> Result<Option<StoredWorkspace>, RepositoryError> {
+        Err(RepositoryError::Storage(self.reason.clone()))
+    }
+
+    async fn replace(&self, _stored: &StoredWorkspace) -> Result<(), RepositoryError> {
+        Err(RepositoryError::Storage(self.reason.clone()))
+    }
+
+    async fn apply(&self, _delta: &WorkspaceDelta) -> Result<(), RepositoryError> {
+        Err(RepositoryError::Storage(self.reason.clone()))
+    }
+}
+
+/// Builds the studio state: workspace, registry with the catalog, approval queue and trace.
+pub async fn build_state(options: &StudioOptions, port: u16) -> Result<Arc<StudioState>, String> {
+    let hub = EventHub::new();
+    let viewers = PreviewViewers::default();
+    let repository = open_repository(&options.data_dir).await;
+    let bridge = Arc::new(StudioPreviewBridge::new(viewers.clone(), hub.clone()));
+    let manager =
+        WorkspaceDocumentManager::open(seed_files(), repository, bridge, ManagerOptions::default())
+            .await
+            .map_err(|e| e.message)?;
+    let manager = Arc::new(manager);
+    if let Some(folder) = &options.folder {
+        let adapter: Arc<dyn FolderAdapter> =
+            Arc::new(OsFolder::open(folder).map_err(|e| e.message)?);
+        manager
+            .open_folder(adapter, None)
+            .await
+            .map_err(|e| format!("{} ({})", e.message, e.code.as_str()))?;
+    }
+    let approvals = ApprovalQueue::with_config(ApprovalQueueConfig {
+        safe_argument_names: SAFE_ARGUMENT_NAMES
+            .iter()
+            .map(|name| (*name).to_owned())
+            .collect(),
+        ..ApprovalQueueConfig::default()
+    });
+    let trace = TraceStore::new(hub.clone());
+    let registry = ToolRegistry::builder()
+        .tools(studio_tools(&manager))
+        .policy(ReadOnlyOrDirectLocal)
+        .interaction(approvals.clone())
+        .observer(trace.clone())
+        .execution_owner_id(format!("studio:{}", std::process::id()))
+        .build()
+        .map_err(|e| e.to_string())?;
+    let runs = AgentRuns::new(hub.clone(), trace.clone());
+    let token = uuid::Uuid::new_v4().simple().to_string();
+    let state = Arc::new(StudioState {
+        registry,
+        manager,
+        approvals,
+        hub,
+        trace,
+        runs,
+        security: SecurityPolicy::new(port, token),
+        settings: Settings::load(&options.data_dir),
+        viewers,
+    });
+    watch_approvals(&state);
+    Ok(state)
+}
+
+/// Publishes approval changes and moves runs waiting on a person into the `approval` state.
+fn watch_approvals(state: &Arc<StudioState>) {
+    let mut updates = state.approvals.subscribe();
+    let hub = state.hub.clone();
+    let runs = state.runs.clone();
+    tokio::spawn(async move {
+        while updates.changed().await.is_ok() {
+            let pending = updates.borrow_and_update().clone();
+            let sessions: Vec<String> = pending
+                .iter()
+                .filter_map(|snapshot| snapshot.session_id.clone())
+                .collect();
+            runs.sync_approvals(&sessions);
+            hub.publish(StudioEvent::Approvals {
+                pending: serde_json::to_value(&*pending).unwrap_or(Value::Null),
+            });
+        }
+    });
+}
+
+/// Binds 127.0.0.1:`options.port` and serves the studio.
+pub async fn start(options: StudioOptions) -> Result<RunningStudio, String> {
+    let listener = TcpListener::bind(("127.0.0.1", options.port))
+        .await
+        .map_err(|e| format!("cannot listen on 127.0.0.1:{}: {e}", options.port))?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let state = build_state(&options, addr.port()).await?;
+    let shutdown = CancellationToken::new();
+    let app = server::router(state.clone());
+    let stop = shutdown.clone();
+    let server = tokio::spawn(async move {
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move { stop.cancelled().await })
+            .await
+    });
+    Ok(RunningStudio {
+        state,
+        addr,
+        shutdown,
+        server,
+    })
+}

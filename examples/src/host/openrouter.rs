@@ -1,0 +1,113 @@
+//! OpenRouter agent runs: the bounded provider loop over the studio registry, with the same
+//! policy, approvals and trace as local runs.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use openrouter_tool_loop::{OpenRouterClient, RunEvent, RunOptions, RunRequest, ToolExecutor};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use tool_context::{ToolCallOptions, ToolRegistry};
+use tool_protocol::{ModelToolCall, ToolCallContext, ToolCallResult, ToolDefinition};
+
+use super::StudioState;
+use super::runs::{RunState, RunView, run_metadata};
+use crate::agent::outcome::RunOutcome;
+
+/// System prompt of provider runs: how to use the workspace tools safely.
+pub const SYSTEM_PROMPT: &str = "You edit a small web project through tools. Call workspace.getStatus first, read a file with workspace.readFile before changing it, and pass the revision you read as expectedRevision to every mutation. Prefer workspace.applyPatch for small edits and the preview.* tools for theme, hero and feature changes. Mutations may wait for a person's approval; if one is denied, explain and stop.";
+
+/// The registry as the loop's [`ToolExecutor`].
+pub struct RegistryExecutor {
+    registry: ToolRegistry,
+    metadata: serde_json::Map<String, Value>,
+}
+
+#[async_trait]
+impl ToolExecutor for RegistryExecutor {
+    async fn list_tools(&self) -> Vec<ToolDefinition> {
+        self.registry.list_all_tools()
+    }
+
+    async fn call_tool(
+        &self,
+        call: ModelToolCall,
+        mut context: ToolCallContext,
+        cancel: CancellationToken,
+    ) -> ToolCallResult {
+        context
+            .metadata
+            .get_or_insert_with(Default::default)
+            .extend(self.metadata.clone());
+        let options = ToolCallOptions::default()
+            .with_context(context)
+            .with_cancellation(cancel);
+        self.registry.execute_model_tool_call(call, options).await
+    }
+}
+
+/// Starts an OpenRouter run, or answers with a coded error when no key is configured.
+pub async fn start(state: Arc<StudioState>, prompt: String, metadata: Option<Value>) -> Response {
+    let Some(config) = state.settings.client_config() else {
+        let body = json!({"error": {"code": "OPENROUTER_CONFIGURATION_ERROR", "message": "API key is not configured.", "retryable": false}});
+        return (StatusCode::BAD_REQUEST, Json(body)).into_response();
+    };
+    let client = match OpenRouterClient::new(config) {
+        Ok(client) => client,
+        Err(error) => {
+            return (
+                StatusCode::BAD_REQUEST,
+                Json(json!({"error": error.to_tool_call_error()})),
+            )
+                .into_response();
+        }
+    };
+    let (view, cancellation) = state.runs.begin("openrouter");
+    let response = Json(json!(view)).into_response();
+    tokio::spawn(drive(state, client, view, cancellation, prompt, metadata));
+    response
+}
+
+async fn drive(
+    state: Arc<StudioState>,
+    client: OpenRouterClient,
+    view: RunView,
+    cancellation: CancellationToken,
+    prompt: String,
+    metadata: Option<Value>,
+) {
+    let executor = RegistryExecutor {
+        registry: state.registry.clone(),
+        metadata: run_metadata(metadata.as_ref()),
+    };
+    let runs = state.runs.clone();
+    let run_id = view.run_id.clone();
+    let listing_view = view.clone();
+    let options = RunOptions::with_cancel(cancellation).on_event(move |event| match event {
+        RunEvent::ToolsListed { count } => runs.record_listing(&listing_view, *count),
+        RunEvent::RequestSent { .. } | RunEvent::RetryScheduled { .. } => {
+            runs.set_state(&run_id, RunState::Waiting)
+        }
+        _ => runs.set_state(&run_id, RunState::Started),
+    });
+    let request = RunRequest::new(prompt)
+        .with_system(SYSTEM_PROMPT)
+        .with_session_id(view.session_id.clone());
+    let (outcome, tool_names) = match client.run(&executor, request, options).await {
+        Ok(completion) => (
+            RunOutcome::Completed {
+                message: completion.text,
+            },
+            completion.trace.tool_names,
+        ),
+        Err(failure) => (
+            RunOutcome::from_error("openrouter", &failure.error.to_tool_call_error(), true),
+            failure.trace.tool_names,
+        ),
+    };
+    let report = json!({"outcome": outcome, "toolNames": tool_names});
+    state.runs.finish(&view.run_id, &outcome, report);
+}

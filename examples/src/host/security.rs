@@ -1,0 +1,286 @@
+//! Request guards of the studio host: DNS-rebinding protection (the `Host` and `Origin` must be
+//! the studio's own loopback address) and a per-launch token for every state-changing request
+//! and the WebSocket.
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+/// Header carrying the per-launch token.
+pub const TOKEN_HEADER: &str = "x-studio-token";
+/// Query parameter carrying the token where headers cannot be set (the WebSocket upgrade).
+pub const TOKEN_QUERY: &str = "token";
+
+/// The studio's own addresses and its per-launch token.
+#[derive(Clone)]
+pub struct SecurityPolicy {
+    allowed_hosts: Vec<String>,
+    token: String,
+}
+
+impl std::fmt::Debug for SecurityPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SecurityPolicy")
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("token", &"[redacted]")
+            .finish()
+    }
+}
+
+/// Why a request was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// The `Host` header is missing or not the studio's own.
+    ForeignHost,
+    /// The `Origin` header names another site.
+    ForeignOrigin,
+    /// A state-changing request without the right token.
+    MissingToken,
+}
+
+impl Refusal {
+    fn code(self) -> &'static str {
+        match self {
+            Self::ForeignHost => "STUDIO_FOREIGN_HOST",
+            Self::ForeignOrigin => "STUDIO_FOREIGN_ORIGIN",
+            Self::MissingToken => "STUDIO_TOKEN_REQUIRED",
+        }
+    }
+
+    fn message(self) -> &'static str {
+        match self {
+            Self::ForeignHost => "The Host header does not name this studio.",
+            Self::ForeignOrigin => "Requests from other origins are refused.",
+            Self::MissingToken => "This request needs the studio's per-launch token.",
+        }
+    }
+}
+
+impl SecurityPolicy {
+    /// The policy of a studio listening on loopback `port` with `token`.
+    pub fn new(port: u16, token: impl Into<String>) -> Self {
+        let allowed_hosts = ["127.0.0.1", "localhost", "[::1]"]
+            .iter()
+            .map(|host| format!("{host}:{port}"))
+            .collect();
+        Self {
+            allowed_hosts,
+            token: token.into(),
+        }
+    }
+
+    /// The per-launch token (handed to the page the studio serves, never logged).
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
+    /// Checks a request's Host, Origin and (for state-changing requests and the WebSocket) token.
+    pub fn check(
+        &self,
+        method: &Method,
+        path: &str,
+        query: Option<&str>,
+        headers: &HeaderMap,
+    ) -> Result<(), Refusal> {
+        let host = headers
+            .get(header::HOST)
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or_default();
+        if !self
+            .allowed_hosts
+            .iter()
+            .any(|allowed| allowed.eq_ignore_ascii_case(host))
+        {
+            return Err(Refusal::ForeignHost);
+        }
+        if let Some(origin) = headers.get(header::ORIGIN) {
+            let origin = origin.to_str().unwrap_or_default();
+            let own = self
+                .allowed_hosts
+                .iter()
+                .any(|allowed| origin.eq_ignore_ascii_case(&format!("http://{allowed}")));
+            // The sandboxed preview has an opaque origin: it may only read its own documents
+            // and assets.
+            let sandboxed_preview_read =
+                origin == "null" && *method == Method::GET && path.starts_with("/preview/");
+            if !own && !sandboxed_preview_read {
+                return Err(Refusal::ForeignOrigin);
+            }
+        }
+        if needs_token(method, path) && !self.token_matches(headers, query) {
+            return Err(Refusal::MissingToken);
+        }
+        Ok(())
+    }
+
+    fn token_matches(&self, headers: &HeaderMap, query: Option<&str>) -> bool {
+        let header_token = headers
+            .get(TOKEN_HEADER)
+            .and_then(|value| value.to_str().ok());
+        let query_token = query.and_then(|query| {
+            query.split('&').find_map(|pair| {
+                pair.strip_prefix(TOKEN_QUERY)
+                    .and_then(|rest| rest.strip_prefix('='))
+            })
+        });
+        header_token
+            .or(query_token)
+            .is_some_and(|given| constant_time_eq(given.as_bytes(), self.token.as_bytes()))
+    }
+}
+
+/// State-changing methods and the WebSocket upgrade need the token; reads do not.
+fn needs_token(method: &Method, path: &str) -> bool {
+    !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
+        || path.starts_with("/api/events")
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Axum middleware applying [`SecurityPolicy::check`]; refusals are `403` with a coded JSON body.
+pub async fn guard(State(policy): State<SecurityPolicy>, request: Request, next: Next) -> Response {
+    let uri = request.uri();
+    match policy.check(request.method(), uri.path(), uri.query(), request.headers()) {
+        Ok(()) => next.run(request).await,
+        Err(refusal) => {
+            let body = json!({"error": {"code": refusal.code(), "message": refusal.message(), "retryable": false}});
+            (StatusCode::FORBIDDEN, axum::Json(body)).into_response()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.insert(
+                axum::http::HeaderName::from_bytes(name.as_bytes()).unwrap(),
+                HeaderValue::from_str(value).unwrap(),
+            );
+        }
+        map
+    }
+
+    #[test]
+    fn reads_need_only_the_own_host() {
+        let policy = SecurityPolicy::new(4870, "secret-token");
+        assert_eq!(
+            policy.check(
+                &Method::GET,
+                "/api/tools",
+                None,
+                &headers(&[("host", "127.0.0.1:4870")])
+            ),
+            Ok(())
+        );
+        assert_eq!(
+            policy.check(
+                &Method::GET,
+                "/",
+                None,
+                &headers(&[("host", "localhost:4870")])
+            ),
+            Ok(())
+        );
+        assert_eq!(
+            policy.check(
+                &Method::GET,
+                "/",
+                None,
+                &headers(&[("host", "evil.example:4870")])
+            ),
+            Err(Refusal::ForeignHost)
+        );
+        assert_eq!(
+            policy.check(
+                &Method::GET,
+                "/",
+                None,
+                &headers(&[("host", "127.0.0.1:9999")])
+            ),
+            Err(Refusal::ForeignHost)
+        );
+        assert_eq!(
+            policy.check(&Method::GET, "/", None, &HeaderMap::new()),
+            Err(Refusal::ForeignHost)
+        );
+    }
+
+    #[test]
+    fn foreign_origins_are_refused() {
+        let policy = SecurityPolicy::new(4870, "t");
+        let foreign = headers(&[
+            ("host", "127.0.0.1:4870"),
+            ("origin", "http://evil.example"),
+        ]);
+        assert_eq!(
+            policy.check(&Method::GET, "/api/tools", None, &foreign),
+            Err(Refusal::ForeignOrigin)
+        );
+        let own = headers(&[
+            ("host", "127.0.0.1:4870"),
+            ("origin", "http://127.0.0.1:4870"),
+            (TOKEN_HEADER, "t"),
+        ]);
+        assert_eq!(
+            policy.check(&Method::POST, "/api/tools/call", None, &own),
+            Ok(())
+        );
+        let null_origin = headers(&[("host", "127.0.0.1:4870"), ("origin", "null")]);
+        assert_eq!(
+            policy.check(&Method::GET, "/api/tools", None, &null_origin),
+            Err(Refusal::ForeignOrigin),
+            "sandboxed iframes send Origin: null"
+        );
+        assert_eq!(
+            policy.check(
+                &Method::GET,
+                "/preview/3/assets/font.woff2",
+                None,
+                &null_origin
+            ),
+            Ok(()),
+            "the preview may load its own assets"
+        );
+        assert_eq!(
+            policy.check(&Method::POST, "/preview/3", None, &null_origin),
+            Err(Refusal::ForeignOrigin)
+        );
+    }
+
+    #[test]
+    fn mutations_and_the_websocket_need_the_token() {
+        let policy = SecurityPolicy::new(4870, "t0k");
+        let host = headers(&[("host", "127.0.0.1:4870")]);
+        assert_eq!(
+            policy.check(&Method::POST, "/api/tools/call", None, &host),
+            Err(Refusal::MissingToken)
+        );
+        let wrong = headers(&[("host", "127.0.0.1:4870"), (TOKEN_HEADER, "t0K")]);
+        assert_eq!(
+            policy.check(&Method::POST, "/api/tools/call", None, &wrong),
+            Err(Refusal::MissingToken)
+        );
+        assert_eq!(
+            policy.check(&Method::GET, "/api/events", None, &host),
+            Err(Refusal::MissingToken)
+        );
+        assert_eq!(
+            policy.check(&Method::GET, "/api/events", Some("token=t0k"), &host),
+            Ok(())
+        );
+        assert_eq!(
+            policy.check(&Method::GET, "/api/events", Some("x=1&token=t0k"), &host),
+            Ok(())
+        );
+        assert!(!format!("{policy:?}").contains("t0k"));
+    }
+}

@@ -1,0 +1,573 @@
+//! The studio's HTTP API, WebSocket and embedded UI.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::Router;
+use axum::body::Body;
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use live_code_editor::file::FileContent;
+use live_code_editor::preview::{
+    PreviewBridgeMessage, PreviewOptions, compile_preview, export_standalone_html,
+    parse_bridge_message,
+};
+use live_code_editor::workspace::bridge::PreviewStatus;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tool_context::{ApprovalDecision, ToolCallOptions};
+use tool_protocol::{ToolCallContext, ToolCallMode, ToolCallSource, ToolListResult};
+
+use super::StudioState;
+use super::events::StudioEvent;
+use super::security;
+use crate::agent::planner::{PlannerContext, plan};
+use crate::agent::runner::{RunRequest, run_plan};
+use crate::host::runs::run_metadata;
+
+/// Session id of direct calls from the studio page.
+pub const UI_SESSION_ID: &str = "studio-ui";
+
+/// Builds the router with every route behind the security guard.
+pub fn router(state: Arc<StudioState>) -> Router {
+    let api = Router::new()
+        .route("/", get(index))
+        .route("/ui/{*file}", get(ui_asset))
+        .route("/api/state", get(studio_state))
+        .route("/api/tools", get(list_tools))
+        .route("/api/tools/call", post(call_tool))
+        .route("/api/approvals", get(pending_approvals))
+        .route("/api/approvals/deny-all", post(deny_all_approvals))
+        .route("/api/approvals/{id}", post(resolve_approval))
+        .route("/api/trace", get(trace_rows).delete(clear_trace))
+        .route("/api/agent/runs", post(start_run))
+        .route("/api/agent/runs/{id}", get(run_status))
+        .route("/api/agent/runs/{id}/cancel", post(cancel_run))
+        .route("/api/settings", get(get_settings).put(put_settings))
+        .route("/api/models", get(list_models))
+        .route("/api/preview/ack", post(preview_ack))
+        .route("/api/export", get(export_html))
+        .route("/api/folder/open", post(open_folder))
+        .route("/api/events", get(events))
+        .route("/preview/{revision}", get(preview_document))
+        .route("/preview/{revision}/assets/{*path}", get(preview_asset))
+        .with_state(state.clone());
+    api.layer(middleware::from_fn_with_state(
+        state.security.clone(),
+        security::guard,
+    ))
+}
+
+fn api_error(status: StatusCode, code: &str, message: &str) -> Response {
+    (
+        status,
+        Json(json!({"error": {"code": code, "message": message, "retryable": false}})),
+    )
+        .into_response()
+}
+
+async fn index(State(state): State<Arc<StudioState>>) -> Response {
+    let Some(page) = super::ui::asset("index.html") else {
+        return api_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "STUDIO_UI_MISSING",
+            "The studio page is not embedded.",
+        );
+    };
+    let html = String::from_utf8_lossy(&page).replace("{{STUDIO_TOKEN}}", state.security.token());
+    (
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        html,
+    )
+        .into_response()
+}
+
+async fn ui_asset(Path(file): Path<String>) -> Response {
+    match super::ui::asset(&file) {
+        Some(bytes) => (
+            [(header::CONTENT_TYPE, super::ui::content_type(&file))],
+            bytes,
+        )
+            .into_response(),
+        None => api_error(
+            StatusCode::NOT_FOUND,
+            "STUDIO_NOT_FOUND",
+            "No such studio asset.",
+        ),
+    }
+}
+
+async fn studio_state(State(state): State<Arc<StudioState>>) -> Json<Value> {
+    let status = state.manager.status().await;
+    let files = state.manager.list_files().await;
+    Json(json!({
+        "status": status,
+        "files": files,
+        "approvals": state.approvals.snapshot(),
+        "sessions": state.trace.sessions(),
+        "settings": state.settings.public_view(),
+    }))
+}
+
+async fn list_tools(State(state): State<Arc<StudioState>>) -> Json<ToolListResult> {
+    Json(ToolListResult {
+        tools: state.registry.list_all_tools(),
+        next_cursor: None,
+    })
+}
+
+/// `POST /api/tools/call`: a tools/call request from the page, run as an explicit local
+/// (`direct`) action through the same registry path as every other caller.
+async fn call_tool(
+    State(state): State<Arc<StudioState>>,
+    Json(request): Json<Value>,
+) -> Json<Value> {
+    let context = ToolCallContext::new(ToolCallSource::Local, ToolCallMode::Direct)
+        .with_session(UI_SESSION_ID);
+    let result = state
+        .registry
+        .call_tool_value(&request, ToolCallOptions::default().with_context(context))
+        .await;
+    Json(serde_json::to_value(result).unwrap_or(Value::Null))
+}
+
+async fn pending_approvals(State(state): State<Arc<StudioState>>) -> Json<Value> {
+    Json(serde_json::to_value(state.approvals.snapshot()).unwrap_or(Value::Null))
+}
+
+#[derive(Deserialize)]
+struct ApprovalBody {
+    decision: String,
+}
+
+async fn resolve_approval(
+    State(state): State<Arc<StudioState>>,
+    Path(id): Path<String>,
+    Json(body): Json<ApprovalBody>,
+) -> Response {
+    let decision = match body.decision.as_str() {
+        "allow" | "approve" => ApprovalDecision::Allow,
+        "deny" => ApprovalDecision::Deny,
+        _ => {
+            return api_error(
+                StatusCode::BAD_REQUEST,
+                "STUDIO_INVALID_DECISION",
+                "decision must be \"allow\" or \"deny\".",
+            );
+        }
+    };
+    if state.approvals.resolve(&id, decision) {
+        Json(json!({"resolved": id})).into_response()
+    } else {
+        api_error(
+            StatusCode::NOT_FOUND,
+            "STUDIO_APPROVAL_NOT_FOUND",
+            "No pending approval has that id.",
+        )
+    }
+}
+
+async fn deny_all_approvals(State(state): State<Arc<StudioState>>) -> Json<Value> {
+    Json(json!({"denied": state.approvals.deny_all()}))
+}
+
+#[derive(Deserialize)]
+struct TraceQuery {
+    session: Option<String>,
+}
+
+async fn trace_rows(
+    State(state): State<Arc<StudioState>>,
+    Query(query): Query<TraceQuery>,
+) -> Json<Value> {
+    Json(
+        json!({"rows": state.trace.rows(query.session.as_deref()), "sessions": state.trace.sessions()}),
+    )
+}
+
+async fn clear_trace(State(state): State<Arc<StudioState>>) -> Response {
+    if state.runs.any_active() {
+        return api_error(
+            StatusCode::CONFLICT,
+            "STUDIO_RUN_ACTIVE",
+            "The trace cannot be cleared while an agent run is active.",
+        );
+    }
+    state.trace.clear();
+    StatusCode::NO_CONTENT.into_response()
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RunBody {
+    prompt: String,
+    #[serde(default)]
+    agent: Option<String>,
+    #[serde(default)]
+    metadata: Option<Value>,
+}
+
+/// Longest accepted prompt, in characters.
+pub const MAX_PROMPT_CHARS: usize = 4_000;
+
+async fn start_run(State(state): State<Arc<StudioState>>, Json(body): Json<RunBody>) -> Response {
+    let prompt = body.prompt.trim().to_owned();
+    if prompt.is_empty() || prompt.chars().count() > MAX_PROMPT_CHARS {
+        return api_error(
+            StatusCode::BAD_REQUEST,
+            "STUDIO_INVALID_PROMPT",
+            "The prompt must be 1 to 4,000 characters.",
+        );
+    }
+    let agent = body.agent.as_deref().unwrap_or("local");
+    if agent != "local" {
+        return super::openrouter::start(state, prompt, body.metadata).await;
+    }
+    let (view, cancellation) = state.runs.begin("local");
+    let response = Json(json!(view)).into_response();
+    tokio::spawn(run_local(state, view, cancellation, prompt, body.metadata));
+    response
+}
+
+async fn run_local(
+    state: Arc<StudioState>,
+    view: super::runs::RunView,
+    cancellation: tokio_util::sync::CancellationToken,
+    prompt: String,
+    metadata: Option<Value>,
+) {
+    state
+        .runs
+        .record_listing(&view, state.registry.list_all_tools().len());
+    let status = state.manager.status().await;
+    let context = PlannerContext {
+        active_path: Some(status.active_path.clone()),
+        folder_linked: status.folder.connected,
+    };
+    let planned = plan(&prompt, &context);
+    let request = RunRequest {
+        registry: &state.registry,
+        run_id: &view.run_id,
+        session_id: &view.session_id,
+        cancellation,
+        metadata: run_metadata(metadata.as_ref()),
+    };
+    let report = run_plan(&planned, request).await;
+    state.runs.finish(
+        &view.run_id,
+        &report.outcome,
+        serde_json::to_value(&report).unwrap_or(Value::Null),
+    );
+}
+
+async fn run_status(State(state): State<Arc<StudioState>>, Path(id): Path<String>) -> Response {
+    match state.runs.get(&id) {
+        Some(view) => Json(json!(view)).into_response(),
+        None => api_error(
+            StatusCode::NOT_FOUND,
+            "STUDIO_RUN_NOT_FOUND",
+            "No run has that id.",
+        ),
+    }
+}
+
+async fn cancel_run(State(state): State<Arc<StudioState>>, Path(id): Path<String>) -> Response {
+    if state.runs.cancel(&id) {
+        Json(json!({"cancelled": id})).into_response()
+    } else {
+        api_error(
+            StatusCode::NOT_FOUND,
+            "STUDIO_RUN_NOT_FOUND",
+            "No unfinished run has that id.",
+        )
+    }
+}
+
+async fn get_settings(State(state): State<Arc<StudioState>>) -> Json<Value> {
+    Json(state.settings.public_view())
+}
+
+async fn put_settings(
+    State(state): State<Arc<StudioState>>,
+    Json(update): Json<Value>,
+) -> Response {
+    let update = match serde_json::from_value::<super::settings::SettingsUpdate>(update) {
+        Ok(update) => update,
+        Err(error) => {
+            return api_error(
+                StatusCode::BAD_REQUEST,
+                "STUDIO_INVALID_SETTINGS",
+                &error.to_string(),
+            );
+        }
+    };
+    match state.settings.update(update) {
+        Ok(view) => {
+            state.hub.publish(StudioEvent::Settings {
+                settings: view.clone(),
+            });
+            Json(view).into_response()
+        }
+        Err(message) => api_error(StatusCode::BAD_REQUEST, "STUDIO_INVALID_SETTINGS", &message),
+    }
+}
+
+/// `GET /api/models`: tool-capable models of the configured provider (needs a key).
+async fn list_models(State(state): State<Arc<StudioState>>) -> Response {
+    let Some(config) = state.settings.client_config() else {
+        return api_error(
+            StatusCode::BAD_REQUEST,
+            "OPENROUTER_CONFIGURATION_ERROR",
+            "API key is not configured.",
+        );
+    };
+    let client = match openrouter_tool_loop::OpenRouterClient::new(config) {
+        Ok(client) => client,
+        Err(error) => return api_error(StatusCode::BAD_REQUEST, error.code, &error.message),
+    };
+    match client
+        .list_models(&tokio_util::sync::CancellationToken::new())
+        .await
+    {
+        Ok(models) => {
+            let models: Vec<Value> = models
+                .iter()
+                .map(|model| json!({"id": model.id, "label": model.label(), "free": model.is_free(), "tools": model.supports_tools()}))
+                .collect();
+            Json(json!({"models": models})).into_response()
+        }
+        Err(error) => api_error(StatusCode::BAD_GATEWAY, error.code, &error.message),
+    }
+}
+
+/// `POST /api/preview/ack`: the page forwards its iframe's bridge message; stale revisions are
+/// ignored by the manager.
+async fn preview_ack(
+    State(state): State<Arc<StudioState>>,
+    Json(message): Json<Value>,
+) -> Response {
+    let Some(message) = parse_bridge_message(&message) else {
+        return api_error(
+            StatusCode::BAD_REQUEST,
+            "STUDIO_INVALID_PREVIEW_MESSAGE",
+            "Not a preview bridge message.",
+        );
+    };
+    let (revision, status) = match message {
+        PreviewBridgeMessage::Ready { revision } => (revision, PreviewStatus::Ready),
+        PreviewBridgeMessage::Error { revision, message } => {
+            (revision, PreviewStatus::Error { message })
+        }
+    };
+    let accepted = state.manager.acknowledge_preview(revision, status);
+    state.hub.publish(StudioEvent::Preview {
+        state: json!(state.manager.preview_acks().current()),
+    });
+    Json(json!({"accepted": accepted, "revision": revision})).into_response()
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct OpenFolderBody {
+    path: String,
+    #[serde(default)]
+    expected_revision: Option<u64>,
+}
+
+/// `POST /api/folder/open`: imports a host folder (same limits as every folder import) and links
+/// it for save and reload. An empty or unsupported folder leaves the workspace untouched.
+async fn open_folder(
+    State(state): State<Arc<StudioState>>,
+    Json(body): Json<OpenFolderBody>,
+) -> Response {
+    let adapter = match live_code_editor::workspace::os_folder::OsFolder::open(body.path.trim()) {
+        Ok(adapter) => Arc::new(adapter),
+        Err(error) => {
+            return (
+                StatusCode::BAD_REQUEST,
+                Json(json!({"error": tool_protocol::ToolCallError::from(error)})),
+            )
+                .into_response();
+        }
+    };
+    match state
+        .manager
+        .open_folder(adapter, body.expected_revision)
+        .await
+    {
+        Ok(outcome) => Json(json!(outcome)).into_response(),
+        Err(error) => (
+            StatusCode::CONFLICT,
+            Json(json!({"error": tool_protocol::ToolCallError::from(error)})),
+        )
+            .into_response(),
+    }
+}
+
+async fn export_html(State(state): State<Arc<StudioState>>) -> Response {
+    let workspace = state.manager.snapshot().await;
+    let files: Vec<_> = workspace.files().cloned().collect();
+    let compiled = export_standalone_html(&files);
+    let mut response = (
+        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+        compiled.html,
+    )
+        .into_response();
+    response.headers_mut().insert(
+        header::CONTENT_DISPOSITION,
+        HeaderValue::from_static("attachment; filename=\"standalone.html\""),
+    );
+    response
+}
+
+/// Content-Security-Policy header of preview documents: always sandboxed (even when opened
+/// directly), scripts only inline or from the bootstrap's Blob URLs, no network.
+pub const PREVIEW_CSP: &str = "sandbox allow-scripts; default-src 'none'; script-src 'unsafe-inline' blob:; style-src 'unsafe-inline'; img-src 'self' data: blob:; font-src 'self' data:; media-src 'self' data: blob:; connect-src 'none'; form-action 'none'; base-uri 'none'";
+
+async fn preview_document(
+    State(state): State<Arc<StudioState>>,
+    Path(revision): Path<u64>,
+) -> Response {
+    let workspace = state.manager.snapshot().await;
+    if workspace.revision() != revision {
+        let body = format!(
+            "Preview revision {revision} was superseded by revision {}.",
+            workspace.revision()
+        );
+        return (
+            StatusCode::GONE,
+            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+            body,
+        )
+            .into_response();
+    }
+    let files: Vec<_> = workspace.files().cloned().collect();
+    let options = PreviewOptions::preview(Some(revision), format!("/preview/{revision}/assets/"));
+    let compiled = tokio::task::spawn_blocking(move || compile_preview(&files, &options)).await;
+    let Ok(compiled) = compiled else {
+        return api_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "STUDIO_PREVIEW_FAILED",
+            "The preview compiler stopped unexpectedly.",
+        );
+    };
+    let mut response = (
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        compiled.html,
+    )
+        .into_response();
+    response.headers_mut().insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(PREVIEW_CSP),
+    );
+    response.headers_mut().insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    response
+}
+
+async fn preview_asset(
+    State(state): State<Arc<StudioState>>,
+    Path((_revision, path)): Path<(u64, String)>,
+) -> Response {
+    let workspace = state.manager.snapshot().await;
+    let Some(file) = workspace.file(&path) else {
+        return api_error(
+            StatusCode::NOT_FOUND,
+            "WORKSPACE_FILE_NOT_FOUND",
+            "No workspace file at that path.",
+        );
+    };
+    let (content_type, bytes) = match &file.content {
+        FileContent::Asset { bytes, mime_type } => (mime_type.clone(), bytes.clone()),
+        FileContent::Text { source } => (
+            file.language.mime_type().to_owned(),
+            source.as_bytes().to_vec(),
+        ),
+    };
+    Response::builder()
+        .header(header::CONTENT_TYPE, content_type)
+        .header(header::X_CONTENT_TYPE_OPTIONS, "nosniff")
+        .body(Body::from(bytes))
+        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+}
+
+#[derive(Deserialize)]
+struct EventsQuery {
+    #[serde(default)]
+    client: Option<String>,
+}
+
+/// `GET /api/events`: the live event stream. A page that renders the preview connects with
+/// `client=ui`, which switches preview acknowledgement from headless to the browser.
+async fn events(
+    State(state): State<Arc<StudioState>>,
+    Query(query): Query<EventsQuery>,
+    upgrade: WebSocketUpgrade,
+) -> Response {
+    let renders_preview = query.client.as_deref() == Some("ui");
+    upgrade.on_upgrade(move |socket| stream_events(state, socket, renders_preview))
+}
+
+async fn stream_events(state: Arc<StudioState>, mut socket: WebSocket, renders_preview: bool) {
+    let _viewer = renders_preview.then(|| state.viewers.attach());
+    let mut receiver = state.hub.subscribe();
+    let hello = json!({"type": "hello", "revision": state.manager.revision().await, "approvals": state.approvals.snapshot()});
+    if socket
+        .send(Message::Text(hello.to_string().into()))
+        .await
+        .is_err()
+    {
+        return;
+    }
+    loop {
+        tokio::select! {
+            event = receiver.recv() => {
+                let text = match event {
+                    Ok(event) => serde_json::to_string(&event).unwrap_or_default(),
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => json!({"type": "lagged", "missed": missed}).to_string(),
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+                };
+                if socket.send(Message::Text(text.into())).await.is_err() {
+                    break;
+                }
+            }
+            incoming = socket.recv() => match incoming {
+                Some(Ok(Message::Text(text))) => handle_socket_message(&state, text.as_str()),
+                Some(Ok(_)) => {}
+                Some(Err(_)) | None => break,
+            },
+        }
+    }
+}
+
+/// Messages a page may send over the socket: approval answers (the same path as the HTTP API).
+fn handle_socket_message(state: &StudioState, text: &str) {
+    let Ok(message) = serde_json::from_str::<Value>(text) else {
+        return;
+    };
+    if message.get("type").and_then(Value::as_str) != Some("approval") {
+        return;
+    }
+    let id = message
+        .get("id")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let decision = match message.get("decision").and_then(Value::as_str) {
+        Some("allow" | "approve") => ApprovalDecision::Allow,
+        Some("deny") => ApprovalDecision::Deny,
+        _ => return,
+    };
+    state.approvals.resolve(id, decision);
+}

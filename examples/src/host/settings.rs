@@ -1,0 +1,278 @@
+//! Provider settings: model, endpoint, data policy and the API key. The key lives in host memory
+//! (from `OPENROUTER_API_KEY` or the settings dialog) and reaches disk only when the user asks
+//! to save it; no view, event, trace or log ever carries it.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+
+use openrouter_tool_loop::{ApiKey, DataPolicy, OpenRouterConfig};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// Longest accepted model id or endpoint, in characters.
+pub const MAX_SETTING_CHARS: usize = 512;
+/// Longest accepted API key, in characters.
+pub const MAX_API_KEY_CHARS: usize = 512;
+
+#[derive(Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Stored {
+    model: Option<String>,
+    endpoint: Option<String>,
+    data_policy: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    api_key: Option<String>,
+}
+
+/// A settings change from the dialog; absent fields stay as they are.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SettingsUpdate {
+    /// Model id (`vendor/model`).
+    pub model: Option<String>,
+    /// Chat-completions endpoint URL.
+    pub endpoint: Option<String>,
+    /// `allow`, `deny` or `zdr`.
+    pub data_policy: Option<String>,
+    /// A new API key.
+    pub api_key: Option<String>,
+    /// Forget the API key.
+    #[serde(default)]
+    pub clear_key: bool,
+    /// Also store the API key in the data directory.
+    #[serde(default)]
+    pub save_key: bool,
+}
+
+impl std::fmt::Debug for Stored {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stored")
+            .field("model", &self.model)
+            .field("endpoint", &self.endpoint)
+            .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
+            .finish()
+    }
+}
+
+/// The studio's provider settings.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    inner: Arc<RwLock<Stored>>,
+    key_saved: Arc<RwLock<bool>>,
+    file: PathBuf,
+}
+
+impl Settings {
+    /// Loads `settings.json` from `data_dir` (if any), then the `OPENROUTER_*` environment.
+    pub fn load(data_dir: &Path) -> Self {
+        let file = data_dir.join("settings.json");
+        let mut stored: Stored = std::fs::read(&file)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or_default();
+        let key_saved = stored.api_key.is_some();
+        if let Ok(key) = std::env::var(openrouter_tool_loop::API_KEY_ENV)
+            && !key.trim().is_empty()
+        {
+            stored.api_key = Some(key.trim().to_owned());
+        }
+        Self {
+            inner: Arc::new(RwLock::new(stored)),
+            key_saved: Arc::new(RwLock::new(key_saved)),
+            file,
+        }
+    }
+
+    /// What the page may see: never the key, only whether one is set.
+    pub fn public_view(&self) -> Value {
+        let stored = self.inner.read().expect("settings lock");
+        json!({
+            "model": stored.model.clone().unwrap_or_else(|| openrouter_tool_loop::DEFAULT_MODEL.to_owned()),
+            "endpoint": stored.endpoint.clone().unwrap_or_else(|| openrouter_tool_loop::DEFAULT_CHAT_COMPLETIONS_URL.to_owned()),
+            "dataPolicy": stored.data_policy.clone().unwrap_or_else(|| "allow".to_owned()),
+            "hasApiKey": stored.api_key.as_deref().is_some_and(|key| !key.is_empty()),
+            "keySaved": *self.key_saved.read().expect("settings lock"),
+        })
+    }
+
+    /// Applies a change, persisting the non-secret settings (and the key when asked to).
+    pub fn update(&self, update: SettingsUpdate) -> Result<Value, String> {
+        validate(&update)?;
+        {
+            let mut stored = self.inner.write().expect("settings lock");
+            if let Some(model) = update.model {
+                stored.model = Some(model.trim().to_owned()).filter(|m| !m.is_empty());
+            }
+            if let Some(endpoint) = update.endpoint {
+                stored.endpoint = Some(endpoint.trim().to_owned()).filter(|e| !e.is_empty());
+            }
+            if let Some(policy) = update.data_policy {
+                stored.data_policy =
+                    DataPolicy::parse(&policy).map(|_| policy.trim().to_ascii_lowercase());
+            }
+            if update.clear_key {
+                stored.api_key = None;
+            }
+            if let Some(key) = update.api_key {
+                stored.api_key = Some(key.trim().to_owned()).filter(|k| !k.is_empty());
+            }
+        }
+        let save_key = update.save_key && !update.clear_key;
+        self.persist(save_key)
+            .map_err(|error| format!("Settings could not be saved: {error}"))?;
+        *self.key_saved.write().expect("settings lock") = save_key;
+        Ok(self.public_view())
+    }
+
+    fn persist(&self, include_key: bool) -> std::io::Result<()> {
+        let mut stored = self.inner.read().expect("settings lock").clone();
+        if !include_key {
+            stored.api_key = None;
+        }
+        let bytes = serde_json::to_vec_pretty(&stored).map_err(std::io::Error::other)?;
+        let temp = self.file.with_extension("json.tmp");
+        std::fs::write(&temp, bytes)?;
+        restrict_permissions(&temp)?;
+        std::fs::rename(&temp, &self.file)
+    }
+
+    /// The client configuration, or `None` without a key.
+    pub fn client_config(&self) -> Option<OpenRouterConfig> {
+        let stored = self.inner.read().expect("settings lock");
+        let key = stored.api_key.clone().filter(|key| !key.is_empty())?;
+        let mut config = OpenRouterConfig::new(ApiKey::new(key))
+            .with_attribution("http://127.0.0.1", "Live Code Studio");
+        if let Some(model) = &stored.model {
+            config = config.with_model(model.clone());
+        }
+        if let Some(endpoint) = &stored.endpoint {
+            config = config.with_endpoint(endpoint.clone());
+        }
+        if let Some(policy) = stored.data_policy.as_deref().and_then(DataPolicy::parse) {
+            config = config.with_data_policy(policy);
+        }
+        Some(config)
+    }
+}
+
+fn validate(update: &SettingsUpdate) -> Result<(), String> {
+    let too_long = |value: &Option<String>, max: usize| {
+        value.as_ref().is_some_and(|v| v.chars().count() > max)
+    };
+    if too_long(&update.model, MAX_SETTING_CHARS)
+        || too_long(&update.endpoint, MAX_SETTING_CHARS)
+        || too_long(&update.api_key, MAX_API_KEY_CHARS)
+    {
+        return Err("Settings values must be at most 512 characters.".into());
+    }
+    if let Some(endpoint) = &update.endpoint
+        && !endpoint.trim().is_empty()
+        && !(endpoint.starts_with("https://")
+            || endpoint.starts_with("http://127.0.0.1")
+            || endpoint.starts_with("http://localhost"))
+    {
+        return Err("The endpoint must be an https:// URL (or a loopback http:// URL).".into());
+    }
+    if let Some(policy) = &update.data_policy
+        && DataPolicy::parse(policy).is_none()
+    {
+        return Err("dataPolicy must be allow, deny or zdr.".into());
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn restrict_permissions(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+}
+
+#[cfg(not(unix))]
+fn restrict_permissions(_path: &Path) -> std::io::Result<()> {
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_key_never_appears_in_views_or_unsaved_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = Settings::load(dir.path());
+        let view = settings
+            .update(SettingsUpdate {
+                api_key: Some("sk-test-not-real".into()),
+                model: Some("openai/gpt-4o-mini".into()),
+                ..SettingsUpdate::default()
+            })
+            .unwrap();
+        assert_eq!(view["hasApiKey"], true);
+        assert!(!view.to_string().contains("sk-test"));
+        let file = std::fs::read_to_string(dir.path().join("settings.json")).unwrap();
+        assert!(
+            !file.contains("sk-test"),
+            "the key is saved only on request"
+        );
+        assert!(settings.client_config().is_some());
+        assert!(!format!("{:?}", settings).contains("sk-test"));
+    }
+
+    #[test]
+    fn a_saved_key_survives_a_restart_and_can_be_cleared() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = Settings::load(dir.path());
+        settings
+            .update(SettingsUpdate {
+                api_key: Some("sk-saved".into()),
+                save_key: true,
+                ..SettingsUpdate::default()
+            })
+            .unwrap();
+        let reloaded = Settings::load(dir.path());
+        assert_eq!(reloaded.public_view()["keySaved"], true);
+        reloaded
+            .update(SettingsUpdate {
+                clear_key: true,
+                ..SettingsUpdate::default()
+            })
+            .unwrap();
+        assert!(reloaded.client_config().is_none() || std::env::var("OPENROUTER_API_KEY").is_ok());
+        assert!(
+            !std::fs::read_to_string(dir.path().join("settings.json"))
+                .unwrap()
+                .contains("sk-saved")
+        );
+    }
+
+    #[test]
+    fn invalid_values_are_refused_without_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = Settings::load(dir.path());
+        assert!(
+            settings
+                .update(SettingsUpdate {
+                    endpoint: Some("ftp://x".into()),
+                    ..SettingsUpdate::default()
+                })
+                .is_err()
+        );
+        assert!(
+            settings
+                .update(SettingsUpdate {
+                    data_policy: Some("maybe".into()),
+                    ..SettingsUpdate::default()
+                })
+                .is_err()
+        );
+        assert!(
+            settings
+                .update(SettingsUpdate {
+                    model: Some("m".repeat(513)),
+                    ..SettingsUpdate::default()
+                })
+                .is_err()
+        );
+        assert_eq!(settings.public_view()["dataPolicy"], "allow");
+    }
+}

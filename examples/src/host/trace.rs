@@ -1,0 +1,198 @@
+//! The execution trace: a bounded, metadata-only record of agent requests, tool listings and
+//! tool calls. Rows never hold argument values, file sources, results or credentials, so the
+//! trace can be shown, copied and downloaded as it is.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+use serde_json::Value;
+use tool_context::ToolCallObserver;
+use tool_protocol::codes::is_audit_safe_error_code;
+use tool_protocol::{ToolCallEvent, ToolCallEventType};
+
+use super::events::{EventHub, StudioEvent};
+
+/// Rows kept; the oldest are dropped first.
+pub const MAX_TRACE_ROWS: usize = 500;
+/// Argument names kept per row.
+pub const MAX_TRACE_ARGUMENT_KEYS: usize = 32;
+
+/// What a row records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum TraceKind {
+    /// One agent run (local or OpenRouter) around its tool calls.
+    #[serde(rename = "agent.request")]
+    AgentRequest,
+    /// A tools/list discovery.
+    #[serde(rename = "tools/list")]
+    ToolsList,
+    /// A tools/call.
+    #[serde(rename = "tools/call")]
+    ToolsCall,
+}
+
+/// One row of the trace.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TraceRow {
+    /// Registry trace id (tool calls) or run id (agent rows); unique per row.
+    pub trace_id: String,
+    /// Row kind.
+    pub kind: TraceKind,
+    /// Tool name or a short label.
+    pub name: String,
+    /// Agent run / MCP session this row belongs to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// Call source (`model`, `mcp`, `local`, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// Call mode (`agent`, `direct`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    /// `running`, `completed`, `failed` or `cancelled`.
+    pub status: String,
+    /// Provider correlation id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// Start, milliseconds since the Unix epoch.
+    pub started_at: u64,
+    /// Duration once finished.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    /// Audit-safe error code of a failure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<String>,
+    /// Whether a failure is retryable.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retryable: Option<bool>,
+    /// Argument names (never values).
+    pub argument_keys: Vec<String>,
+    /// Execution provenance of tool calls.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Value>,
+}
+
+/// The bounded trace, publishing every change on the event hub.
+#[derive(Debug, Clone)]
+pub struct TraceStore {
+    rows: Arc<Mutex<VecDeque<TraceRow>>>,
+    hub: EventHub,
+}
+
+impl TraceStore {
+    /// An empty trace publishing to `hub`.
+    pub fn new(hub: EventHub) -> Self {
+        Self {
+            rows: Arc::default(),
+            hub,
+        }
+    }
+
+    /// All rows, oldest first, optionally only one session's.
+    pub fn rows(&self, session_id: Option<&str>) -> Vec<TraceRow> {
+        let rows = self.rows.lock().expect("trace lock");
+        rows.iter()
+            .filter(|row| session_id.is_none_or(|id| row.session_id.as_deref() == Some(id)))
+            .cloned()
+            .collect()
+    }
+
+    /// Distinct session ids, oldest first.
+    pub fn sessions(&self) -> Vec<String> {
+        let mut sessions: Vec<String> = Vec::new();
+        for row in self.rows.lock().expect("trace lock").iter() {
+            if let Some(id) = &row.session_id
+                && !sessions.contains(id)
+            {
+                sessions.push(id.clone());
+            }
+        }
+        sessions
+    }
+
+    /// Removes every row.
+    pub fn clear(&self) {
+        self.rows.lock().expect("trace lock").clear();
+    }
+
+    /// Adds a row, or replaces the row with the same trace id, and publishes it.
+    pub fn upsert(&self, row: TraceRow) {
+        {
+            let mut rows = self.rows.lock().expect("trace lock");
+            match rows
+                .iter_mut()
+                .find(|existing| existing.trace_id == row.trace_id)
+            {
+                Some(existing) => *existing = row.clone(),
+                None => {
+                    rows.push_back(row.clone());
+                    while rows.len() > MAX_TRACE_ROWS {
+                        rows.pop_front();
+                    }
+                }
+            }
+        }
+        self.hub.publish(StudioEvent::Trace {
+            row: serde_json::to_value(&row).unwrap_or(Value::Null),
+        });
+    }
+
+    /// The row of a tool-call lifecycle event (metadata only).
+    pub fn row_for_event(event: &ToolCallEvent) -> TraceRow {
+        let context = event.context.as_ref();
+        let error = event
+            .result
+            .as_ref()
+            .and_then(|result| result.error.as_ref());
+        let mut argument_keys: Vec<String> = event
+            .request
+            .arguments
+            .iter()
+            .flat_map(|map| map.keys().cloned())
+            .collect();
+        argument_keys.sort();
+        argument_keys.truncate(MAX_TRACE_ARGUMENT_KEYS);
+        TraceRow {
+            trace_id: event.trace_id.clone(),
+            kind: TraceKind::ToolsCall,
+            name: event.name.clone(),
+            session_id: context.and_then(|c| c.session_id.clone()),
+            source: context
+                .and_then(|c| c.source)
+                .map(|s| s.as_str().to_owned()),
+            mode: context.and_then(|c| c.mode).map(|m| m.as_str().to_owned()),
+            status: status_of(event).to_owned(),
+            tool_call_id: event.tool_call_id.as_ref().map(ToString::to_string),
+            started_at: event
+                .timestamp
+                .saturating_sub(event.duration_ms.unwrap_or(0)),
+            duration_ms: event.duration_ms,
+            error_code: error
+                .map(|e| e.code.clone())
+                .filter(|code| is_audit_safe_error_code(code)),
+            retryable: error.and_then(|e| e.retryable),
+            argument_keys,
+            provenance: serde_json::to_value(&event.provenance).ok(),
+        }
+    }
+}
+
+fn status_of(event: &ToolCallEvent) -> &'static str {
+    match (
+        event.event_type,
+        event.result.as_ref().and_then(|r| r.error_code()),
+    ) {
+        (ToolCallEventType::Started, _) => "running",
+        (ToolCallEventType::Completed, _) => "completed",
+        (ToolCallEventType::Failed, Some(tool_protocol::codes::TOOL_CANCELLED)) => "cancelled",
+        (ToolCallEventType::Failed, _) => "failed",
+    }
+}
+
+impl ToolCallObserver for TraceStore {
+    fn on_event(&self, event: &ToolCallEvent) {
+        self.upsert(Self::row_for_event(event));
+    }
+}

@@ -1,0 +1,433 @@
+//! API-level tests of the studio host on a real loopback server.
+
+use std::time::Duration;
+
+use futures::{SinkExt, StreamExt};
+use live_code_studio::host::{self, RunningStudio, StudioOptions};
+use serde_json::{Value, json};
+
+struct Client {
+    http: reqwest::Client,
+    base: String,
+    token: String,
+}
+
+impl Client {
+    fn new(studio: &RunningStudio) -> Self {
+        Self {
+            http: reqwest::Client::new(),
+            base: format!("http://127.0.0.1:{}", studio.addr.port()),
+            token: studio.token().to_owned(),
+        }
+    }
+
+    async fn get(&self, path: &str) -> Value {
+        self.http
+            .get(format!("{}{path}", self.base))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+
+    async fn post(&self, path: &str, body: Value) -> (u16, Value) {
+        let response = self
+            .http
+            .post(format!("{}{path}", self.base))
+            .header("x-studio-token", &self.token)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+
+    async fn call(&self, name: &str, arguments: Value) -> Value {
+        self.post(
+            "/api/tools/call",
+            json!({"method": "tools/call", "params": {"name": name, "arguments": arguments}}),
+        )
+        .await
+        .1
+    }
+
+    async fn run(&self, prompt: &str) -> String {
+        let (status, run) = self
+            .post("/api/agent/runs", json!({"prompt": prompt}))
+            .await;
+        assert_eq!(status, 200, "{run}");
+        run["runId"].as_str().unwrap().to_owned()
+    }
+
+    async fn wait_run(&self, run_id: &str) -> Value {
+        for _ in 0..200 {
+            let run = self.get(&format!("/api/agent/runs/{run_id}")).await;
+            if run.get("report").is_some() {
+                return run;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("run {run_id} did not finish");
+    }
+
+    async fn wait_approval(&self) -> Value {
+        for _ in 0..200 {
+            let pending = self.get("/api/approvals").await;
+            if let Some(first) = pending.as_array().and_then(|list| list.first()) {
+                return first.clone();
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("no approval appeared");
+    }
+}
+
+async fn start(data_dir: &std::path::Path, folder: Option<&std::path::Path>) -> RunningStudio {
+    host::start(StudioOptions {
+        port: 0,
+        data_dir: data_dir.to_owned(),
+        folder: folder.map(ToOwned::to_owned),
+    })
+    .await
+    .expect("studio starts")
+}
+
+fn structured(result: &Value) -> &Value {
+    assert!(
+        result.get("isError").is_none(),
+        "unexpected error: {result}"
+    );
+    &result["structuredContent"]
+}
+
+#[tokio::test]
+async fn the_status_aware_sequence_runs_through_the_registry() {
+    let dir = tempfile::tempdir().unwrap();
+    let studio = start(dir.path(), None).await;
+    let client = Client::new(&studio);
+
+    let tools = client.get("/api/tools").await;
+    let names: Vec<&str> = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 23);
+    assert!(names.contains(&"workspace.applyPatch") && names.contains(&"preview.updateHero"));
+
+    let status = client.call("workspace.getStatus", json!({})).await;
+    let revision = structured(&status)["revision"].as_u64().unwrap();
+    assert_eq!(structured(&status)["storageMode"], "sqlite");
+    let files = client.call("workspace.listFiles", json!({})).await;
+    assert_eq!(structured(&files)["files"].as_array().unwrap().len(), 4);
+    let opened = client
+        .call(
+            "workspace.openFile",
+            json!({"path": "index.html", "expectedRevision": revision}),
+        )
+        .await;
+    assert_eq!(structured(&opened)["activePath"], "index.html");
+    let read = client
+        .call("workspace.readFile", json!({"path": "index.html"}))
+        .await;
+    let revision = structured(&read)["revision"].as_u64().unwrap();
+    assert!(
+        structured(&read)["source"]
+            .as_str()
+            .unwrap()
+            .contains("Ship a page")
+    );
+
+    let patched = client.call("workspace.applyPatch", json!({"path": "index.html", "search": "Ship a page", "replace": "Build a page", "expectedRevision": revision})).await;
+    let after = structured(&patched);
+    assert_eq!(after["revision"].as_u64().unwrap(), revision + 1);
+    assert_eq!(
+        after["preview"]["revision"].as_u64().unwrap(),
+        revision + 1,
+        "the preview acknowledged the new revision"
+    );
+    assert_eq!(
+        after["preview"]["status"], "compiled",
+        "no browser attached: acknowledged headlessly"
+    );
+
+    let stale = client
+        .call(
+            "workspace.writeFile",
+            json!({"path": "index.html", "source": "x", "expectedRevision": revision}),
+        )
+        .await;
+    assert_eq!(stale["error"]["code"], "WORKSPACE_REVISION_CONFLICT");
+    assert_eq!(stale["error"]["retryable"], true);
+
+    let saved = client
+        .call(
+            "workspace.saveCheckpoint",
+            json!({"expectedRevision": revision + 1}),
+        )
+        .await;
+    assert!(
+        structured(&saved)["dirtyPaths"]
+            .as_array()
+            .is_none_or(Vec::is_empty)
+            || saved.get("isError").is_none()
+    );
+
+    let preview = client
+        .http
+        .get(format!("{}/preview/{}", client.base, revision + 1))
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        preview.headers()["content-security-policy"]
+            .to_str()
+            .unwrap()
+            .starts_with("sandbox allow-scripts")
+    );
+    assert!(preview.text().await.unwrap().contains("Build a page"));
+    studio.shutdown().await;
+}
+
+#[tokio::test]
+async fn model_mutations_wait_for_approval_and_denials_are_typed() {
+    let dir = tempfile::tempdir().unwrap();
+    let studio = start(dir.path(), None).await;
+    let client = Client::new(&studio);
+
+    let run_id = client.run("make it rose").await;
+    let approval = client.wait_approval().await;
+    assert_eq!(approval["name"], "preview.setTheme");
+    assert_eq!(approval["source"], "model");
+    assert_eq!(approval["safeArgumentPreview"], "theme: rose");
+    let (status, _) = client
+        .post(
+            &format!("/api/approvals/{}", approval["id"].as_str().unwrap()),
+            json!({"decision": "allow"}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let run = client.wait_run(&run_id).await;
+    assert_eq!(run["state"], "completed", "{run}");
+    let css = client
+        .call("workspace.readFile", json!({"path": "styles.css"}))
+        .await;
+    assert!(
+        structured(&css)["source"]
+            .as_str()
+            .unwrap()
+            .contains("--accent: #f43f5e")
+    );
+
+    let run_id = client.run(r#"set the hero title to "Denied title""#).await;
+    let approval = client.wait_approval().await;
+    client
+        .post(
+            &format!("/api/approvals/{}", approval["id"].as_str().unwrap()),
+            json!({"decision": "deny"}),
+        )
+        .await;
+    let run = client.wait_run(&run_id).await;
+    assert_eq!(run["state"], "denied");
+    assert_eq!(run["report"]["outcome"]["status"], "denied");
+    let html = client
+        .call("workspace.readFile", json!({"path": "index.html"}))
+        .await;
+    assert!(
+        !structured(&html)["source"]
+            .as_str()
+            .unwrap()
+            .contains("Denied title"),
+        "a denied call never runs"
+    );
+
+    let trace = client.get("/api/trace").await;
+    let kinds: Vec<&str> = trace["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row["kind"].as_str().unwrap())
+        .collect();
+    assert!(
+        kinds.contains(&"agent.request")
+            && kinds.contains(&"tools/list")
+            && kinds.contains(&"tools/call")
+    );
+    let text = trace.to_string();
+    assert!(
+        !text.contains("Denied title") && !text.contains("--accent"),
+        "the trace holds no argument values or sources"
+    );
+    studio.shutdown().await;
+}
+
+#[tokio::test]
+async fn approvals_are_answered_over_the_websocket_and_runs_can_be_cancelled() {
+    let dir = tempfile::tempdir().unwrap();
+    let studio = start(dir.path(), None).await;
+    let client = Client::new(&studio);
+    let url = format!(
+        "ws://127.0.0.1:{}/api/events?token={}",
+        studio.addr.port(),
+        studio.token()
+    );
+    let (mut socket, _) = tokio_tungstenite::connect_async(url)
+        .await
+        .expect("websocket connects");
+    let hello: Value =
+        serde_json::from_str(socket.next().await.unwrap().unwrap().to_text().unwrap()).unwrap();
+    assert_eq!(hello["type"], "hello");
+
+    let run_id = client
+        .run(r#"add a feature "Sockets" "Approved over the socket""#)
+        .await;
+    let approval_id = loop {
+        let message: Value =
+            serde_json::from_str(socket.next().await.unwrap().unwrap().to_text().unwrap()).unwrap();
+        if message["type"] == "approvals"
+            && let Some(first) = message["pending"].as_array().and_then(|p| p.first())
+        {
+            break first["id"].as_str().unwrap().to_owned();
+        }
+    };
+    let answer = json!({"type": "approval", "id": approval_id, "decision": "allow"}).to_string();
+    socket
+        .send(tokio_tungstenite::tungstenite::Message::Text(answer.into()))
+        .await
+        .unwrap();
+    assert_eq!(client.wait_run(&run_id).await["state"], "completed");
+
+    let run_id = client.run("make it emerald").await;
+    client.wait_approval().await;
+    let (status, _) = client
+        .post(&format!("/api/agent/runs/{run_id}/cancel"), json!({}))
+        .await;
+    assert_eq!(status, 200);
+    let run = client.wait_run(&run_id).await;
+    assert_eq!(run["state"], "cancelled", "{run}");
+    assert!(
+        client
+            .get("/api/approvals")
+            .await
+            .as_array()
+            .unwrap()
+            .is_empty(),
+        "cancelling removes the pending approval"
+    );
+    studio.shutdown().await;
+}
+
+#[tokio::test]
+async fn forged_hosts_origins_and_missing_tokens_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let studio = start(dir.path(), None).await;
+    let client = Client::new(&studio);
+    let url = format!("{}/api/tools", client.base);
+    let forged = client
+        .http
+        .get(&url)
+        .header("host", "attacker.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(forged.status(), 403);
+    let foreign = client
+        .http
+        .get(&url)
+        .header("origin", "http://attacker.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(foreign.status(), 403);
+    let untokened = client
+        .http
+        .post(format!("{}/api/tools/call", client.base))
+        .json(&json!({"method": "tools/call", "params": {"name": "workspace.getStatus"}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(untokened.status(), 403);
+    let body: Value = untokened.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "STUDIO_TOKEN_REQUIRED");
+    assert!(
+        tokio_tungstenite::connect_async(format!(
+            "ws://127.0.0.1:{}/api/events",
+            studio.addr.port()
+        ))
+        .await
+        .is_err()
+    );
+    studio.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_restart_restores_the_workspace_from_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let studio = start(dir.path(), None).await;
+    let client = Client::new(&studio);
+    let created = client
+        .call(
+            "workspace.createFile",
+            json!({"path": "notes/todo.md", "source": "- persist me"}),
+        )
+        .await;
+    structured(&created);
+    studio.shutdown().await;
+
+    let studio = start(dir.path(), None).await;
+    let client = Client::new(&studio);
+    let read = client
+        .call("workspace.readFile", json!({"path": "notes/todo.md"}))
+        .await;
+    assert_eq!(structured(&read)["source"], "- persist me");
+    studio.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_folder_opens_saves_and_reloads() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(
+        folder.path().join("index.html"),
+        "<h1 id=\"hero-title\">On disk</h1>",
+    )
+    .unwrap();
+    std::fs::write(folder.path().join("app.js"), "console.log('hi');").unwrap();
+    let studio = start(dir.path(), Some(folder.path())).await;
+    let client = Client::new(&studio);
+    let status = client.call("workspace.getStatus", json!({})).await;
+    assert_eq!(structured(&status)["folder"]["connected"], true);
+    let revision = structured(&status)["revision"].as_u64().unwrap();
+    let written = client.call("workspace.writeFile", json!({"path": "app.js", "source": "console.log('saved');", "expectedRevision": revision})).await;
+    let revision = structured(&written)["revision"].as_u64().unwrap();
+    let saved = client
+        .call("workspace.saveAll", json!({"expectedRevision": revision}))
+        .await;
+    assert_eq!(structured(&saved)["savedPaths"], json!(["app.js"]));
+    assert_eq!(
+        std::fs::read_to_string(folder.path().join("app.js")).unwrap(),
+        "console.log('saved');"
+    );
+
+    std::fs::write(
+        folder.path().join("index.html"),
+        "<h1 id=\"hero-title\">Changed outside</h1>",
+    )
+    .unwrap();
+    let reloaded = client.call("workspace.reloadFolder", json!({})).await;
+    structured(&reloaded);
+    let read = client
+        .call("workspace.readFile", json!({"path": "index.html"}))
+        .await;
+    assert!(
+        structured(&read)["source"]
+            .as_str()
+            .unwrap()
+            .contains("Changed outside")
+    );
+    studio.shutdown().await;
+}
