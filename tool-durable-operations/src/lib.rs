@@ -28,6 +28,7 @@ pub mod backend;
 pub mod clock;
 pub mod error;
 pub mod record;
+pub mod side_effect;
 pub mod store;
 
 pub use backend::memory::MemoryBackend;
@@ -35,6 +36,10 @@ pub use backend::{DurableOperationBackend, RecordPage};
 pub use clock::{Clock, IncarnationGenerator, ManualClock, SystemClock};
 pub use error::{BoxError, DurableOperationError};
 pub use record::{Fence, OperationRecord, OperationState};
+pub use side_effect::{
+    SideEffectContext, SideEffectOutcome, SideEffectRecovery, SideEffectRequest,
+    SideEffectResolution, SideEffectResult, SideEffectRunner,
+};
 pub use store::{
     Claim, ClaimRequest, ClaimStatus, DurableOperationStore, FENCING_CAPABILITY, PruneReport,
     RecoverOutcome, Resolution, StoreOptions,
