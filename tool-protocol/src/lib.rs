@@ -25,6 +25,7 @@ pub mod error;
 pub mod event;
 pub mod export;
 pub mod idempotency;
+pub mod observability;
 pub mod paging;
 pub mod request;
 pub mod result;
