@@ -3,7 +3,8 @@
 use live_code_editor::WorkspaceFile;
 use live_code_editor::preview::{
     CompiledPreview, DiagnosticKind, MAX_INLINE_CSS_IMPORTS, MAX_MODULE_IMPORT_EDGES,
-    PREVIEW_READY_MESSAGE, PreviewOptions, Severity, compile_preview, workspace_module_specifier,
+    MAX_MODULE_NESTING_DEPTH, PREVIEW_READY_MESSAGE, PreviewOptions, Severity, compile_preview,
+    workspace_module_specifier,
 };
 
 fn text(path: &str, source: &str) -> WorkspaceFile {
@@ -479,4 +480,38 @@ fn module_syntax_errors_are_reported_with_positions() {
     );
     assert_eq!(compiled.diagnostics[0].line, Some(1));
     assert!(compiled.has_errors());
+}
+
+#[test]
+fn hostile_nesting_compiles_on_the_compiler_stack_from_a_small_caller_stack() {
+    let else_ifs: String = (0..20_000)
+        .map(|index| format!("if (x === {index}) {{}} else "))
+        .collect();
+    let files = [
+        text("index.html", "<script type=module src=a.js></script>"),
+        text(
+            "a.js",
+            &format!("import './b.js';\nlet x = 1;\n{else_ifs}{{}}"),
+        ),
+        text(
+            "b.js",
+            &format!(
+                "{}1{}",
+                "[".repeat(MAX_MODULE_NESTING_DEPTH),
+                "]".repeat(MAX_MODULE_NESTING_DEPTH)
+            ),
+        ),
+    ];
+    let compiled = std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(move || export(&files))
+        .unwrap()
+        .join()
+        .expect("no stack overflow");
+    assert_eq!(compiled.module_count, 2);
+    assert!(
+        compiled.diagnostics.is_empty(),
+        "{:?}",
+        compiled.diagnostics
+    );
 }

@@ -55,7 +55,7 @@ pub use css::{MAX_CSS_SCAN_DEPTH, MAX_INLINE_CSS_IMPORTS};
 pub use diagnostics::{
     DiagnosticKind, MAX_PREVIEW_DIAGNOSTICS, PreviewDiagnostic, ReferenceLabel, Severity,
 };
-pub use modules::MAX_MODULE_IMPORT_EDGES;
+pub use modules::{MAX_MODULE_IMPORT_EDGES, MAX_MODULE_NESTING_DEPTH};
 pub use resolve::{
     WORKSPACE_MODULE_SPECIFIER_PREFIX, resolve_local_path, workspace_module_specifier,
 };
@@ -154,8 +154,30 @@ impl CompiledPreview {
     }
 }
 
-/// Compiles a workspace snapshot into one document. Pure: same input, same output.
+/// Stack of the thread a compile runs on: the JavaScript parser recurses once per nesting
+/// level, and statement chains (`else if`, labels) are not bracket-bounded, so the compile gets
+/// a generous stack of its own instead of the caller's (2 MiB on Tokio workers and test threads).
+pub const PARSER_STACK_BYTES: usize = 256 * 1024 * 1024;
+
+/// Compiles a workspace snapshot into one document. Pure: same input, same output. Runs on a
+/// scoped thread with [`PARSER_STACK_BYTES`] of stack (on the caller's thread if none can be
+/// started).
 pub fn compile_preview(files: &[WorkspaceFile], options: &PreviewOptions) -> CompiledPreview {
+    std::thread::scope(|scope| {
+        match std::thread::Builder::new()
+            .name("preview-compiler".to_owned())
+            .stack_size(PARSER_STACK_BYTES)
+            .spawn_scoped(scope, || compile_on_this_thread(files, options))
+        {
+            Ok(handle) => handle
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            Err(_) => compile_on_this_thread(files, options),
+        }
+    })
+}
+
+fn compile_on_this_thread(files: &[WorkspaceFile], options: &PreviewOptions) -> CompiledPreview {
     let index = WorkspaceIndex::new(files);
     let Some(entry) = index.entry() else {
         return CompiledPreview {

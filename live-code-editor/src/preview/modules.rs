@@ -45,9 +45,48 @@ pub(crate) struct ModuleScan {
     pub(crate) syntax_error: Option<(String, usize)>,
 }
 
+/// Modules whose bracket nesting or prefix-operator run exceeds this are not parsed (the
+/// parser recurses per level); they are reported and left as written.
+pub const MAX_MODULE_NESTING_DEPTH: usize = 1_000;
+
+/// An upper estimate of the parser's recursion: the deepest bracket nesting plus the longest
+/// run of prefix operators (`!`, `~`, `+`, `-`). Linear, no allocation.
+pub(crate) fn nesting_estimate(source: &str) -> usize {
+    let (mut depth, mut deepest, mut run, mut longest_run) = (0usize, 0usize, 0usize, 0usize);
+    for byte in source.bytes() {
+        match byte {
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        match byte {
+            b'!' | b'~' | b'+' | b'-' => {
+                run += 1;
+                longest_run = longest_run.max(run);
+            }
+            b' ' | b'\t' | b'\n' | b'\r' => {}
+            _ => run = 0,
+        }
+    }
+    deepest + longest_run
+}
+
 /// Parses `source` as an ES module and lists its static and literal dynamic module requests
 /// in source order.
 pub(crate) fn scan_module(source: &str) -> ModuleScan {
+    let nesting = nesting_estimate(source);
+    if nesting > MAX_MODULE_NESTING_DEPTH {
+        let message = format!(
+            "module nests deeper than {MAX_MODULE_NESTING_DEPTH} levels (about {nesting}); its imports were not inspected"
+        );
+        return ModuleScan {
+            requests: Vec::new(),
+            syntax_error: Some((message, 0)),
+        };
+    }
     let allocator = Allocator::default();
     let parsed = Parser::new(&allocator, source, SourceType::mjs()).parse();
     let mut names = imported_names(&parsed.program);
@@ -410,6 +449,51 @@ mod tests {
         assert_eq!(
             names,
             [vec!["default", "a", "b", "x-y"], vec!["e", "a"], vec![]]
+        );
+    }
+
+    #[test]
+    fn nesting_is_estimated_from_brackets_and_prefix_runs() {
+        assert_eq!(nesting_estimate("a(b[c{d}])"), 3);
+        assert_eq!(nesting_estimate("x = !!!~-y; (((1)))"), 3 + 5);
+        assert_eq!(
+            nesting_estimate(")))((("),
+            3,
+            "stray closers do not go negative"
+        );
+    }
+
+    #[test]
+    fn over_deep_modules_are_not_parsed() {
+        let at_limit = format!(
+            "import './a.js';{}1{}",
+            "(".repeat(MAX_MODULE_NESTING_DEPTH),
+            ")".repeat(MAX_MODULE_NESTING_DEPTH)
+        );
+        let over = format!(
+            "import './a.js';{}1{}",
+            "(".repeat(MAX_MODULE_NESTING_DEPTH + 1),
+            ")".repeat(MAX_MODULE_NESTING_DEPTH + 1)
+        );
+        let (at_limit, over) = std::thread::Builder::new()
+            .stack_size(super::super::PARSER_STACK_BYTES)
+            .spawn(move || (scan_module(&at_limit), scan_module(&over)))
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(at_limit.requests.len(), 1);
+        assert!(at_limit.syntax_error.is_none());
+        assert!(over.requests.is_empty());
+        assert!(
+            over.syntax_error
+                .unwrap()
+                .0
+                .contains("nests deeper than 1000")
+        );
+        let unary = format!("import './a.js'; x = {}y;", "!".repeat(100_000));
+        assert!(
+            scan_module(&unary).syntax_error.is_some(),
+            "long prefix chains are refused, not recursed"
         );
     }
 
