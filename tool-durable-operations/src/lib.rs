@@ -42,5 +42,5 @@ pub use side_effect::{
 };
 pub use store::{
     Claim, ClaimRequest, ClaimStatus, DurableOperationStore, FENCING_CAPABILITY, PruneReport,
-    RecoverOutcome, Resolution, StoreOptions,
+    RecoverOutcome, Resolution, Settlement, StoreOptions,
 };

@@ -163,6 +163,58 @@ pub struct PruneReport {
     pub pages: usize,
 }
 
+/// The terminal outcome of [`DurableOperationStore::settle`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Settlement {
+    /// Completed with a replayable result.
+    Completed {
+        /// Result to replay.
+        result: Value,
+    },
+    /// Failed; the reason is required.
+    Failed {
+        /// Why.
+        reason: String,
+        /// Optional evidence.
+        result: Option<Value>,
+    },
+    /// Ambiguous; the reason is required.
+    Unknown {
+        /// Why.
+        reason: String,
+        /// Optional bounded diagnostic.
+        diagnostic: Option<Value>,
+    },
+}
+
+impl Settlement {
+    fn into_transition(self) -> Result<Transition, DurableOperationError> {
+        Ok(match self {
+            Self::Completed { result } => Transition {
+                state: OperationState::Completed,
+                result: Some(result),
+                reason: None,
+            },
+            Self::Failed { reason, result } => {
+                validate_reason(&reason)?;
+                Transition {
+                    state: OperationState::Failed,
+                    result,
+                    reason: Some(reason),
+                }
+            }
+            Self::Unknown { reason, diagnostic } => {
+                validate_reason(&reason)?;
+                Transition {
+                    state: OperationState::Unknown,
+                    result: diagnostic,
+                    reason: Some(reason),
+                }
+            }
+        })
+    }
+}
+
 /// A terminal transition from `pending`.
 struct Transition {
     state: OperationState,
@@ -259,9 +311,15 @@ impl DurableOperationStore {
         validate_text("fingerprint", request.fingerprint, MAX_FINGERPRINT_BYTES)?;
         validate_text("owner_id", request.owner_id, MAX_OWNER_ID_BYTES)?;
         let lease_ms = self.lease_ms(request.lease)?;
-        for _ in 0..self.options.max_attempts {
+        for attempt in 0..self.options.max_attempts {
             let now = self.clock.now_ms();
-            let current = self.read(request.key).await?;
+            // First attempt: assume the key is new and insert without reading (one round trip
+            // on the common path); a lost insert falls through to read-then-decide.
+            let current = if attempt == 0 {
+                None
+            } else {
+                self.read(request.key).await?
+            };
             let (expected, next) = match current {
                 None => (None, self.new_record(&request, now, lease_ms)?),
                 Some(current) => match observed_status(&current, request.fingerprint, now) {
@@ -288,6 +346,32 @@ impl DurableOperationStore {
         })
     }
 
+    /// Settles this store's own `Owner` claim in one round trip (no read on the happy path),
+    /// with the same preconditions and errors as [`complete`](Self::complete),
+    /// [`fail`](Self::fail) and [`mark_unknown`](Self::mark_unknown).
+    pub async fn settle(
+        &self,
+        claim: &Claim,
+        settlement: Settlement,
+    ) -> Result<OperationRecord, DurableOperationError> {
+        if claim.status != ClaimStatus::Owner {
+            return Err(DurableOperationError::invalid(
+                "claim",
+                "only an owner claim can be settled",
+            ));
+        }
+        let transition = settlement.into_transition()?;
+        let record = &claim.record;
+        self.finish(
+            &record.key,
+            &record.owner_id,
+            &claim.fence,
+            transition,
+            Some(record),
+        )
+        .await
+    }
+
     /// Completes the owner's pending record with a replayable `result`.
     pub async fn complete(
         &self,
@@ -296,12 +380,8 @@ impl DurableOperationStore {
         result: Value,
         fence: &Fence,
     ) -> Result<OperationRecord, DurableOperationError> {
-        let transition = Transition {
-            state: OperationState::Completed,
-            result: Some(result),
-            reason: None,
-        };
-        self.finish(key, owner_id, fence, transition).await
+        let transition = Settlement::Completed { result }.into_transition()?;
+        self.finish(key, owner_id, fence, transition, None).await
     }
 
     /// Fails the owner's pending record; `reason` is required, `result` is optional evidence.
@@ -313,13 +393,9 @@ impl DurableOperationStore {
         result: Option<Value>,
         fence: &Fence,
     ) -> Result<OperationRecord, DurableOperationError> {
-        validate_reason(reason)?;
-        let transition = Transition {
-            state: OperationState::Failed,
-            result,
-            reason: Some(reason.to_owned()),
-        };
-        self.finish(key, owner_id, fence, transition).await
+        let reason = reason.to_owned();
+        let transition = Settlement::Failed { reason, result }.into_transition()?;
+        self.finish(key, owner_id, fence, transition, None).await
     }
 
     /// Marks the owner's pending record `unknown` with a reason and optional bounded diagnostic.
@@ -331,13 +407,9 @@ impl DurableOperationStore {
         diagnostic: Option<Value>,
         fence: &Fence,
     ) -> Result<OperationRecord, DurableOperationError> {
-        validate_reason(reason)?;
-        let transition = Transition {
-            state: OperationState::Unknown,
-            result: diagnostic,
-            reason: Some(reason.to_owned()),
-        };
-        self.finish(key, owner_id, fence, transition).await
+        let reason = reason.to_owned();
+        let transition = Settlement::Unknown { reason, diagnostic }.into_transition()?;
+        self.finish(key, owner_id, fence, transition, None).await
     }
 
     /// Reconciles an `unknown` record as completed or failed. Never runs a handler; any actor
@@ -489,28 +561,45 @@ impl DurableOperationStore {
         }
     }
 
+    /// Writes a terminal transition. With `known` (the owner's claimed record) the first try
+    /// skips the read: a matching fence proves the stored record is exactly `known`. Any failed
+    /// precondition or lost compare-and-set then falls back to the authoritative path, which
+    /// reads the stored record so the error names the precondition that really failed.
     async fn finish(
         &self,
         key: &str,
         owner_id: &str,
         fence: &Fence,
-        transition: Transition,
+        mut transition: Transition,
+        known: Option<&OperationRecord>,
     ) -> Result<OperationRecord, DurableOperationError> {
         validate_key(key)?;
         validate_text("owner_id", owner_id, MAX_OWNER_ID_BYTES)?;
         validate_result(transition.result.as_ref())?;
-        let current = self.require(key).await?;
         let now = self.clock.now_ms();
+        let fast = known.filter(|record| {
+            record.key == key
+                && record.matches(fence)
+                && check_owner_may_finish(record, owner_id, fence, now).is_ok()
+        });
+        if let Some(record) = fast {
+            let next = settled(record.clone(), transition, now);
+            if self
+                .backend
+                .compare_and_set(key, Some(fence), Some(&next))
+                .await?
+            {
+                return Ok(next);
+            }
+            transition = Transition {
+                state: next.state,
+                result: next.result,
+                reason: next.reason,
+            };
+        }
+        let current = self.require(key).await?;
         check_owner_may_finish(&current, owner_id, fence, now)?;
-        let next = OperationRecord {
-            revision: current.revision + 1,
-            state: transition.state,
-            result: transition.result,
-            reason: transition.reason,
-            updated_at: now,
-            lease_expires_at: None,
-            ..current
-        };
+        let next = settled(current, transition, now);
         if self
             .backend
             .compare_and_set(key, Some(fence), Some(&next))
@@ -601,6 +690,19 @@ fn reclaimed(current: OperationRecord, owner_id: &str, now: u64, lease_ms: u64) 
         revision: current.revision + 1,
         updated_at: now,
         lease_expires_at: Some(now.saturating_add(lease_ms)),
+        ..current
+    }
+}
+
+/// The record after a terminal transition: revision +1, lease cleared.
+fn settled(current: OperationRecord, transition: Transition, now: u64) -> OperationRecord {
+    OperationRecord {
+        revision: current.revision + 1,
+        state: transition.state,
+        result: transition.result,
+        reason: transition.reason,
+        updated_at: now,
+        lease_expires_at: None,
         ..current
     }
 }

@@ -291,6 +291,9 @@ impl DurableOperationBackend for CancelOnInsert {
     fn name(&self) -> &'static str {
         "cancel-on-insert"
     }
+    async fn ping(&self) -> Result<(), tool_durable_operations::DurableOperationError> {
+        self.inner.ping().await
+    }
     async fn read(
         &self,
         key: &str,

@@ -39,6 +39,11 @@ impl DurableOperationBackend for MemoryBackend {
         "memory"
     }
 
+    async fn ping(&self) -> Result<(), DurableOperationError> {
+        drop(self.lock());
+        Ok(())
+    }
+
     async fn read(&self, key: &str) -> Result<Option<OperationRecord>, DurableOperationError> {
         Ok(self.lock().get(key).cloned())
     }

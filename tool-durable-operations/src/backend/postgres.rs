@@ -110,6 +110,21 @@ impl PostgresBackend {
         })
     }
 
+    /// Connects a pool of up to `max_connections` to `url` for `table`. Does not touch the schema.
+    pub async fn connect(
+        url: &str,
+        table: &str,
+        max_connections: u32,
+    ) -> Result<Self, DurableOperationError> {
+        let statements = Statements::for_table(table)?;
+        let pool = sqlx::postgres::PgPoolOptions::new()
+            .max_connections(max_connections.max(1))
+            .connect(url)
+            .await
+            .map_err(|e| DurableOperationError::backend(NAME, e))?;
+        Ok(Self { pool, statements })
+    }
+
     /// The migration of this backend's table.
     pub fn schema_sql(&self) -> &str {
         &self.statements.schema
@@ -134,6 +149,14 @@ impl PostgresBackend {
 impl DurableOperationBackend for PostgresBackend {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    async fn ping(&self) -> Result<(), DurableOperationError> {
+        sqlx::raw_sql("SELECT 1")
+            .execute(&self.pool)
+            .await
+            .map_err(|e| DurableOperationError::backend(NAME, e))?;
+        Ok(())
     }
 
     async fn read(&self, key: &str) -> Result<Option<OperationRecord>, DurableOperationError> {

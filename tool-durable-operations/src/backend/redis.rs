@@ -61,6 +61,16 @@ impl<C> std::fmt::Debug for RedisBackend<C> {
     }
 }
 
+impl RedisBackend<redis::aio::ConnectionManager> {
+    /// Connects a reconnecting [`ConnectionManager`](redis::aio::ConnectionManager) to `url`
+    /// and uses `prefix`.
+    pub async fn connect(url: &str, prefix: &str) -> Result<Self, DurableOperationError> {
+        let client = redis::Client::open(url).map_err(redis_error)?;
+        let manager = client.get_connection_manager().await.map_err(redis_error)?;
+        Self::with_prefix(manager, prefix)
+    }
+}
+
 impl<C> RedisBackend<C>
 where
     C: ConnectionLike + Clone + Send + Sync + 'static,
@@ -138,6 +148,15 @@ where
 {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    async fn ping(&self) -> Result<(), DurableOperationError> {
+        let mut connection = self.connection.clone();
+        let _: String = redis::cmd("PING")
+            .query_async(&mut connection)
+            .await
+            .map_err(redis_error)?;
+        Ok(())
     }
 
     async fn read(&self, key: &str) -> Result<Option<OperationRecord>, DurableOperationError> {

@@ -158,6 +158,14 @@ impl DurableOperationBackend for SqliteBackend {
         NAME
     }
 
+    async fn ping(&self) -> Result<(), DurableOperationError> {
+        sqlx::raw_sql("SELECT 1")
+            .execute(&self.pool)
+            .await
+            .map_err(|e| DurableOperationError::backend(NAME, e))?;
+        Ok(())
+    }
+
     async fn read(&self, key: &str) -> Result<Option<OperationRecord>, DurableOperationError> {
         let row: Option<RecordRow> = sqlx::query_as(self.statements.read.clone())
             .bind(key)

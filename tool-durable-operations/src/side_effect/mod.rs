@@ -14,7 +14,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::{BoxError, DurableOperationError};
 use crate::record::{Fence, MAX_OWNER_ID_BYTES, OperationRecord, OperationState, validate_text};
-use crate::store::{ClaimRequest, ClaimStatus, DurableOperationStore, RecoverOutcome, Resolution};
+use crate::store::{
+    Claim, ClaimRequest, ClaimStatus, DurableOperationStore, RecoverOutcome, Resolution, Settlement,
+};
 
 #[cfg(feature = "http")]
 pub mod http;
@@ -332,11 +334,10 @@ impl SideEffectRunner {
                     reason: CANCELLED_IN_FLIGHT.to_owned(),
                     diagnostic: request.abort_diagnostic.clone(),
                 };
-                return self.store_outcome(&request.key, &claim.fence, outcome).await;
+                return self.store_outcome(&claim, outcome).await;
             }
         };
-        self.store_outcome(&request.key, &claim.fence, outcome)
-            .await
+        self.store_outcome(&claim, outcome).await
     }
 
     /// Status-first reconciliation of an `unknown` record: `resolver` (a provider status query)
@@ -388,33 +389,32 @@ impl SideEffectRunner {
     /// stored as `unknown`, because the effect may already have happened.
     async fn store_outcome(
         &self,
-        key: &str,
-        fence: &Fence,
+        claim: &Claim,
         outcome: SideEffectOutcome,
     ) -> Result<SideEffectResult, DurableOperationError> {
-        match self.write_outcome(key, fence, outcome).await {
+        match self.write_outcome(claim, outcome).await {
             Err(error) if is_invalid_outcome(&error) => {
                 let reason = truncate_reason(&format!(
                     "side-effect adapter returned an invalid outcome: {error}"
                 ));
-                self.write_outcome(key, fence, SideEffectOutcome::unknown(reason))
+                self.write_outcome(claim, SideEffectOutcome::unknown(reason))
                     .await
             }
             other => other,
         }
     }
 
+    /// Settles the claim (one round trip) and shapes the caller's result.
     async fn write_outcome(
         &self,
-        key: &str,
-        fence: &Fence,
+        claim: &Claim,
         outcome: SideEffectOutcome,
     ) -> Result<SideEffectResult, DurableOperationError> {
-        let owner = self.owner_id.as_str();
         Ok(match outcome {
             SideEffectOutcome::Completed { result } => {
-                let payload = payload(Some(result.clone()), None);
-                let operation = self.store.complete(key, owner, payload, fence).await?;
+                let stored = payload(Some(result.clone()), None);
+                let settlement = Settlement::Completed { result: stored };
+                let operation = self.store.settle(claim, settlement).await?;
                 SideEffectResult::Completed { operation, result }
             }
             SideEffectOutcome::Failed {
@@ -422,8 +422,11 @@ impl SideEffectRunner {
                 result,
                 diagnostic,
             } => {
-                let payload = optional_payload(result.clone(), diagnostic.clone());
-                let operation = self.store.fail(key, owner, &reason, payload, fence).await?;
+                let settlement = Settlement::Failed {
+                    reason: reason.clone(),
+                    result: optional_payload(result.clone(), diagnostic.clone()),
+                };
+                let operation = self.store.settle(claim, settlement).await?;
                 SideEffectResult::Failed {
                     operation,
                     reason,
@@ -432,11 +435,11 @@ impl SideEffectRunner {
                 }
             }
             SideEffectOutcome::Unknown { reason, diagnostic } => {
-                let payload = optional_payload(None, diagnostic.clone());
-                let operation = self
-                    .store
-                    .mark_unknown(key, owner, &reason, payload, fence)
-                    .await?;
+                let settlement = Settlement::Unknown {
+                    reason: reason.clone(),
+                    diagnostic: optional_payload(None, diagnostic.clone()),
+                };
+                let operation = self.store.settle(claim, settlement).await?;
                 SideEffectResult::Unknown {
                     operation,
                     reason,

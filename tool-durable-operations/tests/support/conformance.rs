@@ -10,7 +10,7 @@ use tool_durable_operations::record::MAX_STORED_RESULT_BYTES;
 use tool_durable_operations::{
     ClaimRequest, ClaimStatus, DurableOperationBackend, DurableOperationError,
     DurableOperationStore, Fence, ManualClock, OperationRecord, OperationState, RecordPage,
-    RecoverOutcome, Resolution, StoreOptions,
+    RecoverOutcome, Resolution, Settlement, StoreOptions,
 };
 
 /// Start of the injected clock.
@@ -44,6 +44,7 @@ macro_rules! conformance_suite {
             compare_and_set_semantics,
             claim_gives_up_after_max_attempts,
             unusual_keys_round_trip,
+            settle_takes_one_round_trip_and_keeps_exact_errors,
             race_each_key_runs_exactly_once,
         );
     };
@@ -91,6 +92,7 @@ async fn owned(store: &DurableOperationStore, key: &str, owner: &str) -> Fence {
 
 pub async fn claim_inserts_pending_owner_record(factory: &dyn BackendFactory) {
     let (store, _clock) = one(factory).await;
+    store.backend().ping().await.unwrap();
     let claim = store.claim(request("op-1", "a")).await.unwrap();
     assert_eq!(claim.status, ClaimStatus::Owner);
     let record = &claim.record;
@@ -417,6 +419,9 @@ struct Interfering {
 impl DurableOperationBackend for Interfering {
     fn name(&self) -> &'static str {
         "interfering"
+    }
+    async fn ping(&self) -> Result<(), DurableOperationError> {
+        self.inner.ping().await
     }
     async fn read(&self, key: &str) -> Result<Option<OperationRecord>, DurableOperationError> {
         self.inner.read(key).await
@@ -850,6 +855,9 @@ impl DurableOperationBackend for AlwaysLoses {
     fn name(&self) -> &'static str {
         "always-loses"
     }
+    async fn ping(&self) -> Result<(), DurableOperationError> {
+        self.inner.ping().await
+    }
     async fn read(&self, key: &str) -> Result<Option<OperationRecord>, DurableOperationError> {
         self.inner.read(key).await
     }
@@ -937,10 +945,10 @@ pub async fn race_each_key_runs_exactly_once(factory: &dyn BackendFactory) {
             let claim = store.claim(request(&key, &owner)).await.unwrap();
             if claim.status == ClaimStatus::Owner {
                 runs[index].fetch_add(1, Ordering::SeqCst);
-                store
-                    .complete(&key, &owner, json!(task), &claim.fence)
-                    .await
-                    .unwrap();
+                let settlement = Settlement::Completed {
+                    result: json!(task),
+                };
+                store.settle(&claim, settlement).await.unwrap();
             } else {
                 assert!(matches!(
                     claim.status,
@@ -968,4 +976,138 @@ pub async fn race_each_key_runs_exactly_once(factory: &dyn BackendFactory) {
             (OperationState::Completed, 2)
         );
     }
+}
+
+/// Counts reads and compare-and-sets reaching the real backend.
+struct Counting {
+    inner: Arc<dyn DurableOperationBackend>,
+    reads: AtomicUsize,
+    writes: AtomicUsize,
+}
+
+impl Counting {
+    fn take(&self) -> (usize, usize) {
+        (
+            self.reads.swap(0, Ordering::SeqCst),
+            self.writes.swap(0, Ordering::SeqCst),
+        )
+    }
+}
+
+#[async_trait]
+impl DurableOperationBackend for Counting {
+    fn name(&self) -> &'static str {
+        "counting"
+    }
+    async fn ping(&self) -> Result<(), DurableOperationError> {
+        self.inner.ping().await
+    }
+    async fn read(&self, key: &str) -> Result<Option<OperationRecord>, DurableOperationError> {
+        self.reads.fetch_add(1, Ordering::SeqCst);
+        self.inner.read(key).await
+    }
+    async fn compare_and_set(
+        &self,
+        key: &str,
+        expected: Option<&Fence>,
+        next: Option<&OperationRecord>,
+    ) -> Result<bool, DurableOperationError> {
+        self.writes.fetch_add(1, Ordering::SeqCst);
+        self.inner.compare_and_set(key, expected, next).await
+    }
+    async fn list_page(
+        &self,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<RecordPage, DurableOperationError> {
+        self.inner.list_page(cursor, limit).await
+    }
+}
+
+pub async fn settle_takes_one_round_trip_and_keeps_exact_errors(factory: &dyn BackendFactory) {
+    let clock = ManualClock::new(T0);
+    let counting = Arc::new(Counting {
+        inner: factory.open(1).await.remove(0),
+        reads: AtomicUsize::new(0),
+        writes: AtomicUsize::new(0),
+    });
+    let store = store_on(counting.clone(), &clock);
+    let claim = store.claim(request("k", "a")).await.unwrap();
+    assert_eq!(
+        counting.take(),
+        (0, 1),
+        "a new key is claimed with one insert"
+    );
+    let done = store
+        .settle(&claim, Settlement::Completed { result: json!(1) })
+        .await
+        .unwrap();
+    assert_eq!(
+        counting.take(),
+        (0, 1),
+        "settling the own claim skips the read"
+    );
+    assert_eq!(store.get("k").await.unwrap(), Some(done));
+    let replay = store.claim(request("k", "b")).await.unwrap();
+    assert_eq!(replay.status, ClaimStatus::Replay);
+    let err = store
+        .settle(&replay, Settlement::Completed { result: json!(2) })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.code(),
+        "DURABLE_OPERATION_INVALID_INPUT",
+        "only owners settle"
+    );
+    // The stale claim reports the precise precondition after its lost CAS.
+    let err = store
+        .settle(
+            &claim,
+            Settlement::Failed {
+                reason: "x".into(),
+                result: None,
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "DURABLE_OPERATION_STALE_FENCE");
+    let err = store
+        .settle(
+            &claim,
+            Settlement::Unknown {
+                reason: " ".into(),
+                diagnostic: None,
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err, DurableOperationError::ReasonRequired);
+
+    let lease = Some(Duration::from_millis(10));
+    let first = store
+        .claim(ClaimRequest {
+            lease,
+            ..request("r", "a")
+        })
+        .await
+        .unwrap();
+    clock.advance(Duration::from_millis(10));
+    let err = store
+        .settle(&first, Settlement::Completed { result: json!(1) })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "DURABLE_OPERATION_LEASE_EXPIRED");
+    let second = store
+        .claim(ClaimRequest {
+            lease,
+            ..request("r", "b")
+        })
+        .await
+        .unwrap();
+    assert_eq!(second.status, ClaimStatus::Owner);
+    let err = store
+        .settle(&first, Settlement::Completed { result: json!(1) })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "DURABLE_OPERATION_OWNER_MISMATCH");
 }
