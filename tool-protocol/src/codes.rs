@@ -178,6 +178,17 @@ pub const TOOL_CALL_ERROR_CODES: &[ErrorCodeInfo] = &[
     ),
 ];
 
+impl ErrorCodeInfo {
+    /// The `retryable` flag to set when the registry emits this code without handler input:
+    /// the fixed flag, the handler default, or `None` when the field is omitted.
+    pub fn default_retryable(&self) -> Option<bool> {
+        match self.retryable {
+            RetryableRule::Fixed(flag) | RetryableRule::FromHandler(flag) => Some(flag),
+            RetryableRule::Omitted => None,
+        }
+    }
+}
+
 const fn info(
     code: &'static str,
     retryable: RetryableRule,

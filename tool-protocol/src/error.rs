@@ -44,6 +44,25 @@ impl ToolCallError {
         }
     }
 
+    /// An error whose `retryable` flag is the one [`crate::codes::TOOL_CALL_ERROR_CODES`] gives
+    /// its code (none for domain codes).
+    ///
+    /// ```
+    /// use tool_protocol::{ToolCallError, codes};
+    /// assert_eq!(ToolCallError::canonical(codes::TOOL_TIMEOUT, "Tool call timed out after 5ms.").retryable, Some(true));
+    /// assert_eq!(ToolCallError::canonical(codes::TOOL_NOT_FOUND, "missing").retryable, None);
+    /// ```
+    pub fn canonical(code: &str, message: impl Into<String>) -> Self {
+        let retryable = crate::codes::error_code_info(code)
+            .and_then(crate::codes::ErrorCodeInfo::default_retryable);
+        Self {
+            code: code.to_owned(),
+            message: message.into(),
+            retryable,
+            details: None,
+        }
+    }
+
     /// Sets the retryable flag.
     #[must_use]
     pub fn with_retryable(mut self, retryable: bool) -> Self {
