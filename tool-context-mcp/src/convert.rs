@@ -1,0 +1,242 @@
+//! Canonical tool definitions and results in MCP shape.
+//!
+//! # Results
+//!
+//! A success keeps its content blocks (text as is, JSON blocks as their compact JSON text,
+//! since MCP has no JSON block) and its `structuredContent`, which the registry has already
+//! checked against the tool's `outputSchema`.
+//!
+//! A failure is `isError: true` with the error message as text content and the full coded
+//! error in `structuredContent`:
+//!
+//! ```json
+//! {
+//!   "content": [{"type": "text", "text": "Workspace revision mismatch: expected 3, current 4. ..."}],
+//!   "isError": true,
+//!   "structuredContent": {
+//!     "error": {
+//!       "code": "WORKSPACE_REVISION_CONFLICT",
+//!       "message": "Workspace revision mismatch: expected 3, current 4. ...",
+//!       "retryable": true,
+//!       "details": {"expectedRevision": 3, "currentRevision": 4}
+//!     }
+//!   }
+//! }
+//! ```
+//!
+//! `retryable` and `details` are present exactly when the registry set them. MCP clients do
+//! not check error results against `outputSchema`, so the error object never collides with a
+//! tool's declared output.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
+use serde_json::{Value, json};
+use tool_protocol::{ToolCallResult, ToolDefinition, stringify_tool_content_block};
+
+use crate::schema::to_json_schema_2020_12;
+
+/// Key of the coded error inside the `structuredContent` of an error result.
+pub const ERROR_KEY: &str = "error";
+
+/// A canonical definition as an MCP tool: name, title (the definition's, else the
+/// annotations'), description, 2020-12 `inputSchema` and `outputSchema`, and annotations.
+///
+/// `untrustedContentHint` has no MCP annotation and is not exported.
+///
+/// ```
+/// use serde_json::json;
+/// use tool_context_mcp::convert::mcp_tool;
+/// use tool_protocol::ToolDefinition;
+/// let tool = mcp_tool(&ToolDefinition::new("fs.read", "Reads a file.", json!({"type": "object"})));
+/// assert_eq!(tool.name, "fs.read");
+/// assert_eq!(tool.input_schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
+/// ```
+pub fn mcp_tool(definition: &ToolDefinition) -> Tool {
+    let mut tool = Tool::new_with_raw(
+        definition.name.clone(),
+        definition.description.clone().map(Cow::Owned),
+        Arc::new(schema_object(&definition.input_schema)),
+    );
+    let annotations = definition.annotations.as_ref();
+    let title = definition
+        .title
+        .clone()
+        .or_else(|| annotations.and_then(|a| a.title.clone()));
+    if let Some(title) = &title {
+        tool = tool.with_title(title.clone());
+    }
+    if let Some(output) = &definition.output_schema {
+        tool = tool.with_raw_output_schema(Arc::new(schema_object(output)));
+    }
+    if let Some(annotations) = annotations {
+        tool = tool.with_annotations(ToolAnnotations::from_raw(
+            title,
+            annotations.read_only_hint,
+            annotations.destructive_hint,
+            annotations.idempotent_hint,
+            annotations.open_world_hint,
+        ));
+    }
+    tool
+}
+
+/// A schema as the JSON object MCP carries (a boolean schema becomes `{}` or `{"not": {}}`).
+fn schema_object(schema: &Value) -> JsonObject {
+    match to_json_schema_2020_12(schema) {
+        Value::Object(object) => object,
+        Value::Bool(false) => json!({"not": {}}).as_object().cloned().unwrap_or_default(),
+        _ => JsonObject::new(),
+    }
+}
+
+/// A canonical result as an MCP `CallToolResult` (see the module docs for the error shape).
+///
+/// ```
+/// use serde_json::json;
+/// use tool_context_mcp::convert::mcp_result;
+/// use tool_protocol::{ToolCallError, ToolCallResult};
+/// let failed = mcp_result(ToolCallResult::failure(
+///     ToolCallError::new("TOOL_TIMEOUT", "Tool call timed out after 5ms.").with_retryable(true),
+/// ));
+/// assert_eq!(failed.is_error, Some(true));
+/// assert_eq!(failed.structured_content, Some(json!({"error": {
+///     "code": "TOOL_TIMEOUT", "message": "Tool call timed out after 5ms.", "retryable": true
+/// }})));
+/// ```
+pub fn mcp_result(result: ToolCallResult) -> CallToolResult {
+    let content: Vec<ContentBlock> = result
+        .content
+        .iter()
+        .map(|block| ContentBlock::text(stringify_tool_content_block(block)))
+        .collect();
+    match result.error {
+        None => {
+            let mut converted = CallToolResult::success(content);
+            converted.structured_content = result.structured_content;
+            converted
+        }
+        Some(error) => {
+            let mut converted = CallToolResult::error(content);
+            converted.structured_content = Some(json!({ ERROR_KEY: error }));
+            converted
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tool_protocol::{ToolAnnotations as Hints, ToolCallError, ToolContent};
+
+    #[test]
+    fn definitions_keep_title_schemas_and_annotations() {
+        let mut definition = ToolDefinition::new(
+            "workspace.readFile",
+            "Reads a file.",
+            json!({
+                "$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+                "properties": {"path": {"type": "string"}}, "required": ["path"]
+            }),
+        );
+        definition.output_schema =
+            Some(json!({"type": "object", "definitions": {"A": {"type": "string"}}}));
+        definition.annotations = Some(Hints {
+            title: Some("Read file".into()),
+            read_only_hint: Some(true),
+            destructive_hint: Some(false),
+            idempotent_hint: Some(true),
+            open_world_hint: Some(false),
+            untrusted_content_hint: Some(true),
+        });
+        let tool = serde_json::to_value(mcp_tool(&definition)).unwrap();
+        assert_eq!(tool["name"], "workspace.readFile");
+        assert_eq!(tool["title"], "Read file");
+        assert_eq!(tool["description"], "Reads a file.");
+        assert_eq!(tool["inputSchema"]["required"], json!(["path"]));
+        assert_eq!(
+            tool["inputSchema"]["$schema"],
+            crate::schema::JSON_SCHEMA_2020_12
+        );
+        assert_eq!(
+            tool["outputSchema"]["$defs"],
+            json!({"A": {"type": "string"}})
+        );
+        assert_eq!(
+            tool["annotations"],
+            json!({
+                "title": "Read file", "readOnlyHint": true, "destructiveHint": false,
+                "idempotentHint": true, "openWorldHint": false
+            })
+        );
+    }
+
+    #[test]
+    fn a_definition_title_wins_over_the_annotation_title() {
+        let mut definition = ToolDefinition::new("t", "d", json!({"type": "object"}));
+        definition.title = Some("Own".into());
+        definition.annotations = Some(Hints {
+            title: Some("Hint".into()),
+            ..Hints::default()
+        });
+        let tool = mcp_tool(&definition);
+        assert_eq!(tool.title.as_deref(), Some("Own"));
+        assert!(
+            mcp_tool(&ToolDefinition::new("t", "d", json!({"type": "object"})))
+                .annotations
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn successes_keep_content_and_structured_content() {
+        let result = mcp_result(ToolCallResult::success(json!({"path": "a", "revision": 3})));
+        let wire = serde_json::to_value(&result).unwrap();
+        assert_eq!(wire["isError"], false);
+        assert_eq!(
+            wire["content"],
+            json!([{"type": "text", "text": "{\"path\":\"a\",\"revision\":3}"}])
+        );
+        assert_eq!(
+            wire["structuredContent"],
+            json!({"path": "a", "revision": 3})
+        );
+        let mut blocks = ToolCallResult::empty_success();
+        blocks.content.push(ToolContent::json(json!([1, 2])));
+        let wire = serde_json::to_value(mcp_result(blocks)).unwrap();
+        assert_eq!(wire["content"][1], json!({"type": "text", "text": "[1,2]"}));
+        assert!(wire.get("structuredContent").is_none());
+    }
+
+    #[test]
+    fn errors_carry_code_retryable_and_details() {
+        let error = ToolCallError::new(
+            "WORKSPACE_REVISION_CONFLICT",
+            "Workspace revision mismatch.",
+        )
+        .with_retryable(true)
+        .with_details(json!({"expectedRevision": 1, "currentRevision": 2}));
+        let wire = serde_json::to_value(mcp_result(ToolCallResult::failure(error))).unwrap();
+        assert_eq!(wire["isError"], true);
+        assert_eq!(
+            wire["content"],
+            json!([{"type": "text", "text": "Workspace revision mismatch."}])
+        );
+        assert_eq!(
+            wire["structuredContent"],
+            json!({"error": {
+                "code": "WORKSPACE_REVISION_CONFLICT", "message": "Workspace revision mismatch.", "retryable": true,
+                "details": {"expectedRevision": 1, "currentRevision": 2}
+            }})
+        );
+        let bare = serde_json::to_value(mcp_result(ToolCallResult::failure(ToolCallError::new(
+            "X", "m",
+        ))))
+        .unwrap();
+        assert_eq!(
+            bare["structuredContent"],
+            json!({"error": {"code": "X", "message": "m"}})
+        );
+    }
+}

@@ -1,0 +1,62 @@
+//! Serve a [`tool_context::ToolRegistry`] over the Model Context Protocol, on the official Rust
+//! SDK ([`rmcp`]), over stdio or streamable HTTP.
+//!
+//! Every MCP call goes through the registry's one pipeline (validation, allowlist, policy,
+//! approvals, timeout, cancellation, output budget, idempotency, events) with context
+//! `{source: "mcp", mode: "agent", sessionId: "mcp-<uuid>"}`, one session id per MCP session.
+//!
+//! - `tools/list`: the canonical definitions (`title`, `description`, `inputSchema`,
+//!   `outputSchema`, `annotations`) with schemas in JSON Schema 2020-12 ([`schema`]), paged with
+//!   the registry's opaque offset cursors.
+//! - `tools/call`: an unknown tool or a malformed request is a JSON-RPC `-32602` error; every
+//!   other failure is `isError: true` with `structuredContent: {error: {code, message,
+//!   retryable?, details?}}` ([`convert`]).
+//! - Approvals ([`approval`]): an attended [`ApprovalDesk`], else MCP elicitation, else an
+//!   explicit `TOOL_POLICY_DENIED` — never a silent allow.
+//! - `notifications/cancelled` cancels the call; a client that sends a `progressToken` gets
+//!   progress while the call waits for approval and a heartbeat while it runs ([`progress`]).
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use serde_json::{Value, json};
+//! use tool_context::{Tool, ToolInvocation, ToolRegistry};
+//! use tool_context_mcp::{McpToolServer, serve_stdio};
+//! use tool_protocol::{ToolCallError, ToolDefinition};
+//!
+//! let registry = ToolRegistry::builder()
+//!     .tool(Tool::new(
+//!         ToolDefinition::new("echo", "Echoes its arguments.", json!({"type": "object"})),
+//!         |arguments: Value, _call: ToolInvocation| async move { Ok::<_, ToolCallError>(arguments) },
+//!     ).read_only())
+//!     .build()?;
+//! serve_stdio(&McpToolServer::new(registry)).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! Over HTTP, mount [`streamable_http_service`] in an axum router:
+//!
+//! ```no_run
+//! # fn app(server: tool_context_mcp::McpToolServer) -> axum::Router {
+//! use tool_context_mcp::rmcp::transport::StreamableHttpServerConfig;
+//! axum::Router::new().nest_service(
+//!     "/mcp",
+//!     tool_context_mcp::streamable_http_service(&server, StreamableHttpServerConfig::default()),
+//! )
+//! # }
+//! ```
+
+pub mod approval;
+pub mod convert;
+pub mod progress;
+pub mod schema;
+pub mod server;
+pub mod transport;
+
+pub use approval::{ApprovalDesk, ApprovalRoute, unavailable_denial};
+pub use rmcp;
+pub use server::{DEFAULT_PAGE_SIZE, McpToolServer};
+#[cfg(feature = "stdio")]
+pub use transport::serve_stdio;
+#[cfg(feature = "http")]
+pub use transport::streamable_http_service;
+pub use transport::{ServeError, serve_transport};
