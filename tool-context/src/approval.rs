@@ -1,0 +1,362 @@
+//! An approval queue: calls that a policy answered with `ask` wait here until a person
+//! approves or denies them.
+//!
+//! The queue holds only [`ToolApprovalSnapshot`]s (argument names and a bounded preview of
+//! explicitly safe arguments), never raw argument values. Cancellation of the call, dropping
+//! the waiting future, [`ApprovalQueue::deny_all`] and [`ApprovalQueue::close`] all resolve to
+//! deny and remove the entry: a pending approval can never turn into a silent allow.
+
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use async_trait::async_trait;
+use tokio::sync::{oneshot, watch};
+use tokio_util::sync::CancellationToken;
+use tool_durable_operations::{Clock, SystemClock};
+use tool_protocol::ToolApprovalSnapshot;
+use tool_protocol::approval::ApprovalCall;
+
+use crate::interaction::{InteractionOutcome, InteractionRequest, ToolInteraction};
+use crate::policy::BoxError;
+
+/// Id prefix used when a call has no correlation id.
+pub const DEFAULT_APPROVAL_ID_PREFIX: &str = "approval";
+/// Most approvals that may wait at once; a request beyond it is denied immediately.
+pub const MAX_PENDING_APPROVALS: usize = 256;
+
+/// A person's answer to one pending approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApprovalDecision {
+    /// Run the call.
+    Allow,
+    /// Refuse the call.
+    Deny,
+}
+
+/// The pending approvals, newest first.
+pub type ApprovalSnapshot = Arc<Vec<ToolApprovalSnapshot>>;
+
+/// Configuration of an [`ApprovalQueue`].
+#[derive(Debug, Clone)]
+pub struct ApprovalQueueConfig {
+    /// Prefix of ids for calls without a correlation id (`<prefix>-<ms>-<seq>`).
+    pub id_prefix: String,
+    /// Arguments whose scalar values may be previewed to the person deciding.
+    pub safe_argument_names: Vec<String>,
+    /// Source of `createdAt`.
+    pub clock: Arc<dyn Clock>,
+}
+
+impl Default for ApprovalQueueConfig {
+    fn default() -> Self {
+        Self {
+            id_prefix: DEFAULT_APPROVAL_ID_PREFIX.to_owned(),
+            safe_argument_names: Vec::new(),
+            clock: Arc::new(SystemClock),
+        }
+    }
+}
+
+/// A queue of pending approvals with an observable snapshot. Cheap to clone; clones share one
+/// queue. It implements [`ToolInteraction`], so it can be a registry's interaction handler.
+///
+/// ```
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// use serde_json::json;
+/// use tokio_util::sync::CancellationToken;
+/// use tool_context::{ApprovalDecision, ApprovalQueue};
+/// use tool_protocol::approval::ApprovalCall;
+///
+/// let queue = ApprovalQueue::new();
+/// let waiter = {
+///     let queue = queue.clone();
+///     tokio::spawn(async move {
+///         let args = json!({"path": "index.html"});
+///         let call = ApprovalCall { name: "workspace.deleteFile", arguments: args.as_object(), ..ApprovalCall::default() };
+///         queue.request(call, &CancellationToken::new()).await
+///     })
+/// };
+/// let mut updates = queue.subscribe();
+/// let pending = updates.wait_for(|pending| !pending.is_empty()).await.unwrap().clone();
+/// assert!(queue.resolve(&pending[0].id, ApprovalDecision::Allow));
+/// assert_eq!(waiter.await.unwrap(), ApprovalDecision::Allow);
+/// assert!(queue.snapshot().is_empty());
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct ApprovalQueue {
+    inner: Arc<QueueInner>,
+}
+
+struct QueueInner {
+    config: ApprovalQueueConfig,
+    state: Mutex<QueueState>,
+    updates: watch::Sender<ApprovalSnapshot>,
+}
+
+#[derive(Default)]
+struct QueueState {
+    next_sequence: u64,
+    /// Oldest first; the published snapshot is reversed.
+    pending: Vec<PendingApproval>,
+    closed: bool,
+}
+
+struct PendingApproval {
+    snapshot: ToolApprovalSnapshot,
+    responder: oneshot::Sender<ApprovalDecision>,
+}
+
+impl fmt::Debug for ApprovalQueue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ApprovalQueue")
+            .field("pending", &self.snapshot().len())
+            .finish()
+    }
+}
+
+impl Default for ApprovalQueue {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ApprovalQueue {
+    /// A queue with the default id prefix and no safe argument names.
+    pub fn new() -> Self {
+        Self::with_config(ApprovalQueueConfig::default())
+    }
+
+    /// A queue with `config`.
+    pub fn with_config(config: ApprovalQueueConfig) -> Self {
+        let (updates, _) = watch::channel(Arc::new(Vec::new()));
+        Self {
+            inner: Arc::new(QueueInner {
+                config,
+                state: Mutex::new(QueueState::default()),
+                updates,
+            }),
+        }
+    }
+
+    /// The pending approvals, newest first.
+    pub fn snapshot(&self) -> ApprovalSnapshot {
+        self.inner.updates.borrow().clone()
+    }
+
+    /// A receiver that sees every change of the pending list (enqueue and each resolution).
+    pub fn subscribe(&self) -> watch::Receiver<ApprovalSnapshot> {
+        self.inner.updates.subscribe()
+    }
+
+    /// Queues `call` and waits for a decision. Returns [`ApprovalDecision::Deny`] at once when
+    /// `cancellation` has already fired, the queue is closed or full; resolves to deny when
+    /// `cancellation` fires while pending. Dropping the returned future removes the entry.
+    pub async fn request(
+        &self,
+        call: ApprovalCall<'_>,
+        cancellation: &CancellationToken,
+    ) -> ApprovalDecision {
+        if cancellation.is_cancelled() {
+            return ApprovalDecision::Deny;
+        }
+        let Some((id, decision)) = self.enqueue(call) else {
+            return ApprovalDecision::Deny;
+        };
+        let _removal = PendingRemoval { queue: self, id };
+        tokio::select! {
+            biased;
+            () = cancellation.cancelled() => ApprovalDecision::Deny,
+            decision = decision => decision.unwrap_or(ApprovalDecision::Deny),
+        }
+    }
+
+    /// Resolves the pending approval `id`; `false` (and no effect) when it is unknown or
+    /// already settled.
+    pub fn resolve(&self, id: &str, decision: ApprovalDecision) -> bool {
+        let mut state = self.lock();
+        let Some(index) = state
+            .pending
+            .iter()
+            .position(|entry| entry.snapshot.id == id)
+        else {
+            return false;
+        };
+        let entry = state.pending.remove(index);
+        self.publish(&state);
+        drop(state);
+        // The waiter may have gone away at this instant; the entry is removed either way.
+        let _ = entry.responder.send(decision);
+        true
+    }
+
+    /// Denies every pending approval; returns how many were denied.
+    pub fn deny_all(&self) -> usize {
+        let mut state = self.lock();
+        let entries = std::mem::take(&mut state.pending);
+        self.publish(&state);
+        drop(state);
+        let count = entries.len();
+        for entry in entries {
+            let _ = entry.responder.send(ApprovalDecision::Deny);
+        }
+        count
+    }
+
+    /// Denies every pending approval and every later request (shutdown).
+    pub fn close(&self) -> usize {
+        self.lock().closed = true;
+        self.deny_all()
+    }
+
+    fn enqueue(
+        &self,
+        call: ApprovalCall<'_>,
+    ) -> Option<(String, oneshot::Receiver<ApprovalDecision>)> {
+        let now = self.inner.config.clock.now_ms();
+        let mut state = self.lock();
+        if state.closed || state.pending.len() >= MAX_PENDING_APPROVALS {
+            return None;
+        }
+        let base = call.tool_call_id.as_ref().map_or_else(
+            || format!("{}-{now}", self.inner.config.id_prefix),
+            ToString::to_string,
+        );
+        let id = format!("{base}-{}", state.next_sequence);
+        state.next_sequence += 1;
+        let snapshot = ToolApprovalSnapshot::new(
+            id.clone(),
+            call,
+            &self.inner.config.safe_argument_names,
+            now,
+        );
+        let (responder, decision) = oneshot::channel();
+        state.pending.push(PendingApproval {
+            snapshot,
+            responder,
+        });
+        self.publish(&state);
+        Some((id, decision))
+    }
+
+    fn remove(&self, id: &str) {
+        let mut state = self.lock();
+        if let Some(index) = state
+            .pending
+            .iter()
+            .position(|entry| entry.snapshot.id == id)
+        {
+            state.pending.remove(index);
+            self.publish(&state);
+        }
+    }
+
+    fn publish(&self, state: &QueueState) {
+        let newest_first = state
+            .pending
+            .iter()
+            .rev()
+            .map(|entry| entry.snapshot.clone())
+            .collect();
+        self.inner.updates.send_replace(Arc::new(newest_first));
+    }
+
+    fn lock(&self) -> MutexGuard<'_, QueueState> {
+        // A panic while holding the lock cannot leave the list half-edited (every edit is one
+        // Vec operation), so the state stays usable.
+        self.inner
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Removes a still-pending entry when its waiter finishes or is dropped.
+struct PendingRemoval<'a> {
+    queue: &'a ApprovalQueue,
+    id: String,
+}
+
+impl Drop for PendingRemoval<'_> {
+    fn drop(&mut self) {
+        self.queue.remove(&self.id);
+    }
+}
+
+#[async_trait]
+impl ToolInteraction for ApprovalQueue {
+    async fn interact(
+        &self,
+        request: &InteractionRequest,
+        cancellation: &CancellationToken,
+    ) -> Result<InteractionOutcome, BoxError> {
+        Ok(
+            match self.request(request.approval_call(), cancellation).await {
+                ApprovalDecision::Allow => InteractionOutcome::Approved,
+                ApprovalDecision::Deny => InteractionOutcome::Denied,
+            },
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Map;
+    use tool_durable_operations::ManualClock;
+    use tool_protocol::ToolCallId;
+
+    #[tokio::test]
+    async fn ids_are_call_id_or_prefix_and_time_plus_one_sequence() {
+        let config = ApprovalQueueConfig {
+            id_prefix: "p".into(),
+            clock: Arc::new(ManualClock::new(5)),
+            ..ApprovalQueueConfig::default()
+        };
+        let queue = ApprovalQueue::with_config(config);
+        let token = CancellationToken::new();
+        let arguments = Map::new();
+        let ids: [Option<ToolCallId>; 5] = [
+            Some("x-0".into()),
+            Some("x".into()),
+            Some("x".into()),
+            Some(7u64.into()),
+            None,
+        ];
+        let mut waiters = Vec::new();
+        for id in ids {
+            let call = ApprovalCall {
+                tool_call_id: id,
+                name: "t",
+                arguments: Some(&arguments),
+                ..ApprovalCall::default()
+            };
+            let mut waiter = Box::pin(queue.request(call, &token));
+            assert!(futures::poll!(&mut waiter).is_pending());
+            waiters.push(waiter);
+        }
+        let newest_first: Vec<String> = queue
+            .snapshot()
+            .iter()
+            .map(|entry| entry.id.clone())
+            .collect();
+        assert_eq!(newest_first, ["p-5-4", "7-3", "x-2", "x-1", "x-0-0"]);
+        assert!(queue.resolve("x-1", ApprovalDecision::Allow));
+        assert_eq!(waiters.remove(1).await, ApprovalDecision::Allow);
+        drop(waiters.remove(0));
+        let left: Vec<String> = queue
+            .snapshot()
+            .iter()
+            .map(|entry| entry.id.clone())
+            .collect();
+        assert_eq!(
+            left,
+            ["p-5-4", "7-3", "x-2"],
+            "dropping a waiter removes its entry"
+        );
+        assert_eq!(queue.deny_all(), 3);
+        for waiter in waiters {
+            assert_eq!(waiter.await, ApprovalDecision::Deny);
+        }
+    }
+}

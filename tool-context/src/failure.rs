@@ -1,0 +1,226 @@
+//! Every error the pipeline emits, built in one place so codes, retryable flags, messages and
+//! detail keys stay exactly as the contract fixes them.
+
+use serde_json::{Value, json};
+use tool_protocol::ToolCallError;
+use tool_protocol::codes;
+
+use tool_protocol::validate::ValidationIssue;
+
+use crate::schema::issues_json;
+
+/// `details.executionState` of a call whose handler may still be draining.
+pub const EXECUTION_STATE_DETACHED: &str = "detached";
+
+pub(crate) fn invalid_request(issues: Option<Value>) -> ToolCallError {
+    let error = ToolCallError::new(codes::TOOL_VALIDATION_FAILED, "Invalid tools/call request.");
+    match issues {
+        Some(issues) => error.with_details(json!({ "issues": issues })),
+        None => error,
+    }
+}
+
+pub(crate) fn invalid_options(message: &str) -> ToolCallError {
+    ToolCallError::new(codes::TOOL_INVALID_OPTIONS, message).with_retryable(false)
+}
+
+pub(crate) fn registry_not_ready() -> ToolCallError {
+    ToolCallError::new(
+        codes::TOOL_REGISTRY_NOT_READY,
+        "Tool registry has been shut down.",
+    )
+    .with_retryable(true)
+}
+
+pub(crate) fn not_found(name: &str) -> ToolCallError {
+    ToolCallError::new(
+        codes::TOOL_NOT_FOUND,
+        format!("Tool \"{name}\" not found in registry"),
+    )
+}
+
+pub(crate) fn not_allowed(name: &str) -> ToolCallError {
+    ToolCallError::new(
+        codes::TOOL_NOT_ALLOWED,
+        format!("Tool \"{name}\" is not allowed in this registry"),
+    )
+}
+
+pub(crate) fn arguments_invalid(name: &str, issues: &[ValidationIssue]) -> ToolCallError {
+    ToolCallError::new(
+        codes::TOOL_VALIDATION_FAILED,
+        format!("Tool \"{name}\" arguments failed validation"),
+    )
+    .with_details(json!({ "issues": issues_json(issues) }))
+}
+
+pub(crate) fn output_invalid(name: &str, issues: &[ValidationIssue]) -> ToolCallError {
+    ToolCallError::new(
+        codes::TOOL_OUTPUT_VALIDATION_FAILED,
+        format!("Tool \"{name}\" returned an invalid result"),
+    )
+    .with_details(json!({ "issues": issues_json(issues) }))
+}
+
+pub(crate) fn output_limit(max_output_bytes: u64, used_output_bytes: u64) -> ToolCallError {
+    ToolCallError::new(
+        codes::TOOL_OUTPUT_LIMIT_EXCEEDED,
+        format!("Tool call output exceeded the {max_output_bytes}-byte limit."),
+    )
+    .with_retryable(false)
+    .with_details(json!({
+        "maxOutputBytes": max_output_bytes,
+        "usedOutputBytes": used_output_bytes,
+    }))
+}
+
+pub(crate) fn result_invalid(name: &str, reason: &str) -> ToolCallError {
+    ToolCallError::new(
+        codes::TOOL_RESULT_VALIDATION_FAILED,
+        format!("Tool \"{name}\" returned a result that breaks the result contract: {reason}"),
+    )
+}
+
+pub(crate) fn result_unserializable(name: &str, reason: &str) -> ToolCallError {
+    ToolCallError::new(
+        codes::TOOL_RESULT_SERIALIZATION_FAILED,
+        format!("Tool \"{name}\" returned a result that could not be serialized: {reason}"),
+    )
+}
+
+pub(crate) fn policy_failed(message: &str) -> ToolCallError {
+    let message = if message.trim().is_empty() {
+        "Tool policy failed."
+    } else {
+        message
+    };
+    ToolCallError::new(codes::TOOL_POLICY_FAILED, message).with_retryable(true)
+}
+
+pub(crate) fn policy_denied(name: &str) -> ToolCallError {
+    ToolCallError::new(
+        codes::TOOL_POLICY_DENIED,
+        format!("Tool \"{name}\" was denied by policy"),
+    )
+    .with_retryable(false)
+}
+
+pub(crate) fn approval_required(name: &str) -> ToolCallError {
+    ToolCallError::new(
+        codes::TOOL_APPROVAL_REQUIRED,
+        format!("Approval required for tool \"{name}\""),
+    )
+    .with_retryable(true)
+}
+
+pub(crate) fn cancelled(waiting_for: &str) -> ToolCallError {
+    ToolCallError::new(
+        codes::TOOL_CANCELLED,
+        format!("Tool call cancelled while waiting for {waiting_for}."),
+    )
+    .with_retryable(true)
+}
+
+pub(crate) fn timed_out(timeout_ms: u64) -> ToolCallError {
+    ToolCallError::new(
+        codes::TOOL_TIMEOUT,
+        format!("Tool call timed out after {timeout_ms}ms."),
+    )
+    .with_retryable(true)
+    .with_details(json!({ "timeoutMs": timeout_ms, "executionState": EXECUTION_STATE_DETACHED }))
+}
+
+pub(crate) fn aborted(message: &str) -> ToolCallError {
+    ToolCallError::new(codes::TOOL_EXECUTION_ABORTED, message)
+        .with_retryable(true)
+        .with_details(json!({ "executionState": EXECUTION_STATE_DETACHED }))
+}
+
+pub(crate) fn idempotency_conflict(name: &str) -> ToolCallError {
+    ToolCallError::new(
+        codes::TOOL_IDEMPOTENCY_CONFLICT,
+        format!("Idempotency key was already used for a different \"{name}\" operation."),
+    )
+    .with_retryable(false)
+}
+
+pub(crate) fn handler_panicked(handler_id: &str) -> ToolCallError {
+    ToolCallError::new(codes::TOOL_EXECUTION_FAILED, "Tool handler panicked.")
+        .with_retryable(false)
+        .with_details(json!({ "handlerId": handler_id, "message": "Tool handler panicked." }))
+}
+
+/// A handler's own error, keeping its code, retryable flag and details; a blank code becomes
+/// `TOOL_EXECUTION_FAILED`, missing details become `{handlerId, message}`, and a missing
+/// retryable flag follows the code's default.
+pub(crate) fn from_handler(mut error: ToolCallError, handler_id: &str) -> ToolCallError {
+    if error.code.trim().is_empty() {
+        error.code = codes::TOOL_EXECUTION_FAILED.to_owned();
+    }
+    if error.message.trim().is_empty() {
+        error.message = format!("Tool handler \"{handler_id}\" failed.");
+    }
+    if error.details.is_none() {
+        error.details = Some(json!({ "handlerId": handler_id, "message": error.message }));
+    }
+    if error.retryable.is_none() {
+        error.retryable = default_handler_retryable(&error.code);
+    }
+    error
+}
+
+fn default_handler_retryable(code: &str) -> Option<bool> {
+    match code {
+        codes::TOOL_EXECUTION_ABORTED => Some(true),
+        codes::TOOL_EXECUTION_FAILED | codes::TOOL_EXECUTION_UNKNOWN => Some(false),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handler_errors_keep_their_metadata() {
+        let domain = ToolCallError::new("WORKSPACE_REVISION_CONFLICT", "stale")
+            .with_retryable(true)
+            .with_details(json!({"expectedRevision": 1}));
+        assert_eq!(from_handler(domain.clone(), "h"), domain);
+        let bare = from_handler(ToolCallError::new(" ", "boom"), "workspace.write");
+        assert_eq!(bare.code, codes::TOOL_EXECUTION_FAILED);
+        assert_eq!(bare.retryable, Some(false));
+        assert_eq!(
+            bare.details,
+            Some(json!({"handlerId": "workspace.write", "message": "boom"}))
+        );
+        let explicit_null =
+            from_handler(ToolCallError::new("X", "m").with_details(Value::Null), "h");
+        assert_eq!(explicit_null.details, Some(Value::Null));
+        assert_eq!(
+            from_handler(ToolCallError::new(codes::TOOL_EXECUTION_ABORTED, "a"), "h").retryable,
+            Some(true)
+        );
+    }
+
+    #[test]
+    fn timeouts_and_limits_carry_their_details() {
+        assert_eq!(
+            timed_out(5).details,
+            Some(json!({"timeoutMs": 5, "executionState": "detached"}))
+        );
+        let limit = output_limit(10, 11);
+        assert_eq!(
+            limit.message,
+            "Tool call output exceeded the 10-byte limit."
+        );
+        assert_eq!(
+            limit.details,
+            Some(json!({"maxOutputBytes": 10, "usedOutputBytes": 11}))
+        );
+        assert_eq!(
+            not_found("toString").message,
+            "Tool \"toString\" not found in registry"
+        );
+    }
+}

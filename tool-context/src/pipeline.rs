@@ -1,0 +1,414 @@
+//! The one call pipeline, in the contract's order:
+//!
+//! request check -> option check -> `started` -> ready -> lookup -> allowlist -> (strict)
+//! argument validation -> policy (+ interaction) -> ready -> ledger claim -> handler ->
+//! result contract + output schema -> output budget -> ledger terminal record -> `completed` /
+//! `failed`.
+//!
+//! Each stage is a small function returning `Result<_, ToolCallError>`. Waiting stages
+//! (policy, interaction, handler, shared execution) race the call signal.
+
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use futures::FutureExt;
+use serde_json::Value;
+use tokio::time::Instant;
+use tool_protocol::validate::{ValidationIssue, parse_tool_call_request};
+use tool_protocol::{
+    ProvenanceState, ToolCallContext, ToolCallError, ToolCallEvent, ToolCallEventType,
+    ToolCallRequest, ToolCallResult, ToolExecutionProvenance,
+};
+use tracing::Instrument;
+
+use crate::failure;
+use crate::interaction::{
+    InteractionKind, InteractionOutcome, InteractionRequest, ToolInteraction,
+};
+use crate::ledger::{LedgerClaim, OperationIdentity};
+use crate::observer::{final_state, notify, used_output_bytes};
+use crate::options::{ToolCallOptions, ValidatedOptions, validate_options};
+use crate::policy::{PolicyDecision, PolicyRequest};
+use crate::registry::{RegisteredTool, RegistryInner, ValidationMode};
+use crate::signal::{CallSignal, WaitStage};
+use crate::tool::{HandlerOutput, ToolInvocation};
+
+/// Parses an untrusted JSON request; the failure result keeps the `id` when it is a string or
+/// a number.
+pub(crate) fn parse_request(value: &Value) -> Result<ToolCallRequest, Box<ToolCallResult>> {
+    parse_tool_call_request(value).map_err(|issues| {
+        let id = value
+            .get("id")
+            .and_then(|id| serde_json::from_value(id.clone()).ok());
+        let error = failure::invalid_request(Some(crate::schema::issues_json(&issues)));
+        Box::new(ToolCallResult::failure(error).with_tool_call_id(id))
+    })
+}
+
+/// Runs one call. `options.context` is already defaulted by the entry point.
+pub(crate) async fn call(
+    registry: &RegistryInner,
+    request: ToolCallRequest,
+    options: ToolCallOptions,
+) -> ToolCallResult {
+    if let Err(error) = check_request(&request) {
+        return ToolCallResult::failure(error).with_tool_call_id(request.id);
+    }
+    let validated = match validate_options(&options) {
+        Ok(validated) => validated,
+        Err(error) => return ToolCallResult::failure(error).with_tool_call_id(request.id),
+    };
+    let run = CallRun::new(registry, request, options, validated);
+    let span = tracing::info_span!(
+        "tool_call",
+        tool = %run.request.name,
+        trace_id = %run.trace_id,
+        tool_call_id = ?run.request.id,
+        source = ?run.context.source,
+    );
+    run.run().instrument(span).await
+}
+
+fn check_request(request: &ToolCallRequest) -> Result<(), ToolCallError> {
+    if request.name.trim().is_empty() {
+        Err(failure::invalid_request(None))
+    } else {
+        Ok(())
+    }
+}
+
+struct CallRun<'r> {
+    registry: &'r RegistryInner,
+    request: ToolCallRequest,
+    context: ToolCallContext,
+    options: ValidatedOptions,
+    interaction: Option<Arc<dyn ToolInteraction>>,
+    signal: CallSignal,
+    trace_id: String,
+    owner_id: String,
+    started_at: Instant,
+}
+
+impl<'r> CallRun<'r> {
+    fn new(
+        registry: &'r RegistryInner,
+        request: ToolCallRequest,
+        options: ToolCallOptions,
+        validated: ValidatedOptions,
+    ) -> Self {
+        let signal = CallSignal::new(
+            options.cancellation,
+            registry.shutdown.clone(),
+            validated.timeout_ms,
+        );
+        let owner_id = validated
+            .execution_owner_id
+            .clone()
+            .unwrap_or_else(|| registry.owner_id.clone());
+        Self {
+            registry,
+            request,
+            context: options.context.unwrap_or_default(),
+            options: validated,
+            interaction: options.interaction.or_else(|| registry.interaction.clone()),
+            signal,
+            trace_id: uuid::Uuid::new_v4().to_string(),
+            owner_id,
+            started_at: Instant::now(),
+        }
+    }
+
+    async fn run(self) -> ToolCallResult {
+        self.emit(ToolCallEventType::Started, None);
+        let mut result = self.stages().await.unwrap_or_else(ToolCallResult::failure);
+        // The result answers this request only, whatever a handler or a replay carried.
+        result.tool_call_id = self.request.id.clone();
+        let event_type = if result.is_error() {
+            ToolCallEventType::Failed
+        } else {
+            ToolCallEventType::Completed
+        };
+        self.emit(event_type, Some(&result));
+        if let Some(error) = &result.error {
+            tracing::debug!(code = %error.code, "tool call failed");
+        }
+        result
+    }
+
+    async fn stages(&self) -> Result<ToolCallResult, ToolCallError> {
+        self.ensure_ready()?;
+        let tool = self.lookup()?;
+        let arguments = self.validate_arguments(&tool)?;
+        self.authorize(&tool).await?;
+        self.ensure_ready()?;
+        let identity = self.operation_identity()?;
+        let claim = self
+            .registry
+            .ledger
+            .claim(identity.as_ref(), &self.request.name)
+            .await?;
+        if let LedgerClaim::Replay(waiter) = claim {
+            let shared = self
+                .signal
+                .race(WaitStage::SharedExecution, waiter.wait())
+                .await?;
+            return Ok(self.enforce_output_budget(shared));
+        }
+        // An interrupted execution returns early here and drops `claim`, which records it as
+        // aborted for every replay.
+        let result = self.execute(&tool, arguments).await?;
+        let result = self.check_output(&tool, result);
+        let result = self.enforce_output_budget(result);
+        self.registry.ledger.record_terminal(claim, &result).await?;
+        Ok(result)
+    }
+
+    /// The arguments as sent, `{}` when absent.
+    fn raw_arguments(&self) -> Value {
+        Value::Object(self.request.arguments.clone().unwrap_or_default())
+    }
+
+    fn ensure_ready(&self) -> Result<(), ToolCallError> {
+        if self.registry.shutdown.is_cancelled() {
+            Err(failure::registry_not_ready())
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Exact name lookup in the frozen catalog, then the allowlist.
+    fn lookup(&self) -> Result<Arc<RegisteredTool>, ToolCallError> {
+        let name = &self.request.name;
+        let tool = self
+            .registry
+            .tools
+            .get(name)
+            .ok_or_else(|| failure::not_found(name))?;
+        if self
+            .registry
+            .allowed
+            .as_ref()
+            .is_some_and(|allowed| !allowed.contains(name))
+        {
+            return Err(failure::not_allowed(name));
+        }
+        Ok(Arc::clone(tool))
+    }
+
+    fn validate_arguments(&self, tool: &RegisteredTool) -> Result<Value, ToolCallError> {
+        let arguments = self.raw_arguments();
+        match self.registry.validation_mode {
+            ValidationMode::Strict => {
+                tool.input
+                    .check(&arguments)
+                    .map_err(|issues| failure::arguments_invalid(&self.request.name, &issues))?;
+            }
+            ValidationMode::Warn => {
+                if let Err(issues) = tool.input.check(&arguments) {
+                    tracing::warn!(issues = %crate::schema::join_issues(&issues), "tool arguments failed validation; dispatching anyway");
+                }
+            }
+            ValidationMode::Silent => {}
+        }
+        Ok(arguments)
+    }
+
+    async fn authorize(&self, tool: &RegisteredTool) -> Result<(), ToolCallError> {
+        match self.decide_policy(tool).await? {
+            PolicyDecision::Allow => Ok(()),
+            PolicyDecision::Deny => Err(failure::policy_denied(&self.request.name)),
+            PolicyDecision::Ask => match &self.interaction {
+                None => Err(failure::approval_required(&self.request.name)),
+                Some(interaction) => match self.interact(tool, interaction.as_ref()).await? {
+                    InteractionOutcome::Approved => Ok(()),
+                    InteractionOutcome::Denied => Err(failure::policy_denied(&self.request.name)),
+                },
+            },
+        }
+    }
+
+    async fn decide_policy(&self, tool: &RegisteredTool) -> Result<PolicyDecision, ToolCallError> {
+        let request = PolicyRequest {
+            request: &self.request,
+            definition: &tool.definition,
+            context: &self.context,
+            tool_default: tool.default_policy,
+            cancellation: self.signal.token(),
+        };
+        let decision =
+            std::panic::AssertUnwindSafe(self.registry.policy.decide(request)).catch_unwind();
+        match self.signal.race(WaitStage::Policy, decision).await? {
+            Ok(Ok(decision)) => Ok(decision),
+            Ok(Err(error)) => Err(failure::policy_failed(&error.to_string())),
+            Err(_) => Err(failure::policy_failed("Tool policy panicked.")),
+        }
+    }
+
+    async fn interact(
+        &self,
+        tool: &RegisteredTool,
+        interaction: &dyn ToolInteraction,
+    ) -> Result<InteractionOutcome, ToolCallError> {
+        let request = InteractionRequest {
+            kind: InteractionKind::Approval,
+            tool_call_id: self.request.id.clone(),
+            name: self.request.name.clone(),
+            description: tool.definition.description.clone(),
+            arguments: self.request.arguments.clone().unwrap_or_default(),
+            context: self.context.clone(),
+        };
+        let outcome =
+            std::panic::AssertUnwindSafe(interaction.interact(&request, self.signal.token()))
+                .catch_unwind();
+        match self.signal.race(WaitStage::Interaction, outcome).await? {
+            Ok(Ok(outcome)) => Ok(outcome),
+            Ok(Err(error)) => Err(failure::policy_failed(&error.to_string())),
+            Err(_) => Err(failure::policy_failed("Tool interaction handler panicked.")),
+        }
+    }
+
+    /// The session-scoped identity over the raw (unvalidated) arguments, when a key is set.
+    fn operation_identity(&self) -> Result<Option<OperationIdentity>, ToolCallError> {
+        let Some(key) = &self.options.idempotency_key else {
+            return Ok(None);
+        };
+        let raw = self.raw_arguments();
+        OperationIdentity::new(
+            &self.request.name,
+            key,
+            self.context.session_id.as_deref(),
+            &raw,
+        )
+        .map(Some)
+    }
+
+    /// Spawns the handler so that a call that stops waiting (timeout, cancellation, shutdown)
+    /// leaves it to drain detached with its token cancelled. `Err` only when the signal fired.
+    async fn execute(
+        &self,
+        tool: &RegisteredTool,
+        arguments: Value,
+    ) -> Result<ToolCallResult, ToolCallError> {
+        let invocation = ToolInvocation {
+            tool_name: self.request.name.clone(),
+            context: self.context.clone(),
+            tool_call_id: self.request.id.clone(),
+            trace_id: self.trace_id.clone(),
+            cancellation: self.signal.token().clone(),
+        };
+        let handler = Arc::clone(&tool.handler);
+        let task = tokio::spawn(
+            async move { handler.call(arguments, invocation).await }.in_current_span(),
+        );
+        let handler_id = &self.request.name;
+        Ok(match self.signal.race(WaitStage::Handler, task).await? {
+            Ok(Ok(output)) => self.handler_result(output),
+            Ok(Err(error)) => ToolCallResult::failure(failure::from_handler(error, handler_id)),
+            Err(_) => ToolCallResult::failure(failure::handler_panicked(handler_id)),
+        })
+    }
+
+    fn handler_result(&self, output: HandlerOutput) -> ToolCallResult {
+        match output {
+            HandlerOutput::Value(value) => ToolCallResult::success(value),
+            HandlerOutput::Empty => ToolCallResult::empty_success(),
+            HandlerOutput::Result(result) => match result_contract_violation(&result) {
+                None => result,
+                Some(reason) => {
+                    ToolCallResult::failure(failure::result_invalid(&self.request.name, reason))
+                }
+            },
+        }
+    }
+
+    /// A success of a tool with an output schema must carry matching structured content.
+    fn check_output(&self, tool: &RegisteredTool, result: ToolCallResult) -> ToolCallResult {
+        let Some(schema) = &tool.output else {
+            return result;
+        };
+        if result.is_error() {
+            return result;
+        }
+        let checked = match &result.structured_content {
+            Some(structured) => schema.check(structured),
+            None => Err(vec![ValidationIssue::new(
+                "",
+                "the result has no structured content",
+            )]),
+        };
+        match checked {
+            Ok(()) => result,
+            Err(issues) => {
+                ToolCallResult::failure(failure::output_invalid(&self.request.name, &issues))
+            }
+        }
+    }
+
+    fn enforce_output_budget(&self, result: ToolCallResult) -> ToolCallResult {
+        let Some(max) = self.options.max_output_bytes else {
+            return result;
+        };
+        let used = u64::try_from(result.output_bytes()).unwrap_or(u64::MAX);
+        if used > max {
+            ToolCallResult::failure(failure::output_limit(max, used))
+        } else {
+            result
+        }
+    }
+
+    fn emit(&self, event_type: ToolCallEventType, result: Option<&ToolCallResult>) {
+        if self.registry.observers.is_empty() {
+            return;
+        }
+        let elapsed_ms = u64::try_from(self.started_at.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let (state, used, elapsed, duration) = match result {
+            None => (ProvenanceState::Pending, 0, 0, None),
+            Some(result) => (
+                final_state(result),
+                used_output_bytes(result),
+                elapsed_ms,
+                Some(elapsed_ms),
+            ),
+        };
+        let event = ToolCallEvent {
+            event_type,
+            trace_id: self.trace_id.clone(),
+            tool_call_id: self.request.id.clone(),
+            name: self.request.name.clone(),
+            request: self.request.clone(),
+            context: Some(self.context.clone()),
+            timestamp: unix_ms(),
+            provenance: ToolExecutionProvenance {
+                owner_id: self.owner_id.clone(),
+                state,
+                timeout_ms: self.options.timeout_ms,
+                max_output_bytes: self.options.max_output_bytes,
+                used_output_bytes: used,
+                elapsed_ms: elapsed,
+            },
+            duration_ms: duration,
+            result: result.cloned(),
+        };
+        notify(&self.registry.observers, &event);
+    }
+}
+
+/// Why a handler-built result breaks the result contract, if it does.
+fn result_contract_violation(result: &ToolCallResult) -> Option<&'static str> {
+    let error = result.error.as_ref()?;
+    if error.code.trim().is_empty() {
+        Some("error.code must be non-empty")
+    } else if error.message.trim().is_empty() {
+        Some("error.message must be non-empty")
+    } else {
+        None
+    }
+}
+
+fn unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| {
+            u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX)
+        })
+}

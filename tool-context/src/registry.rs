@@ -1,0 +1,436 @@
+//! [`ToolRegistry`]: the catalog snapshot, its configuration and the entry points of the one
+//! call pipeline.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+use tool_protocol::{
+    ModelToolCall, ToolCallContext, ToolCallRequest, ToolCallResult, ToolCallSource, ToolDefinition,
+};
+
+use crate::idempotency::{IdempotencyConfig, IdempotencyConfigError, IdempotencyRegistry};
+use crate::interaction::ToolInteraction;
+use crate::ledger::Ledger;
+use crate::observer::ToolCallObserver;
+use crate::options::{ToolCallOptions, canonical_owner_id};
+use crate::pipeline;
+use crate::policy::{PolicyDecision, StandardPolicy, ToolPolicy};
+use crate::schema::CompiledSchema;
+use crate::tool::{Tool, ToolHandler};
+
+/// Prefix of the generated execution owner id (`tool-context:<uuid>`).
+pub const DEFAULT_OWNER_ID_PREFIX: &str = "tool-context";
+
+/// When arguments are checked against the input schema.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ValidationMode {
+    /// Before the policy runs: invalid arguments return `TOOL_VALIDATION_FAILED` with the
+    /// schema issues and never reach approval or the handler.
+    #[default]
+    Strict,
+    /// At dispatch: issues are logged (`tracing` warning) and the handler still runs.
+    Warn,
+    /// No schema check; the handler gets the arguments as sent.
+    Silent,
+}
+
+/// A registry cannot be built from this configuration.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BuildError {
+    /// A tool name is empty or whitespace.
+    #[error("Tool names must be non-empty.")]
+    BlankToolName,
+    /// Two tools share a name.
+    #[error("Tool \"{0}\" is registered more than once.")]
+    DuplicateTool(String),
+    /// An input schema is not a JSON object schema, or does not compile.
+    #[error("Tool \"{tool}\" has an invalid input schema: {reason}")]
+    InvalidInputSchema {
+        /// The tool.
+        tool: String,
+        /// Why.
+        reason: String,
+    },
+    /// An output schema does not compile.
+    #[error("Tool \"{tool}\" has an invalid output schema: {reason}")]
+    InvalidOutputSchema {
+        /// The tool.
+        tool: String,
+        /// Why.
+        reason: String,
+    },
+    /// The page size is zero.
+    #[error("toolListPageSize must be a positive integer.")]
+    ZeroPageSize,
+    /// The execution owner id is blank, longer than 256 characters or contains NUL.
+    #[error("executionOwnerId must be non-blank text of at most 256 characters without NUL.")]
+    InvalidOwnerId,
+    /// The idempotency configuration is unusable.
+    #[error(transparent)]
+    Idempotency(#[from] IdempotencyConfigError),
+}
+
+/// A registered tool with its compiled schemas.
+pub(crate) struct RegisteredTool {
+    pub(crate) definition: ToolDefinition,
+    pub(crate) handler: Arc<dyn ToolHandler>,
+    pub(crate) default_policy: Option<PolicyDecision>,
+    pub(crate) input: CompiledSchema,
+    pub(crate) output: Option<CompiledSchema>,
+}
+
+/// Everything a call needs, frozen when the registry is built.
+pub(crate) struct RegistryInner {
+    pub(crate) tools: HashMap<String, Arc<RegisteredTool>>,
+    /// Visible definitions (allowlist applied) in registration order.
+    pub(crate) listed: Vec<ToolDefinition>,
+    pub(crate) allowed: Option<HashSet<String>>,
+    pub(crate) validation_mode: ValidationMode,
+    pub(crate) page_size: Option<usize>,
+    pub(crate) policy: Arc<dyn ToolPolicy>,
+    pub(crate) interaction: Option<Arc<dyn ToolInteraction>>,
+    pub(crate) observers: Vec<Arc<dyn ToolCallObserver>>,
+    pub(crate) owner_id: String,
+    pub(crate) ledger: Ledger,
+    pub(crate) idempotency: IdempotencyRegistry,
+    pub(crate) shutdown: CancellationToken,
+}
+
+/// The tool registry: one catalog snapshot and one call pipeline for every origin (model, MCP,
+/// UI, local agent). Cheap to clone; clones share everything.
+///
+/// ```
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// use serde_json::{Value, json};
+/// use tool_context::{AllowAll, Tool, ToolCallOptions, ToolInvocation, ToolRegistry};
+/// use tool_protocol::{ModelToolCall, ToolCallError, ToolDefinition};
+///
+/// let registry = ToolRegistry::builder()
+///     .tool(Tool::new(
+///         ToolDefinition::new("echo", "Echoes.", json!({"type": "object", "required": ["text"]})),
+///         |arguments: Value, _call: ToolInvocation| async move { Ok::<_, ToolCallError>(arguments["text"].clone()) },
+///     ))
+///     .policy(AllowAll)
+///     .build()
+///     .unwrap();
+/// let call: ModelToolCall = serde_json::from_value(json!({"id": "c1", "name": "echo", "arguments": {"text": "hi"}})).unwrap();
+/// let result = registry.execute_model_tool_call(call, ToolCallOptions::default()).await;
+/// assert_eq!(result.structured_content, Some(json!("hi")));
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct ToolRegistry {
+    pub(crate) inner: Arc<RegistryInner>,
+}
+
+impl fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolRegistry")
+            .field("tools", &self.tool_names())
+            .field("validation_mode", &self.inner.validation_mode)
+            .field("owner_id", &self.inner.owner_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolRegistry {
+    /// Starts a builder.
+    pub fn builder() -> ToolRegistryBuilder {
+        ToolRegistryBuilder::default()
+    }
+
+    /// Names of the visible tools (allowlist applied), in registration order.
+    pub fn tool_names(&self) -> Vec<String> {
+        self.inner
+            .listed
+            .iter()
+            .map(|definition| definition.name.clone())
+            .collect()
+    }
+
+    /// The definition of a visible tool; `None` for unknown and hidden names.
+    pub fn tool_definition(&self, name: &str) -> Option<&ToolDefinition> {
+        self.inner
+            .listed
+            .iter()
+            .find(|definition| definition.name == name)
+    }
+
+    /// Every visible definition (allowlist applied), in registration order: the complete
+    /// catalog that provider exports are derived from.
+    pub fn list_all_tools(&self) -> Vec<ToolDefinition> {
+        self.inner.listed.clone()
+    }
+
+    /// The execution owner id recorded in provenance when a call sets none.
+    pub fn execution_owner_id(&self) -> &str {
+        &self.inner.owner_id
+    }
+
+    /// The in-memory idempotency registry (for inspection and [`IdempotencyRegistry::clear`]).
+    pub fn idempotency(&self) -> &IdempotencyRegistry {
+        &self.inner.idempotency
+    }
+
+    /// Runs a tools/call request through the pipeline. The context defaults to `{source: mcp}`.
+    /// Never panics and never returns an `Err`: every failure is a result with a coded error.
+    pub async fn call_tool(
+        &self,
+        request: ToolCallRequest,
+        options: ToolCallOptions,
+    ) -> ToolCallResult {
+        let options = options_with_context(options, |context| context.unwrap_or_else(mcp_context));
+        pipeline::call(&self.inner, request, options).await
+    }
+
+    /// Runs a model's tool call: source `model` and mode `agent` unless the context sets them.
+    pub async fn execute_model_tool_call(
+        &self,
+        call: ModelToolCall,
+        options: ToolCallOptions,
+    ) -> ToolCallResult {
+        let options =
+            options_with_context(options, |context| context.unwrap_or_default().for_model());
+        pipeline::call(&self.inner, ToolCallRequest::from(call), options).await
+    }
+
+    /// Runs an untrusted JSON tools/call request. A value that is not a valid request returns
+    /// `TOOL_VALIDATION_FAILED` (`Invalid tools/call request.`) without any event, keeping its
+    /// `id` as the `toolCallId` when that id is a string or number.
+    pub async fn call_tool_value(
+        &self,
+        request: &Value,
+        options: ToolCallOptions,
+    ) -> ToolCallResult {
+        match pipeline::parse_request(request) {
+            Ok(request) => self.call_tool(request, options).await,
+            Err(result) => *result,
+        }
+    }
+
+    /// Shuts the registry down: new calls get `TOOL_REGISTRY_NOT_READY`, in-flight calls end
+    /// with `TOOL_EXECUTION_ABORTED` (their handlers' tokens are cancelled and they drain
+    /// detached).
+    pub fn shutdown(&self) {
+        self.inner.shutdown.cancel();
+    }
+
+    /// Whether [`Self::shutdown`] (or the builder's shutdown token) has fired.
+    pub fn is_shut_down(&self) -> bool {
+        self.inner.shutdown.is_cancelled()
+    }
+}
+
+fn mcp_context() -> ToolCallContext {
+    ToolCallContext {
+        source: Some(ToolCallSource::Mcp),
+        ..ToolCallContext::default()
+    }
+}
+
+fn options_with_context(
+    mut options: ToolCallOptions,
+    context: impl FnOnce(Option<ToolCallContext>) -> ToolCallContext,
+) -> ToolCallOptions {
+    options.context = Some(context(options.context.take()));
+    options
+}
+
+/// Builds a [`ToolRegistry`]; everything is validated and compiled in [`Self::build`].
+#[derive(Default)]
+pub struct ToolRegistryBuilder {
+    tools: Vec<Tool>,
+    allowed: Option<Vec<String>>,
+    validation_mode: ValidationMode,
+    page_size: Option<usize>,
+    policy: Option<Arc<dyn ToolPolicy>>,
+    interaction: Option<Arc<dyn ToolInteraction>>,
+    observers: Vec<Arc<dyn ToolCallObserver>>,
+    owner_id: Option<String>,
+    idempotency: IdempotencyConfig,
+    shutdown: Option<CancellationToken>,
+}
+
+impl fmt::Debug for ToolRegistryBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolRegistryBuilder")
+            .field("tools", &self.tools.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolRegistryBuilder {
+    /// Adds a tool.
+    #[must_use]
+    pub fn tool(mut self, tool: Tool) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    /// Adds tools.
+    #[must_use]
+    pub fn tools(mut self, tools: impl IntoIterator<Item = Tool>) -> Self {
+        self.tools.extend(tools);
+        self
+    }
+
+    /// Restricts discovery, execution and every export to these names (a snapshot).
+    #[must_use]
+    pub fn allowed_tool_names<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.allowed = Some(names.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Sets the validation mode (default strict).
+    #[must_use]
+    pub fn validation_mode(mut self, mode: ValidationMode) -> Self {
+        self.validation_mode = mode;
+        self
+    }
+
+    /// Pages `list_tools` requests (must be positive).
+    #[must_use]
+    pub fn page_size(mut self, size: usize) -> Self {
+        self.page_size = Some(size);
+        self
+    }
+
+    /// Sets the policy (default [`StandardPolicy`]).
+    #[must_use]
+    pub fn policy(mut self, policy: impl ToolPolicy + 'static) -> Self {
+        self.policy = Some(Arc::new(policy));
+        self
+    }
+
+    /// Sets who answers `ask` decisions when a call supplies no interaction of its own.
+    #[must_use]
+    pub fn interaction(mut self, interaction: impl ToolInteraction + 'static) -> Self {
+        self.interaction = Some(Arc::new(interaction));
+        self
+    }
+
+    /// Adds a lifecycle observer.
+    #[must_use]
+    pub fn observer(mut self, observer: impl ToolCallObserver + 'static) -> Self {
+        self.observers.push(Arc::new(observer));
+        self
+    }
+
+    /// Sets the execution owner id recorded in provenance (default `tool-context:<uuid>`).
+    #[must_use]
+    pub fn execution_owner_id(mut self, owner_id: impl Into<String>) -> Self {
+        self.owner_id = Some(owner_id.into());
+        self
+    }
+
+    /// Sets idempotency retention, bound and clock.
+    #[must_use]
+    pub fn idempotency(mut self, config: IdempotencyConfig) -> Self {
+        self.idempotency = config;
+        self
+    }
+
+    /// Shuts the registry down when `token` fires (e.g. the application's shutdown token).
+    #[must_use]
+    pub fn shutdown_token(mut self, token: CancellationToken) -> Self {
+        self.shutdown = Some(token);
+        self
+    }
+
+    /// Validates the configuration, compiles every schema and freezes the catalog.
+    pub fn build(self) -> Result<ToolRegistry, BuildError> {
+        if self.page_size == Some(0) {
+            return Err(BuildError::ZeroPageSize);
+        }
+        let owner_id = match &self.owner_id {
+            Some(owner_id) => {
+                canonical_owner_id(owner_id).map_err(|_| BuildError::InvalidOwnerId)?
+            }
+            None => format!(
+                "{DEFAULT_OWNER_ID_PREFIX}:{}",
+                uuid::Uuid::new_v4().simple()
+            ),
+        };
+        let idempotency = IdempotencyRegistry::new(self.idempotency)?;
+        let allowed: Option<HashSet<String>> =
+            self.allowed.map(|names| names.into_iter().collect());
+        let mut tools = HashMap::with_capacity(self.tools.len());
+        let mut listed = Vec::new();
+        for tool in self.tools {
+            let registered = register(tool)?;
+            let name = registered.definition.name.clone();
+            if allowed
+                .as_ref()
+                .is_none_or(|allowed| allowed.contains(&name))
+            {
+                listed.push(registered.definition.clone());
+            }
+            if tools.insert(name.clone(), Arc::new(registered)).is_some() {
+                return Err(BuildError::DuplicateTool(name));
+            }
+        }
+        let inner = RegistryInner {
+            tools,
+            listed,
+            allowed,
+            validation_mode: self.validation_mode,
+            page_size: self.page_size,
+            policy: self.policy.unwrap_or_else(|| Arc::new(StandardPolicy)),
+            interaction: self.interaction,
+            observers: self.observers,
+            owner_id,
+            ledger: Ledger::Memory(idempotency.clone()),
+            idempotency,
+            shutdown: self.shutdown.unwrap_or_default(),
+        };
+        Ok(ToolRegistry {
+            inner: Arc::new(inner),
+        })
+    }
+}
+
+fn register(tool: Tool) -> Result<RegisteredTool, BuildError> {
+    let name = tool.definition.name.clone();
+    if name.trim().is_empty() {
+        return Err(BuildError::BlankToolName);
+    }
+    let input_error = |reason: String| BuildError::InvalidInputSchema {
+        tool: name.clone(),
+        reason,
+    };
+    let schema = &tool.definition.input_schema;
+    if !schema.is_object() {
+        return Err(input_error("the schema must be a JSON object".into()));
+    }
+    if schema.get("type").is_some_and(|kind| kind != "object") {
+        return Err(input_error(
+            "the schema must describe an object (\"type\": \"object\")".into(),
+        ));
+    }
+    let input = CompiledSchema::compile(schema).map_err(input_error)?;
+    let output = tool
+        .definition
+        .output_schema
+        .as_ref()
+        .map(|schema| {
+            CompiledSchema::compile(schema).map_err(|reason| BuildError::InvalidOutputSchema {
+                tool: name.clone(),
+                reason,
+            })
+        })
+        .transpose()?;
+    Ok(RegisteredTool {
+        definition: tool.definition,
+        handler: tool.handler,
+        default_policy: tool.default_policy,
+        input,
+        output,
+    })
+}

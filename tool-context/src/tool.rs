@@ -1,0 +1,320 @@
+//! Tools: a definition plus an async handler, in a dynamic form (JSON Schema and
+//! `serde_json::Value`) or a typed form (Rust input/output types whose schemas come from
+//! `schemars`).
+
+use std::any::TypeId;
+use std::fmt;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use tool_protocol::{
+    ToolAnnotations, ToolCallContext, ToolCallError, ToolCallId, ToolCallResult, ToolDefinition,
+    codes,
+};
+
+use crate::failure::result_unserializable;
+use crate::policy::PolicyDecision;
+
+/// What a handler gets besides its arguments.
+#[derive(Debug, Clone)]
+pub struct ToolInvocation {
+    /// Name of the tool being called.
+    pub tool_name: String,
+    /// The call context (source, mode, session, revision).
+    pub context: ToolCallContext,
+    /// Provider correlation id.
+    pub tool_call_id: Option<ToolCallId>,
+    /// Registry-assigned id unique to this call (matches its events).
+    pub trace_id: String,
+    /// Fires on cancellation, timeout or shutdown. The registry stops waiting for the handler
+    /// then; a handler that ignores it keeps running detached.
+    pub cancellation: CancellationToken,
+}
+
+/// What a handler returns on success.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HandlerOutput {
+    /// A value: becomes `structuredContent` and its JSON text the content.
+    Value(Value),
+    /// Nothing: a fixed "completed" text and no structured content.
+    Empty,
+    /// A complete result, used as is (checked against the result contract).
+    Result(ToolCallResult),
+}
+
+impl From<Value> for HandlerOutput {
+    fn from(value: Value) -> Self {
+        Self::Value(value)
+    }
+}
+
+impl From<()> for HandlerOutput {
+    fn from((): ()) -> Self {
+        Self::Empty
+    }
+}
+
+impl From<ToolCallResult> for HandlerOutput {
+    fn from(result: ToolCallResult) -> Self {
+        Self::Result(result)
+    }
+}
+
+/// An async tool handler. Closures and async fns get this through [`Tool::new`] and
+/// [`Tool::typed`]; implement it directly for handlers with state.
+#[async_trait]
+pub trait ToolHandler: Send + Sync + 'static {
+    /// Runs the tool with validated `arguments` (a JSON object).
+    async fn call(
+        &self,
+        arguments: Value,
+        invocation: ToolInvocation,
+    ) -> Result<HandlerOutput, ToolCallError>;
+}
+
+struct FnHandler<F>(F);
+
+#[async_trait]
+impl<F, Fut, O> ToolHandler for FnHandler<F>
+where
+    F: Fn(Value, ToolInvocation) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<O, ToolCallError>> + Send + 'static,
+    O: Into<HandlerOutput> + 'static,
+{
+    async fn call(
+        &self,
+        arguments: Value,
+        invocation: ToolInvocation,
+    ) -> Result<HandlerOutput, ToolCallError> {
+        (self.0)(arguments, invocation).await.map(Into::into)
+    }
+}
+
+struct TypedHandler<I, O, F> {
+    handler: F,
+    types: PhantomData<fn(I) -> O>,
+}
+
+#[async_trait]
+impl<I, O, F, Fut> ToolHandler for TypedHandler<I, O, F>
+where
+    I: DeserializeOwned + Send + 'static,
+    O: Serialize + 'static,
+    F: Fn(I, ToolInvocation) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<O, ToolCallError>> + Send + 'static,
+{
+    async fn call(
+        &self,
+        arguments: Value,
+        invocation: ToolInvocation,
+    ) -> Result<HandlerOutput, ToolCallError> {
+        let name = invocation.tool_name.clone();
+        let input = serde_json::from_value::<I>(arguments)
+            .map_err(|error| undecodable_arguments(&name, &error))?;
+        let output = (self.handler)(input, invocation).await?;
+        if TypeId::of::<O>() == TypeId::of::<()>() {
+            return Ok(HandlerOutput::Empty);
+        }
+        serde_json::to_value(&output)
+            .map(HandlerOutput::Value)
+            .map_err(|error| result_unserializable(&name, &error.to_string()))
+    }
+}
+
+fn undecodable_arguments(name: &str, error: &serde_json::Error) -> ToolCallError {
+    ToolCallError::new(
+        codes::TOOL_VALIDATION_FAILED,
+        format!("Tool \"{name}\" arguments could not be decoded"),
+    )
+    .with_details(json!({ "issues": [{ "path": "", "message": error.to_string() }] }))
+}
+
+/// A tool: its definition, handler and optional default policy decision. Schemas are compiled
+/// when the registry is built.
+#[derive(Clone)]
+pub struct Tool {
+    pub(crate) definition: ToolDefinition,
+    pub(crate) handler: Arc<dyn ToolHandler>,
+    pub(crate) default_policy: Option<PolicyDecision>,
+}
+
+impl fmt::Debug for Tool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tool")
+            .field("definition", &self.definition)
+            .field("default_policy", &self.default_policy)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Tool {
+    /// A dynamic tool: `definition` (with its JSON Schemas) and a closure over JSON arguments.
+    ///
+    /// ```
+    /// use serde_json::{Value, json};
+    /// use tool_context::{Tool, ToolInvocation};
+    /// use tool_protocol::{ToolCallError, ToolDefinition};
+    ///
+    /// let echo = Tool::new(
+    ///     ToolDefinition::new("echo", "Returns its arguments.", json!({"type": "object"})),
+    ///     |arguments: Value, _call: ToolInvocation| async move { Ok::<_, ToolCallError>(arguments) },
+    /// )
+    /// .read_only();
+    /// assert!(echo.definition().is_read_only());
+    /// ```
+    pub fn new<F, Fut, O>(definition: ToolDefinition, handler: F) -> Self
+    where
+        F: Fn(Value, ToolInvocation) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<O, ToolCallError>> + Send + 'static,
+        O: Into<HandlerOutput> + 'static,
+    {
+        Self::from_handler(definition, FnHandler(handler))
+    }
+
+    /// A dynamic tool with a handler object.
+    pub fn from_handler(definition: ToolDefinition, handler: impl ToolHandler) -> Self {
+        Self {
+            definition,
+            handler: Arc::new(handler),
+            default_policy: None,
+        }
+    }
+
+    /// A typed tool: a plain async fn from an input type to an output type. The input schema
+    /// is derived from `I` (draft-07); the output schema from `O` when `O` is an object type.
+    /// Returning `()` produces an empty success.
+    ///
+    /// ```
+    /// use schemars::JsonSchema;
+    /// use serde::{Deserialize, Serialize};
+    /// use tool_context::{Tool, ToolInvocation};
+    /// use tool_protocol::ToolCallError;
+    ///
+    /// #[derive(Deserialize, JsonSchema)]
+    /// struct AddInput { a: i64, b: i64 }
+    /// #[derive(Serialize, JsonSchema)]
+    /// struct AddOutput { sum: i64 }
+    ///
+    /// async fn add(input: AddInput, _call: ToolInvocation) -> Result<AddOutput, ToolCallError> {
+    ///     Ok(AddOutput { sum: input.a + input.b })
+    /// }
+    ///
+    /// let tool = Tool::typed("math.add", "Adds two integers.", add).read_only();
+    /// assert_eq!(tool.definition().input_schema["required"], serde_json::json!(["a", "b"]));
+    /// assert!(tool.definition().output_schema.is_some());
+    /// ```
+    pub fn typed<I, O, F, Fut>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        handler: F,
+    ) -> Self
+    where
+        I: DeserializeOwned + JsonSchema + Send + 'static,
+        O: Serialize + JsonSchema + 'static,
+        F: Fn(I, ToolInvocation) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<O, ToolCallError>> + Send + 'static,
+    {
+        let mut definition = ToolDefinition::new(name, description, input_schema_for::<I>());
+        if TypeId::of::<O>() != TypeId::of::<()>() {
+            definition.output_schema = output_schema_for::<O>();
+        }
+        Self::from_handler(
+            definition,
+            TypedHandler {
+                handler,
+                types: PhantomData::<fn(I) -> O>,
+            },
+        )
+    }
+
+    /// The definition as it will be listed.
+    pub fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    /// Sets the display title.
+    #[must_use]
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.definition.title = Some(title.into());
+        self
+    }
+
+    /// Replaces the annotations.
+    #[must_use]
+    pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
+        self.definition.annotations = Some(annotations);
+        self
+    }
+
+    /// Marks the tool read-only (`readOnlyHint: true`).
+    #[must_use]
+    pub fn read_only(mut self) -> Self {
+        self.annotations_mut().read_only_hint = Some(true);
+        self
+    }
+
+    /// Marks the tool destructive (`destructiveHint: true`, `readOnlyHint: false`).
+    #[must_use]
+    pub fn destructive(mut self) -> Self {
+        let annotations = self.annotations_mut();
+        annotations.destructive_hint = Some(true);
+        annotations.read_only_hint = Some(false);
+        self
+    }
+
+    /// Marks the tool idempotent (`idempotentHint: true`).
+    #[must_use]
+    pub fn idempotent(mut self) -> Self {
+        self.annotations_mut().idempotent_hint = Some(true);
+        self
+    }
+
+    /// Sets (or replaces) the output schema.
+    #[must_use]
+    pub fn output_schema(mut self, schema: Value) -> Self {
+        self.definition.output_schema = Some(schema);
+        self
+    }
+
+    /// The decision this tool asks for under the registry's [`StandardPolicy`](crate::StandardPolicy)
+    /// (custom policies see it as [`PolicyRequest::tool_default`](crate::PolicyRequest)).
+    #[must_use]
+    pub fn default_policy(mut self, decision: PolicyDecision) -> Self {
+        self.default_policy = Some(decision);
+        self
+    }
+
+    fn annotations_mut(&mut self) -> &mut ToolAnnotations {
+        self.definition
+            .annotations
+            .get_or_insert_with(ToolAnnotations::default)
+    }
+}
+
+/// The draft-07 JSON Schema of an input type (as accepted from a caller).
+pub fn input_schema_for<T: JsonSchema>() -> Value {
+    SchemaSettings::draft07()
+        .for_deserialize()
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value()
+}
+
+/// The draft-07 JSON Schema of an output type, when it describes an object (MCP output
+/// schemas must).
+pub fn output_schema_for<T: JsonSchema>() -> Option<Value> {
+    let schema = SchemaSettings::draft07()
+        .for_serialize()
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value();
+    (schema.get("type") == Some(&Value::String("object".into()))).then_some(schema)
+}
