@@ -13,8 +13,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use live_code_editor::file::FileContent;
 use live_code_editor::preview::{
-    PreviewBridgeMessage, PreviewOptions, compile_preview, export_standalone_html,
-    parse_bridge_message,
+    PreviewBridgeMessage, PreviewOptions, collect_preview_diagnostics, compile_preview,
+    export_standalone_html, parse_bridge_message,
 };
 use live_code_editor::workspace::bridge::PreviewStatus;
 use serde::Deserialize;
@@ -50,6 +50,7 @@ pub fn router(state: Arc<StudioState>) -> Router {
         .route("/api/settings", get(get_settings).put(put_settings))
         .route("/api/models", get(list_models))
         .route("/api/preview/ack", post(preview_ack))
+        .route("/api/preview/diagnostics", get(preview_diagnostics))
         .route("/api/export", get(export_html))
         .route("/api/folder/open", post(open_folder))
         .route("/api/events", get(events))
@@ -371,6 +372,24 @@ async fn preview_ack(
         state: json!(state.manager.preview_acks().current()),
     });
     Json(json!({"accepted": accepted, "revision": revision})).into_response()
+}
+
+/// `GET /api/preview/diagnostics`: the preview compiler's diagnostics (unresolved references,
+/// budget notes) for the current revision, so the page can list them beside the preview.
+async fn preview_diagnostics(State(state): State<Arc<StudioState>>) -> Response {
+    let workspace = state.manager.snapshot().await;
+    let revision = workspace.revision();
+    let files: Vec<_> = workspace.files().cloned().collect();
+    match tokio::task::spawn_blocking(move || collect_preview_diagnostics(&files)).await {
+        Ok(diagnostics) => {
+            Json(json!({"revision": revision, "diagnostics": diagnostics})).into_response()
+        }
+        Err(_) => api_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "STUDIO_PREVIEW_FAILED",
+            "The preview compiler stopped unexpectedly.",
+        ),
+    }
 }
 
 #[derive(Deserialize)]

@@ -1,0 +1,942 @@
+//! The studio page in a real headless Chromium (through ChromeDriver): editing, agent runs with
+//! approvals, reload persistence, keyboard-modal dialogs, the tool catalog, the trace, search
+//! and the prompt deep link. Screenshots of the main states land in
+//! `$TEST_OUTPUT_DIR/browser`.
+
+mod browser_support;
+
+use browser_support::{Browser, keys};
+use live_code_studio::host::{self, RunningStudio, StudioOptions};
+use serde_json::{Value, json};
+
+/// A running studio, its data directory and a browser on its page.
+struct Session {
+    studio: RunningStudio,
+    browser: Browser,
+    http: reqwest::Client,
+    _data: tempfile::TempDir,
+}
+
+impl Session {
+    async fn open(width: u32, height: u32) -> Self {
+        Self::open_at(width, height, "").await
+    }
+
+    async fn open_at(width: u32, height: u32, query: &str) -> Self {
+        let data = tempfile::tempdir().expect("data dir");
+        let studio = host::start(StudioOptions {
+            port: 0,
+            data_dir: data.path().to_owned(),
+            folder: None,
+        })
+        .await
+        .expect("studio starts");
+        let browser = Browser::launch(width, height).await;
+        browser.goto(&format!("{}{query}", studio.url())).await;
+        let session = Self {
+            studio,
+            browser,
+            http: reqwest::Client::new(),
+            _data: data,
+        };
+        session.wait_ready().await;
+        session
+    }
+
+    async fn wait_ready(&self) {
+        self.browser
+            .wait_for(
+                "the page to load",
+                "return document.body.dataset.ready === 'true';",
+            )
+            .await;
+        self.wait_preview_ready().await;
+    }
+
+    /// Waits until the preview iframe acknowledged the workspace's current revision.
+    async fn wait_preview_ready(&self) -> u64 {
+        let revision = self.revision().await;
+        self.browser
+            .wait_for(
+                &format!("the preview to acknowledge revision {revision}"),
+                &format!(
+                    "return document.getElementById('preview-status').textContent === 'revision {revision} ready';"
+                ),
+            )
+            .await;
+        revision
+    }
+
+    async fn api(&self, path: &str) -> Value {
+        self.http
+            .get(format!(
+                "{}{}",
+                self.studio.url(),
+                path.trim_start_matches('/')
+            ))
+            .send()
+            .await
+            .expect("API request")
+            .json()
+            .await
+            .expect("API JSON")
+    }
+
+    async fn revision(&self) -> u64 {
+        self.api("/api/state").await["status"]["revision"]
+            .as_u64()
+            .expect("revision")
+    }
+
+    /// The stored source of `path`, read through the registry.
+    async fn source(&self, path: &str) -> String {
+        let result: Value = self
+            .http
+            .post(format!("{}api/tools/call", self.studio.url()))
+            .header("x-studio-token", self.studio.token())
+            .json(&json!({"method": "tools/call", "params": {"name": "workspace.readFile", "arguments": {"path": path}}}))
+            .send()
+            .await
+            .expect("readFile")
+            .json()
+            .await
+            .expect("readFile JSON");
+        result["structuredContent"]["source"]
+            .as_str()
+            .unwrap_or_else(|| panic!("readFile failed: {result}"))
+            .to_owned()
+    }
+
+    async fn editor_text(&self) -> String {
+        self.browser
+            .eval("return document.getElementById('editor').value;", json!([]))
+            .await
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    async fn open_file(&self, path: &str) {
+        self.browser
+            .click(&format!("#file-tree [data-path=\"{path}\"]"))
+            .await;
+        self.browser
+            .wait_for(
+                &format!("{path} in the editor"),
+                &format!(
+                    "return document.getElementById('editor-path').textContent === '{path}' && !document.getElementById('editor').disabled;"
+                ),
+            )
+            .await;
+    }
+
+    async fn side_tab(&self, name: &str) {
+        self.browser
+            .click(&format!(".tabs [data-tab=\"{name}\"]"))
+            .await;
+    }
+
+    async fn submit_prompt(&self, prompt: &str) {
+        self.browser.type_into("#prompt", prompt).await;
+        self.browser.click("#send-prompt").await;
+    }
+
+    async fn wait_approval_card(&self, tool: &str) {
+        self.browser
+            .wait_for(
+                &format!("an approval card for {tool}"),
+                &format!(
+                    "return [...document.querySelectorAll('#approvals .approval-tool')].some((node) => node.textContent === '{tool}');"
+                ),
+            )
+            .await;
+    }
+
+    async fn wait_chat_entry(&self, kind: &str) -> String {
+        self.browser
+            .wait_for(
+                &format!("a {kind} chat entry"),
+                &format!(
+                    "const entries = document.querySelectorAll('#chat-log .entry.{kind} .entry-text'); return entries.length ? entries[entries.length - 1].textContent : '';"
+                ),
+            )
+            .await
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    async fn close(self) {
+        self.browser.close().await;
+        self.studio.shutdown().await;
+    }
+}
+
+/// The accent colour the preview's stylesheet resolves inside the sandboxed iframe.
+async fn preview_accent(browser: &Browser) -> String {
+    browser.enter_frame("#preview").await;
+    let accent = browser
+        .eval(
+            "return getComputedStyle(document.documentElement).getPropertyValue('--accent').trim();",
+            json!([]),
+        )
+        .await;
+    browser.leave_frame().await;
+    accent.as_str().unwrap_or_default().to_owned()
+}
+
+async fn preview_heading(browser: &Browser) -> String {
+    browser.enter_frame("#preview").await;
+    let heading = browser
+        .eval(
+            "return document.querySelector('h1')?.textContent ?? '';",
+            json!([]),
+        )
+        .await;
+    browser.leave_frame().await;
+    heading.as_str().unwrap_or_default().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typing_in_the_editor_updates_the_preview_and_survives_a_reload() {
+    let session = Session::open(1920, 1080).await;
+    let browser = &session.browser;
+    session.browser.screenshot("01-studio-1920x1080").await;
+    let first = session.revision().await;
+    assert!(
+        session.editor_text().await.contains("Ship a page"),
+        "the active index.html is in the editor"
+    );
+    assert_eq!(
+        preview_heading(browser).await,
+        "Ship a page with your agent"
+    );
+
+    // Select the heading text with in-file search, then type over it.
+    browser.click("#editor").await;
+    browser.chord(&[keys::CONTROL, "f"]).await;
+    assert_eq!(browser.active_id().await, "find-input");
+    browser.type_into("#find-input", "Ship a page").await;
+    assert_eq!(browser.text("#find-count").await, "1 of 1");
+    browser.press(keys::ESCAPE).await;
+    assert_eq!(browser.active_id().await, "editor");
+    browser
+        .eval(
+            "const editor = document.getElementById('editor'); const at = editor.value.indexOf('Ship a page with your agent'); editor.setSelectionRange(at, at + 'Ship a page with your agent'.length);",
+            json!([]),
+        )
+        .await;
+    browser.type_into("#editor", "Typed in Chromium").await;
+
+    // The draft is flushed on idle through workspace.writeFile and the preview follows.
+    browser
+        .wait_for(
+            "the revision badge to move on",
+            &format!("return !document.getElementById('revision-badge').textContent.startsWith('rev {first}');"),
+        )
+        .await;
+    let revision = session.wait_preview_ready().await;
+    assert!(revision > first);
+    assert!(
+        session
+            .source("index.html")
+            .await
+            .contains("Typed in Chromium")
+    );
+    assert_eq!(preview_heading(browser).await, "Typed in Chromium");
+    assert!(
+        browser
+            .text("#revision-badge")
+            .await
+            .starts_with(&format!("rev {revision}"))
+    );
+    assert!(
+        browser
+            .text("#code-highlight")
+            .await
+            .contains("Typed in Chromium")
+    );
+    let highlighted_tags = browser
+        .eval(
+            "return document.querySelectorAll('#code-highlight .tok-tag').length;",
+            json!([]),
+        )
+        .await;
+    assert!(
+        highlighted_tags.as_u64().unwrap_or(0) > 10,
+        "HTML tags are highlighted"
+    );
+    browser.screenshot("02-edited-preview").await;
+
+    // A reload restores the edited source and previews the same revision.
+    browser.refresh().await;
+    session.wait_ready().await;
+    assert!(session.editor_text().await.contains("Typed in Chromium"));
+    assert_eq!(session.revision().await, revision);
+    assert_eq!(preview_heading(browser).await, "Typed in Chromium");
+    assert!(browser.text("#char-count").await.ends_with("/ 80,000"));
+
+    // Other languages highlight too, and opening a file adds an editor tab.
+    session.open_file("app.js").await;
+    let keywords = browser
+        .eval(
+            "return document.querySelectorAll('#code-highlight .tok-keyword').length;",
+            json!([]),
+        )
+        .await;
+    assert!(
+        keywords.as_u64().unwrap_or(0) > 0,
+        "JavaScript keywords are highlighted"
+    );
+    let tabs = browser
+        .eval(
+            "return [...document.querySelectorAll('#editor-tabs .tab-label')].map((tab) => tab.textContent);",
+            json!([]),
+        )
+        .await;
+    assert_eq!(tabs, json!(["index.html", "app.js"]));
+    session.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approved_agent_run_changes_the_preview_and_a_denied_one_does_not() {
+    let session = Session::open(1280, 800).await;
+    let browser = &session.browser;
+    let accent_before = preview_accent(browser).await;
+    let first = session.revision().await;
+
+    session.submit_prompt("make it rose").await;
+    session.wait_approval_card("preview.setTheme").await;
+    let card = browser.text("#approvals .approval").await;
+    assert!(
+        card.contains("model · agent") || card.contains("agent"),
+        "{card}"
+    );
+    assert!(card.contains("theme"), "argument names are listed: {card}");
+    assert!(
+        browser
+            .eval(
+                "return document.getElementById('editor').disabled;",
+                json!([])
+            )
+            .await
+            == Value::Bool(true),
+        "the editor is locked while the agent runs"
+    );
+    browser
+        .wait_for(
+            "the agent badge to show the approval wait",
+            "return document.getElementById('agent-badge').textContent.includes('approval');",
+        )
+        .await;
+    browser.screenshot("03-approval-card-1280x800").await;
+    browser.click("#approvals .approve").await;
+
+    let completed = session.wait_chat_entry("completed").await;
+    assert!(!completed.is_empty());
+    let revision = session.wait_preview_ready().await;
+    assert!(revision > first);
+    assert!(
+        session
+            .source("styles.css")
+            .await
+            .contains("--accent: #f43f5e")
+    );
+    assert_eq!(accent_before, "#8b5cf6");
+    assert_eq!(
+        preview_accent(browser).await,
+        "#f43f5e",
+        "the iframe restyled"
+    );
+    assert!(
+        browser
+            .text("#revision-badge")
+            .await
+            .starts_with(&format!("rev {revision}"))
+    );
+    browser.screenshot("04-approved-rose").await;
+
+    // A denied run leaves the workspace as it was and says so.
+    let styles = session.source("styles.css").await;
+    session.submit_prompt("make it emerald").await;
+    session.wait_approval_card("preview.setTheme").await;
+    browser.click("#approvals .deny").await;
+    let denied = session.wait_chat_entry("denied").await;
+    assert!(denied.contains("preview.setTheme"), "{denied}");
+    assert_eq!(session.source("styles.css").await, styles);
+    assert_eq!(session.revision().await, revision);
+
+    // Esc denies a pending approval too.
+    session.submit_prompt("make it amber").await;
+    session.wait_approval_card("preview.setTheme").await;
+    browser.click("#chat-log").await;
+    browser.press(keys::ESCAPE).await;
+    browser
+        .wait_for(
+            "a second denial",
+            "return document.querySelectorAll('#chat-log .entry.denied').length === 2;",
+        )
+        .await;
+    assert_eq!(session.source("styles.css").await, styles);
+    browser.screenshot("05-denied").await;
+    session.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dialogs_are_keyboard_modal_and_destructive_actions_confirm_in_the_page() {
+    let session = Session::open(1280, 800).await;
+    let browser = &session.browser;
+    // window.confirm must never be used.
+    browser
+        .eval(
+            "window.__confirmCalls = 0; window.confirm = () => { window.__confirmCalls += 1; return true; };",
+            json!([]),
+        )
+        .await;
+
+    browser.click("#new-file-button").await;
+    assert_eq!(browser.active_id().await, "new-file-path");
+    assert_eq!(
+        browser
+            .eval(
+                "return document.body.classList.contains('modal-open');",
+                json!([])
+            )
+            .await,
+        Value::Bool(true),
+        "body scroll is locked"
+    );
+    // Tab walks the dialog's controls and wraps from the last to the first; Shift+Tab wraps back.
+    let mut visited = Vec::new();
+    for _ in 0..3 {
+        browser.press(keys::TAB).await;
+        visited.push(
+            browser
+                .eval(
+                    "return document.activeElement.closest('dialog')?.id ?? 'outside';",
+                    json!([]),
+                )
+                .await,
+        );
+    }
+    assert!(
+        visited.iter().all(|id| id == "new-file-dialog"),
+        "{visited:?}"
+    );
+    assert_eq!(
+        browser.active_id().await,
+        "new-file-path",
+        "three controls, three Tabs: wrapped to the first"
+    );
+    browser.chord(&[keys::SHIFT, keys::TAB]).await;
+    assert_eq!(
+        browser
+            .eval("return document.activeElement.textContent;", json!([]))
+            .await,
+        "Create"
+    );
+    // Shortcuts are off while a modal is open.
+    browser.chord(&[keys::CONTROL, keys::SHIFT, "f"]).await;
+    assert_eq!(browser.text(".tabs [aria-selected=\"true\"]").await, "Chat");
+    // Validation stays inside the dialog.
+    browser.click("#new-file-form button[type=submit]").await;
+    assert!(
+        browser
+            .text("#new-file-error")
+            .await
+            .contains("Enter a path")
+    );
+    browser.type_into("#new-file-path", "../escape.md").await;
+    browser.press(keys::ENTER).await;
+    browser
+        .wait_for("a path error", "return document.getElementById('new-file-error').textContent.length > 0 && !document.getElementById('new-file-error').textContent.startsWith('Enter');")
+        .await;
+    assert_eq!(
+        browser
+            .eval(
+                "return document.getElementById('new-file-dialog').open;",
+                json!([])
+            )
+            .await,
+        Value::Bool(true)
+    );
+    browser.screenshot("06-new-file-validation").await;
+    // Esc closes and focus returns to the trigger.
+    browser.press(keys::ESCAPE).await;
+    assert_eq!(
+        browser
+            .eval(
+                "return document.getElementById('new-file-dialog').open;",
+                json!([])
+            )
+            .await,
+        Value::Bool(false)
+    );
+    assert_eq!(browser.active_id().await, "new-file-button");
+    assert_eq!(
+        browser
+            .eval(
+                "return document.body.classList.contains('modal-open');",
+                json!([])
+            )
+            .await,
+        Value::Bool(false)
+    );
+
+    // Create, rename, then delete with the in-page confirmation.
+    browser.click("#new-file-button").await;
+    browser.type_into("#new-file-path", "docs/notes.md").await;
+    browser.press(keys::ENTER).await;
+    browser
+        .wait_for(
+            "the new file",
+            "return document.getElementById('editor-path').textContent === 'docs/notes.md';",
+        )
+        .await;
+    assert!(browser.text("#file-tree").await.contains("docs/"));
+    browser.click("#rename-button").await;
+    browser
+        .eval(
+            "document.getElementById('rename-path').value = '';",
+            json!([]),
+        )
+        .await;
+    browser.type_into("#rename-path", "docs/guide.md").await;
+    browser.press(keys::ENTER).await;
+    browser
+        .wait_for(
+            "the renamed file",
+            "return document.getElementById('editor-path').textContent === 'docs/guide.md';",
+        )
+        .await;
+    let files = session.api("/api/state").await["files"].clone();
+    assert!(
+        files
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|file| file["path"] == "docs/guide.md")
+    );
+
+    browser.click("#delete-button").await;
+    assert!(
+        browser
+            .text("#confirm-title")
+            .await
+            .contains("docs/guide.md")
+    );
+    assert_eq!(
+        browser.active_id().await,
+        "confirm-cancel",
+        "the safe choice has focus"
+    );
+    browser.screenshot("07-confirm-delete").await;
+    // A backdrop click dismisses without deleting.
+    browser
+        .eval(
+            "const dialog = document.getElementById('confirm-dialog'); dialog.dispatchEvent(new MouseEvent('mousedown', { bubbles: true }));",
+            json!([]),
+        )
+        .await;
+    assert_eq!(
+        browser
+            .eval(
+                "return document.getElementById('confirm-dialog').open;",
+                json!([])
+            )
+            .await,
+        Value::Bool(false)
+    );
+    assert_eq!(browser.active_id().await, "delete-button");
+    assert!(
+        session.api("/api/state").await["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|file| file["path"] == "docs/guide.md")
+    );
+    browser.click("#delete-button").await;
+    browser.click("#confirm-accept").await;
+    browser
+        .wait_for(
+            "the file to disappear",
+            "return !document.querySelector('#file-tree [data-path=\"docs/guide.md\"]');",
+        )
+        .await;
+    assert!(
+        !session.api("/api/state").await["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|file| file["path"] == "docs/guide.md")
+    );
+    assert_eq!(
+        browser
+            .eval("return window.__confirmCalls;", json!([]))
+            .await,
+        json!(0)
+    );
+
+    // Settings: Esc closes and focus returns.
+    browser.click("#settings-button").await;
+    browser
+        .wait_for(
+            "the settings dialog",
+            "return document.getElementById('settings-dialog').open;",
+        )
+        .await;
+    browser.screenshot("08-settings").await;
+    browser.press(keys::ESCAPE).await;
+    assert_eq!(browser.active_id().await, "settings-button");
+    session.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_catalog_runs_a_sample_and_the_trace_shows_and_copies_it() {
+    let session = Session::open(1920, 1080).await;
+    let browser = &session.browser;
+    browser.grant("clipboard-read").await;
+    browser.grant("clipboard-write").await;
+    session.side_tab("catalog").await;
+    let scopes = browser.text("#catalog-scopes").await;
+    assert!(scopes.contains("All 23"), "{scopes}");
+    assert!(scopes.contains("Preview 5"), "{scopes}");
+    browser
+        .click("#catalog-scopes [data-scope=\"preview\"]")
+        .await;
+    assert_eq!(
+        browser
+            .eval(
+                "return document.querySelectorAll('#catalog-list .tool').length;",
+                json!([])
+            )
+            .await,
+        json!(5)
+    );
+    browser
+        .click("#catalog-list [data-tool=\"preview.setTheme\"]")
+        .await;
+    let revision = session.revision().await;
+    let sample: Value = serde_json::from_str(
+        browser
+            .eval(
+                "return document.getElementById('sample-args').value;",
+                json!([]),
+            )
+            .await
+            .as_str()
+            .unwrap(),
+    )
+    .expect("the sample is JSON");
+    assert_eq!(
+        sample,
+        json!({"theme": "violet", "expectedRevision": revision})
+    );
+    assert!(
+        browser
+            .text("#catalog-detail .policy")
+            .await
+            .contains("approval")
+    );
+
+    // Edit the arguments and run them through the registry.
+    browser
+        .eval(
+            "document.getElementById('sample-args').value = '';",
+            json!([]),
+        )
+        .await;
+    browser
+        .type_into(
+            "#sample-args",
+            &format!("{{\"theme\": \"amber\", \"expectedRevision\": {revision}}}"),
+        )
+        .await;
+    browser.click("#run-sample").await;
+    browser
+        .wait_for(
+            "the sample result",
+            "return document.querySelector('#sample-result .result-head')?.textContent ?? '';",
+        )
+        .await;
+    assert_eq!(
+        browser.text("#sample-result .result-head").await,
+        "Succeeded"
+    );
+    session.wait_preview_ready().await;
+    assert!(
+        session
+            .source("styles.css")
+            .await
+            .contains("--accent: #f59e0b")
+    );
+    assert_eq!(preview_accent(browser).await, "#f59e0b");
+    // Edited JSON is kept across the revision change.
+    let kept = browser
+        .eval(
+            "return document.getElementById('sample-args').value;",
+            json!([]),
+        )
+        .await;
+    assert!(kept.as_str().unwrap().contains("amber"), "{kept}");
+    browser.screenshot("09-catalog-run-sample").await;
+
+    // Broken JSON is reported inside the panel and nothing runs.
+    let before = session.revision().await;
+    browser
+        .eval(
+            "document.getElementById('sample-args').value = '{broken';",
+            json!([]),
+        )
+        .await;
+    browser.click("#run-sample").await;
+    assert!(
+        browser
+            .text("#sample-error")
+            .await
+            .contains("not valid JSON")
+    );
+    assert_eq!(session.revision().await, before);
+
+    // The trace lists the call with source · mode, and Copy puts the rows on the clipboard.
+    session.side_tab("trace").await;
+    browser
+        .wait_for("a setTheme trace row", "return [...document.querySelectorAll('#trace-log .trace-row')].some((row) => row.textContent.includes('preview.setTheme') && row.dataset.status === 'completed');")
+        .await;
+    let row_text = browser
+        .eval("return [...document.querySelectorAll('#trace-log .trace-row')].find((row) => row.textContent.includes('preview.setTheme')).textContent;", json!([]))
+        .await;
+    assert!(
+        row_text.as_str().unwrap().contains("local · direct"),
+        "{row_text}"
+    );
+    let sessions = browser
+        .eval("return [...document.getElementById('trace-session').options].map((option) => option.value);", json!([]))
+        .await;
+    assert!(
+        sessions
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|id| id == "studio-ui"),
+        "{sessions}"
+    );
+    browser.click("#copy-trace").await;
+    browser
+        .wait_for(
+            "the copy confirmation",
+            "return document.getElementById('status-message').textContent.startsWith('Copied');",
+        )
+        .await;
+    let clipboard = browser
+        .eval_async("navigator.clipboard.readText().then(arguments[0], (error) => arguments[0]('ERR ' + error));", json!([]))
+        .await;
+    let copied: Value =
+        serde_json::from_str(clipboard.as_str().unwrap()).expect("the copied trace is JSON");
+    assert!(
+        copied["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|row| row["name"] == "preview.setTheme")
+    );
+    browser.screenshot("10-trace").await;
+
+    // Clear asks first; afterwards the trace is empty.
+    browser.click("#clear-trace").await;
+    browser.click("#confirm-accept").await;
+    browser
+        .wait_for(
+            "an empty trace",
+            "return document.querySelectorAll('#trace-log .trace-row').length === 0;",
+        )
+        .await;
+    assert!(
+        session.api("/api/trace").await["rows"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    session.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workspace_search_finds_lines_and_a_prompt_deep_link_is_never_run() {
+    let session = Session::open_at(1280, 800, "?prompt=make%20it%20rose").await;
+    let browser = &session.browser;
+    assert_eq!(
+        browser
+            .eval("return document.getElementById('prompt').value;", json!([]))
+            .await,
+        "make it rose"
+    );
+    assert!(
+        !browser.url().await.contains("prompt="),
+        "the link is removed from the address"
+    );
+    // Give a (wrong) auto-run every chance to start, then check nothing ran.
+    tokio::time::sleep(std::time::Duration::from_millis(800)).await;
+    let trace = session.api("/api/trace").await;
+    assert!(
+        !trace["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|row| row["kind"] == "agent.request"),
+        "{trace}"
+    );
+    assert!(
+        session
+            .api("/api/approvals")
+            .await
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(browser.text("#chat-log .entry.user").await, "");
+    browser.screenshot("11-deep-link").await;
+
+    // Ctrl+Shift+F opens the workspace search.
+    browser.click("#file-tree").await;
+    browser.chord(&[keys::CONTROL, keys::SHIFT, "f"]).await;
+    assert_eq!(browser.active_id().await, "workspace-search");
+    browser.type_into("#workspace-search", "feature").await;
+    browser
+        .wait_for(
+            "search results",
+            "return document.querySelectorAll('#search-results .search-hit').length > 0;",
+        )
+        .await;
+    let hits = browser
+        .eval("return [...document.querySelectorAll('#search-results .where')].map((node) => node.textContent);", json!([]))
+        .await;
+    let hits: Vec<&str> = hits
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        hits.iter().any(|hit| hit.starts_with("index.html:")),
+        "{hits:?}"
+    );
+    assert!(
+        hits.iter().any(|hit| hit.starts_with("styles.css:")),
+        "{hits:?}"
+    );
+    assert!(browser.text("#search-summary").await.contains("match"));
+    browser.screenshot("12-workspace-search").await;
+
+    // A hit opens its file at the line.
+    browser
+        .click("#search-results .search-hit[aria-label^=\"styles.css\"]")
+        .await;
+    browser
+        .wait_for(
+            "styles.css in the editor",
+            "return document.getElementById('editor-path').textContent === 'styles.css';",
+        )
+        .await;
+    let selected = browser
+        .eval("const editor = document.getElementById('editor'); return editor.value.slice(editor.selectionStart, editor.selectionEnd);", json!([]))
+        .await;
+    assert_eq!(selected.as_str().unwrap().to_lowercase(), "feature");
+    assert!(browser.text("#editor-tabs").await.contains("styles.css"));
+
+    // The unsaved draft is searched too.
+    browser.click("#editor").await;
+    browser.chord(&[keys::CONTROL, "f"]).await;
+    browser.type_into("#find-input", "zzz-draft-marker").await;
+    assert_eq!(browser.text("#find-count").await, "No results");
+    browser.press(keys::ESCAPE).await;
+    browser.type_into("#editor", "/* zzz-draft-marker */").await;
+    browser.chord(&[keys::CONTROL, keys::SHIFT, "f"]).await;
+    browser
+        .eval(
+            "document.getElementById('workspace-search').value = '';",
+            json!([]),
+        )
+        .await;
+    browser
+        .type_into("#workspace-search", "zzz-draft-marker")
+        .await;
+    browser
+        .wait_for(
+            "the draft hit",
+            "return document.querySelectorAll('#search-results .search-hit').length === 1;",
+        )
+        .await;
+    session.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_layout_stays_usable_at_1280_and_1920() {
+    for (width, height) in [(1280, 800), (1920, 1080)] {
+        let session = Session::open(width, height).await;
+        let browser = &session.browser;
+        let layout = browser
+            .eval(
+                "const box = (selector) => { const rect = document.querySelector(selector).getBoundingClientRect(); return { w: rect.width, h: rect.height, bottom: rect.bottom, right: rect.right }; };
+                 return { scrollW: document.documentElement.scrollWidth, scrollH: document.documentElement.scrollHeight, innerW: innerWidth, innerH: innerHeight,
+                          explorer: box('.explorer'), editor: box('.code-surface'), preview: box('#preview'), side: box('.side'), composer: box('#prompt'), status: box('.statusbar') };",
+                json!([]),
+            )
+            .await;
+        let number = |path: &[&str]| -> f64 {
+            path.iter()
+                .fold(&layout, |node, key| &node[*key])
+                .as_f64()
+                .unwrap_or(-1.0)
+        };
+        assert_eq!(number(&["innerW"]), f64::from(width), "{layout}");
+        assert!(
+            number(&["scrollW"]) <= number(&["innerW"]),
+            "no horizontal page scroll: {layout}"
+        );
+        assert!(
+            number(&["scrollH"]) <= number(&["innerH"]),
+            "no vertical page scroll: {layout}"
+        );
+        assert!(
+            number(&["editor", "w"]) >= 400.0 && number(&["editor", "h"]) >= 250.0,
+            "{layout}"
+        );
+        assert!(
+            number(&["preview", "w"]) >= 400.0 && number(&["preview", "h"]) >= 200.0,
+            "{layout}"
+        );
+        assert!(number(&["side", "w"]) >= 320.0, "{layout}");
+        assert!(number(&["explorer", "w"]) >= 180.0, "{layout}");
+        assert!(
+            number(&["composer", "bottom"]) <= f64::from(height),
+            "{layout}"
+        );
+        assert!(
+            number(&["status", "bottom"]) <= f64::from(height) + 0.5,
+            "{layout}"
+        );
+        // Every button has an accessible name.
+        let unnamed = browser
+            .eval("return [...document.querySelectorAll('button')].filter((node) => !(node.getAttribute('aria-label') || node.textContent.trim())).map((node) => node.outerHTML);", json!([]))
+            .await;
+        assert_eq!(unnamed, json!([]));
+        browser
+            .screenshot(&format!("00-layout-{width}x{height}"))
+            .await;
+        // Full screen preview, Esc back.
+        browser.click("#fullscreen-preview").await;
+        let full = browser
+            .eval(
+                "return document.getElementById('preview').getBoundingClientRect().width;",
+                json!([]),
+            )
+            .await;
+        assert_eq!(full.as_f64(), Some(f64::from(width)));
+        browser.press(keys::ESCAPE).await;
+        assert_eq!(
+            browser.eval("return document.querySelector('.preview-pane').classList.contains('fullscreen');", json!([])).await,
+            Value::Bool(false)
+        );
+        session.close().await;
+    }
+}

@@ -1,0 +1,68 @@
+// Host API client. Every workspace mutation goes through callTool (POST /api/tools/call, a direct
+// local registry call) or an agent run; the page never edits workspace state on its own.
+
+const token = document.querySelector('meta[name="studio-token"]')?.content ?? '';
+
+/** The per-launch token, needed by the event socket. */
+export const studioToken = token;
+
+/** Calls a host endpoint; non-2xx responses throw an Error carrying the host's error code. */
+export async function api(path, { method = 'GET', body } = {}) {
+  const headers = { 'x-studio-token': token };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await response.text();
+  let data = null;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch {
+    data = null;
+  }
+  if (!response.ok) {
+    const error = data?.error ?? { code: `HTTP_${response.status}`, message: text.slice(0, 300) };
+    throw Object.assign(new Error(error.message), error);
+  }
+  return data;
+}
+
+/** The tools/call request body for `name` with `args`. */
+export function toolsCallRequest(name, args = {}) {
+  return { method: 'tools/call', params: { name, arguments: args } };
+}
+
+/** Runs one tool through the registry as an explicit local (direct) action. */
+export function callTool(name, args = {}) {
+  return api('/api/tools/call', { method: 'POST', body: toolsCallRequest(name, args) });
+}
+
+/** Offers `text` (or a Blob) to the person as a file download. */
+export function downloadBlob(fileName, content, type = 'application/json') {
+  const blob = content instanceof Blob ? content : new Blob([content], { type });
+  const url = URL.createObjectURL(blob);
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = fileName;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+/** Copies text to the clipboard; resolves to whether it worked (clipboard access can be refused). */
+export async function copyText(text) {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    const area = document.createElement('textarea');
+    area.value = text;
+    area.setAttribute('readonly', '');
+    area.style.position = 'fixed';
+    area.style.opacity = '0';
+    document.body.append(area);
+    area.select();
+    const ok = document.execCommand('copy');
+    area.remove();
+    return ok;
+  }
+}

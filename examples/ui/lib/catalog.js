@@ -1,0 +1,200 @@
+// The tool catalog: the registry's canonical tools/list definitions with search and scope
+// filters, a definition view (policy, annotations, input and output schema), Copy/Download, and
+// Run sample with an argument editor. Samples follow the selection and the workspace revision
+// until the person edits them; edited JSON is kept.
+
+import { api, callTool, copyText, downloadBlob, toolsCallRequest } from './api.js';
+import { $, button, el } from './dom.js';
+import { sampleArguments } from './samples.js';
+import { actions, state } from './store.js';
+
+const SCOPES = [
+  ['all', 'All', () => true],
+  ['read-only', 'Read-only', (tool) => tool.annotations?.readOnlyHint === true],
+  ['workspace', 'Workspace', (tool) => tool.name.startsWith('workspace.')],
+  ['preview', 'Preview', (tool) => tool.name.startsWith('preview.')],
+];
+
+const view = { scope: 'all', selected: null, argsEdited: false, argsFor: null, lastResult: null };
+
+/** Loads the canonical definitions from the registry. */
+export async function loadCatalog() {
+  const data = await api('/api/tools');
+  state.tools = data.tools;
+  view.selected ??= state.tools[0]?.name ?? null;
+  renderCatalog();
+}
+
+/** How the registry's policy treats a tool, from its annotations. */
+export function policySummary(tool) {
+  const hints = tool.annotations ?? {};
+  if (hints.readOnlyHint === true) return 'Read-only: runs for every caller without approval.';
+  const extra = [hints.destructiveHint && 'destructive', hints.openWorldHint && 'leaves the workspace'].filter(Boolean);
+  return `Mutation${extra.length ? ` (${extra.join(', ')})` : ''}: runs directly from this page; a model or MCP client needs your approval.`;
+}
+
+function visibleTools() {
+  const query = $('catalog-search').value.trim().toLowerCase();
+  const scope = SCOPES.find(([id]) => id === view.scope)[2];
+  return state.tools.filter((tool) => scope(tool) && (!query || `${tool.name} ${tool.title ?? ''} ${tool.description ?? ''}`.toLowerCase().includes(query)));
+}
+
+function renderScopes() {
+  const box = $('catalog-scopes');
+  box.replaceChildren();
+  const query = $('catalog-search').value.trim().toLowerCase();
+  for (const [id, label, matches] of SCOPES) {
+    const count = state.tools.filter((tool) => matches(tool) && (!query || `${tool.name} ${tool.title ?? ''} ${tool.description ?? ''}`.toLowerCase().includes(query))).length;
+    box.append(button(`${label} ${count}`, () => {
+      view.scope = id;
+      renderCatalog();
+    }, { className: `scope${view.scope === id ? ' active' : ''}`, attrs: { role: 'radio', 'aria-checked': String(view.scope === id) }, dataset: { scope: id } }));
+  }
+}
+
+/** Renders the scope filters, the list and the selected definition. */
+export function renderCatalog() {
+  renderScopes();
+  const list = $('catalog-list');
+  list.replaceChildren();
+  const tools = visibleTools();
+  for (const tool of tools) {
+    const readOnly = tool.annotations?.readOnlyHint === true;
+    list.append(el('li', {
+      className: `tool${tool.name === view.selected ? ' selected' : ''}`, tabIndex: 0,
+      attrs: { role: 'option', 'aria-selected': String(tool.name === view.selected) },
+      dataset: { tool: tool.name },
+      on: {
+        click: () => selectTool(tool.name),
+        keydown: (event) => event.key === 'Enter' && selectTool(tool.name),
+      },
+    }, el('span', { className: 'name', textContent: tool.name }),
+    el('span', { className: `tag ${readOnly ? 'read' : 'ask'}`, textContent: readOnly ? 'read-only' : 'mutation' })));
+  }
+  if (!tools.length) list.append(el('li', { className: 'empty', textContent: 'No tool matches.' }));
+  renderDetail();
+}
+
+function selectTool(name) {
+  if (view.selected !== name) {
+    view.selected = name;
+    view.argsEdited = false;
+    view.lastResult = null;
+  }
+  renderCatalog();
+}
+
+function selectedTool() {
+  return state.tools.find((tool) => tool.name === view.selected);
+}
+
+function sampleText(tool) {
+  return JSON.stringify(sampleArguments(tool, { revision: state.status?.revision ?? 0, activePath: state.activePath }), null, 2);
+}
+
+/** Refreshes an untouched sample after a revision or active-file change. */
+export function refreshSample() {
+  const tool = selectedTool();
+  const editor = $('sample-args');
+  if (!tool || !editor || view.argsEdited) return;
+  editor.value = sampleText(tool);
+}
+
+function schemaBlock(title, schema) {
+  return el('details', { className: 'schema' },
+    el('summary', { textContent: title }),
+    el('pre', { textContent: JSON.stringify(schema ?? {}, null, 2) }));
+}
+
+function renderDetail() {
+  const box = $('catalog-detail');
+  const tool = selectedTool();
+  box.replaceChildren();
+  if (!tool) return;
+  const args = el('textarea', {
+    id: 'sample-args', className: 'sample-args', spellcheck: false, rows: 6,
+    value: view.argsFor === tool.name && view.argsEdited ? view.editedText : sampleText(tool),
+    attrs: { 'aria-label': `Arguments for ${tool.name}` },
+    on: {
+      input: (event) => {
+        view.argsEdited = true;
+        view.argsFor = tool.name;
+        view.editedText = event.target.value;
+        $('sample-error').textContent = '';
+      },
+    },
+  });
+  const annotations = Object.entries(tool.annotations ?? {}).map(([key, value]) => `${key}: ${value}`).join(' · ') || 'none';
+  box.append(
+    el('h3', { textContent: tool.name }),
+    tool.title ? el('p', { className: 'title', textContent: tool.title }) : null,
+    el('p', { className: 'desc', textContent: tool.description ?? '' }),
+    el('p', { className: 'policy', textContent: policySummary(tool) }),
+    el('p', { className: 'annotations', textContent: `Annotations: ${annotations}` }),
+    schemaBlock('Input schema', tool.inputSchema),
+    schemaBlock('Output schema', tool.outputSchema),
+    el('div', { className: 'copy-row' },
+      button('Copy definition', () => copyWithNote(JSON.stringify(tool, null, 2), 'Definition copied.')),
+      button('Copy tools/call', () => copyWithNote(JSON.stringify(callBody(tool), null, 2), 'tools/call JSON copied.')),
+      button('Download definition', () => downloadBlob(`${tool.name}.json`, JSON.stringify(tool, null, 2)))),
+    el('label', { className: 'sample-label', htmlFor: 'sample-args', textContent: 'Arguments (JSON)' }),
+    args,
+    el('p', { id: 'sample-error', className: 'error', attrs: { role: 'alert' } }),
+    el('div', { className: 'copy-row' },
+      button('Reset sample', () => {
+        view.argsEdited = false;
+        args.value = sampleText(tool);
+      }),
+      button('Run sample', () => runSample(tool), { id: 'run-sample', className: 'primary' })),
+    view.lastResult ? resultBlock(view.lastResult) : null,
+  );
+}
+
+function callBody(tool) {
+  let args;
+  try {
+    args = JSON.parse($('sample-args')?.value ?? '{}');
+  } catch {
+    args = sampleArguments(tool, { revision: state.status?.revision ?? 0, activePath: state.activePath });
+  }
+  return toolsCallRequest(tool.name, args);
+}
+
+function resultBlock(result) {
+  const failed = Boolean(result.isError);
+  return el('div', { className: `sample-result ${failed ? 'failed' : 'ok'}`, id: 'sample-result', attrs: { 'aria-live': 'polite' } },
+    el('div', { className: 'result-head', textContent: failed ? `Failed · ${result.error?.code}${result.error?.retryable ? ' · retryable' : ''}` : 'Succeeded' }),
+    el('pre', { textContent: JSON.stringify(failed ? result.error : (result.structuredContent ?? result.content), null, 2).slice(0, 4000) }),
+    failed && result.error?.retryable ? button('Retry', () => runSample(selectedTool())) : null);
+}
+
+async function copyWithNote(text, note) {
+  actions.status((await copyText(text)) ? note : 'The clipboard refused the copy.');
+}
+
+async function runSample(tool) {
+  let args;
+  try {
+    args = JSON.parse($('sample-args').value);
+  } catch (error) {
+    $('sample-error').textContent = `The arguments are not valid JSON: ${error.message}`;
+    return;
+  }
+  if (args === null || typeof args !== 'object' || Array.isArray(args)) {
+    $('sample-error').textContent = 'The arguments must be a JSON object.';
+    return;
+  }
+  await actions.flushDraft();
+  $('run-sample').disabled = true;
+  view.lastResult = await callTool(tool.name, args).catch((error) => ({ isError: true, error }));
+  view.argsEdited = view.argsEdited && view.argsFor === tool.name;
+  renderDetail();
+  await actions.refreshState({ reloadEditor: true });
+}
+
+/** Wires the catalog toolbar. */
+export function wireCatalog() {
+  $('catalog-search').addEventListener('input', renderCatalog);
+  $('copy-tool-list').addEventListener('click', () => copyWithNote(JSON.stringify({ tools: state.tools }, null, 2), 'tools/list copied.'));
+  $('download-tool-list').addEventListener('click', () => downloadBlob('tools-list.json', JSON.stringify({ tools: state.tools }, null, 2)));
+}

@@ -1,0 +1,220 @@
+// Chat: prompt recipes, agent runs with their running state and Cancel, typed outcome entries
+// (completed, failed, cancelled, denied) with recovery actions, and approval cards.
+
+import { api, callTool } from './api.js';
+import { $, button, el } from './dom.js';
+import { PROMPT_RECIPES, describeRecipe } from './recipes.js';
+import { actions, state } from './store.js';
+
+/** Longest prompt the host accepts. */
+export const MAX_PROMPT_CHARS = 4000;
+const MAX_CHAT_ENTRIES = 200;
+const FINAL_STATES = ['completed', 'failed', 'denied', 'cancelled'];
+const RUN_STATE_TEXT = {
+  started: 'Running…',
+  waiting: 'Waiting for the preview…',
+  approval: 'Waiting for your approval…',
+};
+
+let pendingApprovals = [];
+// Latest event per run: the socket can report a run before its POST response arrives.
+const seenRuns = new Map();
+const MAX_SEEN_RUNS = 32;
+
+/** Appends a chat entry of `kind` with optional recovery buttons; keeps the log bounded. */
+export function chat(text, kind, recoveries = []) {
+  const log = $('chat-log');
+  const entry = el('li', { className: `entry ${kind}`, dataset: { kind } },
+    kind === 'user' ? null : el('span', { className: 'entry-kind', textContent: kind === 'info' ? 'studio' : kind }),
+    el('div', { className: 'entry-text', textContent: text }));
+  if (recoveries.length) {
+    entry.append(el('div', { className: 'recovery' }, recoveries.map(([label, handler]) => button(label, handler))));
+  }
+  log.append(entry);
+  while (log.children.length > MAX_CHAT_ENTRIES) log.firstElementChild.remove();
+  log.scrollTop = log.scrollHeight;
+}
+
+/** Starts an agent run for `prompt` (the local agent unless another is chosen). */
+export async function runPrompt(prompt, agent = $('agent-select').value) {
+  if (state.activeRun) return;
+  if (!(await actions.flushDraft())) return;
+  state.lastPrompt = prompt;
+  chat(prompt, 'user');
+  try {
+    const run = await api('/api/agent/runs', { method: 'POST', body: { prompt, agent } });
+    state.agentMode = run.agent;
+    state.activeRun = run;
+    applyRun(seenRuns.get(run.runId) ?? run);
+  } catch (error) {
+    chat(`${error.code}: ${error.message}`, 'failed', [['Use local agent & retry', () => runPrompt(prompt, 'local')]]);
+  }
+}
+
+/** Applies a run's lifecycle state to the composer, badge, editor lock and trace controls. */
+export function setActiveRun(run) {
+  state.activeRun = run && !FINAL_STATES.includes(run.state) ? run : null;
+  const running = Boolean(state.activeRun);
+  $('cancel-run').disabled = !running;
+  $('send-prompt').disabled = running;
+  $('clear-trace').disabled = running;
+  $('run-status').textContent = running ? RUN_STATE_TEXT[run.state] ?? 'Running…' : '';
+  const badge = $('agent-badge');
+  badge.dataset.state = running ? run.state : 'idle';
+  const mode = run?.agent ?? $('agent-select').value;
+  badge.textContent = `${mode === 'local' ? 'local agent' : 'OpenRouter'} · ${running ? run.state : 'idle'}`;
+  actions.lockEditor();
+}
+
+const RECOVERY_LABELS = {
+  retry: 'Retry',
+  'reread-and-retry': 'Re-read & retry',
+  'refresh-preview': 'Refresh preview',
+  'reconnect-folder': 'Reconnect folder',
+  'grant-permission': 'Grant access',
+  'use-local-agent': 'Use local agent & retry',
+};
+
+function recoveryHandler(action, prompt) {
+  switch (action) {
+    case 'refresh-preview': return () => callTool('preview.refresh').then(() => actions.refreshState());
+    case 'reconnect-folder':
+    case 'grant-permission': return () => $('folder-path').focus();
+    case 'use-local-agent': return () => runPrompt(prompt, 'local');
+    case 'reread-and-retry': return () => actions.refreshState({ reloadEditor: true }).then(() => runPrompt(prompt));
+    default: return () => runPrompt(prompt);
+  }
+}
+
+/** Handles an `agent` event for the page's own run. */
+export function onAgentEvent(run) {
+  seenRuns.set(run.runId, run);
+  if (seenRuns.size > MAX_SEEN_RUNS) seenRuns.delete(seenRuns.keys().next().value);
+  if (state.activeRun?.runId === run.runId) applyRun(run);
+}
+
+/** Applies a run's state and, once it finished, adds the typed outcome entry. */
+function applyRun(run) {
+  setActiveRun(run);
+  if (!run.report) return;
+  const outcome = run.report.outcome;
+  const prompt = state.lastPrompt;
+  switch (outcome.status) {
+    case 'completed':
+      chat(outcome.message, 'completed');
+      break;
+    case 'denied':
+      chat(`Denied ${outcome.tool ?? 'the call'}: ${outcome.message}`, 'denied', [['Retry', () => runPrompt(prompt)]]);
+      break;
+    case 'cancelled':
+      chat(`Cancelled: ${outcome.message}`, 'cancelled', [['Retry', () => runPrompt(prompt)]]);
+      break;
+    default: {
+      const recoveries = (outcome.actions ?? []).map((action) => [RECOVERY_LABELS[action] ?? action, recoveryHandler(action, prompt)]);
+      chat(`${outcome.code}: ${outcome.message}`, 'failed', recoveries);
+    }
+  }
+  actions.refreshState();
+}
+
+// ---------------------------------------------------------------- approvals
+
+/** Renders the pending approval cards (name, description, source, mode, argument names, safe preview). */
+export function renderApprovals(pending) {
+  pendingApprovals = pending ?? [];
+  const box = $('approvals');
+  box.replaceChildren();
+  for (const approval of pendingApprovals) {
+    const card = el('section', {
+      className: 'approval', dataset: { approvalId: approval.id },
+      attrs: { role: 'alertdialog', 'aria-label': `Approve ${approval.name}?` },
+    },
+    el('div', { className: 'approval-head' },
+      el('span', { className: 'approval-label', textContent: 'Approval needed' }),
+      el('code', { className: 'approval-tool', textContent: approval.name })),
+    el('p', { className: 'approval-desc', textContent: approval.description ?? '' }),
+    el('dl', {},
+      el('dt', { textContent: 'Caller' }), el('dd', { textContent: `${approval.source}${approval.mode ? ` · ${approval.mode}` : ''}` }),
+      el('dt', { textContent: 'Arguments' }), el('dd', { textContent: approval.argumentKeys?.join(', ') || 'none' }),
+      approval.safeArgumentPreview ? [el('dt', { textContent: 'Preview' }), el('dd', { className: 'safe-preview', textContent: approval.safeArgumentPreview })] : null),
+    el('div', { className: 'buttons' },
+      button('Deny', () => resolveApproval(approval.id, 'deny'), { className: 'deny', title: 'Deny (Esc)' }),
+      button('Approve', () => resolveApproval(approval.id, 'allow'), { className: 'approve primary' })));
+    box.append(card);
+  }
+  if (pendingApprovals.length) {
+    box.querySelector('.approve')?.focus({ preventScroll: true });
+    $('chat-log').scrollTop = $('chat-log').scrollHeight;
+  }
+}
+
+/** Denies the first pending approval (Esc while no dialog is open); true when one was pending. */
+export function denyFirstApproval() {
+  const first = pendingApprovals[0];
+  if (!first) return false;
+  resolveApproval(first.id, 'deny');
+  return true;
+}
+
+async function resolveApproval(id, decision) {
+  for (const control of document.querySelectorAll(`[data-approval-id="${CSS.escape(id)}"] button`)) control.disabled = true;
+  try {
+    await api(`/api/approvals/${encodeURIComponent(id)}`, { method: 'POST', body: { decision } });
+  } catch (error) {
+    chat(`${error.code}: ${error.message}`, 'failed');
+  }
+}
+
+// ---------------------------------------------------------------- composer
+
+function renderRecipes() {
+  const select = $('recipe-select');
+  for (const recipe of PROMPT_RECIPES) {
+    select.append(el('option', { value: recipe.id, textContent: recipe.label, title: describeRecipe(recipe) }));
+  }
+  select.addEventListener('change', () => {
+    const recipe = PROMPT_RECIPES.find((candidate) => candidate.id === select.value);
+    select.value = '';
+    if (!recipe) return;
+    $('prompt').value = recipe.prompt;
+    $('recipe-hint').textContent = describeRecipe(recipe);
+    $('recipe-hint').title = describeRecipe(recipe);
+    $('prompt').focus();
+  });
+}
+
+/**
+ * Applies a `?prompt=` deep link: fills the composer only (never runs it) and removes the
+ * parameter from the address and history.
+ */
+export function applyDeepLink() {
+  const url = new URL(window.location.href);
+  const prompt = url.searchParams.get('prompt');
+  if (prompt === null) return;
+  $('prompt').value = prompt.slice(0, MAX_PROMPT_CHARS);
+  url.searchParams.delete('prompt');
+  window.history.replaceState(window.history.state, '', url);
+  chat('A linked prompt was placed in the composer. Review it and press Run when ready.', 'info');
+}
+
+/** Wires the composer. */
+export function wireChat() {
+  renderRecipes();
+  $('chat-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    const prompt = $('prompt').value.trim();
+    if (!prompt || state.activeRun) return;
+    $('prompt').value = '';
+    runPrompt(prompt);
+  });
+  $('prompt').addEventListener('keydown', (event) => {
+    if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) {
+      event.preventDefault();
+      $('chat-form').requestSubmit();
+    }
+  });
+  $('cancel-run').addEventListener('click', () => {
+    if (state.activeRun) api(`/api/agent/runs/${state.activeRun.runId}/cancel`, { method: 'POST' }).catch(() => {});
+  });
+  $('agent-select').addEventListener('change', () => setActiveRun(state.activeRun));
+}

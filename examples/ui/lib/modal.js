@@ -1,0 +1,74 @@
+// Keyboard-modal dialogs: Esc closes, Tab and Shift+Tab wrap inside the dialog, the page behind
+// does not scroll, focus returns to the trigger, and a click on the backdrop dismisses.
+// Destructive actions confirm here, never with window.confirm.
+
+import { $ } from './dom.js';
+
+const FOCUSABLE = 'button:not([disabled]), input:not([disabled]):not([type="hidden"]), select:not([disabled]), textarea:not([disabled]), a[href], [tabindex]:not([tabindex="-1"])';
+
+/** Whether any modal dialog is open (global shortcuts are off then). */
+export function modalOpen() {
+  return document.querySelector('dialog[open]') !== null;
+}
+
+function focusables(dialog) {
+  return [...dialog.querySelectorAll(FOCUSABLE)].filter((node) => node.offsetParent !== null || node === document.activeElement);
+}
+
+/** Wires the keyboard rules of one `<dialog>` once. */
+function wire(dialog) {
+  if (dialog.dataset.modalWired) return;
+  dialog.dataset.modalWired = 'true';
+  dialog.addEventListener('keydown', (event) => {
+    if (event.key !== 'Tab') return;
+    const items = focusables(dialog);
+    if (items.length === 0) return;
+    const first = items[0];
+    const last = items.at(-1);
+    if (event.shiftKey && (document.activeElement === first || !dialog.contains(document.activeElement))) {
+      event.preventDefault();
+      last.focus();
+    } else if (!event.shiftKey && (document.activeElement === last || !dialog.contains(document.activeElement))) {
+      event.preventDefault();
+      first.focus();
+    }
+  });
+  // A click whose target is the <dialog> itself landed on the backdrop (the content is a form).
+  dialog.addEventListener('mousedown', (event) => {
+    if (event.target === dialog) dialog.close('dismiss');
+  });
+}
+
+/** Opens `dialog` modally from `trigger`, focusing `focusTarget` (or the first control). */
+export function openModal(dialog, trigger, focusTarget) {
+  wire(dialog);
+  const returnTo = trigger ?? document.activeElement;
+  dialog.returnValue = '';
+  dialog.showModal();
+  document.body.classList.add('modal-open');
+  (focusTarget ?? focusables(dialog)[0])?.focus();
+  dialog.addEventListener('close', () => {
+    if (!modalOpen()) document.body.classList.remove('modal-open');
+    if (returnTo && document.contains(returnTo)) returnTo.focus();
+  }, { once: true });
+}
+
+/**
+ * Asks the person to confirm a destructive action in the page's own dialog.
+ * Resolves to true only when the confirm button was pressed.
+ */
+export function confirmAction({ title, message, confirmLabel = 'Confirm', trigger }) {
+  const dialog = $('confirm-dialog');
+  $('confirm-title').textContent = title;
+  $('confirm-message').textContent = message;
+  $('confirm-accept').textContent = confirmLabel;
+  return new Promise((resolve) => {
+    const accept = () => dialog.close('accept');
+    $('confirm-accept').addEventListener('click', accept, { once: true });
+    dialog.addEventListener('close', () => {
+      $('confirm-accept').removeEventListener('click', accept);
+      resolve(dialog.returnValue === 'accept');
+    }, { once: true });
+    openModal(dialog, trigger, $('confirm-cancel'));
+  });
+}

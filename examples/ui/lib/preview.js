@@ -1,0 +1,108 @@
+// The preview: a sandboxed iframe of /preview/<revision> inside browser chrome (refresh, full
+// screen with Esc back). The page accepts bridge messages only from that iframe's window and
+// only for the revision it shows, forwards them to the host, and lists compiler diagnostics.
+
+import { api, callTool } from './api.js';
+import { $, el } from './dom.js';
+import { actions, state } from './store.js';
+
+const READY = 'context-action.preview.ready';
+const ERROR = 'context-action.preview.error';
+let diagnosticsRevision = null;
+
+function setPreviewStatus(text, kind) {
+  const status = $('preview-status');
+  status.textContent = text;
+  status.dataset.state = kind;
+  $('status-preview').textContent = `preview: ${text}`;
+}
+
+/** Points the iframe at `revision` (no-op when it already shows it). */
+export function showPreview(revision, force = false) {
+  if (!force && state.previewRevision === revision) return;
+  state.previewRevision = revision;
+  setPreviewStatus(`loading revision ${revision}`, 'loading');
+  $('preview-address').textContent = `/preview/${revision}`;
+  $('preview').src = `/preview/${revision}`;
+  loadDiagnostics(revision);
+}
+
+async function loadDiagnostics(revision) {
+  try {
+    const data = await api('/api/preview/diagnostics');
+    if (data.revision !== state.previewRevision || diagnosticsRevision === data.revision) return;
+    diagnosticsRevision = data.revision;
+    renderDiagnostics(data.diagnostics);
+  } catch (error) {
+    renderDiagnostics([{ severity: 'error', kind: error.code, sourcePath: '', requestedPath: error.message }]);
+  }
+  return revision;
+}
+
+function describe(diagnostic) {
+  const where = diagnostic.sourcePath ? `${diagnostic.sourcePath}${diagnostic.line ? `:${diagnostic.line}` : ''}${diagnostic.column ? `:${diagnostic.column}` : ''}` : '';
+  if (diagnostic.message) return { where, text: diagnostic.message };
+  const what = String(diagnostic.kind ?? 'issue').replace(/[-_]/g, ' ');
+  return { where, text: `${what}${diagnostic.requestedPath ? ` “${diagnostic.requestedPath}”` : ''}` };
+}
+
+function renderDiagnostics(diagnostics, runtime = null) {
+  const list = $('diagnostics-list');
+  const all = runtime ? [...diagnostics, runtime] : diagnostics;
+  list.replaceChildren(...all.map((diagnostic) => {
+    const { where, text } = describe(diagnostic);
+    return el('li', { className: `diagnostic ${diagnostic.severity ?? 'warning'}` },
+      el('span', { className: 'severity', textContent: diagnostic.severity ?? 'warning' }),
+      where ? el('button', {
+        type: 'button', className: 'where', textContent: where,
+        on: { click: () => actions.openFile(diagnostic.sourcePath, diagnostic.line ? { line: diagnostic.line, column: diagnostic.column ?? 1, length: 0 } : undefined) },
+      }) : null,
+      el('span', { className: 'text', textContent: text }));
+  }));
+  if (!all.length) list.append(el('li', { className: 'empty', textContent: 'No problems in this revision.' }));
+  $('diagnostics-count').textContent = String(all.length);
+  $('diagnostics-count').dataset.count = String(all.length);
+  state.diagnostics = diagnostics;
+}
+
+function onBridgeMessage(event) {
+  // Only the preview iframe's own window, and only for the revision it currently shows.
+  if (event.source !== $('preview').contentWindow) return;
+  const message = event.data;
+  if (!message || (message.type !== READY && message.type !== ERROR)) return;
+  if (message.revision !== state.previewRevision) return;
+  if (message.type === READY) {
+    setPreviewStatus(`revision ${message.revision} ready`, 'ready');
+  } else {
+    setPreviewStatus(`revision ${message.revision} error`, 'error');
+    renderDiagnostics(state.diagnostics ?? [], { severity: 'error', kind: 'runtime error', sourcePath: '', message: String(message.message ?? '').slice(0, 500) });
+  }
+  api('/api/preview/ack', { method: 'POST', body: message }).catch(() => {});
+}
+
+function setFullscreen(on) {
+  document.querySelector('.preview-pane').classList.toggle('fullscreen', on);
+  $('fullscreen-preview').setAttribute('aria-pressed', String(on));
+  $('fullscreen-preview').title = on ? 'Leave full screen (Esc)' : 'Full screen (Esc returns)';
+  $('fullscreen-preview').textContent = on ? '⤡' : '⤢';
+}
+
+/** Leaves full screen; true when it was on. */
+export function exitFullscreen() {
+  const on = document.querySelector('.preview-pane').classList.contains('fullscreen');
+  if (on) setFullscreen(false);
+  return on;
+}
+
+/** Wires the preview chrome and the bridge listener. */
+export function wirePreview() {
+  window.addEventListener('message', onBridgeMessage);
+  $('refresh-preview').addEventListener('click', async () => {
+    await actions.flushDraft();
+    const result = await callTool('preview.refresh');
+    if (result.isError) actions.status(`${result.error.code}: ${result.error.message}`, true);
+    await actions.refreshState();
+    showPreview(state.status.revision, true);
+  });
+  $('fullscreen-preview').addEventListener('click', () => setFullscreen(!document.querySelector('.preview-pane').classList.contains('fullscreen')));
+}

@@ -1,0 +1,43 @@
+// Page state shared by the views, and the few cross-view actions app.js provides.
+
+/** Per-file source budget (characters), as the workspace enforces it. */
+export const MAX_SOURCE_CHARS = 80000;
+/** Idle time before a typed draft is flushed through workspace.writeFile. */
+export const DRAFT_IDLE_MS = 600;
+
+export const state = {
+  status: null,
+  files: [],
+  activePath: null,
+  openTabs: [],
+  source: '',
+  sourceRevision: null,
+  draft: null,
+  activeRun: null,
+  agentMode: 'local',
+  previewRevision: null,
+  tools: [],
+  traceRows: new Map(),
+  traceSession: '',
+  sessions: [],
+  lastPrompt: '',
+};
+
+/** Cross-view actions; app.js fills these in at start. */
+export const actions = {
+  refreshState: async () => {},
+  flushDraft: async () => {},
+  openFile: async () => {},
+  runPrompt: async () => {},
+  status: () => {},
+};
+
+/** Whether an agent run is in flight (the editor and tool controls are disabled then). */
+export function busy() {
+  return state.activeRun !== null;
+}
+
+/** The file summary at `path`. */
+export function fileAt(path) {
+  return state.files.find((file) => file.path === path);
+}
