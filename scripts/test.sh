@@ -118,7 +118,7 @@ ensure_chromium() {
     fi
   done
   log "installing Chromium for the browser tests"
-  apt_install chromium
+  apt_install chromium chromium-driver
   export CHROMIUM_BIN=/usr/bin/chromium
 }
 
