@@ -122,10 +122,20 @@ ensure_chromium() {
   export CHROMIUM_BIN=/usr/bin/chromium
 }
 
+# ---------------------------------------------------------------- Python MCP client
+# The independent MCP client the studio's MCP tests drive (examples/tests/mcp_python).
+ensure_python_mcp() {
+  if ! python3 -c "import mcp" >/dev/null 2>&1; then
+    log "installing the Python mcp client package"
+    python3 -m pip install --quiet mcp >&2
+  fi
+}
+
 # ---------------------------------------------------------------- Suite
 ensure_postgres
 ensure_redis
 ensure_chromium
+ensure_python_mcp
 export TEST_OUTPUT_DIR="${TEST_OUTPUT_DIR:-$ROOT/test-output}"
 mkdir -p "$TEST_OUTPUT_DIR"
 

@@ -2,16 +2,21 @@
 //!
 //! ```text
 //! cargo run --release --bin studio -- [--port 4870] [--data-dir .studio-data] [--folder DIR]
+//! cargo run --release --bin studio -- mcp [--folder DIR] [--data-dir .studio-data]
 //! ```
+//!
+//! The first form serves the browser UI (and MCP at `/mcp`); `studio mcp` serves the same
+//! workspace tools to one MCP client over stdin/stdout, headless. In that mode stdout carries
+//! only MCP messages: logs go to stderr.
 
 use std::path::PathBuf;
 
-use clap::Parser;
+use clap::{Parser, Subcommand};
 use live_code_studio::host::{self, DEFAULT_DATA_DIR, DEFAULT_PORT, StudioOptions};
 
 /// Live Code Studio: edit a small web project with an agent, approvals and a live preview.
 #[derive(Debug, Parser)]
-#[command(name = "studio", version)]
+#[command(name = "studio", version, args_conflicts_with_subcommands = true)]
 struct Args {
     /// Loopback port to serve on (0 picks a free one).
     #[arg(long, default_value_t = DEFAULT_PORT)]
@@ -22,22 +27,79 @@ struct Args {
     /// A folder to open at start (read, edited, saved back on request).
     #[arg(long)]
     folder: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve the workspace tools over MCP on stdin/stdout (headless; logs go to stderr).
+    Mcp {
+        /// A folder to open at start.
+        #[arg(long)]
+        folder: Option<PathBuf>,
+        /// Directory for the workspace database and settings.
+        #[arg(long, default_value = DEFAULT_DATA_DIR)]
+        data_dir: PathBuf,
+    },
 }
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
+    let args = Args::parse();
+    match args.command {
+        Some(Command::Mcp { folder, data_dir }) => {
+            serve_mcp(StudioOptions {
+                port: 0,
+                data_dir,
+                folder,
+            })
+            .await
+        }
+        None => {
+            serve_ui(StudioOptions {
+                port: args.port,
+                data_dir: args.data_dir,
+                folder: args.folder,
+            })
+            .await
+        }
+    }
+}
+
+fn log_filter() -> tracing_subscriber::EnvFilter {
+    tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into())
+}
+
+/// `studio mcp`: one MCP session over stdio; stdout is reserved for the protocol.
+async fn serve_mcp(options: StudioOptions) -> std::process::ExitCode {
     tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
+        .with_env_filter(log_filter())
+        .with_target(false)
+        .with_writer(std::io::stderr)
+        .init();
+    let state = match host::build_state(&options, options.port).await {
+        Ok(state) => state,
+        Err(message) => {
+            eprintln!("studio mcp: {message}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    match host::mcp::serve_stdio_session(&state).await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("studio mcp: {error}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// `studio`: the browser UI on loopback.
+async fn serve_ui(options: StudioOptions) -> std::process::ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(log_filter())
         .with_target(false)
         .init();
-    let args = Args::parse();
-    let options = StudioOptions {
-        port: args.port,
-        data_dir: args.data_dir,
-        folder: args.folder,
-    };
     let studio = match host::start(options).await {
         Ok(studio) => studio,
         Err(message) => {

@@ -3,6 +3,7 @@
 
 pub mod bridge;
 pub mod events;
+pub mod mcp;
 pub mod openrouter;
 pub mod runs;
 pub mod security;

@@ -56,7 +56,8 @@ pub fn router(state: Arc<StudioState>) -> Router {
         .route("/api/events", get(events))
         .route("/preview/{revision}", get(preview_document))
         .route("/preview/{revision}/assets/{*path}", get(preview_asset))
-        .with_state(state.clone());
+        .with_state(state.clone())
+        .merge(super::mcp::router(&state));
     api.layer(middleware::from_fn_with_state(
         state.security.clone(),
         security::guard,
