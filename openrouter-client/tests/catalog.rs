@@ -80,7 +80,7 @@ async fn catalog_failures_are_coded() {
     let cancel = CancellationToken::new();
     let client = OpenRouterClient::new(
         fake.config()
-            .with_request_timeout(Duration::from_millis(150)),
+            .with_request_timeout(Duration::from_millis(1_000)),
     )
     .unwrap();
     let error = client.list_models(&cancel).await.unwrap_err();

@@ -420,7 +420,7 @@ async fn a_hang_then_an_answer_completes() {
     let fake = FakeOpenRouter::start(vec![Reply::Hang, Reply::text("late but fine")]).await;
     let client = OpenRouterClient::new(
         fake.config()
-            .with_request_timeout(Duration::from_millis(150)),
+            .with_request_timeout(Duration::from_millis(1_000)),
     )
     .unwrap();
     let done = client
