@@ -5,7 +5,7 @@
 
 mod browser_support;
 
-use browser_support::{Browser, keys};
+use browser_support::{Browser, browser_slot, keys};
 use live_code_studio::host::{self, RunningStudio, StudioOptions};
 use serde_json::{Value, json};
 
@@ -15,6 +15,7 @@ struct Session {
     browser: Browser,
     http: reqwest::Client,
     _data: tempfile::TempDir,
+    _slot: tokio::sync::SemaphorePermit<'static>,
 }
 
 impl Session {
@@ -23,6 +24,7 @@ impl Session {
     }
 
     async fn open_at(width: u32, height: u32, query: &str) -> Self {
+        let slot = browser_slot().await;
         let data = tempfile::tempdir().expect("data dir");
         let studio = host::start(StudioOptions {
             port: 0,
@@ -38,6 +40,7 @@ impl Session {
             browser,
             http: reqwest::Client::new(),
             _data: data,
+            _slot: slot,
         };
         session.wait_ready().await;
         session
@@ -88,19 +91,25 @@ impl Session {
             .expect("revision")
     }
 
-    /// The stored source of `path`, read through the registry.
-    async fn source(&self, path: &str) -> String {
-        let result: Value = self
-            .http
+    /// Calls a tool through the registry as the page would.
+    async fn call(&self, name: &str, arguments: Value) -> Value {
+        self.http
             .post(format!("{}api/tools/call", self.studio.url()))
             .header("x-studio-token", self.studio.token())
-            .json(&json!({"method": "tools/call", "params": {"name": "workspace.readFile", "arguments": {"path": path}}}))
+            .json(
+                &json!({"method": "tools/call", "params": {"name": name, "arguments": arguments}}),
+            )
             .send()
             .await
-            .expect("readFile")
+            .expect("tools/call")
             .json()
             .await
-            .expect("readFile JSON");
+            .expect("tools/call JSON")
+    }
+
+    /// The stored source of `path`, read through the registry.
+    async fn source(&self, path: &str) -> String {
+        let result = self.call("workspace.readFile", json!({"path": path})).await;
         result["structuredContent"]["source"]
             .as_str()
             .unwrap_or_else(|| panic!("readFile failed: {result}"))
@@ -939,4 +948,96 @@ async fn the_layout_stays_usable_at_1280_and_1920() {
         );
         session.close().await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn diagnostics_save_download_and_export_go_through_the_host() {
+    let session = Session::open(1280, 800).await;
+    let browser = &session.browser;
+    assert_eq!(browser.text("#diagnostics-count").await, "0");
+
+    // A broken reference written by another caller shows up in the diagnostics panel.
+    let index = session.source("index.html").await;
+    let broken = index.replace("</main>", "  <img src=\"missing.png\" alt=\"\">\n  </main>");
+    let revision = session.revision().await;
+    let written = session
+        .call(
+            "workspace.writeFile",
+            json!({"path": "index.html", "source": broken, "expectedRevision": revision}),
+        )
+        .await;
+    assert!(written.get("isError").is_none(), "{written}");
+    session.wait_preview_ready().await;
+    browser
+        .wait_for(
+            "a diagnostic",
+            "return document.getElementById('diagnostics-count').textContent !== '0';",
+        )
+        .await;
+    let listed = browser.text("#diagnostics-list").await;
+    assert!(listed.contains("missing.png"), "{listed}");
+    assert!(listed.contains("index.html:"), "{listed}");
+    assert!(
+        session.editor_text().await.contains("missing.png"),
+        "the editor follows another caller's write"
+    );
+    browser.screenshot("13-diagnostics").await;
+
+    // Typing marks the file unsaved; Ctrl+S saves a checkpoint through the registry.
+    browser.click("#editor").await;
+    browser
+        .type_into("#editor", "<!-- saved with Ctrl+S -->")
+        .await;
+    browser
+        .wait_for(
+            "an unsaved marker",
+            "return document.querySelector('#file-tree [data-path=\"index.html\"] .unsaved') !== null;",
+        )
+        .await;
+    browser.chord(&[keys::CONTROL, "s"]).await;
+    browser
+        .wait_for(
+            "the checkpoint",
+            "return document.getElementById('status-message').textContent === 'Checkpoint saved.';",
+        )
+        .await;
+    assert!(
+        session
+            .source("index.html")
+            .await
+            .contains("saved with Ctrl+S")
+    );
+    let rows = session.api("/api/trace").await["rows"].clone();
+    assert!(
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .any(|row| row["name"] == "workspace.saveCheckpoint" && row["status"] == "completed"),
+        "{rows}"
+    );
+
+    // Per-file download goes through workspace.downloadFile; export through the host.
+    browser.click("#download-file-button").await;
+    browser
+        .wait_for(
+            "the download",
+            "return document.getElementById('editor-status').textContent.startsWith('Downloaded index.html');",
+        )
+        .await;
+    let rows = session.api("/api/trace").await["rows"].clone();
+    assert!(
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .any(|row| row["name"] == "workspace.downloadFile" && row["source"] == "local"),
+        "{rows}"
+    );
+    browser.click("#export-button").await;
+    browser
+        .wait_for(
+            "the export",
+            "return document.getElementById('status-message').textContent.startsWith('Exported revision');",
+        )
+        .await;
+    session.close().await;
 }

@@ -198,7 +198,7 @@ async function exportHtml() {
 
 function onGlobalKeydown(event) {
   // Dialogs own the keyboard while open (their Esc and Tab rules are in lib/modal.js).
-  if (modalOpen()) return;
+  if (modalOpen() || event.defaultPrevented) return;
   const key = event.key.toLowerCase();
   if (commandKey(event) && event.shiftKey && key === 'f') {
     event.preventDefault();

@@ -17,7 +17,18 @@ use serde_json::{Value, json};
 /// The W3C key that identifies an element reference.
 const ELEMENT_KEY: &str = "element-6066-11e4-a52e-4f735466cecf";
 /// How long [`Browser::wait_for`] polls before failing.
-pub const WAIT_TIMEOUT: Duration = Duration::from_secs(20);
+pub const WAIT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Browsers running at once: the suite's tests run in parallel on small machines.
+const MAX_BROWSERS: usize = 2;
+static BROWSER_SLOTS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(MAX_BROWSERS);
+
+/// Waits for one of the [`MAX_BROWSERS`] browser slots; hold it while the browser runs.
+pub async fn browser_slot() -> tokio::sync::SemaphorePermit<'static> {
+    BROWSER_SLOTS
+        .acquire()
+        .await
+        .expect("the browser semaphore is never closed")
+}
 
 /// WebDriver key codes used by the tests.
 pub mod keys {
