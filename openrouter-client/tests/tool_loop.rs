@@ -649,3 +649,63 @@ async fn a_panicking_tool_becomes_a_tool_error_and_the_run_goes_on() {
         )
     );
 }
+
+/// Two canonical names that sanitize to the same provider form.
+struct CollidingTools {
+    called: std::sync::Mutex<Vec<String>>,
+}
+
+#[openrouter_tool_loop::async_trait]
+impl openrouter_tool_loop::ToolExecutor for CollidingTools {
+    async fn list_tools(&self) -> Vec<tool_protocol::ToolDefinition> {
+        ["a.b", "a_b"]
+            .iter()
+            .map(|name| {
+                tool_protocol::ToolDefinition::new(*name, "collides", json!({"type": "object"}))
+            })
+            .collect()
+    }
+
+    async fn call_tool(
+        &self,
+        call: tool_protocol::ModelToolCall,
+        _: tool_protocol::ToolCallContext,
+        _: CancellationToken,
+    ) -> tool_protocol::ToolCallResult {
+        self.called.lock().unwrap().push(call.name.clone());
+        tool_protocol::ToolCallResult::success(json!({"tool": call.name}))
+    }
+}
+
+#[tokio::test]
+async fn colliding_names_map_back_to_their_own_tools() {
+    let tools = CollidingTools {
+        called: std::sync::Mutex::new(Vec::new()),
+    };
+    let names = tool_protocol::export::OpenAiToolNames::new(
+        &openrouter_tool_loop::ToolExecutor::list_tools(&tools).await,
+    );
+    let dotted = names.provider_name("a.b").unwrap().to_owned();
+    let underscored = names.provider_name("a_b").unwrap().to_owned();
+    assert_ne!(dotted, underscored);
+    let fake = FakeOpenRouter::start(vec![
+        Reply::calls(&[("c1", &underscored, "{}"), ("c2", &dotted, "{}")]),
+        Reply::text("ok"),
+    ])
+    .await;
+    let done = fake
+        .client()
+        .run(&tools, RunRequest::new("x"), RunOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(*tools.called.lock().unwrap(), ["a_b", "a.b"]);
+    assert_eq!(done.trace.tool_names, ["a_b", "a.b"]);
+    let sent: Vec<String> = fake.requests()[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["function"]["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(sent, [dotted, underscored]);
+    assert_eq!(fake.request_count(), 2);
+}
