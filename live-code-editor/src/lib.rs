@@ -11,4 +11,8 @@ pub mod workspace;
 
 pub use file::{FileContent, Language, WorkspaceFile};
 pub use path::{PathError, normalize_workspace_path};
+pub use preview::{
+    CompiledPreview, PreviewDiagnostic, PreviewOptions, PreviewTarget, compile_preview,
+    export_standalone_html,
+};
 pub use workspace::{OsFolder, Workspace, WorkspaceDocumentManager, WorkspaceError, WorkspaceErrorCode};
