@@ -805,6 +805,25 @@ async fn workspace_search_finds_lines_and_a_prompt_deep_link_is_never_run() {
     assert_eq!(browser.text("#chat-log .entry.user").await, "");
     browser.screenshot("11-deep-link").await;
 
+    // The composer takes at most the 4,000 characters a prompt may have.
+    for (length, kept) in [(4_000, 4_000), (4_001, 4_000)] {
+        browser
+            .goto(&format!(
+                "{}?prompt={}",
+                session.studio.url(),
+                "a".repeat(length)
+            ))
+            .await;
+        session.wait_ready().await;
+        let value = browser
+            .eval(
+                "return document.getElementById('prompt').value.length;",
+                json!([]),
+            )
+            .await;
+        assert_eq!(value, json!(kept), "a {length}-character link");
+    }
+
     // Ctrl+Shift+F opens the workspace search.
     browser.click("#file-tree").await;
     browser.chord(&[keys::CONTROL, keys::SHIFT, "f"]).await;
@@ -1039,5 +1058,249 @@ async fn diagnostics_save_download_and_export_go_through_the_host() {
             "return document.getElementById('status-message').textContent.startsWith('Exported revision');",
         )
         .await;
+    session.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_helpers_keep_highlight_state_and_the_search_limit() {
+    let session = Session::open(1280, 800).await;
+    let browser = &session.browser;
+    let report = browser
+        .eval_async(
+            "const done = arguments[0];
+             Promise.all([import('/ui/lib/highlight.js'), import('/ui/lib/search.js')]).then(([hl, search]) => {
+               const lines = (html) => html.split('\\n');
+               const css = lines(hl.highlight('a { color: red; }\\n/* open\\nstill comment */\\nb { margin: 0; }', 'css'));
+               const js = lines(hl.highlight('const a = `x\\ny`;\\nlet b = 1; // c', 'javascript'));
+               const html = lines(hl.highlight('<!-- a\\nb -->\\n<p class=\"x\">t</p>', 'html'));
+               const md = lines(hl.highlight('# Title\\n```\\nconst x = 1;\\n```\\n**bold**', 'markdown'));
+               const json = hl.highlight('{\"k\": [1, true, \"s\"]}', 'json');
+               const ts = hl.highlight('interface A { b: string }', 'typescript');
+               const escaped = hl.highlight('<script>alert(1)</script>', 'plaintext');
+               const many = (count) => new Map([['a.txt', Array.from({ length: count }, () => 'needle').join('\\n')]]);
+               done({
+                 cssCommentCarried: css[2].includes('tok-comment') && !css[2].includes('tok-property'),
+                 cssAfterComment: css[3].includes('tok-property'),
+                 jsTemplateCarried: js[1].startsWith('<span class=\"tok-string\">y`'),
+                 jsAfterTemplate: js[2].includes('tok-keyword') && js[2].includes('tok-comment'),
+                 htmlCommentCarried: html[1].includes('tok-comment'),
+                 htmlTagAfter: html[2].includes('tok-tag') && html[2].includes('tok-property'),
+                 mdHeading: md[0].includes('tok-keyword'),
+                 mdFence: md[2].includes('tok-string') && !md[2].includes('tok-keyword'),
+                 mdBold: md[4].includes('tok-strong'),
+                 jsonKey: json.includes('tok-property') && json.includes('tok-number'),
+                 tsKeyword: ts.includes('tok-keyword\">interface'),
+                 escaped: escaped === '&lt;script&gt;alert(1)&lt;/script&gt;',
+                 max: search.MAX_SEARCH_RESULTS,
+                 atLimit: search.searchSources(many(80), 'needle'),
+                 overLimit: search.searchSources(many(81), 'NEEDLE'),
+               });
+             }, (error) => done({ error: String(error) }));",
+            json!([]),
+        )
+        .await;
+    for flag in [
+        "cssCommentCarried",
+        "cssAfterComment",
+        "jsTemplateCarried",
+        "jsAfterTemplate",
+        "htmlCommentCarried",
+        "htmlTagAfter",
+        "mdHeading",
+        "mdFence",
+        "mdBold",
+        "jsonKey",
+        "tsKeyword",
+        "escaped",
+    ] {
+        assert_eq!(report[flag], Value::Bool(true), "{flag}: {report}");
+    }
+    assert_eq!(report["max"], json!(80));
+    assert_eq!(report["atLimit"]["total"], json!(80));
+    assert_eq!(report["atLimit"]["results"].as_array().unwrap().len(), 80);
+    assert_eq!(report["overLimit"]["total"], json!(81));
+    assert_eq!(report["overLimit"]["results"].as_array().unwrap().len(), 80);
+    session.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_character_budget_is_marked_at_its_edge_and_an_over_budget_write_keeps_the_text() {
+    let session = Session::open(1280, 800).await;
+    let browser = &session.browser;
+    session.open_file("README.md").await;
+    let set_length = |length: usize| {
+        format!(
+            "const editor = document.getElementById('editor'); editor.value = 'x'.repeat({length}); editor.dispatchEvent(new Event('input', {{ bubbles: true }}));"
+        )
+    };
+    browser.eval(&set_length(80_000), json!([])).await;
+    assert_eq!(browser.text("#char-count").await, "80,000 / 80,000");
+    browser
+        .wait_for(
+            "the 80,000-character write",
+            "return document.getElementById('editor-status').textContent.startsWith('Written');",
+        )
+        .await;
+    assert_eq!(session.source("README.md").await.len(), 80_000);
+
+    browser.eval(&set_length(80_001), json!([])).await;
+    assert_eq!(
+        browser.text("#char-count").await,
+        "80,001 / 80,000 · over budget"
+    );
+    assert_eq!(
+        browser
+            .eval(
+                "return document.getElementById('code-surface').classList.contains('over-budget');",
+                json!([])
+            )
+            .await,
+        Value::Bool(true)
+    );
+    browser
+        .wait_for(
+            "the refused write",
+            "return document.getElementById('editor-status').textContent.startsWith('TOOL_VALIDATION_FAILED');",
+        )
+        .await;
+    assert_eq!(
+        session.source("README.md").await.len(),
+        80_000,
+        "nothing was written"
+    );
+    assert_eq!(
+        session.editor_text().await.len(),
+        80_001,
+        "the typed text is kept"
+    );
+    assert!(
+        browser
+            .eval("return document.querySelector('#file-tree [data-path=\"README.md\"] .unsaved') !== null;", json!([]))
+            .await
+            == Value::Bool(true),
+        "the kept text is marked unsaved"
+    );
+    browser.screenshot("14-over-budget").await;
+    session.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_linked_folder_saves_to_disk_and_reload_asks_before_discarding() {
+    let folder = tempfile::tempdir().expect("folder");
+    std::fs::write(
+        folder.path().join("index.html"),
+        "<!doctype html>\n<html><body><h1>From disk</h1></body></html>\n",
+    )
+    .unwrap();
+    std::fs::write(folder.path().join("styles.css"), "body { margin: 0; }\n").unwrap();
+    let session = Session::open(1280, 800).await;
+    let browser = &session.browser;
+
+    browser
+        .type_into("#folder-path", &folder.path().display().to_string())
+        .await;
+    browser.click("#open-folder-button").await;
+    browser
+        .wait_for(
+            "the folder link",
+            "return document.getElementById('folder-badge').textContent.startsWith('folder');",
+        )
+        .await;
+    session.wait_preview_ready().await;
+    assert_eq!(browser.text("#save-button").await, "Save to folder");
+    assert_eq!(preview_heading(browser).await, "From disk");
+    session.open_file("index.html").await;
+
+    // Edit, then Save to folder writes the file on disk.
+    browser.click("#editor").await;
+    browser
+        .eval(
+            "const editor = document.getElementById('editor'); const at = editor.value.indexOf('From disk'); editor.setSelectionRange(at, at + 9);",
+            json!([]),
+        )
+        .await;
+    browser.type_into("#editor", "Saved to disk").await;
+    browser.click("#save-button").await;
+    browser
+        .wait_for(
+            "the folder save",
+            "return document.getElementById('status-message').textContent === 'Saved to the folder.';",
+        )
+        .await;
+    let on_disk = std::fs::read_to_string(folder.path().join("index.html")).unwrap();
+    assert!(on_disk.contains("Saved to disk"), "{on_disk}");
+
+    // Unsaved edits make Reload ask first; Cancel keeps them.
+    browser.type_into("#editor", " (unsaved)").await;
+    browser
+        .wait_for(
+            "the unsaved write",
+            "return document.getElementById('revision-badge').textContent.includes('unsaved');",
+        )
+        .await;
+    browser.click("#reload-folder-button").await;
+    browser
+        .wait_for(
+            "the reload confirmation",
+            "return document.getElementById('confirm-dialog').open;",
+        )
+        .await;
+    assert!(
+        browser
+            .text("#confirm-message")
+            .await
+            .contains("discards 1 unsaved file")
+    );
+    browser.screenshot("15-reload-confirm").await;
+    browser.click("#confirm-cancel").await;
+    assert!(session.source("index.html").await.contains("(unsaved)"));
+    browser.click("#reload-folder-button").await;
+    browser.click("#confirm-accept").await;
+    browser
+        .wait_for(
+            "the disk version",
+            "return !document.getElementById('editor').value.includes('(unsaved)') && document.getElementById('editor').value.includes('Saved to disk');",
+        )
+        .await;
+
+    // Disconnect unlinks the folder and keeps the workspace.
+    browser.click("#disconnect-folder-button").await;
+    browser
+        .wait_for(
+            "the browser workspace",
+            "return document.getElementById('folder-badge').textContent.startsWith('browser workspace');",
+        )
+        .await;
+    assert!(session.source("index.html").await.contains("Saved to disk"));
+    session.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_run_waiting_for_approval_shows_a_cancelled_entry() {
+    let session = Session::open(1280, 800).await;
+    let browser = &session.browser;
+    let styles = session.source("styles.css").await;
+    session.submit_prompt("make it rose").await;
+    session.wait_approval_card("preview.setTheme").await;
+    browser.click("#cancel-run").await;
+    let cancelled = session.wait_chat_entry("cancelled").await;
+    assert!(!cancelled.is_empty());
+    browser
+        .wait_for(
+            "the approval card to go",
+            "return document.querySelectorAll('#approvals .approval').length === 0;",
+        )
+        .await;
+    assert_eq!(session.source("styles.css").await, styles);
+    assert_eq!(
+        browser
+            .eval(
+                "return document.getElementById('editor').disabled;",
+                json!([])
+            )
+            .await,
+        Value::Bool(false),
+        "the editor unlocks"
+    );
     session.close().await;
 }

@@ -18,38 +18,53 @@ import { loadTrace, onTraceRow, wireTrace } from './lib/trace.js';
 // ---------------------------------------------------------------- workspace state
 
 let refreshing = null;
+let refreshAgain = false;
+let reloadAgain = false;
 
 /**
  * Reads /api/state and re-renders. With `reloadEditor`, the active file is read again even
- * when the revision did not change (after a rename, delete or folder reload).
+ * when the revision did not change (after a rename, delete or folder reload). Calls made while
+ * a refresh is in flight schedule one more pass, so the last answer is never a stale one.
  */
 async function refreshState({ reloadEditor = false } = {}) {
+  reloadAgain ||= reloadEditor;
   if (refreshing) {
-    await refreshing;
-    if (!reloadEditor) return;
+    refreshAgain = true;
+    return refreshing;
   }
   refreshing = (async () => {
-    const data = await api('/api/state');
-    const revisionChanged = state.status?.revision !== data.status.revision;
-    state.status = data.status;
-    state.files = data.files;
-    state.sessions = data.sessions ?? [];
-    if (!state.activePath || !state.files.some((file) => file.path === state.activePath)) {
-      state.activePath = data.status.activePath;
-    }
-    renderHeader();
-    renderTree();
-    renderTabs();
-    renderApprovals(data.approvals);
-    if (state.draft === null && (revisionChanged || reloadEditor)) await loadActiveFile();
-    showPreview(data.status.revision);
-    refreshSample();
+    do {
+      refreshAgain = false;
+      const reload = reloadAgain;
+      reloadAgain = false;
+      await refreshOnce(reload);
+    } while (refreshAgain);
   })();
   try {
     await refreshing;
   } finally {
     refreshing = null;
   }
+}
+
+async function refreshOnce(reloadEditor) {
+  const data = await api('/api/state');
+  // A write that finished while this read was in flight already moved the page further on.
+  if (state.status && data.status.revision < state.status.revision) return;
+  const revisionChanged = state.status?.revision !== data.status.revision;
+  state.status = data.status;
+  state.files = data.files;
+  state.sessions = data.sessions ?? [];
+  if (!state.activePath || !state.files.some((file) => file.path === state.activePath)) {
+    state.activePath = data.status.activePath;
+  }
+  renderHeader();
+  renderTree();
+  renderTabs();
+  renderApprovals(data.approvals);
+  if (state.draft === null && (revisionChanged || reloadEditor)) await loadActiveFile();
+  showPreview(data.status.revision);
+  refreshSample();
 }
 
 function renderHeader() {

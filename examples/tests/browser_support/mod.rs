@@ -239,7 +239,11 @@ impl Browser {
                 return value;
             }
             if started.elapsed() > WAIT_TIMEOUT {
-                let shot = self.screenshot("timeout").await;
+                let slug: String = what
+                    .chars()
+                    .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+                    .collect();
+                let shot = self.screenshot(&format!("timeout-{slug}")).await;
                 panic!(
                     "timed out waiting for {what} (last value {value}); screenshot {}",
                     shot.display()

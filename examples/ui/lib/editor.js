@@ -68,6 +68,7 @@ export function updateEditorMeta() {
 export function showEditorStatus(message, isError = false) {
   const line = $('editor-status');
   line.textContent = message;
+  line.title = message;
   line.classList.toggle('error', isError);
 }
 
@@ -105,8 +106,18 @@ export async function loadActiveFile() {
   renderTabs();
 }
 
-/** Flushes the draft through workspace.writeFile; resolves to whether it was written. */
-export async function flushDraft() {
+let flushing = Promise.resolve(true);
+
+/**
+ * Flushes the draft through workspace.writeFile; resolves to whether it was written. Flushes
+ * run one after another, so a save that follows a blur waits for the blur's write.
+ */
+export function flushDraft() {
+  flushing = flushing.then(flushOnce, flushOnce);
+  return flushing;
+}
+
+async function flushOnce() {
   clearTimeout(draftTimer);
   if (state.draft === null) return true;
   const { path, source } = state.draft;
@@ -115,8 +126,11 @@ export async function flushDraft() {
   showEditorStatus('Writing…');
   const result = await callTool('workspace.writeFile', { path, source, expectedRevision: state.status.revision });
   if (result.isError) {
-    showEditorStatus(`${result.error.code}: ${result.error.message}`, true);
+    // Keep the text: a refused write must not lose what the person typed.
+    if (state.draft === null) state.draft = { path, source };
+    showEditorStatus(`${result.error.code}: ${result.error.message} Your text is kept in the editor, unsaved.`, true);
     await actions.refreshState();
+    renderTabs();
     return false;
   }
   state.source = source;

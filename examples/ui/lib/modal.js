@@ -63,12 +63,9 @@ export function confirmAction({ title, message, confirmLabel = 'Confirm', trigge
   $('confirm-message').textContent = message;
   $('confirm-accept').textContent = confirmLabel;
   return new Promise((resolve) => {
-    const accept = () => dialog.close('accept');
-    $('confirm-accept').addEventListener('click', accept, { once: true });
-    dialog.addEventListener('close', () => {
-      $('confirm-accept').removeEventListener('click', accept);
-      resolve(dialog.returnValue === 'accept');
-    }, { once: true });
+    $('confirm-accept').onclick = () => dialog.close('accept');
+    $('confirm-cancel').onclick = () => dialog.close('cancel');
+    dialog.addEventListener('close', () => resolve(dialog.returnValue === 'accept'), { once: true });
     openModal(dialog, trigger, $('confirm-cancel'));
   });
 }
