@@ -145,3 +145,19 @@ async fn schema_is_never_applied_implicitly_and_the_sqlx_migration_runs_explicit
         "explicit null is stored as jsonb null with result_present"
     );
 }
+
+#[tokio::test]
+async fn connect_validates_the_table_before_connecting_and_reports_backend_errors() {
+    let err = PostgresBackend::connect(&support::database_url(), "bad name", 1)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "DURABLE_OPERATION_INVALID_INPUT");
+    let err = PostgresBackend::connect("postgres://postgres@127.0.0.1:1/test", "ops", 1)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "DURABLE_OPERATION_BACKEND_FAILED");
+    let backend = PostgresBackend::connect(&support::database_url(), "ops", 1)
+        .await
+        .unwrap();
+    backend.ping().await.unwrap();
+}

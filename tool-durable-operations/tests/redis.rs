@@ -154,3 +154,18 @@ async fn layout_matches_the_reference_and_script_reloads_after_flush() {
     );
     assert!(RedisBackend::with_prefix(connection, " ").is_err());
 }
+
+#[tokio::test]
+async fn connect_and_ping_report_coded_backend_errors() {
+    let prefixes = Prefixes::default();
+    let backend = RedisBackend::connect(&support::redis_url(), &prefixes.fresh())
+        .await
+        .unwrap();
+    backend.ping().await.unwrap();
+    // Nothing listens on port 1: a coded, retryable backend error rather than a panic or a hang.
+    let err = RedisBackend::connect("redis://127.0.0.1:1", "p:")
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "DURABLE_OPERATION_BACKEND_FAILED");
+    assert!(err.is_retryable());
+}

@@ -18,6 +18,9 @@ use super::{
 use crate::error::DurableOperationError;
 use crate::record::{Fence, OperationRecord};
 
+/// How long [`PostgresBackend::connect`] and later pool checkouts wait for a connection.
+pub const POSTGRES_ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Default table name.
 pub const POSTGRES_DEFAULT_TABLE: &str = "context_action_durable_operations";
 
@@ -119,6 +122,7 @@ impl PostgresBackend {
         let statements = Statements::for_table(table)?;
         let pool = sqlx::postgres::PgPoolOptions::new()
             .max_connections(max_connections.max(1))
+            .acquire_timeout(POSTGRES_ACQUIRE_TIMEOUT)
             .connect(url)
             .await
             .map_err(|e| DurableOperationError::backend(NAME, e))?;
