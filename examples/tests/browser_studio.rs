@@ -277,6 +277,20 @@ async fn typing_in_the_editor_updates_the_preview_and_survives_a_reload() {
     );
     browser.screenshot("02-edited-preview").await;
 
+    // Only the preview iframe's window may acknowledge: the same message from the page itself
+    // is ignored and never forwarded to the host.
+    let forwarded = browser
+        .eval_async(
+            "const [revision, done] = arguments; const status = document.getElementById('preview-status');
+             status.textContent = 'probe'; let posts = 0; const original = window.fetch;
+             window.fetch = (url, init) => { if (String(url).includes('/api/preview/ack')) posts += 1; return original(url, init); };
+             window.postMessage({ type: 'context-action.preview.ready', revision }, '*');
+             setTimeout(() => { window.fetch = original; done({ status: status.textContent, posts }); }, 300);",
+            json!([revision]),
+        )
+        .await;
+    assert_eq!(forwarded, json!({"status": "probe", "posts": 0}));
+
     // A reload restores the edited source and previews the same revision.
     browser.refresh().await;
     session.wait_ready().await;
@@ -594,6 +608,20 @@ async fn dialogs_are_keyboard_modal_and_destructive_actions_confirm_in_the_page(
             "return document.getElementById('settings-dialog').open;",
         )
         .await;
+    // Without a key the model list explains itself inside the dialog.
+    browser.click("#settings-load-models").await;
+    browser
+        .wait_for(
+            "the model list error",
+            "return document.getElementById('settings-error').textContent;",
+        )
+        .await;
+    assert!(
+        browser
+            .text("#settings-error")
+            .await
+            .contains("Save an API key first")
+    );
     browser.screenshot("08-settings").await;
     browser.press(keys::ESCAPE).await;
     assert_eq!(browser.active_id().await, "settings-button");

@@ -179,6 +179,8 @@ function wireSettings() {
     openModal($('settings-dialog'), $('settings-button'), $('settings-model'));
   });
   $('settings-cancel').addEventListener('click', () => $('settings-dialog').close('cancel'));
+  $('settings-load-models').addEventListener('click', loadModels);
+  $('settings-free-only').addEventListener('change', renderModels);
   $('settings-form').addEventListener('submit', async (event) => {
     event.preventDefault();
     const body = { model: $('settings-model').value.trim(), endpoint: $('settings-endpoint').value.trim(), dataPolicy: $('settings-policy').value, saveKey: $('settings-save-key').checked };
@@ -195,6 +197,31 @@ function wireSettings() {
       $('settings-error').textContent = `${error.message} (${error.code})`;
     }
   });
+}
+
+let models = [];
+
+/** Loads the provider's tool-capable models into the model field's suggestions. */
+async function loadModels() {
+  const status = $('settings-models-status');
+  status.textContent = 'Loading…';
+  try {
+    models = (await api('/api/models')).models.filter((model) => model.tools);
+    renderModels();
+  } catch (error) {
+    models = [];
+    renderModels();
+    status.textContent = '';
+    $('settings-error').textContent = error.code === 'OPENROUTER_CONFIGURATION_ERROR'
+      ? 'Save an API key first; the model list comes from the provider.'
+      : `${error.message} (${error.code})`;
+  }
+}
+
+function renderModels() {
+  const shown = $('settings-free-only').checked ? models.filter((model) => model.free) : models;
+  $('settings-models').replaceChildren(...shown.map((model) => Object.assign(document.createElement('option'), { value: model.id, label: model.label })));
+  $('settings-models-status').textContent = models.length ? `${shown.length} of ${models.length} models` : '';
 }
 
 async function exportHtml() {

@@ -12,9 +12,15 @@ const MAX_CHAT_ENTRIES = 200;
 const FINAL_STATES = ['completed', 'failed', 'denied', 'cancelled'];
 const RUN_STATE_TEXT = {
   started: 'Running…',
-  waiting: 'Waiting for the preview…',
+  waiting: 'Waiting for the provider or the preview…',
   approval: 'Waiting for your approval…',
 };
+
+/** The composer's status line for a running run, with the retry attempt when the host reports one. */
+function runStatusText(run) {
+  const text = RUN_STATE_TEXT[run.state] ?? 'Running…';
+  return run.attempt > 1 ? `${text} (attempt ${run.attempt}${run.maxAttempts ? ` of ${run.maxAttempts}` : ''})` : text;
+}
 
 let pendingApprovals = [];
 // Latest event per run: the socket can report a run before its POST response arrives.
@@ -58,7 +64,7 @@ export function setActiveRun(run) {
   $('cancel-run').disabled = !running;
   $('send-prompt').disabled = running;
   $('clear-trace').disabled = running;
-  $('run-status').textContent = running ? RUN_STATE_TEXT[run.state] ?? 'Running…' : '';
+  $('run-status').textContent = running ? runStatusText(run) : '';
   const badge = $('agent-badge');
   badge.dataset.state = running ? run.state : 'idle';
   const mode = run?.agent ?? $('agent-select').value;
