@@ -852,6 +852,29 @@ async fn workspace_search_finds_lines_and_a_prompt_deep_link_is_never_run() {
         assert_eq!(value, json!(kept), "a {length}-character link");
     }
 
+    // The explorer tree is keyboard-navigable: Arrow Down moves, Enter opens.
+    session.open_file("app.js").await;
+    browser
+        .eval(
+            "document.querySelector('#file-tree [data-path=\"app.js\"]').focus();",
+            json!([]),
+        )
+        .await;
+    browser.press(keys::ARROW_DOWN).await;
+    assert_eq!(
+        browser
+            .eval("return document.activeElement.dataset.path;", json!([]))
+            .await,
+        "index.html"
+    );
+    browser.press(keys::ENTER).await;
+    browser
+        .wait_for(
+            "index.html from the keyboard",
+            "return document.getElementById('editor-path').textContent === 'index.html';",
+        )
+        .await;
+
     // Ctrl+Shift+F opens the workspace search.
     browser.click("#file-tree").await;
     browser.chord(&[keys::CONTROL, keys::SHIFT, "f"]).await;

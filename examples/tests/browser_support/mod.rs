@@ -42,6 +42,8 @@ pub mod keys {
     pub const CONTROL: &str = "\u{E009}";
     /// Escape.
     pub const ESCAPE: &str = "\u{E00C}";
+    /// Arrow down.
+    pub const ARROW_DOWN: &str = "\u{E015}";
 }
 
 fn env_path(name: &str, default: &str) -> PathBuf {

@@ -127,7 +127,10 @@ function applyRun(run) {
 
 /** Renders the pending approval cards (name, description, source, mode, argument names, safe preview). */
 export function renderApprovals(pending) {
+  const previous = new Set(pendingApprovals.map((approval) => approval.id));
   pendingApprovals = pending ?? [];
+  const arrived = pendingApprovals.some((approval) => !previous.has(approval.id));
+  if (!arrived && pendingApprovals.length === previous.size) return;
   const box = $('approvals');
   box.replaceChildren();
   for (const approval of pendingApprovals) {
@@ -148,7 +151,8 @@ export function renderApprovals(pending) {
       button('Approve', () => resolveApproval(approval.id, 'allow'), { className: 'approve primary' })));
     box.append(card);
   }
-  if (pendingApprovals.length) {
+  if (arrived) {
+    // Move focus to a new card only (not on every refresh), so typing elsewhere is not interrupted.
     box.querySelector('.approve')?.focus({ preventScroll: true });
     $('chat-log').scrollTop = $('chat-log').scrollHeight;
   }

@@ -177,7 +177,7 @@ export function renderTabs() {
         on: { click: () => actions.openFile(path) },
       }),
       unsaved ? el('span', { className: 'unsaved', textContent: '●', title: 'Unsaved changes', attrs: { 'aria-label': 'unsaved' } }) : null,
-      el('button', {
+      state.openTabs.length < 2 ? null : el('button', {
         type: 'button', className: 'tab-close', textContent: '×', title: `Close ${path}`,
         attrs: { 'aria-label': `Close ${path}` },
         on: { click: () => closeTab(path) },

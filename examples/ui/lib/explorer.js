@@ -5,7 +5,7 @@
 import { api, callTool } from './api.js';
 import { $, el } from './dom.js';
 import { confirmAction, openModal } from './modal.js';
-import { actions, busy, fileAt, state } from './store.js';
+import { MAX_SOURCE_CHARS, actions, busy, fileAt, state } from './store.js';
 
 const collapsed = new Set();
 
@@ -52,7 +52,7 @@ function renderNode(node, prefix, depth, into) {
       },
     }, el('span', { className: 'name', textContent: file.path.split('/').at(-1) }),
     unsaved ? el('span', { className: 'unsaved', textContent: '●', title: 'Unsaved changes', attrs: { 'aria-label': 'unsaved changes' } }) : null,
-    file.sizeBytes > 80000 && file.kind === 'text' ? el('span', { className: 'over', textContent: 'over budget' }) : null));
+    state.draft?.path === file.path && state.draft.source.length > MAX_SOURCE_CHARS ? el('span', { className: 'over', textContent: 'over budget' }) : null));
   }
 }
 
@@ -60,6 +60,28 @@ function toggleDir(path) {
   if (collapsed.has(path)) collapsed.delete(path); else collapsed.add(path);
   renderTree();
   document.querySelector(`[data-dir="${CSS.escape(path)}"]`)?.focus();
+}
+
+/** Arrow keys move between tree items; Left/Right collapse and expand folders. */
+function onTreeKeydown(event) {
+  const items = [...$('file-tree').querySelectorAll('[role="treeitem"]')];
+  const index = items.indexOf(document.activeElement);
+  if (index < 0) return;
+  const current = items[index];
+  let next = null;
+  if (event.key === 'ArrowDown') next = items[index + 1];
+  else if (event.key === 'ArrowUp') next = items[index - 1];
+  else if (event.key === 'Home') next = items[0];
+  else if (event.key === 'End') next = items.at(-1);
+  else if (current.dataset.dir && event.key === 'ArrowLeft' && current.getAttribute('aria-expanded') === 'true') toggleDir(current.dataset.dir);
+  else if (current.dataset.dir && event.key === 'ArrowRight' && current.getAttribute('aria-expanded') === 'false') toggleDir(current.dataset.dir);
+  else return;
+  event.preventDefault();
+  if (next) {
+    for (const item of items) item.tabIndex = -1;
+    next.tabIndex = 0;
+    next.focus();
+  }
 }
 
 /** Renders the explorer tree and the folder controls' enabled state. */
@@ -174,6 +196,7 @@ function wireDialogForm(formId, dialogId, errorId, submit) {
 
 /** Wires the explorer and folder controls. */
 export function wireExplorer() {
+  $('file-tree').addEventListener('keydown', onTreeKeydown);
   $('new-file-button').addEventListener('click', () => {
     $('new-file-error').textContent = '';
     $('new-file-path').value = '';
