@@ -5,6 +5,18 @@
 //! (a model's tool call, an MCP request, a provider's tool list) enters through its validators,
 //! which return typed values or a list of issues and never panic.
 //!
+//! | Module | What it holds |
+//! |---|---|
+//! | [`request`], [`result`], [`content`], [`error`], [`context`], [`definition`] | The wire types; their `Deserialize` impls go through the validators. |
+//! | [`codes`] | Every canonical `TOOL_*` code with when it fires and its retryable rule. |
+//! | [`validate`] | `parse_*` for untrusted JSON, issues located by JSON pointer, depth and issue bounds. |
+//! | [`export`] | MCP, OpenAI (optionally strict) and Anthropic tool lists; reversible provider names. |
+//! | [`paging`] | [`paging::list_all_tools`] over `nextCursor` with loop and page-limit guards; offset cursors. |
+//! | [`event`] | Lifecycle events and `context-action-tool-execution-provenance.v1` with its JSON Schema. |
+//! | [`observability`] | Redaction policy, byte-bounded serialization, observation projection, sanitized diagnostics. |
+//! | [`approval`] | What a person sees for a pending approval, and its guard. |
+//! | [`idempotency`] | Key validation, session-scoped operation keys, canonical-JSON fingerprints. |
+//!
 //! ```
 //! use serde_json::json;
 //! use tool_protocol::{ToolCallRequest, ToolCallResult};

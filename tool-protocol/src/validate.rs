@@ -257,6 +257,10 @@ pub(crate) fn bounded_clone(value: &Value, pointer: &str, issues: &mut Issues) -
     Some(value.clone())
 }
 
+fn depth_message() -> String {
+    format!("nests deeper than {MAX_VALIDATION_DEPTH} levels")
+}
+
 /// A tool call id: a string or a (finite) number. JSON numbers are always finite; `null`,
 /// booleans, arrays and objects are rejected.
 pub(crate) fn tool_call_id(
@@ -309,13 +313,13 @@ fn tool_call_request(value: &Value, issues: &mut Issues) -> Option<ToolCallReque
     let name = non_blank_string(params, "name", "/params", issues);
     let arguments = match params.get("arguments") {
         None => Ok(None),
-        Some(Value::Object(_)) => {
-            let copy = bounded_clone(&params["arguments"], "/params/arguments", issues);
-            copy.and_then(|value| match value {
-                Value::Object(map) => Some(Some(map)),
-                _ => None,
-            })
-            .ok_or(())
+        Some(value @ Value::Object(map)) => {
+            if exceeds_depth(value, MAX_VALIDATION_DEPTH) {
+                issues.push("/params/arguments", depth_message());
+                Err(())
+            } else {
+                Ok(Some(map.clone()))
+            }
         }
         Some(_) => {
             issues.push("/params/arguments", "must be a plain object when present");
@@ -327,6 +331,32 @@ fn tool_call_request(value: &Value, issues: &mut Issues) -> Option<ToolCallReque
         name: name?,
         arguments: arguments.ok()?,
     })
+}
+
+/// Message of the error for a request that fails [`parse_tool_call_request`].
+pub const INVALID_TOOL_CALL_REQUEST_MESSAGE: &str = "Invalid tools/call request.";
+
+/// The `TOOL_VALIDATION_FAILED` error for a request that fails [`parse_tool_call_request`],
+/// with the issues under `details.issues`.
+///
+/// ```
+/// use serde_json::json;
+/// use tool_protocol::validate::{invalid_tool_call_request_error, parse_tool_call_request};
+/// let issues = parse_tool_call_request(&json!({"method": "tools/call"})).unwrap_err();
+/// let error = invalid_tool_call_request_error(&issues);
+/// assert_eq!(error.code, "TOOL_VALIDATION_FAILED");
+/// assert_eq!(error.details.unwrap()["issues"][0]["pointer"], "/params");
+/// ```
+pub fn invalid_tool_call_request_error(issues: &[ValidationIssue]) -> ToolCallError {
+    let issues: Vec<Value> = issues
+        .iter()
+        .map(|issue| serde_json::json!({"pointer": issue.pointer, "message": issue.message}))
+        .collect();
+    ToolCallError::canonical(
+        crate::codes::TOOL_VALIDATION_FAILED,
+        INVALID_TOOL_CALL_REQUEST_MESSAGE,
+    )
+    .with_details(serde_json::json!({ "issues": issues }))
 }
 
 /// Validates an optional `tools/list` request (CONTRACT 2.5 `isToolListRequest`). `None` means
