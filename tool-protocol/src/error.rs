@@ -1,6 +1,6 @@
 //! [`ToolCallError`]: the one error shape every failure takes at the tool boundary.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
 /// A coded tool-call failure: `{ code, message, retryable?, details? }`.
@@ -14,7 +14,7 @@ use serde_json::Value;
 ///     .with_retryable(false);
 /// assert_eq!(error.code, "TOOL_POLICY_DENIED");
 /// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
 #[error("[{code}] {message}")]
 pub struct ToolCallError {
     /// Stable SCREAMING_SNAKE code.
@@ -31,6 +31,16 @@ pub struct ToolCallError {
         deserialize_with = "crate::serde_util::present"
     )]
     pub details: Option<Value>,
+}
+
+impl<'de> Deserialize<'de> for ToolCallError {
+    /// Accepts exactly what [`crate::validate::parse_tool_call_error`] accepts.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        crate::serde_util::deserialize_validated(
+            deserializer,
+            crate::validate::parse_tool_call_error,
+        )
+    }
 }
 
 impl ToolCallError {
@@ -80,5 +90,34 @@ impl ToolCallError {
     /// Whether the error says a retry may succeed (absent counts as no).
     pub fn is_retryable(&self) -> bool {
         self.retryable == Some(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn serde_follows_the_error_guard() {
+        let kept: ToolCallError =
+            serde_json::from_value(json!({"code": "X", "message": "m", "details": null})).unwrap();
+        assert_eq!(kept.details, Some(Value::Null));
+        let absent: ToolCallError =
+            serde_json::from_value(json!({"code": "X", "message": "m"})).unwrap();
+        assert_eq!(absent.details, None);
+        assert_eq!(
+            serde_json::to_value(&kept).unwrap(),
+            json!({"code": "X", "message": "m", "details": null})
+        );
+        assert!(
+            serde_json::from_value::<ToolCallError>(json!({"code": " ", "message": "m"})).is_err()
+        );
+        assert!(
+            serde_json::from_value::<ToolCallError>(
+                json!({"code": "X", "message": "m", "retryable": "no"})
+            )
+            .is_err()
+        );
     }
 }
