@@ -318,6 +318,30 @@ async fn typing_in_the_editor_updates_the_preview_and_survives_a_reload() {
         )
         .await;
     assert_eq!(tabs, json!(["index.html", "app.js"]));
+
+    // Scrolled to the end, the gutter and highlight layers stay aligned with the textarea.
+    session.open_file("styles.css").await;
+    let offsets = browser
+        .eval(
+            "const editor = document.getElementById('editor'); editor.scrollTop = editor.scrollHeight; editor.dispatchEvent(new Event('scroll'));
+             return [editor.scrollTop, document.getElementById('code-highlight').scrollTop, document.getElementById('code-gutter').scrollTop, document.getElementById('code-marks').scrollTop];",
+            json!([]),
+        )
+        .await;
+    let offsets: Vec<f64> = offsets
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    assert!(offsets[0] > 0.0, "styles.css scrolls: {offsets:?}");
+    assert!(
+        offsets
+            .iter()
+            .all(|offset| (offset - offsets[0]).abs() < 1.0),
+        "{offsets:?}"
+    );
+    browser.screenshot("02b-scrolled-styles").await;
     session.close().await;
 }
 

@@ -25,6 +25,7 @@ function renderLayers() {
   const tail = text.endsWith('\n') ? ' ' : '';
   $('code-highlight').innerHTML = highlight(text, file?.language ?? 'plaintext') + tail;
   $('code-marks').innerHTML = renderMarks(text) + tail;
+  renderGutter(text);
   syncScroll();
 }
 
@@ -41,8 +42,19 @@ function renderMarks(text) {
   return html + escapeHtml(text.slice(last));
 }
 
+let gutterLines = 0;
+
+/** Line numbers, rebuilt only when the line count changes. */
+function renderGutter(text) {
+  const lines = text.split('\n').length;
+  if (lines === gutterLines) return;
+  gutterLines = lines;
+  $('code-gutter').textContent = Array.from({ length: lines }, (_, index) => index + 1).join('\n');
+}
+
 function syncScroll() {
   const editor = $('editor');
+  $('code-gutter').scrollTop = editor.scrollTop;
   for (const layer of [$('code-highlight'), $('code-marks')]) {
     layer.scrollTop = editor.scrollTop;
     layer.scrollLeft = editor.scrollLeft;

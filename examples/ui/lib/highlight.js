@@ -52,8 +52,15 @@ const LANGUAGES = {
     ],
   },
   css: {
-    // Selectors outside braces, declarations inside; the state names carry the nesting depth.
-    code: [...CSS_COMMON, [r('\\{'), null, 'block'], [r('[^{/"\'@#\\s][^{/"\']*?(?=\\s*\\{|$)'), 'tag'], [r('\\s+'), null]],
+    // Selectors outside braces, declarations inside (one level: rules nested in @media read as declarations).
+    code: [
+      [r('/\\*'), 'comment', null],
+      [r('@[\\w-]+'), 'keyword'],
+      [r('\\{'), null, 'block'],
+      [r('[^{/"\'@\\s][^{/"\']*?(?=\\s*\\{|$)'), 'tag'],
+      ...CSS_COMMON,
+      [r('\\s+'), null],
+    ],
     block: [
       ...CSS_COMMON,
       [r('\\}'), null, 'code'],
