@@ -107,19 +107,31 @@ pub fn pointer_child(pointer: &str, token: &str) -> String {
 /// Whether `value` nests objects/arrays more than `limit` levels deep (a scalar has depth 0).
 /// Iterative, so it is safe on values of any depth.
 pub fn exceeds_depth(value: &Value, limit: usize) -> bool {
-    let mut stack: Vec<(&Value, usize)> = vec![(value, 0)];
+    // Only containers go on the stack, each with its own depth (a lone container has depth 1).
+    let mut stack: Vec<(&Value, usize)> = Vec::new();
+    if is_container(value) {
+        stack.push((value, 1));
+    }
     while let Some((node, depth)) = stack.pop() {
-        let children: Box<dyn Iterator<Item = &Value>> = match node {
-            Value::Array(items) => Box::new(items.iter()),
-            Value::Object(map) => Box::new(map.values()),
-            _ => continue,
-        };
-        if depth + 1 > limit {
+        if depth > limit {
             return true;
         }
-        stack.extend(children.map(|child| (child, depth + 1)));
+        let nested = |child: &&Value| is_container(child);
+        match node {
+            Value::Array(items) => {
+                stack.extend(items.iter().filter(nested).map(|child| (child, depth + 1)))
+            }
+            Value::Object(map) => {
+                stack.extend(map.values().filter(nested).map(|child| (child, depth + 1)))
+            }
+            _ => {}
+        }
     }
     false
+}
+
+fn is_container(value: &Value) -> bool {
+    matches!(value, Value::Array(_) | Value::Object(_))
 }
 
 /// Collects issues up to [`MAX_ISSUES`].
