@@ -1110,6 +1110,34 @@ async fn diagnostics_save_download_and_export_go_through_the_host() {
         "{rows}"
     );
 
+    // Workspace undo and redo go through the registry and bring the editor along.
+    browser.click("#undo-button").await;
+    browser
+        .wait_for(
+            "the undo",
+            "return !document.getElementById('editor').value.includes('saved with Ctrl+S');",
+        )
+        .await;
+    assert!(
+        !session
+            .source("index.html")
+            .await
+            .contains("saved with Ctrl+S")
+    );
+    browser.click("#redo-button").await;
+    browser
+        .wait_for(
+            "the redo",
+            "return document.getElementById('editor').value.includes('saved with Ctrl+S');",
+        )
+        .await;
+    assert!(
+        session
+            .source("index.html")
+            .await
+            .contains("saved with Ctrl+S")
+    );
+
     // Per-file download goes through workspace.downloadFile; export through the host.
     browser.click("#download-file-button").await;
     browser

@@ -80,6 +80,8 @@ function renderHeader() {
   folderBadge.textContent = folder.connected ? `folder · ${folder.name ?? 'linked'} · ${folder.permission}` : 'browser workspace · no folder';
   folderBadge.dataset.permission = folder.permission ?? 'disconnected';
   $('revision-badge').textContent = `rev ${status.revision}${status.isDirty ? ' · unsaved' : ''}`;
+  $('undo-button').disabled = Boolean(state.activeRun) || !status.canUndo;
+  $('redo-button').disabled = Boolean(state.activeRun) || !status.canRedo;
   $('status-storage').textContent = status.storageError
     ? `memory only — ${status.storageError}`
     : `${status.fileCount} files · ${status.storageMode}`;
@@ -224,6 +226,14 @@ function renderModels() {
   $('settings-models-status').textContent = models.length ? `${shown.length} of ${models.length} models` : '';
 }
 
+/** Workspace undo or redo through the registry (the textarea keeps its own typing undo). */
+async function historyStep(tool) {
+  if (!(await flushDraft())) return;
+  const result = await callTool(tool, { expectedRevision: state.status.revision });
+  setStatusMessage(result.isError ? `${result.error.code}: ${result.error.message}` : `${tool === 'workspace.undo' ? 'Undone' : 'Redone'} · revision ${result.structuredContent.revision}`, Boolean(result.isError));
+  await refreshState({ reloadEditor: true });
+}
+
 async function exportHtml() {
   if (!(await flushDraft())) return;
   try {
@@ -264,7 +274,10 @@ function onGlobalKeydown(event) {
 
 function lockEditor() {
   updateEditorEnabled();
-  if (state.status) renderTree();
+  if (state.status) {
+    renderTree();
+    renderHeader();
+  }
 }
 
 Object.assign(actions, {
@@ -286,6 +299,8 @@ wirePreview();
 wireSideTabs();
 wireSettings();
 $('export-button').addEventListener('click', exportHtml);
+$('undo-button').addEventListener('click', () => historyStep('workspace.undo'));
+$('redo-button').addEventListener('click', () => historyStep('workspace.redo'));
 document.addEventListener('keydown', onGlobalKeydown);
 setActiveRun(null);
 applyDeepLink();
