@@ -373,6 +373,28 @@ impl WorkspaceError {
         )
     }
 
+    /// A visual preview tool found no `target` (e.g. `stylesheet`, `hero-title`) in `path`.
+    pub fn preview_target_not_found(target: &str, path: Option<&str>) -> Self {
+        let mut details = json!({ "target": target });
+        if let Some(path) = path {
+            details["path"] = json!(path);
+        }
+        Self::new(
+            WorkspaceErrorCode::PreviewTargetNotFound,
+            format!("The preview target {target} was not found in the workspace."),
+            details,
+        )
+    }
+
+    /// The durable state store behind folder writes cannot be opened.
+    pub fn durable_state_unavailable(cause: &str) -> Self {
+        Self::new(
+            WorkspaceErrorCode::WorkspaceDurableStateUnavailable,
+            "The durable workspace state store is unavailable.",
+            json!({ "cause": bounded_text(cause) }),
+        )
+    }
+
     /// Adds one detail key, keeping the rest.
     pub fn with_detail(mut self, key: &str, value: Value) -> Self {
         if !self.details.is_object() {
@@ -491,6 +513,21 @@ mod tests {
         assert_eq!(group_thousands(999), "999");
         assert_eq!(group_thousands(1_000), "1,000");
         assert_eq!(group_thousands(12_345_678), "12,345,678");
+    }
+
+    #[test]
+    fn preview_target_details_name_the_target_and_path() {
+        let error = WorkspaceError::preview_target_not_found("hero-title", Some("index.html"));
+        assert_eq!(error.code.as_str(), "PREVIEW_TARGET_NOT_FOUND");
+        assert_eq!(
+            error.details,
+            json!({"target": "hero-title", "path": "index.html"})
+        );
+        assert_eq!(
+            WorkspaceError::preview_target_not_found("stylesheet", None).details,
+            json!({"target": "stylesheet"})
+        );
+        assert!(!WorkspaceError::durable_state_unavailable("locked").retryable);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use serde::Serialize;
 
 use super::error::WorkspaceResult;
-use super::model::{order_key, validate_path};
+use super::model::{compare_order, validate_path};
 use crate::file::{WorkspaceFile, is_asset_path, is_text_path};
 
 /// Most files one import keeps.
@@ -297,7 +297,7 @@ impl ImportBuilder {
     pub fn finish(mut self) -> FolderImport {
         self.import
             .files
-            .sort_by(|a, b| order_key(&a.path).cmp(&order_key(&b.path)));
+            .sort_by(|a, b| compare_order(&a.path, &b.path));
         self.import
     }
 

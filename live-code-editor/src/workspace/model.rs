@@ -6,6 +6,7 @@
 //! pointer per file. Dirty paths and pending deletions are *derived* from the checkpoint, so they
 //! can never disagree with it.
 
+use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -151,7 +152,8 @@ pub struct StoredWorkspace {
 pub struct Workspace {
     revision: u64,
     content: WorkspaceContent,
-    checkpoint: BTreeMap<String, Arc<WorkspaceFile>>,
+    /// Shared copy-on-write: most transitions leave the checkpoint alone.
+    checkpoint: Arc<BTreeMap<String, Arc<WorkspaceFile>>>,
 }
 
 impl Workspace {
@@ -162,10 +164,12 @@ impl Workspace {
         if files.is_empty() {
             return Err(WorkspaceError::no_supported_files("workspace", 0));
         }
-        let checkpoint = files
-            .iter()
-            .map(|file| (file.path.clone(), Arc::clone(file)))
-            .collect();
+        let checkpoint = Arc::new(
+            files
+                .iter()
+                .map(|file| (file.path.clone(), Arc::clone(file)))
+                .collect(),
+        );
         let active_path = select_active_path(&files);
         Ok(Self {
             revision: INITIAL_REVISION,
@@ -189,10 +193,12 @@ impl Workspace {
                 "hydrate",
             ));
         }
-        let checkpoint = canonical_files(stored.checkpoint, "hydrate")?
-            .into_iter()
-            .map(|file| (file.path.clone(), file))
-            .collect();
+        let checkpoint = Arc::new(
+            canonical_files(stored.checkpoint, "hydrate")?
+                .into_iter()
+                .map(|file| (file.path.clone(), file))
+                .collect(),
+        );
         let mut content = WorkspaceContent {
             files,
             origins: stored.origins,
@@ -278,11 +284,7 @@ impl Workspace {
             .content
             .files
             .iter()
-            .filter(|file| {
-                self.checkpoint
-                    .get(&file.path)
-                    .is_none_or(|saved| saved.content != file.content)
-            })
+            .filter(|file| self.differs_from_checkpoint(file))
             .map(|file| file.path.clone())
             .collect();
         dirty.sort();
@@ -291,11 +293,15 @@ impl Workspace {
 
     /// Whether one path is dirty.
     pub fn is_path_dirty(&self, path: &str) -> bool {
-        self.file(path).is_some_and(|file| {
-            self.checkpoint
-                .get(path)
-                .is_none_or(|saved| saved.content != file.content)
-        })
+        self.index_of(path)
+            .is_some_and(|index| self.differs_from_checkpoint(&self.content.files[index]))
+    }
+
+    /// Shared (unchanged) files short-cut the content comparison.
+    fn differs_from_checkpoint(&self, file: &Arc<WorkspaceFile>) -> bool {
+        self.checkpoint
+            .get(&file.path)
+            .is_none_or(|saved| !Arc::ptr_eq(saved, file) && saved.content != file.content)
     }
 
     /// Saved paths that no longer exist: the folder deletions a save must perform, sorted.
@@ -392,10 +398,10 @@ impl Workspace {
         let mut next = self.clone();
         match written {
             Some(file) => {
-                next.checkpoint.insert(path.to_owned(), file);
+                Arc::make_mut(&mut next.checkpoint).insert(path.to_owned(), file);
             }
             None => {
-                next.checkpoint.remove(path);
+                Arc::make_mut(&mut next.checkpoint).remove(path);
             }
         }
         next.content.origins.remove(path);
@@ -408,21 +414,21 @@ impl Workspace {
     /// Marks the whole current state as the checkpoint (keeps the revision).
     pub fn mark_all_saved(&self) -> Workspace {
         let mut next = self.clone();
-        next.checkpoint = next
-            .content
-            .files
-            .iter()
-            .map(|file| (file.path.clone(), Arc::clone(file)))
-            .collect();
+        next.checkpoint = Arc::new(
+            next.content
+                .files
+                .iter()
+                .map(|file| (file.path.clone(), Arc::clone(file)))
+                .collect(),
+        );
         next.content.origins.clear();
         next
     }
 
     fn index_of(&self, path: &str) -> Option<usize> {
-        let key = order_key(path);
         self.content
             .files
-            .binary_search_by(|file| order_key(&file.path).cmp(&key))
+            .binary_search_by(|file| compare_order(&file.path, path))
             .ok()
     }
 
@@ -442,11 +448,11 @@ impl Workspace {
     }
 
     fn insert_file(&mut self, file: WorkspaceFile) {
-        let key = order_key(&file.path);
+        let key = file.path.clone();
         let at = self
             .content
             .files
-            .partition_point(|existing| order_key(&existing.path) < key);
+            .partition_point(|existing| compare_order(&existing.path, &key) == Ordering::Less);
         self.content.files.insert(at, Arc::new(file));
     }
 
@@ -609,11 +615,9 @@ impl Workspace {
         match self.index_of(path) {
             Some(index) => self.content.files[index] = saved,
             None => {
-                let key = order_key(path);
-                let at = self
-                    .content
-                    .files
-                    .partition_point(|existing| order_key(&existing.path) < key);
+                let at = self.content.files.partition_point(|existing| {
+                    compare_order(&existing.path, path) == Ordering::Less
+                });
                 self.content.files.insert(at, saved);
             }
         }
@@ -672,15 +676,25 @@ pub fn select_active_path(files: &[Arc<WorkspaceFile>]) -> String {
     preferred.map_or_else(|| DEFAULT_ACTIVE_PATH.to_owned(), |file| file.path.clone())
 }
 
-/// Canonical sort key: `index.html`, `styles.css`, `app.js` first, then case-insensitive path.
-pub fn order_key(path: &str) -> (u8, String, &str) {
-    let rank = match path {
-        "index.html" => 0,
-        "styles.css" => 1,
-        "app.js" => 2,
-        _ => 3,
-    };
-    (rank, path.to_lowercase(), path)
+/// Canonical order: `index.html`, `styles.css`, `app.js` first, then case-insensitive path,
+/// then exact path (so distinct paths never compare equal). Allocation-free.
+pub fn compare_order(a: &str, b: &str) -> Ordering {
+    fn rank(path: &str) -> u8 {
+        match path {
+            "index.html" => 0,
+            "styles.css" => 1,
+            "app.js" => 2,
+            _ => 3,
+        }
+    }
+    rank(a)
+        .cmp(&rank(b))
+        .then_with(|| {
+            a.chars()
+                .flat_map(char::to_lowercase)
+                .cmp(b.chars().flat_map(char::to_lowercase))
+        })
+        .then_with(|| a.cmp(b))
 }
 
 fn is_html(file: &WorkspaceFile) -> bool {
@@ -718,7 +732,7 @@ fn canonical_files(
         }
         out.push(Arc::new(file));
     }
-    out.sort_by(|a, b| order_key(&a.path).cmp(&order_key(&b.path)));
+    out.sort_by(|a, b| compare_order(&a.path, &b.path));
     Ok(out)
 }
 
