@@ -11,11 +11,6 @@ import { DRAFT_IDLE_MS, MAX_SOURCE_CHARS, actions, busy, fileAt, state } from '.
 let draftTimer = null;
 const find = { query: '', matches: [], index: -1 };
 
-/** The editor's current text (draft included). */
-export function editorText() {
-  return $('editor').value;
-}
-
 /** Renders the highlight and search layers for the textarea's text. */
 function renderLayers() {
   const editor = $('editor');

@@ -24,19 +24,18 @@ export function showPreview(revision, force = false) {
   setPreviewStatus(`loading revision ${revision}`, 'loading');
   $('preview-address').textContent = `/preview/${revision}`;
   $('preview').src = `/preview/${revision}`;
-  loadDiagnostics(revision);
+  loadDiagnostics();
 }
 
-async function loadDiagnostics(revision) {
+async function loadDiagnostics() {
   try {
     const data = await api('/api/preview/diagnostics');
     if (data.revision !== state.previewRevision || diagnosticsRevision === data.revision) return;
     diagnosticsRevision = data.revision;
     renderDiagnostics(data.diagnostics);
   } catch (error) {
-    renderDiagnostics([{ severity: 'error', kind: error.code, sourcePath: '', requestedPath: error.message }]);
+    renderDiagnostics([{ severity: 'error', kind: error.code, sourcePath: '', message: `Diagnostics unavailable: ${error.message}` }]);
   }
-  return revision;
 }
 
 function describe(diagnostic) {

@@ -16,6 +16,7 @@ export const state = {
   activeRun: null,
   agentMode: 'local',
   previewRevision: null,
+  diagnostics: [],
   tools: [],
   traceRows: new Map(),
   traceSession: '',
