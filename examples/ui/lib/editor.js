@@ -9,6 +9,7 @@ import { highlight } from './highlight.js';
 import { DRAFT_IDLE_MS, MAX_SOURCE_CHARS, actions, busy, fileAt, state } from './store.js';
 
 let draftTimer = null;
+let loadedPath = null;
 const find = { query: '', matches: [], index: -1 };
 
 /** Renders the highlight and search layers for the textarea's text. */
@@ -104,6 +105,13 @@ export async function loadActiveFile() {
     state.source = result.structuredContent.source;
     state.sourceRevision = result.structuredContent.revision;
     if (editor.value !== state.source) editor.value = state.source;
+  }
+  if (loadedPath !== state.activePath) {
+    // A newly opened file starts at its top, not where assigning the text left the caret.
+    loadedPath = state.activePath;
+    editor.setSelectionRange(0, 0);
+    editor.scrollTop = 0;
+    editor.scrollLeft = 0;
   }
   addTab(state.activePath);
   updateEditorEnabled();

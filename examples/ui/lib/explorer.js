@@ -91,6 +91,7 @@ export function renderTree() {
   renderNode(buildTree(state.files), '', 0, tree);
   const folder = state.status?.folder ?? {};
   $('save-button').textContent = folder.connected ? 'Save to folder' : 'Save';
+  $('save-button').classList.toggle('primary', Boolean(state.status?.isDirty));
   $('save-button').title = folder.connected ? 'Write dirty files to the linked folder (Ctrl+S)' : 'Save a checkpoint of the browser workspace (Ctrl+S)';
   const running = busy();
   $('reload-folder-button').disabled = running || !folder.reloadAvailable;
