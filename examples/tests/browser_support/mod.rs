@@ -18,6 +18,8 @@ use serde_json::{Value, json};
 const ELEMENT_KEY: &str = "element-6066-11e4-a52e-4f735466cecf";
 /// How long [`Browser::wait_for`] polls before failing.
 pub const WAIT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Lookups of an element that a re-render replaced before it could be clicked.
+const STALE_RETRIES: usize = 3;
 /// Browsers running at once: the suite's tests run in parallel on small machines.
 const MAX_BROWSERS: usize = 2;
 static BROWSER_SLOTS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(MAX_BROWSERS);
@@ -154,7 +156,13 @@ impl Browser {
         browser
     }
 
-    async fn command(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+    /// Sends one WebDriver command; a WebDriver error comes back as its `value` object.
+    async fn try_command(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<Value, Value> {
         let url = format!("{}{path}", self.session);
         let mut request = self.http.request(method, &url);
         if let Some(body) = body {
@@ -163,12 +171,17 @@ impl Browser {
         let response = request.send().await.expect("WebDriver request");
         let status = response.status();
         let value: Value = response.json().await.expect("WebDriver JSON");
-        assert!(
-            status.is_success(),
-            "WebDriver {path} failed ({status}): {}",
-            value["value"]
-        );
-        value["value"].clone()
+        if status.is_success() {
+            Ok(value["value"].clone())
+        } else {
+            Err(value["value"].clone())
+        }
+    }
+
+    async fn command(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+        self.try_command(method, path, body)
+            .await
+            .unwrap_or_else(|error| panic!("WebDriver {path} failed: {error}"))
     }
 
     async fn post(&self, path: &str, body: Value) -> Value {
@@ -266,10 +279,25 @@ impl Browser {
             .to_owned()
     }
 
-    /// Clicks the element matching `css` with a real pointer click.
+    /// Clicks the element matching `css` with a real pointer click. The page re-renders lists
+    /// on live events, so an element replaced between lookup and click is looked up again.
     pub async fn click(&self, css: &str) {
-        let id = self.find(css).await;
-        self.post(&format!("/element/{id}/click"), json!({})).await;
+        for _ in 0..STALE_RETRIES {
+            let id = self.find(css).await;
+            match self
+                .try_command(
+                    reqwest::Method::POST,
+                    &format!("/element/{id}/click"),
+                    Some(json!({})),
+                )
+                .await
+            {
+                Ok(_) => return,
+                Err(error) if error["error"] == "stale element reference" => continue,
+                Err(error) => panic!("clicking {css} failed: {error}"),
+            }
+        }
+        panic!("{css} kept being replaced while clicking it");
     }
 
     /// Types `text` into the element matching `css` (WebDriver key codes allowed).

@@ -12,8 +12,8 @@ const MAX_CHAT_ENTRIES = 200;
 const FINAL_STATES = ['completed', 'failed', 'denied', 'cancelled'];
 const RUN_STATE_TEXT = {
   started: 'Running…',
-  waiting: 'Waiting for the provider or the preview…',
-  approval: 'Waiting for your approval…',
+  waiting: 'Waiting…',
+  approval: 'Needs your approval',
 };
 
 /** The composer's status line for a running run, with the retry attempt when the host reports one. */
