@@ -57,23 +57,26 @@ const EXIT_ERRORS: u8 = 1;
 const EXIT_USAGE: u8 = 2;
 
 fn main() -> ExitCode {
-    let args = match Args::try_parse() {
-        Ok(args) => args,
+    match Args::try_parse() {
+        Ok(args) => ExitCode::from(run(&args)),
         Err(error) => {
             let _ = error.print();
-            let code = if error.use_stderr() { EXIT_USAGE } else { 0 };
-            return ExitCode::from(code);
+            ExitCode::from(if error.use_stderr() { EXIT_USAGE } else { 0 })
         }
-    };
+    }
+}
+
+/// Compiles, writes and reports; returns the exit code.
+fn run(args: &Args) -> u8 {
     if !args.folder.is_dir() {
         eprintln!("compile-preview: {} is not a folder", args.folder.display());
-        return ExitCode::from(EXIT_USAGE);
+        return EXIT_USAGE;
     }
     let import = match read_folder(&args.folder) {
         Ok(import) => import,
         Err(message) => {
             eprintln!("compile-preview: {message}");
-            return ExitCode::from(EXIT_ERRORS);
+            return EXIT_ERRORS;
         }
     };
     let options = if args.export {
@@ -82,15 +85,15 @@ fn main() -> ExitCode {
         PreviewOptions::preview(args.revision, args.asset_base.clone())
     };
     let compiled = compile_preview(&import.files, &options);
-    if let Err(message) = write_document(&args, &compiled) {
+    if let Err(message) = write_document(args, &compiled) {
         eprintln!("compile-preview: {message}");
-        return ExitCode::from(EXIT_ERRORS);
+        return EXIT_ERRORS;
     }
-    report(&args, &import, &compiled);
+    report(args, &import, &compiled);
     if compiled.has_errors() {
-        ExitCode::from(EXIT_ERRORS)
+        EXIT_ERRORS
     } else {
-        ExitCode::SUCCESS
+        0
     }
 }
 
@@ -195,4 +198,95 @@ fn human_line(diagnostic: &PreviewDiagnostic) -> String {
         diagnostic.kind.code(),
         diagnostic.message
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> String {
+        format!(
+            "{}/../live-code-editor/tests/fixtures/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        )
+    }
+
+    fn args(list: &[&str]) -> Args {
+        Args::try_parse_from(std::iter::once("compile-preview").chain(list.iter().copied()))
+            .unwrap()
+    }
+
+    #[test]
+    fn a_clean_folder_exits_zero_and_writes_the_document() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("site.html");
+        let out_arg = out.to_str().unwrap();
+        assert_eq!(
+            run(&args(&[&fixture("site"), "-o", out_arg, "--export"])),
+            0
+        );
+        let html = std::fs::read_to_string(&out).unwrap();
+        assert!(html.contains("data:image/svg+xml;base64,"));
+        assert!(
+            !dir.path().join(".site.html.tmp").exists(),
+            "the temporary file is renamed away"
+        );
+    }
+
+    #[test]
+    fn warnings_exit_zero_and_errors_exit_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("x.html");
+        let out_arg = out.to_str().unwrap();
+        assert_eq!(
+            run(&args(&[&fixture("external"), "-o", out_arg])),
+            0,
+            "blocked externals are warnings"
+        );
+        assert_eq!(
+            run(&args(&[&fixture("broken"), "-o", out_arg])),
+            EXIT_ERRORS
+        );
+        assert_eq!(run(&args(&[&fixture("no-entry"), "--json"])), EXIT_ERRORS);
+    }
+
+    #[test]
+    fn bad_usage_exits_two() {
+        assert!(
+            Args::try_parse_from(["compile-preview"])
+                .unwrap_err()
+                .use_stderr()
+        );
+        assert!(Args::try_parse_from(["compile-preview", "x", "--bogus"]).is_err());
+        assert!(
+            Args::try_parse_from(["compile-preview", "x", "--export", "--revision", "3"]).is_err()
+        );
+        assert_eq!(run(&args(&["/definitely/not/a/folder"])), EXIT_USAGE);
+    }
+
+    #[test]
+    fn a_failed_write_is_an_error_and_leaves_nothing_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("missing-dir/out.html");
+        assert_eq!(
+            run(&args(&[&fixture("site"), "-o", out.to_str().unwrap()])),
+            EXIT_ERRORS
+        );
+        assert!(!out.exists());
+    }
+
+    #[test]
+    fn human_lines_carry_severity_kind_and_position() {
+        let compiled = compile_preview(
+            &[live_code_editor::WorkspaceFile::text(
+                "index.html",
+                "<script src=gone.js></script>",
+            )],
+            &PreviewOptions::export(),
+        );
+        assert_eq!(
+            human_line(&compiled.diagnostics[0]),
+            "error[missing-reference] index.html:1:13: Missing script: gone.js"
+        );
+    }
 }
