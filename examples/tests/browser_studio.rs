@@ -739,6 +739,27 @@ async fn the_catalog_runs_a_sample_and_the_trace_shows_and_copies_it() {
     assert!(kept.as_str().unwrap().contains("amber"), "{kept}");
     browser.screenshot("09-catalog-run-sample").await;
 
+    // Copy tools/call puts the exact request (with the edited arguments) on the clipboard.
+    browser
+        .click("#catalog-detail .copy-row button:nth-child(2)")
+        .await;
+    browser
+        .wait_for(
+            "the tools/call copy",
+            "return document.getElementById('status-message').textContent === 'tools/call JSON copied.';",
+        )
+        .await;
+    let copied = browser
+        .eval_async(
+            "navigator.clipboard.readText().then(arguments[0], (error) => arguments[0]('ERR ' + error));",
+            json!([]),
+        )
+        .await;
+    let copied: Value = serde_json::from_str(copied.as_str().unwrap()).expect("tools/call JSON");
+    assert_eq!(copied["method"], "tools/call");
+    assert_eq!(copied["params"]["name"], "preview.setTheme");
+    assert_eq!(copied["params"]["arguments"]["theme"], "amber");
+
     // Broken JSON is reported inside the panel and nothing runs.
     let before = session.revision().await;
     browser
@@ -1402,5 +1423,31 @@ async fn cancelling_a_run_waiting_for_approval_shows_a_cancelled_entry() {
         Value::Bool(false),
         "the editor unlocks"
     );
+
+    // Without a key, OpenRouter fails with a coded entry that offers the local agent instead.
+    browser
+        .click("#agent-select option[value=\"openrouter\"]")
+        .await;
+    session.submit_prompt("make it rose").await;
+    let failed = session.wait_chat_entry("failed").await;
+    assert!(
+        failed.contains("OPENROUTER_CONFIGURATION_ERROR"),
+        "{failed}"
+    );
+    browser
+        .click("#chat-log .entry.failed .recovery button")
+        .await;
+    session.wait_approval_card("preview.setTheme").await;
+    assert!(
+        browser
+            .text("#agent-badge")
+            .await
+            .starts_with("local agent"),
+        "the one-request bypass runs the local agent"
+    );
+    browser.screenshot("16-use-local-agent").await;
+    browser.click("#approvals .deny").await;
+    session.wait_chat_entry("denied").await;
+    assert_eq!(session.source("styles.css").await, styles);
     session.close().await;
 }
