@@ -110,16 +110,20 @@ ensure_redis() {
 
 # ---------------------------------------------------------------- Chromium
 ensure_chromium() {
-  if [ -n "${CHROMIUM_BIN:-}" ] && [ -x "$CHROMIUM_BIN" ]; then return; fi
-  for candidate in chromium chromium-browser google-chrome; do
-    if command -v "$candidate" >/dev/null 2>&1; then
-      export CHROMIUM_BIN=$(command -v "$candidate")
-      return
-    fi
-  done
-  log "installing Chromium for the browser tests"
-  apt_install chromium chromium-driver
-  export CHROMIUM_BIN=/usr/bin/chromium
+  local chromium="${CHROMIUM_BIN:-}" driver="${CHROMEDRIVER_BIN:-}"
+  if [ -z "$chromium" ]; then
+    for candidate in chromium chromium-browser google-chrome; do
+      if command -v "$candidate" >/dev/null 2>&1; then chromium=$(command -v "$candidate"); break; fi
+    done
+  fi
+  [ -z "$driver" ] && command -v chromedriver >/dev/null 2>&1 && driver=$(command -v chromedriver)
+  if [ -z "$chromium" ] || [ ! -x "$chromium" ] || [ -z "$driver" ] || [ ! -x "$driver" ]; then
+    log "installing Chromium and ChromeDriver for the browser tests"
+    apt_install chromium chromium-driver
+    chromium=/usr/bin/chromium
+    driver=/usr/bin/chromedriver
+  fi
+  export CHROMIUM_BIN="$chromium" CHROMEDRIVER_BIN="$driver"
 }
 
 # ---------------------------------------------------------------- Python MCP client
