@@ -99,7 +99,8 @@ fn bench_backend(
 }
 
 fn database_url() -> String {
-    std::env::var("DATABASE_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
+    std::env::var("DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
 }
 
 fn redis_url() -> String {
@@ -108,7 +109,11 @@ fn redis_url() -> String {
 
 fn durable_operations(c: &mut Criterion) {
     let runtime = Runtime::new().unwrap();
-    let unique = format!("{}_{}", std::process::id(), Instant::now().elapsed().as_nanos());
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let unique = format!("{}_{nanos}", std::process::id());
 
     let dir = tempfile::tempdir().unwrap();
     let sqlite = runtime
@@ -117,12 +122,18 @@ fn durable_operations(c: &mut Criterion) {
     bench_backend(c, &runtime, "sqlite", Arc::new(sqlite));
 
     let prefix = format!("bench:durable-operation:{unique}:");
-    let redis = runtime.block_on(RedisBackend::connect(&redis_url(), &prefix)).unwrap();
+    let redis = runtime
+        .block_on(RedisBackend::connect(&redis_url(), &prefix))
+        .unwrap();
     bench_backend(c, &runtime, "redis", Arc::new(redis));
 
     let schema = format!("durable_bench_{unique}");
     let postgres = runtime
-        .block_on(PostgresBackend::connect(&database_url(), &format!("{schema}.operations"), 4))
+        .block_on(PostgresBackend::connect(
+            &database_url(),
+            &format!("{schema}.operations"),
+            4,
+        ))
         .unwrap();
     let create = format!("CREATE SCHEMA \"{schema}\"");
     runtime
