@@ -20,9 +20,17 @@
 //! # }).unwrap();
 //! ```
 //!
+//! An owner that holds its [`Claim`] can [`settle`](DurableOperationStore::settle) it in one
+//! round trip; `complete` / `fail` / `mark_unknown` take the key, owner and fence instead.
+//! Ambiguous outcomes are `unknown` until [`recover`](DurableOperationStore::recover) (status
+//! first, resolver only for unknown) or [`resolve_unknown`](DurableOperationStore::resolve_unknown)
+//! records what a status query confirmed; [`prune`](DurableOperationStore::prune) removes
+//! settled and unknown records after the retention window.
+//!
 //! Backends: [`MemoryBackend`] always; SQLite, Redis and PostgreSQL behind the `sqlite`,
-//! `redis` and `postgres` features. The side-effect runner lives in [`side_effect`], with the
-//! HTTP bridge behind the `http` feature.
+//! `redis` and `postgres` features (see [`backend`]). The side-effect runner lives in
+//! [`side_effect`], with the HTTP bridge behind the `http` feature. Every error carries a
+//! stable [`code`](DurableOperationError::code).
 
 pub mod backend;
 pub mod clock;

@@ -306,6 +306,10 @@ impl DurableOperationStore {
 
     /// Claims `key`: inserts a pending record, reclaims an expired lease, or reports what
     /// another owner left (pending / replay / unknown / conflict).
+    ///
+    /// The first attempt inserts without reading, so a new key costs one round trip; an
+    /// existing key costs that failed insert plus a read. Gives up with
+    /// [`DurableOperationError::ClaimContended`] after `max_attempts` lost writes.
     pub async fn claim(&self, request: ClaimRequest<'_>) -> Result<Claim, DurableOperationError> {
         validate_key(request.key)?;
         validate_text("fingerprint", request.fingerprint, MAX_FINGERPRINT_BYTES)?;
