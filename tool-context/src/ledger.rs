@@ -87,4 +87,14 @@ impl Ledger {
             (Self::Memory(_), LedgerClaim::Unguarded | LedgerClaim::Replay(_)) => Ok(()),
         }
     }
+
+    /// Records that the owner stopped waiting (timeout, cancellation, shutdown) while the
+    /// handler may still be running: its outcome is unknown, so replays must never see success.
+    pub(crate) async fn record_interrupted(&self, claim: LedgerClaim, _reason: &ToolCallError) {
+        match (self, claim) {
+            // Dropping an unsettled ticket settles it as TOOL_EXECUTION_ABORTED (this also
+            // covers a call future dropped mid-flight, which never reaches this function).
+            (Self::Memory(_), claim) => drop(claim),
+        }
+    }
 }

@@ -51,7 +51,7 @@
 
 pub mod approval;
 mod catalog;
-pub mod failure;
+mod failure;
 pub mod idempotency;
 pub mod interaction;
 mod ledger;
@@ -66,6 +66,7 @@ pub mod tool;
 
 pub use approval::{ApprovalDecision, ApprovalQueue, ApprovalQueueConfig, ApprovalSnapshot};
 pub use catalog::ListToolsError;
+pub use failure::EXECUTION_STATE_DETACHED;
 pub use idempotency::{IdempotencyClaim, IdempotencyConfig, IdempotencyRegistry};
 pub use interaction::{InteractionKind, InteractionOutcome, InteractionRequest, ToolInteraction};
 pub use observer::ToolCallObserver;

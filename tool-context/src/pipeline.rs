@@ -154,9 +154,16 @@ impl<'r> CallRun<'r> {
                 .await?;
             return Ok(self.enforce_output_budget(shared));
         }
-        // An interrupted execution returns early here and drops `claim`, which records it as
-        // aborted for every replay.
-        let result = self.execute(&tool, arguments).await?;
+        let result = match self.execute(&tool, arguments).await {
+            Ok(result) => result,
+            Err(interrupted) => {
+                self.registry
+                    .ledger
+                    .record_interrupted(claim, &interrupted)
+                    .await;
+                return Err(interrupted);
+            }
+        };
         let result = self.check_output(&tool, result);
         let result = self.enforce_output_budget(result);
         self.registry.ledger.record_terminal(claim, &result).await?;
