@@ -159,12 +159,21 @@ async fn with_a_page_attached_the_studio_queue_decides() {
         );
         approvals.resolve(&pending[0].id, ApprovalDecision::Allow)
     });
-    // The attached page renders the new revision and acknowledges it, a little later than a
-    // progress heartbeat.
+    // The attached page renders the new revision and acknowledges it once the call has
+    // reported a progress heartbeat while waiting for that acknowledgement.
     let manager = studio.state.manager.clone();
+    let progress = person.progress.clone();
     let before = revision;
     let page = tokio::spawn(async move {
-        tokio::time::sleep(tool_context_mcp::progress::PROGRESS_INTERVAL * 2).await;
+        let heartbeat = "Running \"workspace.writeFile\".";
+        while !progress
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|message| message == heartbeat)
+        {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
         let revision = manager.status().await.revision;
         assert!(revision > before, "the write moved the revision");
         manager.acknowledge_preview(revision, PreviewStatus::Ready)
