@@ -112,7 +112,7 @@ impl<'r> CallRun<'r> {
             options: validated,
             interaction: options.interaction.or_else(|| registry.interaction.clone()),
             signal,
-            trace_id: uuid::Uuid::new_v4().to_string(),
+            trace_id: registry.next_trace_id(),
             owner_id,
             started_at: Instant::now(),
         }

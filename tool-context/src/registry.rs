@@ -4,6 +4,7 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -97,6 +98,21 @@ pub(crate) struct RegistryInner {
     pub(crate) ledger: Ledger,
     pub(crate) idempotency: IdempotencyRegistry,
     pub(crate) shutdown: CancellationToken,
+    /// Random per registry; a call's trace id is `<prefix>-<sequence>`, unique without a
+    /// random draw per call.
+    pub(crate) trace_prefix: String,
+    pub(crate) trace_sequence: AtomicU64,
+}
+
+impl RegistryInner {
+    /// A trace id no other call of any registry shares.
+    pub(crate) fn next_trace_id(&self) -> String {
+        format!(
+            "{}-{}",
+            self.trace_prefix,
+            self.trace_sequence.fetch_add(1, Ordering::Relaxed)
+        )
+    }
 }
 
 /// The tool registry: one catalog snapshot and one call pipeline for every origin (model, MCP,
@@ -389,6 +405,8 @@ impl ToolRegistryBuilder {
             ledger: Ledger::Memory(idempotency.clone()),
             idempotency,
             shutdown: self.shutdown.unwrap_or_default(),
+            trace_prefix: uuid::Uuid::new_v4().simple().to_string(),
+            trace_sequence: AtomicU64::new(0),
         };
         Ok(ToolRegistry {
             inner: Arc::new(inner),
