@@ -12,14 +12,19 @@
 //!    says why ([`unavailable_denial`]). An approval-required call never runs silently.
 //!
 //! A failed elicitation (transport closed, client error) is an interaction error, which the
-//! registry turns into the retryable `TOOL_POLICY_FAILED`: still no silent allow.
+//! registry turns into the retryable `TOOL_POLICY_FAILED`: still no silent allow. When a call
+//! stops waiting for its prompt (`notifications/cancelled`, timeout, shutdown), the prompt is
+//! withdrawn from the client with `notifications/cancelled` ([`WITHDRAWN_REASON`]).
 
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
-use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
-use rmcp::service::{ElicitationMode, Peer, RoleServer};
+use rmcp::model::{
+    CancelledNotificationParam, ClientResult, ElicitRequestParams, ElicitationAction,
+    ElicitationSchema, Request, RequestId, ServerRequest,
+};
+use rmcp::service::{ElicitationMode, Peer, PeerRequestOptions, RoleServer};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tool_context::{BoxError, InteractionOutcome, InteractionRequest, ToolInteraction};
@@ -29,6 +34,8 @@ use crate::progress::Progress;
 
 /// The elicitation form field a person sets to approve a call.
 pub const APPROVE_FIELD: &str = "approve";
+/// `reason` of the `notifications/cancelled` that withdraws a prompt whose call stopped waiting.
+pub const WITHDRAWN_REASON: &str = "The tool call stopped waiting for this approval.";
 /// `details.approvalRoute` value of a denial nobody could be asked about.
 pub const ROUTE_UNAVAILABLE: &str = "unavailable";
 
@@ -150,12 +157,58 @@ impl McpApproval {
             message: approval_message(request, &self.safe_argument_names),
             requested_schema: approval_form()?,
         };
+        let request = ServerRequest::ElicitRequest(Request::new(params));
+        let handle = self
+            .peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await?;
+        let mut prompt = OpenPrompt {
+            peer: self.peer.clone(),
+            id: Some(handle.id.clone()),
+        };
         let answer = tokio::select! {
-            // The call was cancelled or timed out: the registry reports that itself.
+            // The registry reports the cancellation or timeout itself; dropping `prompt`
+            // withdraws the question from the client.
             () = cancellation.cancelled() => return Ok(InteractionOutcome::Denied),
-            answer = self.peer.create_elicitation(params) => answer?,
+            answer = handle.await_response() => answer,
+        };
+        prompt.answered();
+        let answer = answer?;
+        let ClientResult::ElicitResult(answer) = answer else {
+            return Err("the MCP client answered the elicitation with another result type".into());
         };
         Ok(outcome_of(answer.action, answer.content.as_ref()))
+    }
+}
+
+/// An elicitation the client has not answered yet. If the call stops waiting first (it is
+/// cancelled, times out, or the registry drops the interaction), the prompt is withdrawn with
+/// `notifications/cancelled`, so the person is not left answering a call that no longer waits.
+struct OpenPrompt {
+    peer: Peer<RoleServer>,
+    id: Option<RequestId>,
+}
+
+impl OpenPrompt {
+    fn answered(&mut self) {
+        self.id = None;
+    }
+}
+
+impl Drop for OpenPrompt {
+    fn drop(&mut self) {
+        let (Some(id), Ok(runtime)) = (self.id.take(), tokio::runtime::Handle::try_current())
+        else {
+            return;
+        };
+        let peer = self.peer.clone();
+        runtime.spawn(async move {
+            let withdrawn =
+                CancelledNotificationParam::new(Some(id), Some(WITHDRAWN_REASON.to_owned()));
+            if let Err(error) = peer.notify_cancelled(withdrawn).await {
+                tracing::debug!(%error, "elicitation withdrawal not delivered");
+            }
+        });
     }
 }
 

@@ -425,3 +425,62 @@ async fn malformed_tools_call_requests_are_invalid_params_over_the_wire() {
     assert_eq!(response["error"]["code"], -32602);
     assert_eq!(response["error"]["data"]["code"], codes::TOOL_NOT_FOUND);
 }
+
+async fn prompted(client: &TestClient) {
+    while client.elicitations.lock().unwrap().is_empty() {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test]
+async fn cancelling_a_call_withdraws_its_open_elicitation() {
+    for transport in TRANSPORTS {
+        let (notes, server) = setup();
+        let test_client = TestClient::new(Answer::Wait);
+        let client = connect(transport, &server, test_client.clone()).await;
+        let write = CallToolRequestParams::new("notes.write").with_arguments(args(
+            json!({"name": "a", "text": "x", "expectedRevision": 0}),
+        ));
+        let handle = client
+            .send_request_with_option(
+                ClientRequest::CallToolRequest(Request::new(write)),
+                PeerRequestOptions::no_options(),
+            )
+            .await
+            .unwrap();
+        tokio::time::timeout(Duration::from_secs(10), prompted(&test_client))
+            .await
+            .expect("the person was asked");
+        let withdrawn = test_client.withdrawn.notified();
+        handle.cancel(Some("changed my mind".into())).await.unwrap();
+        tokio::time::timeout(Duration::from_secs(10), withdrawn)
+            .await
+            .expect("the prompt was withdrawn");
+        assert_eq!(
+            notes.text.lock().unwrap().as_str(),
+            "",
+            "{transport:?}: the cancelled write never ran"
+        );
+        client.cancel().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn a_call_timing_out_on_its_prompt_reports_timeout_and_withdraws_it() {
+    for transport in TRANSPORTS {
+        let notes = Arc::new(common::Notes::default());
+        let server = McpToolServer::new(registry(&notes))
+            .with_call_options(tool_context::ToolCallOptions::default().with_timeout_ms(300));
+        let test_client = TestClient::new(Answer::Wait);
+        let client = connect(transport, &server, test_client.clone()).await;
+        let withdrawn = test_client.withdrawn.notified();
+        let result = call(&client, "notes.delete", json!({})).await;
+        assert_eq!(error_code(&result), codes::TOOL_TIMEOUT, "{transport:?}");
+        assert_eq!(result["structuredContent"]["error"]["retryable"], true);
+        tokio::time::timeout(Duration::from_secs(10), withdrawn)
+            .await
+            .expect("the prompt was withdrawn");
+        assert_eq!(test_client.elicitations.lock().unwrap().len(), 1);
+        client.cancel().await.unwrap();
+    }
+}

@@ -166,6 +166,8 @@ pub enum Answer {
     Approve,
     /// Decline.
     Decline,
+    /// Never answer; record when the server withdraws the prompt.
+    Wait,
 }
 
 #[derive(Clone)]
@@ -173,6 +175,7 @@ pub struct TestClient {
     pub answer: Answer,
     pub elicitations: Arc<Mutex<Vec<String>>>,
     pub progress: Arc<Mutex<Vec<String>>>,
+    pub withdrawn: Arc<Notify>,
 }
 
 impl TestClient {
@@ -181,6 +184,7 @@ impl TestClient {
             answer,
             elicitations: Arc::default(),
             progress: Arc::default(),
+            withdrawn: Arc::default(),
         }
     }
 }
@@ -200,10 +204,15 @@ impl ClientHandler for TestClient {
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
         if let ElicitRequestParams::FormElicitationParams { message, .. } = &request {
             self.elicitations.lock().unwrap().push(message.clone());
+        }
+        if self.answer == Answer::Wait {
+            context.ct.cancelled().await;
+            self.withdrawn.notify_one();
+            return Ok(ElicitResult::new(ElicitationAction::Cancel));
         }
         Ok(match self.answer {
             Answer::Approve => {
