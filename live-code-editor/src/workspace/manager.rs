@@ -21,7 +21,7 @@ use super::error::{WorkspaceError, WorkspaceErrorCode, WorkspaceResult};
 use super::folder::{FolderAdapter, FolderImport, FolderPermission};
 use super::history::{Clock, History, RecordKind, SystemClock};
 use super::model::{Occurrence, Operation, Workspace, validate_path};
-use super::repository::{RepositoryError, WorkspaceDelta, WorkspaceRepository};
+use super::repository::{WorkspaceDelta, WorkspaceRepository};
 use crate::file::{FileContent, Language, WorkspaceFile};
 
 /// Longest `storage_error` reported, in characters.
@@ -570,20 +570,13 @@ impl WorkspaceDocumentManager {
         let name = operation.name();
         self.mutate(name, path, expected_revision, move |ws, history, now| {
             let next = ws.apply(&operation)?;
-            let kind = match &operation {
-                Operation::Write { path, .. } => {
-                    let path = validate_path(path)?;
-                    history.record(
-                        ws.content(),
-                        RecordKind::SourceEdit {
-                            path: &path,
-                            coalesce,
-                        },
-                        now,
-                    );
-                    return Ok(next);
-                }
-                _ => RecordKind::Checkpoint,
+            let edited = match &operation {
+                Operation::Write { path, .. } => Some(validate_path(path)?),
+                _ => None,
+            };
+            let kind = match &edited {
+                Some(path) => RecordKind::SourceEdit { path, coalesce },
+                None => RecordKind::Checkpoint,
             };
             history.record(ws.content(), kind, now);
             Ok(next)
@@ -826,7 +819,7 @@ impl WorkspaceDocumentManager {
                 Persist::Replace => self.repository.replace(&state.workspace.to_stored()).await,
             };
             if let Err(error) = written {
-                self.fall_back_to_memory(state, &describe(&error));
+                self.fall_back_to_memory(state, &error.to_string());
             }
         }
         if state.workspace.revision() != previous.revision() {
@@ -1061,10 +1054,6 @@ fn check_expected(
 fn sorted_by_path(mut files: Vec<Arc<WorkspaceFile>>) -> Vec<Arc<WorkspaceFile>> {
     files.sort_by(|a, b| a.path.cmp(&b.path));
     files
-}
-
-fn describe(error: &RepositoryError) -> String {
-    error.to_string()
 }
 
 fn disconnected_folder() -> FolderStatus {

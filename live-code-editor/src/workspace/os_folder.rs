@@ -52,8 +52,11 @@ pub trait FolderFs: Send + Sync + 'static {
 
     /// Reads at most `limit` bytes (one more than a caller's bound reveals an over-limit file).
     fn read_limited(&self, path: &Path, limit: u64) -> io::Result<Vec<u8>> {
-        let mut bytes = Vec::new();
-        fs::File::open(path)?.take(limit).read_to_end(&mut bytes)?;
+        let file = fs::File::open(path)?;
+        // Size the buffer once from the file length (bounded by `limit`) instead of doubling.
+        let hint = file.metadata().map_or(0, |meta| meta.len()).min(limit);
+        let mut bytes = Vec::with_capacity(usize::try_from(hint).unwrap_or(0));
+        file.take(limit).read_to_end(&mut bytes)?;
         Ok(bytes)
     }
 

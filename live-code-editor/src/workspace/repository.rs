@@ -1,6 +1,6 @@
 //! The `WorkspaceRepository` port: load, full replace, and revision-guarded incremental writes.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
@@ -94,10 +94,11 @@ impl WorkspaceDelta {
             &self.upsert_checkpoint,
             &self.remove_checkpoint,
         );
+        let present: BTreeSet<&str> = stored.files.iter().map(|file| file.path.as_str()).collect();
         stored.pending_deletions = stored
             .checkpoint
             .iter()
-            .filter(|saved| !stored.files.iter().any(|file| file.path == saved.path))
+            .filter(|saved| !present.contains(saved.path.as_str()))
             .map(|saved| saved.path.clone())
             .collect();
     }
