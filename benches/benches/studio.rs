@@ -35,7 +35,11 @@ fn approve_everything(state: &Arc<StudioState>) {
 fn visual_change(c: &mut Criterion) {
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     let dir = tempfile::tempdir().expect("temp dir");
-    let options = StudioOptions { port: 0, data_dir: dir.path().to_owned(), folder: None };
+    let options = StudioOptions {
+        port: 0,
+        data_dir: dir.path().to_owned(),
+        folder: None,
+    };
     let state = runtime.block_on(async {
         let state = host::build_state(&options, 0).await.expect("studio state");
         approve_everything(&state);
@@ -46,8 +50,17 @@ fn visual_change(c: &mut Criterion) {
     group.bench_function("local_agent_visual_change", |b| {
         b.to_async(&runtime).iter(|| async {
             let theme = Theme::ALL[turn.fetch_add(1, Ordering::Relaxed) % Theme::ALL.len()];
-            let planned = plan(&format!("make it {}", theme.name()), &PlannerContext::default());
-            let request = RunRequest { registry: &state.registry, run_id: "bench", session_id: "bench", cancellation: CancellationToken::new(), metadata: Default::default() };
+            let planned = plan(
+                &format!("make it {}", theme.name()),
+                &PlannerContext::default(),
+            );
+            let request = RunRequest {
+                registry: &state.registry,
+                run_id: "bench",
+                session_id: "bench",
+                cancellation: CancellationToken::new(),
+                metadata: Default::default(),
+            };
             let report = run_plan(&planned, request).await;
             assert_eq!(report.outcome.status(), "completed");
         });
@@ -55,10 +68,21 @@ fn visual_change(c: &mut Criterion) {
     group.bench_function("baseline_manager_write", |b| {
         b.to_async(&runtime).iter(|| async {
             let theme = Theme::ALL[turn.fetch_add(1, Ordering::Relaxed) % Theme::ALL.len()];
-            let current = state.manager.read_file("styles.css").await.expect("stylesheet");
+            let current = state
+                .manager
+                .read_file("styles.css")
+                .await
+                .expect("stylesheet");
             let updated = set_theme(&current.source, theme).expect("theme tokens");
-            let options = WriteOptions { expected_revision: Some(current.revision), coalesce: false };
-            state.manager.write_file("styles.css", &updated, options).await.expect("write");
+            let options = WriteOptions {
+                expected_revision: Some(current.revision),
+                coalesce: false,
+            };
+            state
+                .manager
+                .write_file("styles.css", &updated, options)
+                .await
+                .expect("write");
         });
     });
     group.finish();
@@ -72,7 +96,13 @@ fn cold_start(c: &mut Criterion) {
     group.bench_function("cold_start_to_first_page", |b| {
         b.to_async(&runtime).iter(|| async {
             let dir = tempfile::tempdir().expect("temp dir");
-            let studio = host::start(StudioOptions { port: 0, data_dir: dir.path().to_owned(), folder: None }).await.expect("studio starts");
+            let studio = host::start(StudioOptions {
+                port: 0,
+                data_dir: dir.path().to_owned(),
+                folder: None,
+            })
+            .await
+            .expect("studio starts");
             let page = http.get(studio.url()).send().await.expect("first page");
             assert!(page.status().is_success());
             studio.shutdown().await;
@@ -80,13 +110,23 @@ fn cold_start(c: &mut Criterion) {
     });
     group.bench_function("baseline_axum_first_page", |b| {
         b.to_async(&runtime).iter(|| async {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("bind");
             let addr = listener.local_addr().expect("addr");
             let app = axum::Router::new().route("/", axum::routing::get(|| async { "ok" }));
             let stop = CancellationToken::new();
             let guard = stop.clone();
-            let server = tokio::spawn(async move { axum::serve(listener, app).with_graceful_shutdown(async move { guard.cancelled().await }).await });
-            let page = http.get(format!("http://{addr}/")).send().await.expect("first page");
+            let server = tokio::spawn(async move {
+                axum::serve(listener, app)
+                    .with_graceful_shutdown(async move { guard.cancelled().await })
+                    .await
+            });
+            let page = http
+                .get(format!("http://{addr}/"))
+                .send()
+                .await
+                .expect("first page");
             assert!(page.status().is_success());
             stop.cancel();
             let _ = server.await;

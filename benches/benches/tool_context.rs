@@ -15,8 +15,13 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 use tool_context::idempotency::DEFAULT_IDEMPOTENCY_MAX_ENTRIES;
-use tool_context::{AllowAll, IdempotencyClaim, IdempotencyRegistry, Tool, ToolCallOptions, ToolInvocation, ToolRegistry};
-use tool_protocol::{ToolCallError, ToolCallEvent, ToolCallRequest, ToolCallResult, ToolDefinition};
+use tool_context::{
+    AllowAll, IdempotencyClaim, IdempotencyRegistry, Tool, ToolCallOptions, ToolInvocation,
+    ToolRegistry,
+};
+use tool_protocol::{
+    ToolCallError, ToolCallEvent, ToolCallRequest, ToolCallResult, ToolDefinition,
+};
 
 const RATIO_ITERATIONS: u32 = 20_000;
 const DISTINCT_KEYS: usize = 100_000;
@@ -37,7 +42,10 @@ async fn handler(arguments: Value) -> Result<Value, ToolCallError> {
 fn registry(events: &Arc<AtomicU64>) -> ToolRegistry {
     let events = events.clone();
     ToolRegistry::builder()
-        .tool(Tool::new(ToolDefinition::new("workspace.read", "Reads.", schema()), |arguments: Value, _: ToolInvocation| handler(arguments)))
+        .tool(Tool::new(
+            ToolDefinition::new("workspace.read", "Reads.", schema()),
+            |arguments: Value, _: ToolInvocation| handler(arguments),
+        ))
         .policy(AllowAll)
         .observer(move |_: &ToolCallEvent| {
             events.fetch_add(1, Ordering::Relaxed);
@@ -48,7 +56,11 @@ fn registry(events: &Arc<AtomicU64>) -> ToolRegistry {
 
 fn call_request() -> ToolCallRequest {
     let arguments = json!({"path": "src/app.js", "revision": 3});
-    ToolCallRequest::new("workspace.read", arguments.as_object().cloned().unwrap_or_default()).with_id("call_1")
+    ToolCallRequest::new(
+        "workspace.read",
+        arguments.as_object().cloned().unwrap_or_default(),
+    )
+    .with_id("call_1")
 }
 
 async fn baseline(validator: &jsonschema::Validator, request: &ToolCallRequest) -> ToolCallResult {
@@ -58,7 +70,11 @@ async fn baseline(validator: &jsonschema::Validator, request: &ToolCallRequest) 
     ToolCallResult::success(value).with_tool_call_id(request.id.clone())
 }
 
-fn print_ratio(runtime: &tokio::runtime::Runtime, registry: &ToolRegistry, validator: &jsonschema::Validator) {
+fn print_ratio(
+    runtime: &tokio::runtime::Runtime,
+    registry: &ToolRegistry,
+    validator: &jsonschema::Validator,
+) {
     let request = call_request();
     let time = |run: &dyn Fn() -> ToolCallResult| {
         let started = Instant::now();
@@ -68,7 +84,8 @@ fn print_ratio(runtime: &tokio::runtime::Runtime, registry: &ToolRegistry, valid
         started.elapsed() / RATIO_ITERATIONS
     };
     let direct = time(&|| runtime.block_on(baseline(validator, &request)));
-    let pipeline = time(&|| runtime.block_on(registry.call_tool(request.clone(), ToolCallOptions::default())));
+    let pipeline =
+        time(&|| runtime.block_on(registry.call_tool(request.clone(), ToolCallOptions::default())));
     println!(
         "tool_context_pipeline: baseline {direct:?}/call, pipeline {pipeline:?}/call, ratio {:.1}x",
         pipeline.as_secs_f64() / direct.as_secs_f64()
@@ -76,7 +93,10 @@ fn print_ratio(runtime: &tokio::runtime::Runtime, registry: &ToolRegistry, valid
 }
 
 fn pipeline(c: &mut Criterion) {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
     let events = Arc::new(AtomicU64::new(0));
     let registry = registry(&events);
     let validator = jsonschema::validator_for(&schema()).expect("a valid schema");
@@ -84,13 +104,18 @@ fn pipeline(c: &mut Criterion) {
     let request = call_request();
     let mut group = c.benchmark_group("tool_context_pipeline");
     group.bench_function("baseline_handler_plus_jsonschema", |b| {
-        b.to_async(&runtime).iter(|| baseline(&validator, black_box(&request)));
+        b.to_async(&runtime)
+            .iter(|| baseline(&validator, black_box(&request)));
     });
     group.bench_function("registry_call_tool", |b| {
-        b.to_async(&runtime).iter(|| registry.call_tool(black_box(request.clone()), ToolCallOptions::default()));
+        b.to_async(&runtime)
+            .iter(|| registry.call_tool(black_box(request.clone()), ToolCallOptions::default()));
     });
     group.finish();
-    assert!(events.load(Ordering::Relaxed) > 0, "the observer saw the calls");
+    assert!(
+        events.load(Ordering::Relaxed) > 0,
+        "the observer saw the calls"
+    );
 }
 
 fn claim_and_settle(registry: &IdempotencyRegistry, key: &str) {
@@ -111,7 +136,10 @@ fn idempotency(c: &mut Criterion) {
         "tool_context_idempotency: {DISTINCT_KEYS} distinct keys in {:?}, {held} entries held (bound {DEFAULT_IDEMPOTENCY_MAX_ENTRIES})",
         started.elapsed()
     );
-    assert_eq!(held, DEFAULT_IDEMPOTENCY_MAX_ENTRIES, "the registry stays at its bound");
+    assert_eq!(
+        held, DEFAULT_IDEMPOTENCY_MAX_ENTRIES,
+        "the registry stays at its bound"
+    );
     let mut group = c.benchmark_group("tool_context_idempotency");
     let mut next = 0u64;
     group.bench_function("claim_settle_distinct_key_at_bound", |b| {

@@ -361,6 +361,12 @@ async fn forged_hosts_origins_and_missing_tokens_are_refused() {
         .await
         .is_err()
     );
+    let token_file = std::fs::read_to_string(dir.path().join(host::TOKEN_FILE)).unwrap();
+    assert_eq!(
+        token_file,
+        studio.token(),
+        "local clients find the token in the data directory"
+    );
     studio.shutdown().await;
 }
 

@@ -51,11 +51,14 @@ impl Language {
 }
 
 /// Extensions of text files a workspace accepts.
-pub const TEXT_EXTENSIONS: &[&str] = &["css", "htm", "html", "js", "json", "md", "mjs", "ts", "tsx", "txt"];
+pub const TEXT_EXTENSIONS: &[&str] = &[
+    "css", "htm", "html", "js", "json", "md", "mjs", "ts", "tsx", "txt",
+];
 
 /// Extensions of binary preview assets (kept as bytes, never edited as text).
 pub const ASSET_EXTENSIONS: &[&str] = &[
-    "avif", "gif", "ico", "jpeg", "jpg", "otf", "png", "svg", "ttf", "wasm", "webp", "woff", "woff2",
+    "avif", "gif", "ico", "jpeg", "jpg", "otf", "png", "svg", "ttf", "wasm", "webp", "woff",
+    "woff2",
 ];
 
 /// The lowercase extension of the last path segment, if any.
@@ -128,14 +131,24 @@ impl WorkspaceFile {
     /// A text file whose language follows its extension.
     pub fn text(path: impl Into<String>, source: impl Into<String>) -> Self {
         let path = path.into();
-        Self { language: Language::from_path(&path), path, content: FileContent::Text { source: source.into() } }
+        Self {
+            language: Language::from_path(&path),
+            path,
+            content: FileContent::Text {
+                source: source.into(),
+            },
+        }
     }
 
     /// A binary asset whose MIME type follows its extension.
     pub fn asset(path: impl Into<String>, bytes: Vec<u8>) -> Self {
         let path = path.into();
         let mime_type = asset_mime_type(&path).to_owned();
-        Self { language: Language::Text, path, content: FileContent::Asset { bytes, mime_type } }
+        Self {
+            language: Language::Text,
+            path,
+            content: FileContent::Asset { bytes, mime_type },
+        }
     }
 
     /// The source text, or `None` for an asset.
@@ -178,7 +191,11 @@ mod tests {
         assert_eq!(Language::from_path("src/app.mjs"), Language::Javascript);
         assert_eq!(Language::from_path("x.tsx"), Language::Typescript);
         assert_eq!(Language::from_path("README"), Language::Text);
-        assert_eq!(Language::from_path(".css"), Language::Text, "a dotfile has no extension");
+        assert_eq!(
+            Language::from_path(".css"),
+            Language::Text,
+            "a dotfile has no extension"
+        );
     }
 
     #[test]

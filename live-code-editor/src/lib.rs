@@ -15,4 +15,6 @@ pub use preview::{
     CompiledPreview, PreviewDiagnostic, PreviewOptions, PreviewTarget, compile_preview,
     export_standalone_html,
 };
-pub use workspace::{OsFolder, Workspace, WorkspaceDocumentManager, WorkspaceError, WorkspaceErrorCode};
+pub use workspace::{
+    OsFolder, Workspace, WorkspaceDocumentManager, WorkspaceError, WorkspaceErrorCode,
+};

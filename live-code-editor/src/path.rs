@@ -80,7 +80,9 @@ pub fn decode_local_reference(encoded: &str) -> Option<String> {
     let mut index = 0;
     while index < bytes.len() {
         if bytes[index] == b'%' {
-            let valid = bytes.get(index + 1..index + 3).is_some_and(|pair| pair.iter().all(u8::is_ascii_hexdigit));
+            let valid = bytes
+                .get(index + 1..index + 3)
+                .is_some_and(|pair| pair.iter().all(u8::is_ascii_hexdigit));
             if !valid {
                 return None;
             }
@@ -89,7 +91,10 @@ pub fn decode_local_reference(encoded: &str) -> Option<String> {
             index += 1;
         }
     }
-    percent_encoding::percent_decode_str(encoded).decode_utf8().ok().map(|text| text.into_owned())
+    percent_encoding::percent_decode_str(encoded)
+        .decode_utf8()
+        .ok()
+        .map(|text| text.into_owned())
 }
 
 #[cfg(test)]
@@ -98,25 +103,46 @@ mod tests {
 
     #[test]
     fn normalizes_slashes_and_dot_segments() {
-        assert_eq!(normalize_workspace_path(r"src\./main.js").unwrap(), "src/main.js");
-        assert_eq!(normalize_workspace_path("a//b/./c.css").unwrap(), "a/b/c.css");
-        assert_eq!(normalize_workspace_path(" index.html ").unwrap(), "index.html");
+        assert_eq!(
+            normalize_workspace_path(r"src\./main.js").unwrap(),
+            "src/main.js"
+        );
+        assert_eq!(
+            normalize_workspace_path("a//b/./c.css").unwrap(),
+            "a/b/c.css"
+        );
+        assert_eq!(
+            normalize_workspace_path(" index.html ").unwrap(),
+            "index.html"
+        );
     }
 
     #[test]
     fn rejects_escapes_and_empty_paths() {
         assert_eq!(normalize_workspace_path("a\0b"), Err(PathError::Nul));
-        assert_eq!(normalize_workspace_path(r"a\..\b"), Err(PathError::ParentTraversal));
+        assert_eq!(
+            normalize_workspace_path(r"a\..\b"),
+            Err(PathError::ParentTraversal)
+        );
         assert_eq!(normalize_workspace_path("./."), Err(PathError::Empty));
         assert_eq!(normalize_workspace_path(""), Err(PathError::Empty));
-        assert_eq!(normalize_workspace_path(r"\\server\share"), Err(PathError::Absolute));
+        assert_eq!(
+            normalize_workspace_path(r"\\server\share"),
+            Err(PathError::Absolute)
+        );
         assert_eq!(normalize_workspace_path("C:/x"), Err(PathError::Absolute));
     }
 
     #[test]
     fn decodes_like_decode_uri_component() {
-        assert_eq!(decode_local_reference("card%20file.js").as_deref(), Some("card file.js"));
-        assert_eq!(decode_local_reference("caf%C3%A9.css").as_deref(), Some("café.css"));
+        assert_eq!(
+            decode_local_reference("card%20file.js").as_deref(),
+            Some("card file.js")
+        );
+        assert_eq!(
+            decode_local_reference("caf%C3%A9.css").as_deref(),
+            Some("café.css")
+        );
         assert_eq!(decode_local_reference("bad%zz"), None);
         assert_eq!(decode_local_reference("trunc%2"), None);
         assert_eq!(decode_local_reference("%FF"), None);

@@ -255,6 +255,19 @@ fn watch_approvals(state: &Arc<StudioState>) {
     });
 }
 
+/// File in the data directory holding the per-launch token, readable only by its owner, for
+/// local clients that are not the page (MCP over HTTP, the CLI bridge).
+pub const TOKEN_FILE: &str = "studio-token";
+
+/// Writes the token file; failures are logged, never fatal (the page still gets the token).
+fn write_token_file(data_dir: &Path, token: &str) {
+    let path = data_dir.join(TOKEN_FILE);
+    let written = std::fs::write(&path, token).and_then(|()| settings::restrict_permissions(&path));
+    if let Err(error) = written {
+        tracing::warn!(path = %path.display(), %error, "could not write the studio token file");
+    }
+}
+
 /// Binds 127.0.0.1:`options.port` and serves the studio.
 pub async fn start(options: StudioOptions) -> Result<RunningStudio, String> {
     let listener = TcpListener::bind(("127.0.0.1", options.port))
@@ -262,6 +275,7 @@ pub async fn start(options: StudioOptions) -> Result<RunningStudio, String> {
         .map_err(|e| format!("cannot listen on 127.0.0.1:{}: {e}", options.port))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     let state = build_state(&options, addr.port()).await?;
+    write_token_file(&options.data_dir, state.security.token());
     let shutdown = CancellationToken::new();
     let app = server::router(state.clone());
     let stop = shutdown.clone();

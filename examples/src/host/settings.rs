@@ -181,14 +181,16 @@ fn validate(update: &SettingsUpdate) -> Result<(), String> {
     Ok(())
 }
 
+/// Makes a file readable and writable by its owner only (secrets on disk).
 #[cfg(unix)]
-fn restrict_permissions(path: &Path) -> std::io::Result<()> {
+pub(crate) fn restrict_permissions(path: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
 }
 
+/// Makes a file readable and writable by its owner only (no-op off Unix).
 #[cfg(not(unix))]
-fn restrict_permissions(_path: &Path) -> std::io::Result<()> {
+pub(crate) fn restrict_permissions(_path: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
