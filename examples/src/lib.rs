@@ -4,6 +4,7 @@
 
 pub mod agent;
 pub mod catalog;
+pub mod cli;
 pub mod host;
 pub mod preview_edits;
 pub mod seed;

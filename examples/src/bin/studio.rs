@@ -3,15 +3,19 @@
 //! ```text
 //! cargo run --release --bin studio -- [--port 4870] [--data-dir .studio-data] [--folder DIR]
 //! cargo run --release --bin studio -- mcp [--folder DIR] [--data-dir .studio-data]
+//! cargo run --release --bin studio -- tools list [--json] [--folder DIR | --url URL]
+//! cargo run --release --bin studio -- tools call NAME --args JSON [--expected-revision N] [--approve]
 //! ```
 //!
 //! The first form serves the browser UI (and MCP at `/mcp`); `studio mcp` serves the same
 //! workspace tools to one MCP client over stdin/stdout, headless. In that mode stdout carries
-//! only MCP messages: logs go to stderr.
+//! only MCP messages: logs go to stderr. `studio tools` runs one explicit registry command
+//! (headless, or against a running studio with `--url` and `--token`) under the same policy.
 
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
+use live_code_studio::cli;
 use live_code_studio::host::{self, DEFAULT_DATA_DIR, DEFAULT_PORT, StudioOptions};
 
 /// Live Code Studio: edit a small web project with an agent, approvals and a live preview.
@@ -42,6 +46,8 @@ enum Command {
         #[arg(long, default_value = DEFAULT_DATA_DIR)]
         data_dir: PathBuf,
     },
+    /// List or call registry tools from the terminal, under the studio's approval policy.
+    Tools(cli::ToolsArgs),
 }
 
 #[tokio::main]
@@ -56,6 +62,7 @@ async fn main() -> std::process::ExitCode {
             })
             .await
         }
+        Some(Command::Tools(tools)) => cli::run(tools).await,
         None => {
             serve_ui(StudioOptions {
                 port: args.port,
