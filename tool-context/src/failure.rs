@@ -144,6 +144,62 @@ pub(crate) fn idempotency_conflict(name: &str) -> ToolCallError {
     .with_retryable(false)
 }
 
+/// `details.persistenceState` of a durable transition that may or may not have been written.
+pub const PERSISTENCE_STATE_UNCERTAIN: &str = "uncertain";
+
+/// Another owner holds a live lease on the durable record.
+pub(crate) fn idempotency_pending(owner_id: &str, lease_expires_at: Option<u64>) -> ToolCallError {
+    ToolCallError::new(
+        codes::TOOL_IDEMPOTENCY_PENDING,
+        "Tool operation is already running under another owner; retry after its lease ends.",
+    )
+    .with_retryable(true)
+    .with_details(json!({
+        "state": "pending",
+        "ownerId": owner_id,
+        "leaseExpiresAt": lease_expires_at,
+    }))
+}
+
+/// The durable record's outcome is ambiguous and needs reconciliation before any retry.
+pub(crate) fn idempotency_unknown(reason: Option<&str>) -> ToolCallError {
+    let mut details = json!({ "state": "unknown", "automaticRetrySafe": false });
+    if let Some(reason) = reason {
+        details["reason"] = Value::String(reason.to_owned());
+    }
+    ToolCallError::new(
+        codes::TOOL_IDEMPOTENCY_UNKNOWN,
+        "Tool operation outcome is unknown; reconcile it before retrying.",
+    )
+    .with_retryable(false)
+    .with_details(details)
+}
+
+/// The durable claim failed: nothing ran, a retry is safe.
+pub(crate) fn idempotency_store_failed(operation_key: &str, message: &str) -> ToolCallError {
+    ToolCallError::new(
+        codes::TOOL_IDEMPOTENCY_STORE_FAILED,
+        format!("Durable operation state could not be persisted: {message}"),
+    )
+    .with_retryable(true)
+    .with_details(json!({ "operationKey": operation_key }))
+}
+
+/// A terminal or abort transition failed or hung: the record may still say `pending`, so an
+/// automatic retry could repeat the effect.
+pub(crate) fn idempotency_store_uncertain(operation_key: &str, message: &str) -> ToolCallError {
+    ToolCallError::new(
+        codes::TOOL_IDEMPOTENCY_STORE_FAILED,
+        format!("Durable operation state could not be persisted: {message}"),
+    )
+    .with_retryable(true)
+    .with_details(json!({
+        "operationKey": operation_key,
+        "persistenceState": PERSISTENCE_STATE_UNCERTAIN,
+        "automaticRetrySafe": false,
+    }))
+}
+
 pub(crate) fn handler_panicked(handler_id: &str) -> ToolCallError {
     ToolCallError::new(codes::TOOL_EXECUTION_FAILED, "Tool handler panicked.")
         .with_retryable(false)

@@ -1,16 +1,23 @@
 //! The exactly-once seam of the pipeline: a *claim* between policy and handler and a
 //! *terminal record* after the output checks.
 //!
-//! Everything the pipeline knows about idempotency goes through [`Ledger`]: today the
-//! in-memory [`IdempotencyRegistry`]; a durable operation store plugs in here as another
-//! variant without touching the stages around it.
+//! Everything the pipeline knows about idempotency goes through [`Ledger`]: the in-memory
+//! [`IdempotencyRegistry`] and, when configured, the durable layer under it
+//! ([`crate::durable`]).
 
+use std::fmt;
+use std::sync::Arc;
+
+use tokio::task::JoinHandle;
+use tool_durable_operations::{Claim, DurableOperationError};
 use tool_protocol::idempotency::{tool_call_fingerprint, tool_operation_key};
-use tool_protocol::{ToolCallError, ToolCallResult};
+use tool_protocol::{ToolCallError, ToolCallResult, codes};
 
+use crate::durable::{ClaimResult, DurableClaim, DurableLedger, is_ambiguous};
 use crate::failure::{idempotency_conflict, invalid_options};
 use crate::idempotency::{IdempotencyClaim, IdempotencyRegistry, OwnerTicket, ReplayWaiter};
 use crate::options::INVALID_IDEMPOTENCY_KEY;
+use crate::signal::{CallSignal, WaitStage};
 
 /// Who a logical operation is: its session-scoped key and argument fingerprint.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,11 +43,12 @@ impl OperationIdentity {
     }
 }
 
-/// Where claims and terminal records go.
+/// Where claims and terminal records go: the process-local registry shares one execution per
+/// process; with a durable store its owner then claims the shared durable record.
 #[derive(Debug, Clone)]
-pub(crate) enum Ledger {
-    /// Process-local, bounded promise registry.
-    Memory(IdempotencyRegistry),
+pub(crate) struct Ledger {
+    memory: IdempotencyRegistry,
+    durable: Option<Arc<DurableLedger>>,
 }
 
 /// The outcome of a claim.
@@ -49,52 +57,211 @@ pub(crate) enum LedgerClaim {
     /// No idempotency key: run without bookkeeping.
     Unguarded,
     /// This call runs the handler and must record the terminal outcome.
-    Owner(OwnerTicket),
-    /// Another call with the same identity runs (or ran) it: replay its outcome.
+    Owner(OwnerClaim),
+    /// Another call of this process runs (or ran) it: replay its outcome.
     Replay(ReplayWaiter),
+    /// The durable record already holds the outcome (re-stamped by the caller).
+    Replayed(ToolCallResult),
+}
+
+/// The right to run the handler: the in-memory ticket and, with a store, the durable claim.
+pub(crate) struct OwnerClaim {
+    ticket: OwnerTicket,
+    key: String,
+    durable: Option<Claim>,
+}
+
+impl fmt::Debug for OwnerClaim {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OwnerClaim")
+            .field("key", &self.key)
+            .field("durable", &self.durable.as_ref().map(|claim| &claim.fence))
+            .finish_non_exhaustive()
+    }
 }
 
 impl Ledger {
-    /// Claims `identity` before the handler runs.
+    /// The in-memory registry alone, or with a durable layer under it.
+    pub(crate) fn new(memory: IdempotencyRegistry, durable: Option<DurableLedger>) -> Self {
+        Self {
+            memory,
+            durable: durable.map(Arc::new),
+        }
+    }
+
+    /// The durable layer, when configured.
+    pub(crate) fn durable(&self) -> Option<&DurableLedger> {
+        self.durable.as_deref()
+    }
+
+    /// Claims `identity` before the handler runs; the durable claim races `signal`.
     pub(crate) async fn claim(
         &self,
         identity: Option<&OperationIdentity>,
         tool: &str,
+        signal: &CallSignal,
     ) -> Result<LedgerClaim, ToolCallError> {
         let Some(identity) = identity else {
             return Ok(LedgerClaim::Unguarded);
         };
-        match self {
-            Self::Memory(registry) => match registry.claim(&identity.key, &identity.fingerprint) {
-                IdempotencyClaim::Owner(ticket) => Ok(LedgerClaim::Owner(ticket)),
-                IdempotencyClaim::Replay(waiter) => Ok(LedgerClaim::Replay(waiter)),
-                IdempotencyClaim::Conflict => Err(idempotency_conflict(tool)),
-            },
+        let ticket = match self.memory.claim(&identity.key, &identity.fingerprint) {
+            IdempotencyClaim::Owner(ticket) => ticket,
+            IdempotencyClaim::Replay(waiter) => return Ok(LedgerClaim::Replay(waiter)),
+            IdempotencyClaim::Conflict => return Err(idempotency_conflict(tool)),
+        };
+        let key = identity.key.clone();
+        let Some(durable) = &self.durable else {
+            return Ok(LedgerClaim::Owner(OwnerClaim {
+                ticket,
+                key,
+                durable: None,
+            }));
+        };
+        let mut claim = durable.spawn_claim(&identity.key, &identity.fingerprint);
+        let claimed = match signal.race(WaitStage::DurableStore, &mut claim).await {
+            Ok(claimed) => claimed,
+            Err(interrupted) => {
+                return Err(self.abandoned_claim(ticket, &key, claim, interrupted).await);
+            }
+        };
+        match durable.interpret_claim(&key, tool, claimed) {
+            Ok(DurableClaim::Owner(claim)) => Ok(LedgerClaim::Owner(OwnerClaim {
+                ticket,
+                key,
+                durable: Some(claim),
+            })),
+            Ok(DurableClaim::Replayed(result)) => {
+                ticket.settle(result.clone());
+                Ok(LedgerClaim::Replayed(result))
+            }
+            Err(error) => {
+                let forget = error.code != codes::TOOL_IDEMPOTENCY_CONFLICT;
+                self.settle_memory(ticket, &key, &error, forget);
+                Err(error)
+            }
         }
     }
 
-    /// Records the owner's terminal outcome (success or failure, output checks applied).
+    /// Records the owner's terminal outcome (output checks applied) and returns what the
+    /// caller gets: the result itself, or the error of a write that failed or was interrupted.
     pub(crate) async fn record_terminal(
         &self,
         claim: LedgerClaim,
-        result: &ToolCallResult,
-    ) -> Result<(), ToolCallError> {
-        match (self, claim) {
-            (Self::Memory(_), LedgerClaim::Owner(ticket)) => {
-                ticket.settle(result.clone());
-                Ok(())
+        result: ToolCallResult,
+        signal: &CallSignal,
+    ) -> Result<ToolCallResult, ToolCallError> {
+        let LedgerClaim::Owner(owner) = claim else {
+            return Ok(result);
+        };
+        let (Some(durable), Some(claim)) = (&self.durable, &owner.durable) else {
+            owner.ticket.settle(result.clone());
+            return Ok(result);
+        };
+        let mut write = durable.spawn_settle(claim, &result);
+        let error = match signal.race(WaitStage::DurableStore, &mut write).await {
+            Ok(Ok(Ok(_))) => {
+                let ambiguous = is_ambiguous(&result);
+                if ambiguous {
+                    self.memory.clear(&owner.key);
+                }
+                owner.ticket.settle(result.clone());
+                return Ok(result);
             }
-            (Self::Memory(_), LedgerClaim::Unguarded | LedgerClaim::Replay(_)) => Ok(()),
-        }
+            Ok(written) => {
+                let message = store_message(written.map(|write| write.map(|_| ())));
+                // Try to leave `unknown` rather than a pending record a reclaim would re-run.
+                let abort = DurableLedger::uncertain(&owner.key, &message);
+                durable.persist_abort(claim, &abort, None).await;
+                abort
+            }
+            Err(interrupted) => {
+                // The write runs on: it competes with the abort transition for the fence.
+                if durable
+                    .persist_abort(claim, &interrupted, Some(write))
+                    .await
+                {
+                    interrupted
+                } else {
+                    DurableLedger::uncertain(&owner.key, ABORT_NOT_PERSISTED)
+                }
+            }
+        };
+        self.settle_memory(owner.ticket, &owner.key, &error, true);
+        Err(error)
     }
 
     /// Records that the owner stopped waiting (timeout, cancellation, shutdown) while the
     /// handler may still be running: its outcome is unknown, so replays must never see success.
-    pub(crate) async fn record_interrupted(&self, claim: LedgerClaim, _reason: &ToolCallError) {
-        match (self, claim) {
+    /// Returns the caller's error: `interrupted`, or an uncertain store failure when the
+    /// durable `unknown` transition did not persist in time.
+    pub(crate) async fn record_interrupted(
+        &self,
+        claim: LedgerClaim,
+        interrupted: ToolCallError,
+    ) -> ToolCallError {
+        let LedgerClaim::Owner(owner) = claim else {
+            return interrupted;
+        };
+        let (Some(durable), Some(claim)) = (&self.durable, &owner.durable) else {
             // Dropping an unsettled ticket settles it as TOOL_EXECUTION_ABORTED (this also
             // covers a call future dropped mid-flight, which never reaches this function).
-            (Self::Memory(_), claim) => drop(claim),
+            drop(owner);
+            return interrupted;
+        };
+        let persisted = durable.persist_abort(claim, &interrupted, None).await;
+        let key = owner.key.clone();
+        drop(owner.ticket);
+        self.memory.clear(&key);
+        if persisted {
+            interrupted
+        } else {
+            DurableLedger::uncertain(&key, ABORT_NOT_PERSISTED)
         }
+    }
+
+    /// The caller aborted while the durable claim was in flight: an owner claim is marked
+    /// unknown within the bounded wait, and the handler never runs.
+    async fn abandoned_claim(
+        &self,
+        ticket: OwnerTicket,
+        key: &str,
+        claim: JoinHandle<ClaimResult>,
+        interrupted: ToolCallError,
+    ) -> ToolCallError {
+        let error = match &self.durable {
+            Some(durable)
+                if !Arc::clone(durable)
+                    .persist_abandoned_claim(claim, &interrupted)
+                    .await =>
+            {
+                DurableLedger::uncertain(key, ABORT_NOT_PERSISTED)
+            }
+            _ => interrupted,
+        };
+        self.settle_memory(ticket, key, &error, true);
+        error
+    }
+
+    /// Settles the in-memory entry with `error` for waiters; `forget` clears it so later
+    /// retries consult the durable record.
+    fn settle_memory(&self, ticket: OwnerTicket, key: &str, error: &ToolCallError, forget: bool) {
+        ticket.settle(ToolCallResult::failure(error.clone()));
+        if forget {
+            self.memory.clear(key);
+        }
+    }
+}
+
+/// Why an abort transition is reported as uncertain.
+const ABORT_NOT_PERSISTED: &str =
+    "the transition to unknown did not persist in time; the record may still be pending";
+
+fn store_message(
+    written: Result<Result<(), DurableOperationError>, tokio::task::JoinError>,
+) -> String {
+    match written {
+        Ok(Ok(())) => String::new(),
+        Ok(Err(error)) => error.to_string(),
+        Err(_) => "the store write task panicked".to_owned(),
     }
 }

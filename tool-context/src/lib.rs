@@ -51,11 +51,13 @@
 
 pub mod approval;
 mod catalog;
+pub mod durable;
 mod failure;
 pub mod idempotency;
 pub mod interaction;
 mod ledger;
 pub mod observer;
+pub mod operations;
 pub mod options;
 mod pipeline;
 pub mod policy;
@@ -66,10 +68,12 @@ pub mod tool;
 
 pub use approval::{ApprovalDecision, ApprovalQueue, ApprovalQueueConfig, ApprovalSnapshot};
 pub use catalog::ListToolsError;
-pub use failure::EXECUTION_STATE_DETACHED;
+pub use durable::{DEFAULT_DURABLE_LEASE_MS, MAX_ABORT_TRANSITION_WAIT_MS};
+pub use failure::{EXECUTION_STATE_DETACHED, PERSISTENCE_STATE_UNCERTAIN};
 pub use idempotency::{IdempotencyClaim, IdempotencyConfig, IdempotencyRegistry};
 pub use interaction::{InteractionKind, InteractionOutcome, InteractionRequest, ToolInteraction};
 pub use observer::ToolCallObserver;
+pub use operations::OperationError;
 pub use options::ToolCallOptions;
 pub use policy::{
     AllowAll, BoxError, FixedPolicy, PolicyDecision, PolicyRequest, ReadOnlyOrDirectLocal,

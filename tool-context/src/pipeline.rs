@@ -145,29 +145,35 @@ impl<'r> CallRun<'r> {
         let claim = self
             .registry
             .ledger
-            .claim(identity.as_ref(), &self.request.name)
+            .claim(identity.as_ref(), &self.request.name, &self.signal)
             .await?;
-        if let LedgerClaim::Replay(waiter) = claim {
-            let shared = self
-                .signal
-                .race(WaitStage::SharedExecution, waiter.wait())
-                .await?;
-            return Ok(self.enforce_output_budget(shared));
+        match claim {
+            LedgerClaim::Replay(waiter) => {
+                let shared = self
+                    .signal
+                    .race(WaitStage::SharedExecution, waiter.wait())
+                    .await?;
+                return Ok(self.enforce_output_budget(shared));
+            }
+            LedgerClaim::Replayed(stored) => return Ok(self.enforce_output_budget(stored)),
+            LedgerClaim::Unguarded | LedgerClaim::Owner(_) => {}
         }
         let result = match self.execute(&tool, arguments).await {
             Ok(result) => result,
             Err(interrupted) => {
-                self.registry
+                return Err(self
+                    .registry
                     .ledger
-                    .record_interrupted(claim, &interrupted)
-                    .await;
-                return Err(interrupted);
+                    .record_interrupted(claim, interrupted)
+                    .await);
             }
         };
         let result = self.check_output(&tool, result);
         let result = self.enforce_output_budget(result);
-        self.registry.ledger.record_terminal(claim, &result).await?;
-        Ok(result)
+        self.registry
+            .ledger
+            .record_terminal(claim, result, &self.signal)
+            .await
     }
 
     /// The arguments as sent, `{}` when absent.

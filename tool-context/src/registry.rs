@@ -8,10 +8,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+use tool_durable_operations::store::MAX_LEASE;
+use tool_durable_operations::{DurableOperationStore, FENCING_CAPABILITY};
+use tool_protocol::observability::ObservabilityPolicy;
 use tool_protocol::{
     ModelToolCall, ToolCallContext, ToolCallRequest, ToolCallResult, ToolCallSource, ToolDefinition,
 };
 
+use crate::durable::{DEFAULT_DURABLE_LEASE_MS, DurableLedger};
 use crate::idempotency::{IdempotencyConfig, IdempotencyConfigError, IdempotencyRegistry};
 use crate::interaction::ToolInteraction;
 use crate::ledger::Ledger;
@@ -72,6 +76,22 @@ pub enum BuildError {
     /// The idempotency configuration is unusable.
     #[error(transparent)]
     Idempotency(#[from] IdempotencyConfigError),
+    /// The durable store does not declare the incarnation-revision fencing capability.
+    #[error("durableOperationStore must declare incarnation-revision fencing capability.")]
+    DurableFencingCapability,
+    /// The durable lease is zero or longer than the store accepts.
+    #[error(
+        "durableOperationLeaseMs must be a positive number of milliseconds of at most 365 days."
+    )]
+    InvalidDurableLease,
+    /// The durable owner id is blank, longer than 256 characters or contains NUL.
+    #[error(
+        "durableOperationOwnerId must be non-blank text of at most 256 characters without NUL."
+    )]
+    InvalidDurableOwnerId,
+    /// A durable owner id or lease was set without a durable store.
+    #[error("durableOperationOwnerId and durableOperationLeaseMs require a durableOperationStore.")]
+    DurableOptionWithoutStore,
 }
 
 /// A registered tool with its compiled schemas.
@@ -268,6 +288,10 @@ pub struct ToolRegistryBuilder {
     owner_id: Option<String>,
     idempotency: IdempotencyConfig,
     shutdown: Option<CancellationToken>,
+    durable_store: Option<Arc<DurableOperationStore>>,
+    durable_owner_id: Option<String>,
+    durable_lease_ms: Option<u64>,
+    durable_diagnostics: Option<ObservabilityPolicy>,
 }
 
 impl fmt::Debug for ToolRegistryBuilder {
@@ -360,8 +384,67 @@ impl ToolRegistryBuilder {
         self
     }
 
+    /// Claims keyed calls on a durable operation store shared by every process (contract
+    /// 2.12): a retry on any of them replays, waits for the lease or asks for reconciliation.
+    #[must_use]
+    pub fn durable_store(mut self, store: Arc<DurableOperationStore>) -> Self {
+        self.durable_store = Some(store);
+        self
+    }
+
+    /// The owner id written into durable records (default: the execution owner id).
+    #[must_use]
+    pub fn durable_owner_id(mut self, owner_id: impl Into<String>) -> Self {
+        self.durable_owner_id = Some(owner_id.into());
+        self
+    }
+
+    /// The lease of a durable claim in ms (default [`DEFAULT_DURABLE_LEASE_MS`], positive).
+    #[must_use]
+    pub fn durable_lease_ms(mut self, lease_ms: u64) -> Self {
+        self.durable_lease_ms = Some(lease_ms);
+        self
+    }
+
+    /// The redaction policy of diagnostics kept in failed and unknown durable records
+    /// (default [`ObservabilityPolicy::default`]).
+    #[must_use]
+    pub fn durable_diagnostic_policy(mut self, policy: ObservabilityPolicy) -> Self {
+        self.durable_diagnostics = Some(policy);
+        self
+    }
+
+    /// The durable layer, validated: capability, owner id and lease.
+    fn durable_ledger(&mut self, owner_id: &str) -> Result<Option<DurableLedger>, BuildError> {
+        let Some(store) = self.durable_store.take() else {
+            if self.durable_owner_id.is_some() || self.durable_lease_ms.is_some() {
+                return Err(BuildError::DurableOptionWithoutStore);
+            }
+            return Ok(None);
+        };
+        if store.fencing_capability() != FENCING_CAPABILITY {
+            return Err(BuildError::DurableFencingCapability);
+        }
+        let owner_id = match &self.durable_owner_id {
+            Some(owner_id) => {
+                canonical_owner_id(owner_id).map_err(|_| BuildError::InvalidDurableOwnerId)?
+            }
+            None => owner_id.to_owned(),
+        };
+        let lease_ms = self.durable_lease_ms.unwrap_or(DEFAULT_DURABLE_LEASE_MS);
+        if lease_ms == 0 || u128::from(lease_ms) > MAX_LEASE.as_millis() {
+            return Err(BuildError::InvalidDurableLease);
+        }
+        Ok(Some(DurableLedger {
+            store,
+            owner_id,
+            lease_ms,
+            diagnostics: self.durable_diagnostics.take().unwrap_or_default(),
+        }))
+    }
+
     /// Validates the configuration, compiles every schema and freezes the catalog.
-    pub fn build(self) -> Result<ToolRegistry, BuildError> {
+    pub fn build(mut self) -> Result<ToolRegistry, BuildError> {
         if self.page_size == Some(0) {
             return Err(BuildError::ZeroPageSize);
         }
@@ -374,6 +457,7 @@ impl ToolRegistryBuilder {
                 uuid::Uuid::new_v4().simple()
             ),
         };
+        let durable = self.durable_ledger(&owner_id)?;
         let idempotency = IdempotencyRegistry::new(self.idempotency)?;
         let allowed: Option<HashSet<String>> =
             self.allowed.map(|names| names.into_iter().collect());
@@ -402,7 +486,7 @@ impl ToolRegistryBuilder {
             interaction: self.interaction,
             observers: self.observers,
             owner_id,
-            ledger: Ledger::Memory(idempotency.clone()),
+            ledger: Ledger::new(idempotency.clone(), durable),
             idempotency,
             shutdown: self.shutdown.unwrap_or_default(),
             trace_prefix: uuid::Uuid::new_v4().simple().to_string(),

@@ -17,6 +17,7 @@ pub(crate) enum WaitStage {
     Interaction,
     Handler,
     SharedExecution,
+    DurableStore,
 }
 
 impl WaitStage {
@@ -26,6 +27,7 @@ impl WaitStage {
             Self::Interaction => "interaction",
             Self::Handler => "the tool handler",
             Self::SharedExecution => "the shared idempotent execution",
+            Self::DurableStore => "the durable operation store",
         }
     }
 }

@@ -1,0 +1,226 @@
+//! The durable layer under the in-memory idempotency registry (contract 2.12): an owner of the
+//! in-memory entry claims the shared durable record before the handler runs and writes the
+//! terminal outcome after the output checks, so a retry on any process sharing the store
+//! replays, waits or asks for reconciliation instead of repeating the effect.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+use serde_json::Value;
+use tokio::task::JoinHandle;
+use tool_durable_operations::{
+    Claim, ClaimRequest, ClaimStatus, DurableOperationError, DurableOperationStore,
+    OperationRecord, OperationState, Settlement,
+};
+use tool_protocol::observability::{
+    ObservabilityPolicy, sanitize_tool_call_diagnostic, sanitize_tool_call_diagnostic_reason,
+};
+use tool_protocol::{ToolCallError, ToolCallResult, codes};
+
+use crate::failure::{
+    idempotency_conflict, idempotency_pending, idempotency_store_failed,
+    idempotency_store_uncertain, idempotency_unknown,
+};
+
+/// Default lease of a durable claim: 5 minutes.
+pub const DEFAULT_DURABLE_LEASE_MS: u64 = 300_000;
+/// Longest wait for an abort transition to `unknown`, when the lease is longer: 1 s.
+pub const MAX_ABORT_TRANSITION_WAIT_MS: u64 = 1_000;
+
+/// A store write running on its own task, so a caller that stops waiting never cancels it.
+type StoreWrite = JoinHandle<Result<OperationRecord, DurableOperationError>>;
+
+/// The durable store, owner and lease a registry claims operations with.
+#[derive(Debug, Clone)]
+pub(crate) struct DurableLedger {
+    pub(crate) store: Arc<DurableOperationStore>,
+    pub(crate) owner_id: String,
+    pub(crate) lease_ms: u64,
+    pub(crate) diagnostics: ObservabilityPolicy,
+}
+
+/// What a durable claim means for the call.
+pub(crate) enum DurableClaim {
+    /// This call owns the record: run the handler, then [`DurableLedger::settle`].
+    Owner(Claim),
+    /// The stored outcome to return instead of running the handler.
+    Replayed(ToolCallResult),
+}
+
+impl DurableLedger {
+    /// Claims `key` on its own task (the claim keeps running if the caller stops waiting).
+    pub(crate) fn spawn_claim(&self, key: &str, fingerprint: &str) -> JoinHandle<ClaimResult> {
+        let store = Arc::clone(&self.store);
+        let (key, fingerprint, owner_id) = (
+            key.to_owned(),
+            fingerprint.to_owned(),
+            self.owner_id.clone(),
+        );
+        let lease = Some(Duration::from_millis(self.lease_ms));
+        tokio::spawn(async move {
+            store
+                .claim(ClaimRequest {
+                    key: &key,
+                    fingerprint: &fingerprint,
+                    owner_id: &owner_id,
+                    lease,
+                })
+                .await
+        })
+    }
+
+    /// Maps a finished claim to the owner's claim, a replay or the coded error.
+    pub(crate) fn interpret_claim(
+        &self,
+        key: &str,
+        tool: &str,
+        claimed: Result<ClaimResult, tokio::task::JoinError>,
+    ) -> Result<DurableClaim, ToolCallError> {
+        let claim = match claimed {
+            Ok(Ok(claim)) => claim,
+            Ok(Err(error)) => return Err(idempotency_store_failed(key, &error.to_string())),
+            Err(_) => return Err(idempotency_store_failed(key, "the claim task panicked")),
+        };
+        match claim.status {
+            ClaimStatus::Owner => Ok(DurableClaim::Owner(claim)),
+            ClaimStatus::Pending => Err(idempotency_pending(
+                &claim.record.owner_id,
+                claim.record.lease_expires_at,
+            )),
+            ClaimStatus::Unknown => Err(idempotency_unknown(claim.record.reason.as_deref())),
+            ClaimStatus::Conflict => Err(idempotency_conflict(tool)),
+            ClaimStatus::Replay => self.replay(&claim.record).map(DurableClaim::Replayed),
+        }
+    }
+
+    /// The stored outcome of a completed or failed record: a completed result losslessly, a
+    /// failure only as its sanitized projection; no usable stored result is `unknown`.
+    fn replay(&self, record: &OperationRecord) -> Result<ToolCallResult, ToolCallError> {
+        let unknown = || idempotency_unknown(record.reason.as_deref());
+        let stored = record.result.clone().ok_or_else(unknown)?;
+        match record.state {
+            OperationState::Completed => Ok(completed_result(stored)),
+            OperationState::Failed => serde_json::from_value::<ToolCallResult>(stored)
+                .ok()
+                .filter(ToolCallResult::is_error)
+                .map(|failure| sanitize_tool_call_diagnostic(&failure, &self.diagnostics))
+                .ok_or_else(unknown),
+            OperationState::Pending | OperationState::Unknown => Err(unknown()),
+        }
+    }
+
+    /// Writes the owner's terminal outcome on its own task.
+    pub(crate) fn spawn_settle(&self, claim: &Claim, result: &ToolCallResult) -> StoreWrite {
+        let settlement = self.settlement(result);
+        let (store, claim) = (Arc::clone(&self.store), claim.clone());
+        tokio::spawn(async move { store.settle(&claim, settlement).await })
+    }
+
+    /// Success completes with the result (no `toolCallId`); an ambiguous error marks the
+    /// record unknown and any other error fails it, both keeping only the sanitized diagnostic.
+    fn settlement(&self, result: &ToolCallResult) -> Settlement {
+        if !result.is_error() {
+            let mut stored = result.clone();
+            stored.tool_call_id = None;
+            let result = serde_json::to_value(&stored).unwrap_or(Value::Null);
+            return Settlement::Completed { result };
+        }
+        let reason = sanitize_tool_call_diagnostic_reason(result);
+        let diagnostic =
+            serde_json::to_value(sanitize_tool_call_diagnostic(result, &self.diagnostics)).ok();
+        if is_ambiguous(result) {
+            Settlement::Unknown { reason, diagnostic }
+        } else {
+            Settlement::Failed {
+                reason,
+                result: diagnostic,
+            }
+        }
+    }
+
+    /// Starts the transition of `claim` to `unknown` (because of `reason`) and waits at most
+    /// [`Self::abort_wait`] for it or for a `competing` terminal write to persist. `true` when
+    /// one of them did; either way the writes keep running on their tasks.
+    pub(crate) async fn persist_abort(
+        &self,
+        claim: &Claim,
+        reason: &ToolCallError,
+        competing: Option<StoreWrite>,
+    ) -> bool {
+        let unknown = self.spawn_settle(claim, &ToolCallResult::failure(reason.clone()));
+        let mut writes: FuturesUnordered<StoreWrite> =
+            std::iter::once(unknown).chain(competing).collect();
+        let first_persisted = async move {
+            while let Some(write) = writes.next().await {
+                if matches!(write, Ok(Ok(_))) {
+                    return true;
+                }
+            }
+            false
+        };
+        tokio::time::timeout(self.abort_wait(), first_persisted)
+            .await
+            .unwrap_or(false)
+    }
+
+    /// Resolves a claim the caller stopped waiting for: an owner claim is marked unknown (the
+    /// handler never runs). `true` when nothing of this call is left pending.
+    pub(crate) async fn persist_abandoned_claim(
+        self: Arc<Self>,
+        claim: JoinHandle<ClaimResult>,
+        reason: &ToolCallError,
+    ) -> bool {
+        let reason = reason.clone();
+        let ledger = Arc::clone(&self);
+        let settled = tokio::spawn(async move {
+            match claim.await {
+                Ok(Ok(claim)) if claim.status == ClaimStatus::Owner => {
+                    ledger.persist_abort(&claim, &reason, None).await
+                }
+                // Someone else's record: this call wrote nothing.
+                Ok(Ok(_)) => true,
+                Ok(Err(_)) | Err(_) => false,
+            }
+        });
+        tokio::time::timeout(self.abort_wait(), settled)
+            .await
+            .is_ok_and(|settled| settled.unwrap_or(false))
+    }
+
+    /// `min(lease, 1 s)`, at least 1 ms.
+    pub(crate) fn abort_wait(&self) -> Duration {
+        Duration::from_millis(self.lease_ms.clamp(1, MAX_ABORT_TRANSITION_WAIT_MS))
+    }
+
+    /// The error of a transition that may not have persisted.
+    pub(crate) fn uncertain(key: &str, message: &str) -> ToolCallError {
+        idempotency_store_uncertain(key, message)
+    }
+}
+
+/// The outcome of one durable claim.
+pub(crate) type ClaimResult = Result<Claim, DurableOperationError>;
+
+/// A stored completed result: a tool call result as written by a registry, or (reconciled by
+/// an operator) any JSON value, which replays as a success carrying it.
+fn completed_result(stored: Value) -> ToolCallResult {
+    match serde_json::from_value::<ToolCallResult>(stored.clone()) {
+        Ok(result) if !result.is_error() => result,
+        _ => ToolCallResult::success(stored),
+    }
+}
+
+/// Codes after which the effect may or may not have happened.
+pub(crate) fn is_ambiguous(result: &ToolCallResult) -> bool {
+    matches!(
+        result.error_code(),
+        Some(
+            codes::TOOL_TIMEOUT
+                | codes::TOOL_CANCELLED
+                | codes::TOOL_EXECUTION_ABORTED
+                | codes::TOOL_EXECUTION_UNKNOWN
+        )
+    )
+}
