@@ -397,3 +397,66 @@ async fn a_running_studio_is_driven_with_its_url_and_token() {
     assert_eq!(ok_json(&from_file)["source"], "h1 { color: red; }");
     studio.shutdown().await;
 }
+
+/// Runs `studio tools ARGS --data-dir D` on a pseudo-terminal (util-linux `script`), typing
+/// `answer` at the approval prompt.
+fn on_terminal(workspace: &Workspace, args: &[&str], answer: &str) -> Output {
+    use std::io::Write;
+    let quote = |arg: &str| format!("'{}'", arg.replace('\'', r"'\''"));
+    let mut line = vec![quote(env!("CARGO_BIN_EXE_studio")), "tools".to_owned()];
+    line.extend(args.iter().map(|arg| quote(arg)));
+    line.extend(["--data-dir".to_owned(), quote(workspace.data())]);
+    let mut child = Command::new("script")
+        .args(["-qec", &line.join(" "), "/dev/null"])
+        .env_remove("STUDIO_TOKEN")
+        .env("RUST_LOG", "off")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("util-linux script runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(format!("{answer}\n").as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn an_interactive_terminal_is_asked_y_or_n() {
+    let workspace = Workspace::new();
+    ok_json(&workspace.tools_in_folder(&["call", "workspace.getStatus"]));
+    let write = |source: &str| format!(r#"{{"path":"styles.css","source":"{source}"}}"#);
+
+    let denied = on_terminal(
+        &workspace,
+        &["call", "workspace.writeFile", "--args", &write("no")],
+        "n",
+    );
+    let text = stdout(&denied);
+    assert_eq!(denied.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("Allow workspace.writeFile (path, source)? [y/N]"),
+        "{text}"
+    );
+    assert!(text.contains("TOOL_POLICY_DENIED: "), "{text}");
+    assert!(!text.contains("--approve"), "a person was asked: no hint");
+    assert_eq!(workspace.read("styles.css")["source"], STYLES);
+
+    let approved = on_terminal(
+        &workspace,
+        &["call", "workspace.writeFile", "--args", &write("yes")],
+        "y",
+    );
+    assert_eq!(approved.status.code(), Some(0), "{}", stdout(&approved));
+    assert_eq!(workspace.read("styles.css")["source"], "yes");
+
+    let read_only = on_terminal(&workspace, &["call", "workspace.getStatus"], "n");
+    assert_eq!(read_only.status.code(), Some(0));
+    assert!(
+        !stdout(&read_only).contains("[y/N]"),
+        "read-only tools never ask"
+    );
+}
