@@ -148,7 +148,8 @@ async fn save_to_folder(
     }
     let saved = headless_call(state, ToolCallRequest::new(SAVE_TOOL, Map::new()), mode).await;
     if let Some(error) = saved.error {
-        return Err(CliError::Tool(error, None));
+        let hint = "the call itself succeeded and its change is kept in the workspace; saving it to the folder failed.";
+        return Err(CliError::Tool(error, Some(hint.to_owned())));
     }
     let paths = saved
         .structured_content
