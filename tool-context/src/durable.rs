@@ -113,7 +113,10 @@ impl DurableLedger {
 
     /// Writes the owner's terminal outcome on its own task.
     pub(crate) fn spawn_settle(&self, claim: &Claim, result: &ToolCallResult) -> StoreWrite {
-        let settlement = self.settlement(result);
+        self.spawn_write(claim, self.settlement(result))
+    }
+
+    fn spawn_write(&self, claim: &Claim, settlement: Settlement) -> StoreWrite {
         let (store, claim) = (Arc::clone(&self.store), claim.clone());
         tokio::spawn(async move { store.settle(&claim, settlement).await })
     }
@@ -124,12 +127,11 @@ impl DurableLedger {
         if !result.is_error() {
             let mut stored = result.clone();
             stored.tool_call_id = None;
+            // A result is strings, numbers and JSON values only: serializing it cannot fail.
             let result = serde_json::to_value(&stored).unwrap_or(Value::Null);
             return Settlement::Completed { result };
         }
-        let reason = sanitize_tool_call_diagnostic_reason(result);
-        let diagnostic =
-            serde_json::to_value(sanitize_tool_call_diagnostic(result, &self.diagnostics)).ok();
+        let (reason, diagnostic) = self.diagnostic(result);
         if is_ambiguous(result) {
             Settlement::Unknown { reason, diagnostic }
         } else {
@@ -138,6 +140,14 @@ impl DurableLedger {
                 result: diagnostic,
             }
         }
+    }
+
+    /// The audit-safe reason and the sanitized diagnostic of a failed result.
+    fn diagnostic(&self, result: &ToolCallResult) -> (String, Option<Value>) {
+        let reason = sanitize_tool_call_diagnostic_reason(result);
+        let diagnostic =
+            serde_json::to_value(sanitize_tool_call_diagnostic(result, &self.diagnostics)).ok();
+        (reason, diagnostic)
     }
 
     /// Starts the transition of `claim` to `unknown` (because of `reason`) and waits at most
@@ -149,7 +159,8 @@ impl DurableLedger {
         reason: &ToolCallError,
         competing: Option<StoreWrite>,
     ) -> bool {
-        let unknown = self.spawn_settle(claim, &ToolCallResult::failure(reason.clone()));
+        let (reason, diagnostic) = self.diagnostic(&ToolCallResult::failure(reason.clone()));
+        let unknown = self.spawn_write(claim, Settlement::Unknown { reason, diagnostic });
         let mut writes: FuturesUnordered<StoreWrite> =
             std::iter::once(unknown).chain(competing).collect();
         let first_persisted = async move {

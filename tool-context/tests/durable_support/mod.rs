@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 use tool_context::{AllowAll, Tool, ToolCallOptions, ToolInvocation, ToolRegistry};
 use tool_durable_operations::{
     DurableOperationBackend, DurableOperationError, DurableOperationStore, Fence, MemoryBackend,
@@ -142,12 +143,18 @@ pub struct ScriptedBackend {
     pub hang_writes: AtomicBool,
     writes: AtomicUsize,
     delays: Mutex<Vec<(usize, Duration)>>,
+    cancel_on: Mutex<Vec<(usize, CancellationToken)>>,
 }
 
 impl ScriptedBackend {
     /// Delays the `n`-th compare-and-set (1-based) by `by` before it runs.
     pub fn delay_write(&self, n: usize, by: Duration) {
         self.delays.lock().unwrap().push((n, by));
+    }
+
+    /// Cancels `token` when the `n`-th compare-and-set (1-based) starts.
+    pub fn cancel_on_write(&self, n: usize, token: CancellationToken) {
+        self.cancel_on.lock().unwrap().push((n, token));
     }
 
     fn failure() -> DurableOperationError {
@@ -188,6 +195,15 @@ impl DurableOperationBackend for ScriptedBackend {
             std::future::pending::<()>().await;
         }
         let n = self.writes.fetch_add(1, Ordering::SeqCst) + 1;
+        for (_, token) in self
+            .cancel_on
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(at, _)| *at == n)
+        {
+            token.cancel();
+        }
         let delay = self
             .delays
             .lock()
