@@ -9,7 +9,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use tokio::task::JoinHandle;
-use tool_durable_operations::{Claim, DurableOperationError};
+use tool_durable_operations::Claim;
 use tool_protocol::idempotency::{tool_call_fingerprint, tool_operation_key};
 use tool_protocol::{ToolCallError, ToolCallResult, codes};
 
@@ -167,12 +167,11 @@ impl Ledger {
                 owner.ticket.settle(result.clone());
                 return Ok(result);
             }
-            Ok(written) => {
-                let message = store_message(written.map(|write| write.map(|_| ())));
-                // Try to leave `unknown` rather than a pending record a reclaim would re-run.
-                let abort = DurableLedger::uncertain(&owner.key, &message);
-                durable.persist_abort(claim, &abort, None).await;
-                abort
+            Ok(Ok(Err(error))) => {
+                Self::abort_failed_write(durable, claim, &owner.key, &error.to_string()).await
+            }
+            Ok(Err(_)) => {
+                Self::abort_failed_write(durable, claim, &owner.key, WRITE_TASK_PANICKED).await
             }
             Err(interrupted) => {
                 // The write runs on: it competes with the abort transition for the fence.
@@ -219,6 +218,20 @@ impl Ledger {
         }
     }
 
+    /// The terminal write failed: the record may still be pending, and a reclaim after the
+    /// lease would run the effect again, so try to leave it `unknown`. The caller's outcome was
+    /// not persisted either way.
+    async fn abort_failed_write(
+        durable: &DurableLedger,
+        claim: &Claim,
+        key: &str,
+        message: &str,
+    ) -> ToolCallError {
+        let error = DurableLedger::uncertain(key, message);
+        durable.persist_abort(claim, &error, None).await;
+        error
+    }
+
     /// The caller aborted while the durable claim was in flight: an owner claim is marked
     /// unknown within the bounded wait, and the handler never runs.
     async fn abandoned_claim(
@@ -256,12 +269,5 @@ impl Ledger {
 const ABORT_NOT_PERSISTED: &str =
     "the transition to unknown did not persist in time; the record may still be pending";
 
-fn store_message(
-    written: Result<Result<(), DurableOperationError>, tokio::task::JoinError>,
-) -> String {
-    match written {
-        Ok(Ok(())) => String::new(),
-        Ok(Err(error)) => error.to_string(),
-        Err(_) => "the store write task panicked".to_owned(),
-    }
-}
+/// Why a terminal write that never returned is reported as uncertain.
+const WRITE_TASK_PANICKED: &str = "the store write task panicked";

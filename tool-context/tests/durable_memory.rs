@@ -576,3 +576,34 @@ async fn a_result_too_large_to_store_leaves_an_unknown_record_not_a_pending_one(
     assert_eq!(retry.error_code(), Some(codes::TOOL_IDEMPOTENCY_UNKNOWN));
     assert_eq!(runs.get(), 1);
 }
+
+#[tokio::test]
+async fn a_shutdown_during_execution_leaves_an_unknown_record() {
+    let store = memory_store();
+    let runs = Runs::default();
+    let started = Arc::new(Notify::new());
+    let signal = Arc::clone(&started);
+    let waiting = tool(&runs, move |_args, _call| {
+        let signal = Arc::clone(&signal);
+        async move {
+            signal.notify_one();
+            std::future::pending::<()>().await;
+            Ok(ToolCallResult::empty_success())
+        }
+    });
+    let registry = registry(&store, "worker-a", waiting);
+    let running = tokio::spawn({
+        let registry = registry.clone();
+        async move { call(&registry, "a-1", "charge-13", 5).await }
+    });
+    started.notified().await;
+    registry.shutdown();
+    let result = running.await.unwrap();
+    assert_eq!(result.error_code(), Some(codes::TOOL_EXECUTION_ABORTED));
+    let record = status(&registry, "charge-13").await;
+    assert_eq!(record.state, OperationState::Unknown);
+    assert_eq!(
+        record.reason.as_deref(),
+        Some("Tool execution ended with TOOL_EXECUTION_ABORTED; reconcile before retrying.")
+    );
+}
