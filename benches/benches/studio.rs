@@ -60,6 +60,7 @@ fn visual_change(c: &mut Criterion) {
                 session_id: "bench",
                 cancellation: CancellationToken::new(),
                 metadata: Default::default(),
+                call_timeout_ms: None,
             };
             let report = run_plan(&planned, request).await;
             assert_eq!(report.outcome.status(), "completed");

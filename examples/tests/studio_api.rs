@@ -437,3 +437,43 @@ async fn a_folder_opens_saves_and_reloads() {
     );
     studio.shutdown().await;
 }
+
+#[tokio::test]
+async fn an_unanswered_approval_times_out_as_a_typed_retryable_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let studio = start(dir.path(), None).await;
+    let client = Client::new(&studio);
+    let (status, run) = client
+        .post(
+            "/api/agent/runs",
+            json!({"prompt": "make it amber", "timeoutMs": 300}),
+        )
+        .await;
+    assert_eq!(status, 200, "{run}");
+    let run = client.wait_run(run["runId"].as_str().unwrap()).await;
+    assert_eq!(run["state"], "failed", "{run}");
+    let outcome = &run["report"]["outcome"];
+    assert_eq!(outcome["code"], "TOOL_TIMEOUT");
+    assert_eq!(outcome["retryable"], true);
+    assert_eq!(outcome["actions"], json!(["retry"]));
+    assert!(
+        client
+            .get("/api/approvals")
+            .await
+            .as_array()
+            .unwrap()
+            .is_empty(),
+        "the timed-out approval is withdrawn"
+    );
+    let css = client
+        .call("workspace.readFile", json!({"path": "styles.css"}))
+        .await;
+    assert!(
+        !structured(&css)["source"]
+            .as_str()
+            .unwrap()
+            .contains("#f59e0b"),
+        "nothing ran"
+    );
+    studio.shutdown().await;
+}

@@ -57,6 +57,9 @@ pub struct RunRequest<'a> {
     pub cancellation: CancellationToken,
     /// Extra context metadata (for example a Design Mode selection).
     pub metadata: Map<String, Value>,
+    /// Budget of each call (approval wait included), in milliseconds; `None` waits until
+    /// cancelled.
+    pub call_timeout_ms: Option<i64>,
 }
 
 /// Executes `plan` call by call, feeding the latest observed revision into revision-guarded
@@ -124,9 +127,12 @@ async fn execute(
         revision: revision.map(Into::into),
         metadata: Some(metadata),
     };
-    let options = ToolCallOptions::default()
+    let mut options = ToolCallOptions::default()
         .with_context(context)
         .with_cancellation(request.cancellation.clone());
+    if let Some(timeout_ms) = request.call_timeout_ms {
+        options = options.with_timeout_ms(timeout_ms);
+    }
     request
         .registry
         .execute_model_tool_call(call, options)

@@ -154,16 +154,12 @@ async fn resolve_approval(
     Path(id): Path<String>,
     Json(body): Json<ApprovalBody>,
 ) -> Response {
-    let decision = match body.decision.as_str() {
-        "allow" | "approve" => ApprovalDecision::Allow,
-        "deny" => ApprovalDecision::Deny,
-        _ => {
-            return api_error(
-                StatusCode::BAD_REQUEST,
-                "STUDIO_INVALID_DECISION",
-                "decision must be \"allow\" or \"deny\".",
-            );
-        }
+    let Some(decision) = parse_decision(&body.decision) else {
+        return api_error(
+            StatusCode::BAD_REQUEST,
+            "STUDIO_INVALID_DECISION",
+            "decision must be \"allow\" or \"deny\".",
+        );
     };
     if state.approvals.resolve(&id, decision) {
         Json(json!({"resolved": id})).into_response()
@@ -214,6 +210,9 @@ struct RunBody {
     agent: Option<String>,
     #[serde(default)]
     metadata: Option<Value>,
+    /// Budget of each tool call of the run (approval wait included), in milliseconds.
+    #[serde(default)]
+    timeout_ms: Option<i64>,
 }
 
 /// Longest accepted prompt, in characters.
@@ -234,7 +233,14 @@ async fn start_run(State(state): State<Arc<StudioState>>, Json(body): Json<RunBo
     }
     let (view, cancellation) = state.runs.begin("local");
     let response = Json(json!(view)).into_response();
-    tokio::spawn(run_local(state, view, cancellation, prompt, body.metadata));
+    tokio::spawn(run_local(
+        state,
+        view,
+        cancellation,
+        prompt,
+        body.metadata,
+        body.timeout_ms,
+    ));
     response
 }
 
@@ -244,6 +250,7 @@ async fn run_local(
     cancellation: tokio_util::sync::CancellationToken,
     prompt: String,
     metadata: Option<Value>,
+    call_timeout_ms: Option<i64>,
 ) {
     state
         .runs
@@ -260,6 +267,7 @@ async fn run_local(
         session_id: &view.session_id,
         cancellation,
         metadata: run_metadata(metadata.as_ref()),
+        call_timeout_ms,
     };
     let report = run_plan(&planned, request).await;
     state.runs.finish(
@@ -584,10 +592,21 @@ fn handle_socket_message(state: &StudioState, text: &str) {
         .get("id")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    let decision = match message.get("decision").and_then(Value::as_str) {
-        Some("allow" | "approve") => ApprovalDecision::Allow,
-        Some("deny") => ApprovalDecision::Deny,
-        _ => return,
+    let Some(decision) = message
+        .get("decision")
+        .and_then(Value::as_str)
+        .and_then(parse_decision)
+    else {
+        return;
     };
     state.approvals.resolve(id, decision);
+}
+
+/// An approval answer from the page (HTTP or WebSocket): `allow` (or `approve`) or `deny`.
+fn parse_decision(decision: &str) -> Option<ApprovalDecision> {
+    match decision {
+        "allow" | "approve" => Some(ApprovalDecision::Allow),
+        "deny" => Some(ApprovalDecision::Deny),
+        _ => None,
+    }
 }
