@@ -2,6 +2,7 @@
 //! served over HTTP and a WebSocket on loopback.
 
 pub mod bridge;
+pub mod durable_folder;
 pub mod events;
 pub mod mcp;
 pub mod openrouter;
@@ -21,7 +22,6 @@ use live_code_editor::WorkspaceFile;
 use live_code_editor::workspace::StoredWorkspace;
 use live_code_editor::workspace::folder::FolderAdapter;
 use live_code_editor::workspace::manager::{ManagerOptions, WorkspaceDocumentManager};
-use live_code_editor::workspace::os_folder::OsFolder;
 use live_code_editor::workspace::repository::{
     RepositoryError, WorkspaceDelta, WorkspaceRepository,
 };
@@ -34,6 +34,7 @@ use tool_context::{ApprovalQueue, ApprovalQueueConfig, ReadOnlyOrDirectLocal, To
 use crate::catalog::{SAFE_ARGUMENT_NAMES, studio_tools};
 use crate::seed::SEED_FILES;
 use bridge::{PreviewViewers, StudioPreviewBridge};
+use durable_folder::DurableSaves;
 use events::{EventHub, StudioEvent};
 use runs::AgentRuns;
 use security::SecurityPolicy;
@@ -89,6 +90,8 @@ pub struct StudioState {
     pub settings: Settings,
     /// Browser tabs rendering the preview.
     pub viewers: PreviewViewers,
+    /// Durable records of folder writes (`workspace.saveAll`).
+    pub saves: DurableSaves,
 }
 
 /// A running studio.
@@ -188,6 +191,7 @@ pub async fn build_state(options: &StudioOptions, port: u16) -> Result<Arc<Studi
     let hub = EventHub::new();
     let viewers = PreviewViewers::default();
     let repository = open_repository(&options.data_dir).await;
+    let saves = DurableSaves::open(&options.data_dir).await;
     let bridge = Arc::new(StudioPreviewBridge::new(viewers.clone(), hub.clone()));
     let manager =
         WorkspaceDocumentManager::open(seed_files(), repository, bridge, ManagerOptions::default())
@@ -196,7 +200,7 @@ pub async fn build_state(options: &StudioOptions, port: u16) -> Result<Arc<Studi
     let manager = Arc::new(manager);
     if let Some(folder) = &options.folder {
         let adapter: Arc<dyn FolderAdapter> =
-            Arc::new(OsFolder::open(folder).map_err(|e| e.message)?);
+            Arc::new(saves.open_folder(folder).map_err(|e| e.message)?);
         manager
             .open_folder(adapter, None)
             .await
@@ -230,6 +234,7 @@ pub async fn build_state(options: &StudioOptions, port: u16) -> Result<Arc<Studi
         security: SecurityPolicy::new(port, token),
         settings: Settings::load(&options.data_dir),
         viewers,
+        saves,
     });
     watch_approvals(&state);
     Ok(state)

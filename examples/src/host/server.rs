@@ -415,7 +415,7 @@ async fn open_folder(
     State(state): State<Arc<StudioState>>,
     Json(body): Json<OpenFolderBody>,
 ) -> Response {
-    let adapter = match live_code_editor::workspace::os_folder::OsFolder::open(body.path.trim()) {
+    let adapter = match state.saves.open_folder(body.path.trim()) {
         Ok(adapter) => Arc::new(adapter),
         Err(error) => {
             return (

@@ -1,0 +1,418 @@
+//! Durable `workspace.saveAll` side effects through the studio registry, with a
+//! fault-injecting folder.
+
+use std::fs;
+use std::io;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use live_code_editor::workspace::manager::WriteOptions;
+use live_code_editor::workspace::os_folder::{FolderFs, OsFs};
+use live_code_studio::host::durable_folder::{DURABLE_OPERATIONS_DB_FILE, DurableFolder};
+use live_code_studio::host::{self, StudioOptions, StudioState};
+use serde_json::{Value, json};
+use tool_context::ToolCallOptions;
+use tool_durable_operations::OperationState;
+use tool_protocol::{ToolCallContext, ToolCallMode, ToolCallSource};
+
+/// What the next rename does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fault {
+    None,
+    /// The rename happens, then reports an I/O error (the bytes landed).
+    ErrorAfterRename,
+    /// The rename reports an I/O error without renaming (the bytes did not land).
+    ErrorInsteadOfRename,
+    /// Creating the temporary file is refused by the OS (a confirmed pre-write refusal).
+    DenyWrite,
+    /// The removal happens, then reports an I/O error.
+    ErrorAfterRemove,
+}
+
+#[derive(Debug)]
+struct FaultFs {
+    fault: Mutex<Fault>,
+}
+
+impl FaultFs {
+    fn new() -> Arc<Self> {
+        Arc::new(Self {
+            fault: Mutex::new(Fault::None),
+        })
+    }
+
+    fn set(&self, fault: Fault) {
+        *self.fault.lock().unwrap() = fault;
+    }
+
+    fn fault(&self) -> Fault {
+        *self.fault.lock().unwrap()
+    }
+}
+
+impl FolderFs for FaultFs {
+    fn write_new(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        if self.fault() == Fault::DenyWrite {
+            return Err(io::Error::from(io::ErrorKind::PermissionDenied));
+        }
+        OsFs.write_new(path, bytes)
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        match self.fault() {
+            Fault::ErrorAfterRename => {
+                OsFs.rename(from, to)?;
+                Err(io::Error::other("injected error after rename"))
+            }
+            Fault::ErrorInsteadOfRename => Err(io::Error::other("injected rename failure")),
+            _ => OsFs.rename(from, to),
+        }
+    }
+
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        OsFs.remove_file(path)?;
+        if self.fault() == Fault::ErrorAfterRemove {
+            return Err(io::Error::other("injected error after remove"));
+        }
+        Ok(())
+    }
+}
+
+struct Studio {
+    state: Arc<StudioState>,
+    folder: DurableFolder,
+}
+
+async fn studio(data_dir: &Path, root: &Path, fs: Arc<FaultFs>) -> Studio {
+    let options = StudioOptions {
+        port: 0,
+        data_dir: data_dir.to_owned(),
+        folder: None,
+    };
+    let state = host::build_state(&options, 0).await.expect("state builds");
+    let folder = state
+        .saves
+        .open_folder_with_fs(root, fs)
+        .expect("folder opens");
+    state
+        .manager
+        .open_folder(Arc::new(folder.clone()), None)
+        .await
+        .expect("folder links");
+    Studio { state, folder }
+}
+
+fn folder_with_index(source: &str) -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    fs::write(root.path().join("index.html"), source).unwrap();
+    root
+}
+
+impl Studio {
+    async fn edit(&self, source: &str) {
+        self.state
+            .manager
+            .write_file("index.html", source, WriteOptions::default())
+            .await
+            .expect("edit applies");
+    }
+
+    async fn save_all(&self) -> Value {
+        let context = ToolCallContext::new(ToolCallSource::Local, ToolCallMode::Direct);
+        let request = json!({"method": "tools/call", "params": {"name": "workspace.saveAll", "arguments": {}}});
+        let result = self
+            .state
+            .registry
+            .call_tool_value(&request, ToolCallOptions::default().with_context(context))
+            .await;
+        serde_json::to_value(result).unwrap()
+    }
+
+    async fn dirty(&self) -> Vec<String> {
+        self.state.manager.snapshot().await.dirty_paths()
+    }
+
+    async fn record_state(&self, source: &str) -> Option<OperationState> {
+        let key = self.folder.write_key_for("index.html", source.as_bytes());
+        let record = self.state.saves.store().get(&key).await.unwrap();
+        record.map(|record| record.state)
+    }
+}
+
+fn error_of(result: &Value) -> &Value {
+    assert_eq!(
+        result["isError"],
+        json!(true),
+        "expected an error: {result}"
+    );
+    &result["error"]
+}
+
+fn assert_saved(result: &Value) {
+    assert!(
+        result.get("isError").is_none(),
+        "unexpected error: {result}"
+    );
+    assert_eq!(
+        result["structuredContent"]["savedPaths"],
+        json!(["index.html"]),
+        "{result}"
+    );
+}
+
+#[tokio::test]
+async fn a_normal_save_writes_the_file_and_records_it_completed() {
+    let (data, root) = (
+        tempfile::tempdir().unwrap(),
+        folder_with_index("<p>old</p>"),
+    );
+    let studio = studio(data.path(), root.path(), FaultFs::new()).await;
+    studio.edit("<p>new</p>").await;
+
+    assert_saved(&studio.save_all().await);
+
+    assert_eq!(
+        fs::read_to_string(root.path().join("index.html")).unwrap(),
+        "<p>new</p>"
+    );
+    assert!(studio.dirty().await.is_empty());
+    assert_eq!(
+        studio.record_state("<p>new</p>").await,
+        Some(OperationState::Completed)
+    );
+    assert!(data.path().join(DURABLE_OPERATIONS_DB_FILE).is_file());
+    assert_eq!(studio.state.saves.storage_mode(), "sqlite");
+}
+
+#[tokio::test]
+async fn an_ambiguous_write_is_side_effect_unknown_and_keeps_the_file_dirty() {
+    let (data, root) = (
+        tempfile::tempdir().unwrap(),
+        folder_with_index("<p>old</p>"),
+    );
+    let fs = FaultFs::new();
+    let studio = studio(data.path(), root.path(), fs.clone()).await;
+    studio.edit("<p>new</p>").await;
+    fs.set(Fault::ErrorAfterRename);
+
+    let result = studio.save_all().await;
+
+    let error = error_of(&result);
+    assert_eq!(error["code"], "WORKSPACE_SIDE_EFFECT_UNKNOWN", "{result}");
+    assert_eq!(error["retryable"], json!(false));
+    assert_eq!(error["details"]["operation"], "write");
+    assert_eq!(error["details"]["path"], "index.html");
+    assert!(
+        error["details"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("injected error after rename")
+    );
+    assert_eq!(studio.dirty().await, vec!["index.html".to_owned()]);
+    assert_eq!(
+        studio.record_state("<p>new</p>").await,
+        Some(OperationState::Unknown)
+    );
+}
+
+#[tokio::test]
+async fn a_retry_after_the_bytes_landed_recovers_the_record_and_cleans_the_file() {
+    let (data, root) = (
+        tempfile::tempdir().unwrap(),
+        folder_with_index("<p>old</p>"),
+    );
+    let fs = FaultFs::new();
+    let studio = studio(data.path(), root.path(), fs.clone()).await;
+    studio.edit("<p>new</p>").await;
+    fs.set(Fault::ErrorAfterRename);
+    error_of(&studio.save_all().await);
+    // Any write now would fail: success must come from reading the file back, not rewriting.
+    fs.set(Fault::ErrorInsteadOfRename);
+
+    assert_saved(&studio.save_all().await);
+
+    assert!(studio.dirty().await.is_empty());
+    let key = studio.folder.write_key_for("index.html", b"<p>new</p>");
+    let record = studio.state.saves.store().get(&key).await.unwrap().unwrap();
+    assert_eq!(record.state, OperationState::Completed);
+    assert!(record.reconciled_by.is_some(), "resolved by reconciliation");
+}
+
+#[tokio::test]
+async fn a_retry_when_the_folder_differs_stays_unknown() {
+    let (data, root) = (
+        tempfile::tempdir().unwrap(),
+        folder_with_index("<p>old</p>"),
+    );
+    let fs = FaultFs::new();
+    let studio = studio(data.path(), root.path(), fs.clone()).await;
+    studio.edit("<p>new</p>").await;
+    fs.set(Fault::ErrorInsteadOfRename);
+    error_of(&studio.save_all().await);
+    fs.set(Fault::None);
+
+    let result = studio.save_all().await;
+
+    assert_eq!(error_of(&result)["code"], "WORKSPACE_SIDE_EFFECT_UNKNOWN");
+    assert_eq!(
+        fs::read_to_string(root.path().join("index.html")).unwrap(),
+        "<p>old</p>"
+    );
+    assert_eq!(studio.dirty().await, vec!["index.html".to_owned()]);
+    assert_eq!(
+        studio.record_state("<p>new</p>").await,
+        Some(OperationState::Unknown)
+    );
+}
+
+#[tokio::test]
+async fn a_confirmed_refusal_keeps_its_code_and_a_later_save_writes() {
+    let (data, root) = (
+        tempfile::tempdir().unwrap(),
+        folder_with_index("<p>old</p>"),
+    );
+    let fs = FaultFs::new();
+    let studio = studio(data.path(), root.path(), fs.clone()).await;
+    studio.edit("<p>new</p>").await;
+    fs.set(Fault::DenyWrite);
+
+    let result = studio.save_all().await;
+    assert_eq!(
+        error_of(&result)["code"],
+        "WORKSPACE_FOLDER_PERMISSION_DENIED",
+        "{result}"
+    );
+    assert_eq!(
+        studio.record_state("<p>new</p>").await,
+        Some(OperationState::Failed)
+    );
+    fs.set(Fault::None);
+
+    assert_saved(&studio.save_all().await);
+    assert_eq!(
+        fs::read_to_string(root.path().join("index.html")).unwrap(),
+        "<p>new</p>"
+    );
+}
+
+#[tokio::test]
+async fn saving_the_same_bytes_again_after_an_overwrite_writes_them_again() {
+    let (data, root) = (tempfile::tempdir().unwrap(), folder_with_index("<p>a</p>"));
+    let studio = studio(data.path(), root.path(), FaultFs::new()).await;
+    studio.edit("<p>b</p>").await;
+    assert_saved(&studio.save_all().await);
+    studio.edit("<p>c</p>").await;
+    assert_saved(&studio.save_all().await);
+    // Back to b: its completed record is stale because the file now holds c.
+    studio.edit("<p>b</p>").await;
+
+    assert_saved(&studio.save_all().await);
+
+    assert_eq!(
+        fs::read_to_string(root.path().join("index.html")).unwrap(),
+        "<p>b</p>"
+    );
+}
+
+#[tokio::test]
+async fn a_reload_reconciles_an_unresolved_write_and_the_next_save_writes() {
+    let (data, root) = (
+        tempfile::tempdir().unwrap(),
+        folder_with_index("<p>old</p>"),
+    );
+    let fs = FaultFs::new();
+    let studio = studio(data.path(), root.path(), fs.clone()).await;
+    studio.edit("<p>new</p>").await;
+    fs.set(Fault::ErrorInsteadOfRename);
+    error_of(&studio.save_all().await);
+    fs.set(Fault::None);
+    let reloaded = studio.state.manager.reload_folder(None).await;
+    assert!(reloaded.is_ok(), "{reloaded:?}");
+    assert!(
+        studio.dirty().await.is_empty(),
+        "the reload took the disk state"
+    );
+    studio.edit("<p>new</p>").await;
+
+    assert_saved(&studio.save_all().await);
+
+    assert_eq!(
+        fs::read_to_string(root.path().join("index.html")).unwrap(),
+        "<p>new</p>"
+    );
+    assert_eq!(
+        studio.record_state("<p>new</p>").await,
+        Some(OperationState::Failed)
+    );
+}
+
+#[tokio::test]
+async fn a_restart_on_the_same_data_dir_sees_the_same_records() {
+    let (data, root) = (
+        tempfile::tempdir().unwrap(),
+        folder_with_index("<p>old</p>"),
+    );
+    let fs = FaultFs::new();
+    let first = studio(data.path(), root.path(), fs.clone()).await;
+    first.edit("<p>new</p>").await;
+    assert_saved(&first.save_all().await);
+    first.edit("<p>newer</p>").await;
+    fs.set(Fault::ErrorInsteadOfRename);
+    error_of(&first.save_all().await);
+    first.state.registry.shutdown();
+    drop(first);
+    fs.set(Fault::None);
+
+    let second = studio(data.path(), root.path(), fs.clone()).await;
+
+    assert_eq!(
+        second.record_state("<p>new</p>").await,
+        Some(OperationState::Completed)
+    );
+    assert_eq!(
+        second.record_state("<p>newer</p>").await,
+        Some(OperationState::Unknown)
+    );
+    // Reopening the folder read the disk, which reconciles the unresolved write on the next save.
+    second.edit("<p>newer</p>").await;
+    assert!(second.save_all().await.get("isError").is_none());
+    assert_eq!(
+        fs::read_to_string(root.path().join("index.html")).unwrap(),
+        "<p>newer</p>"
+    );
+}
+
+#[tokio::test]
+async fn an_ambiguous_deletion_is_unknown_then_reconciled_when_the_file_is_gone() {
+    let (data, root) = (
+        tempfile::tempdir().unwrap(),
+        folder_with_index("<p>old</p>"),
+    );
+    fs::write(root.path().join("extra.txt"), "extra").unwrap();
+    let fs = FaultFs::new();
+    let studio = studio(data.path(), root.path(), fs.clone()).await;
+    studio
+        .state
+        .manager
+        .delete_file("extra.txt", None)
+        .await
+        .expect("delete applies");
+    fs.set(Fault::ErrorAfterRemove);
+
+    let result = studio.save_all().await;
+    let error = error_of(&result);
+    assert_eq!(error["code"], "WORKSPACE_SIDE_EFFECT_UNKNOWN", "{result}");
+    assert_eq!(error["details"]["operation"], "delete");
+    assert_eq!(error["details"]["path"], "extra.txt");
+
+    let result = studio.save_all().await;
+    assert!(
+        result.get("isError").is_none(),
+        "unexpected error: {result}"
+    );
+    assert_eq!(
+        result["structuredContent"]["deletedPaths"],
+        json!(["extra.txt"])
+    );
+    assert!(!root.path().join("extra.txt").exists());
+}
