@@ -477,3 +477,31 @@ async fn an_unanswered_approval_times_out_as_a_typed_retryable_failure() {
     );
     studio.shutdown().await;
 }
+
+#[tokio::test]
+async fn without_usable_storage_every_result_says_memory_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let blocked = dir.path().join("not-a-directory");
+    std::fs::write(&blocked, "a file where the data directory should be").unwrap();
+    let studio = start(&blocked, None).await;
+    let client = Client::new(&studio);
+    let status = client.call("workspace.getStatus", json!({})).await;
+    assert_eq!(structured(&status)["storageMode"], "memory");
+    let error = structured(&status)["storageError"].as_str().unwrap();
+    assert!(
+        error.contains("could not be created") && error.chars().count() <= 240,
+        "{error}"
+    );
+    let written = client
+        .call(
+            "workspace.createFile",
+            json!({"path": "memo.md", "source": "kept in memory"}),
+        )
+        .await;
+    assert_eq!(
+        structured(&written)["storageMode"],
+        "memory",
+        "mutation results carry the mode too"
+    );
+    studio.shutdown().await;
+}
