@@ -6,9 +6,12 @@ use std::io;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+use live_code_editor::workspace::folder::FolderAdapter;
 use live_code_editor::workspace::manager::WriteOptions;
 use live_code_editor::workspace::os_folder::{FolderFs, OsFs};
-use live_code_studio::host::durable_folder::{DURABLE_OPERATIONS_DB_FILE, DurableFolder};
+use live_code_studio::host::durable_folder::{
+    DURABLE_OPERATIONS_DB_FILE, DurableFolder, DurableSaves, content_digest, delete_key, write_key,
+};
 use live_code_studio::host::{self, StudioOptions, StudioState};
 use serde_json::{Value, json};
 use tool_context::ToolCallOptions;
@@ -312,6 +315,10 @@ async fn saving_the_same_bytes_again_after_an_overwrite_writes_them_again() {
         fs::read_to_string(root.path().join("index.html")).unwrap(),
         "<p>b</p>"
     );
+    let digest = content_digest(b"<p>b</p>");
+    let next = write_key(studio.folder.scope(), "index.html", &digest, 1);
+    let record = studio.state.saves.store().get(&next).await.unwrap();
+    assert_eq!(record.map(|r| r.state), Some(OperationState::Completed));
 }
 
 #[tokio::test]
@@ -415,4 +422,64 @@ async fn an_ambiguous_deletion_is_unknown_then_reconciled_when_the_file_is_gone(
         json!(["extra.txt"])
     );
     assert!(!root.path().join("extra.txt").exists());
+}
+
+#[tokio::test]
+async fn a_completed_record_replays_without_rewriting_when_the_file_holds_the_bytes() {
+    let (data, root) = (
+        tempfile::tempdir().unwrap(),
+        folder_with_index("<p>old</p>"),
+    );
+    let fs = FaultFs::new();
+    let studio = studio(data.path(), root.path(), fs.clone()).await;
+    let file = live_code_editor::WorkspaceFile::text("index.html", "<p>new</p>");
+    studio.folder.write_file(&file).await.expect("first write");
+    // Any write would now fail, so success proves the repeat replayed instead of rewriting.
+    fs.set(Fault::ErrorInsteadOfRename);
+
+    studio.folder.write_file(&file).await.expect("replayed");
+
+    let key = studio.folder.write_key_for("index.html", b"<p>new</p>");
+    let record = studio.state.saves.store().get(&key).await.unwrap().unwrap();
+    assert_eq!(record.state, OperationState::Completed);
+    assert!(
+        record.reconciled_by.is_none(),
+        "completed by the write itself"
+    );
+}
+
+#[tokio::test]
+async fn an_unusable_data_dir_keeps_save_records_in_memory() {
+    let blocker = tempfile::NamedTempFile::new().unwrap();
+    let saves = DurableSaves::open(blocker.path()).await;
+    assert_eq!(saves.storage_mode(), "memory");
+
+    let root = folder_with_index("<p>old</p>");
+    let folder = saves.open_folder(root.path()).unwrap();
+    let file = live_code_editor::WorkspaceFile::text("index.html", "<p>new</p>");
+    folder.write_file(&file).await.expect("write succeeds");
+    let key = folder.write_key_for("index.html", b"<p>new</p>");
+    let record = saves.store().get(&key).await.unwrap().unwrap();
+    assert_eq!(record.state, OperationState::Completed);
+}
+
+#[test]
+fn keys_name_the_destination_scope_path_and_content_digest() {
+    let digest = content_digest(b"abc");
+    assert_eq!(
+        digest,
+        "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    );
+    assert_eq!(
+        write_key("/srv/site", "css/app.css", &digest, 0),
+        format!("workspace.saveAll:/srv/site:css/app.css:{digest}")
+    );
+    assert_eq!(
+        write_key("/srv/site", "css/app.css", &digest, 2),
+        format!("workspace.saveAll:/srv/site:css/app.css:{digest}#2")
+    );
+    assert_eq!(
+        delete_key("/srv/site", "old.js", 0),
+        "workspace.saveAll:/srv/site:old.js:delete"
+    );
 }
