@@ -4,7 +4,8 @@
 use std::fs;
 use std::io;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
 
 use live_code_editor::workspace::folder::FolderAdapter;
 use live_code_editor::workspace::manager::WriteOptions;
@@ -30,17 +31,21 @@ enum Fault {
     DenyWrite,
     /// The removal happens, then reports an I/O error.
     ErrorAfterRemove,
+    /// The rename waits until the test opens the gate.
+    Hold,
 }
 
 #[derive(Debug)]
 struct FaultFs {
     fault: Mutex<Fault>,
+    gate: (Mutex<bool>, Condvar),
 }
 
 impl FaultFs {
     fn new() -> Arc<Self> {
         Arc::new(Self {
             fault: Mutex::new(Fault::None),
+            gate: (Mutex::new(false), Condvar::new()),
         })
     }
 
@@ -50,6 +55,18 @@ impl FaultFs {
 
     fn fault(&self) -> Fault {
         *self.fault.lock().unwrap()
+    }
+
+    fn open_gate(&self) {
+        *self.gate.0.lock().unwrap() = true;
+        self.gate.1.notify_all();
+    }
+
+    fn wait_for_gate(&self) {
+        let mut open = self.gate.0.lock().unwrap();
+        while !*open {
+            open = self.gate.1.wait(open).unwrap();
+        }
     }
 }
 
@@ -68,6 +85,10 @@ impl FolderFs for FaultFs {
                 Err(io::Error::other("injected error after rename"))
             }
             Fault::ErrorInsteadOfRename => Err(io::Error::other("injected rename failure")),
+            Fault::Hold => {
+                self.wait_for_gate();
+                OsFs.rename(from, to)
+            }
             _ => OsFs.rename(from, to),
         }
     }
@@ -481,5 +502,44 @@ fn keys_name_the_destination_scope_path_and_content_digest() {
     assert_eq!(
         delete_key("/srv/site", "old.js", 0),
         "workspace.saveAll:/srv/site:old.js:delete"
+    );
+}
+
+#[tokio::test]
+async fn a_caller_that_gives_up_mid_write_still_leaves_a_settled_record() {
+    let (data, root) = (
+        tempfile::tempdir().unwrap(),
+        folder_with_index("<p>old</p>"),
+    );
+    let fs = FaultFs::new();
+    let studio = studio(data.path(), root.path(), fs.clone()).await;
+    let file = live_code_editor::WorkspaceFile::text("index.html", "<p>new</p>");
+    fs.set(Fault::Hold);
+
+    // The rename is held until the gate opens, so this caller always gives up first.
+    let gave_up = tokio::time::timeout(Duration::from_millis(50), studio.folder.write_file(&file));
+    assert!(gave_up.await.is_err(), "the held write cannot finish");
+    fs.open_gate();
+
+    let key = studio.folder.write_key_for("index.html", b"<p>new</p>");
+    let mut state = None;
+    for _ in 0..400 {
+        state = studio
+            .state
+            .saves
+            .store()
+            .get(&key)
+            .await
+            .unwrap()
+            .map(|r| r.state);
+        if state == Some(OperationState::Completed) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(state, Some(OperationState::Completed));
+    assert_eq!(
+        fs::read_to_string(root.path().join("index.html")).unwrap(),
+        "<p>new</p>"
     );
 }

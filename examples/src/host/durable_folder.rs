@@ -262,18 +262,24 @@ impl DurableFolder {
         let attempt: Arc<Attempt> = Arc::default();
         let this_run = Arc::clone(&attempt);
         let (folder, task_effect) = (self.inner.clone(), effect.clone());
-        let result = self
-            .saves
-            .runner
-            .run(
-                SideEffectRequest::new(key, fingerprint),
-                move |_| async move {
+        let (runner, request) = (
+            self.saves.runner.clone(),
+            SideEffectRequest::new(key, fingerprint),
+        );
+        // Its own task, so the record settles even when the caller gives up (a tool timeout
+        // drops this future): the next save then sees the real outcome, not a stale lease.
+        let settled = tokio::spawn(async move {
+            runner
+                .run(request, move |_| async move {
                     this_run.ran.store(true, Ordering::SeqCst);
                     let done = task_effect.perform(&folder).await;
                     Ok(outcome_of(&task_effect, done, &this_run.error))
-                },
-            )
+                })
+                .await
+        });
+        let result = settled
             .await
+            .map_err(|join| side_effect_unknown(effect, &format!("save task failed: {join}")))?
             .map_err(store_unavailable)?;
         Ok(match result {
             SideEffectResult::Completed { .. } => Step::Done(Ok(())),
