@@ -11,7 +11,8 @@ use live_code_editor::workspace::folder::FolderAdapter;
 use live_code_editor::workspace::manager::WriteOptions;
 use live_code_editor::workspace::os_folder::{FolderFs, OsFs};
 use live_code_studio::host::durable_folder::{
-    DURABLE_OPERATIONS_DB_FILE, DurableFolder, DurableSaves, content_digest, delete_key, write_key,
+    DURABLE_OPERATIONS_DB_FILE, DurableFolder, DurableSaves, MAX_SAVE_GENERATIONS, content_digest,
+    delete_key, write_key,
 };
 use live_code_studio::host::{self, StudioOptions, StudioState};
 use serde_json::{Value, json};
@@ -541,5 +542,38 @@ async fn a_caller_that_gives_up_mid_write_still_leaves_a_settled_record() {
     assert_eq!(
         fs::read_to_string(root.path().join("index.html")).unwrap(),
         "<p>new</p>"
+    );
+}
+
+#[tokio::test]
+async fn the_same_content_is_rewritten_at_most_max_save_generations_times() {
+    let (data, root) = (
+        tempfile::tempdir().unwrap(),
+        folder_with_index("<p>old</p>"),
+    );
+    let studio = studio(data.path(), root.path(), FaultFs::new()).await;
+    let a = live_code_editor::WorkspaceFile::text("index.html", "<p>a</p>");
+    let b = live_code_editor::WorkspaceFile::text("index.html", "<p>b</p>");
+    // Each a-then-b round leaves a's completed record stale, so a's next save uses the next
+    // generation; the last allowed generation still writes.
+    for _ in 0..MAX_SAVE_GENERATIONS {
+        studio
+            .folder
+            .write_file(&a)
+            .await
+            .expect("a within the bound");
+        studio
+            .folder
+            .write_file(&b)
+            .await
+            .expect("b within the bound");
+    }
+
+    let over = studio.folder.write_file(&a).await.unwrap_err();
+
+    assert_eq!(over.code.as_str(), "WORKSPACE_SIDE_EFFECT_UNKNOWN");
+    assert_eq!(
+        fs::read_to_string(root.path().join("index.html")).unwrap(),
+        "<p>b</p>"
     );
 }

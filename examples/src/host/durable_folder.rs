@@ -42,8 +42,9 @@ use tool_durable_operations::{
 pub const DURABLE_OPERATIONS_DB_FILE: &str = "durable-operations.sqlite";
 /// Prefix of every save key.
 pub const SAVE_KEY_PREFIX: &str = "workspace.saveAll";
-/// Most key generations tried for one path and content in one save (each refused or
-/// overwritten-since generation moves to the next one).
+/// Most key generations of one path and content within the record retention (each refused
+/// or overwritten-since generation moves to the next one); past it the save reports
+/// `WORKSPACE_SIDE_EFFECT_UNKNOWN` until expired records are pruned at the next launch.
 pub const MAX_SAVE_GENERATIONS: u32 = 64;
 
 /// The durable store shared by every linked folder of one studio.
@@ -64,12 +65,23 @@ impl DurableSaves {
         };
         match opened {
             Ok(backend) => {
-                Self::with_store(DurableOperationStore::new(Arc::new(backend)), "sqlite")
+                let saves =
+                    Self::with_store(DurableOperationStore::new(Arc::new(backend)), "sqlite");
+                saves.prune_expired().await;
+                saves
             }
             Err(reason) => {
                 tracing::warn!(%reason, "durable operation store unavailable; save records are kept in memory");
                 Self::memory()
             }
+        }
+    }
+
+    /// Drops records older than the store's retention (a day by default), so old keys and
+    /// their generations do not accumulate across launches; failures are only logged.
+    async fn prune_expired(&self) {
+        if let Err(error) = self.store().prune().await {
+            tracing::warn!(%error, "could not prune expired save records");
         }
     }
 
@@ -249,7 +261,7 @@ impl DurableFolder {
         }
         Err(side_effect_unknown(
             &effect,
-            "too many save attempts for the same content; reload the folder",
+            "the same content was saved too often within the record retention; change the file and save again",
         ))
     }
 
