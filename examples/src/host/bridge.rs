@@ -59,8 +59,10 @@ impl std::fmt::Debug for StudioPreviewBridge {
 impl StudioPreviewBridge {
     /// A bridge announcing revisions on `hub` and counting `viewers`.
     pub fn new(viewers: PreviewViewers, hub: EventHub) -> Self {
+        // Preview mode with an asset base, not export mode: the acknowledgement only needs the
+        // document to compile, so assets are never base64-encoded into data URLs here.
         let headless = HeadlessPreviewBridge::new(|files: &[WorkspaceFile]| {
-            compile_preview(files, &PreviewOptions::export());
+            compile_preview(files, &PreviewOptions::preview(None, "/preview/assets/"));
             Ok(())
         });
         Self {
