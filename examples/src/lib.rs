@@ -8,3 +8,4 @@ pub mod cli;
 pub mod host;
 pub mod preview_edits;
 pub mod seed;
+pub mod surfaces;

@@ -22,6 +22,66 @@ pub const REVISION_GUARDED_TOOLS: &[&str] = &[
     "workspace.reloadFolder",
 ];
 
+/// `web.*` mutations: guarded by the realtime workspace's single `revision`.
+pub const WEB_REVISION_GUARDED_TOOLS: &[&str] = &[
+    "web.applyPatch",
+    "web.writeFile",
+    "web.setTheme",
+    "web.addFeature",
+    "web.updateHero",
+];
+
+/// `editor.*` document mutations: guarded by the editor's document clock.
+pub const EDITOR_DOCUMENT_GUARDED_TOOLS: &[&str] = &[
+    "editor.setDocument",
+    "editor.applyPatch",
+    "editor.setScenario",
+    "editor.resetDocument",
+];
+
+/// `editor.*` folder writes: guarded by the editor's workspace clock.
+pub const EDITOR_WORKSPACE_GUARDED_TOOLS: &[&str] = &["editor.saveFile", "editor.saveAll"];
+
+/// Which revision an earlier result reported and which argument of a guarded call carries it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RevisionGuard {
+    /// Field of a result's structured content holding the observed revision.
+    pub result_field: &'static str,
+    /// Argument the runner fills with it.
+    pub argument: &'static str,
+}
+
+/// The single clock of the standalone and realtime workspaces.
+pub const WORKSPACE_GUARD: RevisionGuard = RevisionGuard {
+    result_field: "revision",
+    argument: "expectedRevision",
+};
+
+/// The Live Code Editor's document clock.
+pub const DOCUMENT_GUARD: RevisionGuard = RevisionGuard {
+    result_field: "documentRevision",
+    argument: "expectedDocumentRevision",
+};
+
+/// The Live Code Editor's workspace clock.
+pub const EDITOR_WORKSPACE_GUARD: RevisionGuard = RevisionGuard {
+    result_field: "workspaceRevision",
+    argument: "expectedWorkspaceRevision",
+};
+
+/// The guard of `tool`, if its calls are revision-guarded.
+pub fn revision_guard(tool: &str) -> Option<RevisionGuard> {
+    if REVISION_GUARDED_TOOLS.contains(&tool) || WEB_REVISION_GUARDED_TOOLS.contains(&tool) {
+        Some(WORKSPACE_GUARD)
+    } else if EDITOR_DOCUMENT_GUARDED_TOOLS.contains(&tool) {
+        Some(DOCUMENT_GUARD)
+    } else if EDITOR_WORKSPACE_GUARDED_TOOLS.contains(&tool) {
+        Some(EDITOR_WORKSPACE_GUARD)
+    } else {
+        None
+    }
+}
+
 /// Tools that need the file's current source read before they run.
 const READ_BEFORE: &[&str] = &[
     "workspace.applyPatch",
@@ -80,6 +140,10 @@ pub enum Intent {
     ReadFile,
     /// Restore the seed workspace.
     Reset,
+    /// Replace the Live Code Editor document.
+    SetDocument,
+    /// Change the Live Code Editor's safe runner scenario.
+    SetScenario,
     /// Nothing recognised: inspect status and explain the recipes.
     Help,
 }
@@ -94,7 +158,8 @@ pub struct PlannedCall {
 }
 
 impl PlannedCall {
-    fn new(name: &'static str, arguments: Value) -> Self {
+    /// A call of `name` with `arguments` (an object; anything else becomes `{}`).
+    pub fn new(name: &'static str, arguments: Value) -> Self {
         let arguments = match arguments {
             Value::Object(map) => map,
             _ => Map::new(),
@@ -102,9 +167,14 @@ impl PlannedCall {
         Self { name, arguments }
     }
 
-    /// Whether the runner must add the observed revision as `expectedRevision`.
+    /// Whether the runner must add an observed revision to the call.
     pub fn is_revision_guarded(&self) -> bool {
-        REVISION_GUARDED_TOOLS.contains(&self.name)
+        self.revision_guard().is_some()
+    }
+
+    /// Which observed revision the runner adds, and as which argument.
+    pub fn revision_guard(&self) -> Option<RevisionGuard> {
+        revision_guard(self.name)
     }
 }
 

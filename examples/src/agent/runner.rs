@@ -66,10 +66,11 @@ pub struct RunRequest<'a> {
 /// calls, and stops at the first failure.
 pub async fn run_plan(plan: &Plan, request: RunRequest<'_>) -> RunReport {
     let mut steps = Vec::new();
+    let mut observed = ObservedRevisions::default();
     let mut revision = None;
     for (index, planned) in plan.calls.iter().enumerate() {
         let tool_call_id = format!("{}-{}", request.run_id, index + 1);
-        let result = execute(planned, &tool_call_id, revision, &request).await;
+        let result = execute(planned, &tool_call_id, &observed, &request).await;
         let error = result.error.clone();
         steps.push(RunStep {
             tool_call_id,
@@ -84,6 +85,7 @@ pub async fn run_plan(plan: &Plan, request: RunRequest<'_>) -> RunReport {
                 revision,
             };
         }
+        observed.record(&result);
         revision = reported_revision(&result).or(revision);
     }
     RunReport {
@@ -95,10 +97,35 @@ pub async fn run_plan(plan: &Plan, request: RunRequest<'_>) -> RunReport {
     }
 }
 
+/// Result fields that carry a revision clock.
+const REVISION_FIELDS: &[&str] = &["revision", "documentRevision", "workspaceRevision"];
+
+/// The latest value of every revision field results reported (`revision`, `documentRevision`,
+/// `workspaceRevision`), so each guarded call gets the clock it is guarded by.
+#[derive(Debug, Default)]
+struct ObservedRevisions(Map<String, Value>);
+
+impl ObservedRevisions {
+    fn record(&mut self, result: &ToolCallResult) {
+        let Some(Value::Object(content)) = &result.structured_content else {
+            return;
+        };
+        for field in REVISION_FIELDS {
+            if let Some(value) = content.get(*field).filter(|value| value.is_u64()) {
+                self.0.insert((*field).to_owned(), value.clone());
+            }
+        }
+    }
+
+    fn get(&self, field: &str) -> Option<u64> {
+        self.0.get(field).and_then(Value::as_u64)
+    }
+}
+
 async fn execute(
     planned: &PlannedCall,
     tool_call_id: &str,
-    revision: Option<u64>,
+    observed: &ObservedRevisions,
     request: &RunRequest<'_>,
 ) -> ToolCallResult {
     if request.cancellation.is_cancelled() {
@@ -108,10 +135,10 @@ async fn execute(
         );
     }
     let mut arguments = planned.arguments.clone();
-    if planned.is_revision_guarded()
-        && let Some(revision) = revision
-    {
-        arguments.insert("expectedRevision".into(), json!(revision));
+    let guard = planned.revision_guard();
+    let revision = guard.and_then(|guard| observed.get(guard.result_field));
+    if let (Some(guard), Some(revision)) = (guard, revision) {
+        arguments.insert(guard.argument.into(), json!(revision));
     }
     let call = ModelToolCall {
         id: Some(tool_call_id.into()),
@@ -124,7 +151,7 @@ async fn execute(
         source: Some(ToolCallSource::Model),
         mode: Some(ToolCallMode::Agent),
         session_id: Some(request.session_id.to_owned()),
-        revision: revision.map(Into::into),
+        revision: revision.or(observed.get("revision")).map(Into::into),
         metadata: Some(metadata),
     };
     let mut options = ToolCallOptions::default()

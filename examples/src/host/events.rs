@@ -38,6 +38,13 @@ pub enum StudioEvent {
         /// The run.
         run: Value,
     },
+    /// Something changed on the editor or web-coding surface (revisions, preview state).
+    Surface {
+        /// `editor` or `web`.
+        surface: String,
+        /// What changed; its shape belongs to the surface.
+        data: Value,
+    },
     /// Provider settings changed (never carries the key itself).
     Settings {
         /// Public settings.

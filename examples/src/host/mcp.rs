@@ -46,7 +46,7 @@ need a person's approval (studio page, or this client's elicitation prompt).";
 /// The studio's MCP server over `state`'s registry: approvals go to the studio's queue while a
 /// browser page is attached.
 pub fn mcp_server(state: &Arc<StudioState>) -> McpToolServer {
-    let viewers = state.viewers.clone();
+    let viewers = state.pages.clone();
     let desk = ApprovalDesk::new(state.approvals.clone(), move || viewers.count() > 0);
     McpToolServer::new(state.registry.clone())
         .with_approval_desk(desk)

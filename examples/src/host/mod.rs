@@ -33,6 +33,9 @@ use tool_context::{ApprovalQueue, ApprovalQueueConfig, ReadOnlyOrDirectLocal, To
 
 use crate::catalog::{SAFE_ARGUMENT_NAMES, studio_tools};
 use crate::seed::SEED_FILES;
+use crate::surfaces::editor::{self, EditorSurface};
+use crate::surfaces::web::{self, WebSurface};
+use crate::surfaces::{Surface, SurfaceDeps};
 use bridge::{PreviewViewers, StudioPreviewBridge};
 use durable_folder::DurableSaves;
 use events::{EventHub, StudioEvent};
@@ -88,8 +91,14 @@ pub struct StudioState {
     pub security: SecurityPolicy,
     /// Provider settings.
     pub settings: Settings,
-    /// Browser tabs rendering the preview.
+    /// Browser tabs rendering the standalone workspace preview.
     pub viewers: PreviewViewers,
+    /// Every attached studio page, whatever its surface (approvals go to the page when one is).
+    pub pages: PreviewViewers,
+    /// The Live Code Editor surface (`editor.*`).
+    pub editor: Arc<EditorSurface>,
+    /// The realtime web-coding surface (`web.*`).
+    pub web: Arc<WebSurface>,
     /// Durable records of folder writes (`workspace.saveAll`).
     pub saves: DurableSaves,
 }
@@ -214,8 +223,17 @@ pub async fn build_state(options: &StudioOptions, port: u16) -> Result<Arc<Studi
         ..ApprovalQueueConfig::default()
     });
     let trace = TraceStore::new(hub.clone());
+    let deps = SurfaceDeps {
+        hub: hub.clone(),
+        data_dir: options.data_dir.clone(),
+    };
+    let editor = EditorSurface::open(&deps).await?;
+    let web = WebSurface::open(&deps).await?;
+    let mut tools = studio_tools(&manager);
+    tools.extend(editor::tools(&editor));
+    tools.extend(web::tools(&web));
     let registry = ToolRegistry::builder()
-        .tools(studio_tools(&manager))
+        .tools(tools)
         .policy(ReadOnlyOrDirectLocal)
         .interaction(approvals.clone())
         .observer(trace.clone())
@@ -234,10 +252,24 @@ pub async fn build_state(options: &StudioOptions, port: u16) -> Result<Arc<Studi
         security: SecurityPolicy::new(port, token),
         settings: Settings::load(&options.data_dir),
         viewers,
+        pages: PreviewViewers::default(),
+        editor,
+        web,
         saves,
     });
     watch_approvals(&state);
     Ok(state)
+}
+
+impl StudioState {
+    /// Browser tabs rendering `surface`'s preview.
+    pub fn viewers_for(&self, surface: Surface) -> &PreviewViewers {
+        match surface {
+            Surface::Workspace => &self.viewers,
+            Surface::Editor => self.editor.viewers(),
+            Surface::Web => self.web.viewers(),
+        }
+    }
 }
 
 /// Publishes approval changes and moves runs waiting on a person into the `approval` state.

@@ -16,20 +16,21 @@ use tool_protocol::{ModelToolCall, ToolCallContext, ToolCallResult, ToolDefiniti
 use super::StudioState;
 use super::runs::{RunState, RunView, run_metadata};
 use crate::agent::outcome::RunOutcome;
+use crate::surfaces::Surface;
 
-/// System prompt of provider runs: how to use the workspace tools safely.
-pub const SYSTEM_PROMPT: &str = "You edit a small web project through tools. Call workspace.getStatus first, read a file with workspace.readFile before changing it, and pass the revision you read as expectedRevision to every mutation. Prefer workspace.applyPatch for small edits and the preview.* tools for theme, hero and feature changes. Mutations may wait for a person's approval; if one is denied, explain and stop.";
-
-/// The registry as the loop's [`ToolExecutor`].
+/// The registry as the loop's [`ToolExecutor`], narrowed to one surface's catalog.
 pub struct RegistryExecutor {
     registry: ToolRegistry,
+    surface: Surface,
     metadata: serde_json::Map<String, Value>,
 }
 
 #[async_trait]
 impl ToolExecutor for RegistryExecutor {
     async fn list_tools(&self) -> Vec<ToolDefinition> {
-        self.registry.list_all_tools()
+        let mut tools = self.registry.list_all_tools();
+        tools.retain(|tool| self.surface.owns_tool(&tool.name));
+        tools
     }
 
     async fn call_tool(
@@ -50,7 +51,12 @@ impl ToolExecutor for RegistryExecutor {
 }
 
 /// Starts an OpenRouter run, or answers with a coded error when no key is configured.
-pub async fn start(state: Arc<StudioState>, prompt: String, metadata: Option<Value>) -> Response {
+pub async fn start(
+    state: Arc<StudioState>,
+    surface: Surface,
+    prompt: String,
+    metadata: Option<Value>,
+) -> Response {
     let Some(config) = state.settings.client_config() else {
         let body = json!({"error": {"code": "OPENROUTER_CONFIGURATION_ERROR", "message": "API key is not configured.", "retryable": false}});
         return (StatusCode::BAD_REQUEST, Json(body)).into_response();
@@ -67,7 +73,12 @@ pub async fn start(state: Arc<StudioState>, prompt: String, metadata: Option<Val
     };
     let (view, cancellation) = state.runs.begin("openrouter");
     let response = Json(json!(view)).into_response();
-    tokio::spawn(drive(state, client, view, cancellation, prompt, metadata));
+    let executor = RegistryExecutor {
+        registry: state.registry.clone(),
+        surface,
+        metadata: run_metadata(metadata.as_ref()),
+    };
+    tokio::spawn(drive(state, client, view, cancellation, prompt, executor));
     response
 }
 
@@ -77,12 +88,9 @@ async fn drive(
     view: RunView,
     cancellation: CancellationToken,
     prompt: String,
-    metadata: Option<Value>,
+    executor: RegistryExecutor,
 ) {
-    let executor = RegistryExecutor {
-        registry: state.registry.clone(),
-        metadata: run_metadata(metadata.as_ref()),
-    };
+    let system_prompt = executor.surface.system_prompt();
     let runs = state.runs.clone();
     let run_id = view.run_id.clone();
     let listing_view = view.clone();
@@ -94,7 +102,7 @@ async fn drive(
         _ => runs.set_state(&run_id, RunState::Started),
     });
     let request = RunRequest::new(prompt)
-        .with_system(SYSTEM_PROMPT)
+        .with_system(system_prompt)
         .with_session_id(view.session_id.clone());
     let (outcome, tool_names) = match client.run(&executor, request, options).await {
         Ok(completion) => (

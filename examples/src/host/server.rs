@@ -25,9 +25,9 @@ use tool_protocol::{ToolCallContext, ToolCallMode, ToolCallSource, ToolListResul
 use super::StudioState;
 use super::events::StudioEvent;
 use super::security;
-use crate::agent::planner::{PlannerContext, plan};
 use crate::agent::runner::{RunRequest, run_plan};
 use crate::host::runs::run_metadata;
+use crate::surfaces::{Surface, plan_for};
 
 /// Session id of direct calls from the studio page.
 pub const UI_SESSION_ID: &str = "studio-ui";
@@ -56,6 +56,10 @@ pub fn router(state: Arc<StudioState>) -> Router {
         .route("/api/events", get(events))
         .route("/preview/{revision}", get(preview_document))
         .route("/preview/{revision}/assets/{*path}", get(preview_asset))
+        .route("/editor", get(editor_page))
+        .route("/web", get(web_page))
+        .merge(crate::surfaces::editor::routes())
+        .merge(crate::surfaces::web::routes())
         .with_state(state.clone())
         .merge(super::mcp::router(&state));
     api.layer(middleware::from_fn_with_state(
@@ -73,7 +77,20 @@ fn api_error(status: StatusCode, code: &str, message: &str) -> Response {
 }
 
 async fn index(State(state): State<Arc<StudioState>>) -> Response {
-    let Some(page) = super::ui::asset("index.html") else {
+    page(&state, "index.html")
+}
+
+async fn editor_page(State(state): State<Arc<StudioState>>) -> Response {
+    page(&state, "editor.html")
+}
+
+async fn web_page(State(state): State<Arc<StudioState>>) -> Response {
+    page(&state, "web.html")
+}
+
+/// An embedded studio page with this launch's token filled in.
+fn page(state: &StudioState, file: &str) -> Response {
+    let Some(page) = super::ui::asset(file) else {
         return api_error(
             StatusCode::INTERNAL_SERVER_ERROR,
             "STUDIO_UI_MISSING",
@@ -213,6 +230,9 @@ struct RunBody {
     /// Budget of each tool call of the run (approval wait included), in milliseconds.
     #[serde(default)]
     timeout_ms: Option<i64>,
+    /// `workspace` (default), `editor` or `web`: whose catalog and planner the run uses.
+    #[serde(default)]
+    surface: Option<String>,
 }
 
 /// Longest accepted prompt, in characters.
@@ -227,40 +247,57 @@ async fn start_run(State(state): State<Arc<StudioState>>, Json(body): Json<RunBo
             "The prompt must be 1 to 4,000 characters.",
         );
     }
+    let Some(surface) = Surface::parse(body.surface.as_deref().unwrap_or("workspace")) else {
+        return api_error(
+            StatusCode::BAD_REQUEST,
+            "STUDIO_INVALID_SURFACE",
+            "surface must be \"workspace\", \"editor\" or \"web\".",
+        );
+    };
     let agent = body.agent.as_deref().unwrap_or("local");
     if agent != "local" {
-        return super::openrouter::start(state, prompt, body.metadata).await;
+        return super::openrouter::start(state, surface, prompt, body.metadata).await;
     }
     let (view, cancellation) = state.runs.begin("local");
     let response = Json(json!(view)).into_response();
-    tokio::spawn(run_local(
-        state,
-        view,
-        cancellation,
+    let run = LocalRun {
+        surface,
         prompt,
-        body.metadata,
-        body.timeout_ms,
-    ));
+        metadata: body.metadata,
+        call_timeout_ms: body.timeout_ms,
+    };
+    tokio::spawn(run_local(state, view, cancellation, run));
     response
+}
+
+/// What a local-agent run was asked to do.
+struct LocalRun {
+    surface: Surface,
+    prompt: String,
+    metadata: Option<Value>,
+    call_timeout_ms: Option<i64>,
 }
 
 async fn run_local(
     state: Arc<StudioState>,
     view: super::runs::RunView,
     cancellation: tokio_util::sync::CancellationToken,
-    prompt: String,
-    metadata: Option<Value>,
-    call_timeout_ms: Option<i64>,
+    run: LocalRun,
 ) {
-    state
-        .runs
-        .record_listing(&view, state.registry.list_all_tools().len());
-    let status = state.manager.status().await;
-    let context = PlannerContext {
-        active_path: Some(status.active_path.clone()),
-        folder_linked: status.folder.connected,
-    };
-    let planned = plan(&prompt, &context);
+    let LocalRun {
+        surface,
+        prompt,
+        metadata,
+        call_timeout_ms,
+    } = run;
+    let listed = state
+        .registry
+        .list_all_tools()
+        .iter()
+        .filter(|tool| surface.owns_tool(&tool.name))
+        .count();
+    state.runs.record_listing(&view, listed);
+    let planned = plan_for(&state, surface, &prompt, metadata.as_ref()).await;
     let request = RunRequest {
         registry: &state.registry,
         run_id: &view.run_id,
@@ -535,21 +572,31 @@ async fn preview_asset(
 struct EventsQuery {
     #[serde(default)]
     client: Option<String>,
+    #[serde(default)]
+    surface: Option<String>,
 }
 
-/// `GET /api/events`: the live event stream. A page that renders the preview connects with
-/// `client=ui`, which switches preview acknowledgement from headless to the browser.
+/// `GET /api/events`: the live event stream. A page that renders a preview connects with
+/// `client=ui` (and `surface=editor` or `surface=web` off the standalone workspace), which
+/// switches that surface's preview acknowledgement from headless to the browser.
 async fn events(
     State(state): State<Arc<StudioState>>,
     Query(query): Query<EventsQuery>,
     upgrade: WebSocketUpgrade,
 ) -> Response {
-    let renders_preview = query.client.as_deref() == Some("ui");
-    upgrade.on_upgrade(move |socket| stream_events(state, socket, renders_preview))
+    let Some(surface) = Surface::parse(query.surface.as_deref().unwrap_or("workspace")) else {
+        return api_error(
+            StatusCode::BAD_REQUEST,
+            "STUDIO_INVALID_SURFACE",
+            "surface must be \"workspace\", \"editor\" or \"web\".",
+        );
+    };
+    let page = (query.client.as_deref() == Some("ui")).then_some(surface);
+    upgrade.on_upgrade(move |socket| stream_events(state, socket, page))
 }
 
-async fn stream_events(state: Arc<StudioState>, mut socket: WebSocket, renders_preview: bool) {
-    let _viewer = renders_preview.then(|| state.viewers.attach());
+async fn stream_events(state: Arc<StudioState>, mut socket: WebSocket, page: Option<Surface>) {
+    let _viewer = page.map(|surface| (state.pages.attach(), state.viewers_for(surface).attach()));
     let mut receiver = state.hub.subscribe();
     let hello = json!({"type": "hello", "revision": state.manager.revision().await, "approvals": state.approvals.snapshot()});
     if socket
