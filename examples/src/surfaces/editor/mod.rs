@@ -1,5 +1,7 @@
 //! `editor.*`: the two-clock Live Code Editor surface (being built; see issue 11).
 
+pub mod saves;
+
 use std::sync::Arc;
 
 use axum::Router;
@@ -29,8 +31,8 @@ impl EditorSurface {
 }
 
 /// Every `editor.*` tool.
-pub fn tools(_surface: &Arc<EditorSurface>) -> Vec<Tool> {
-    Vec::new()
+pub fn tools(surface: &Arc<EditorSurface>) -> Vec<Tool> {
+    saves::tools(surface)
 }
 
 /// The editor's HTTP routes (page preview, acknowledgements).
