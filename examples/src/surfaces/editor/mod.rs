@@ -37,7 +37,7 @@ pub fn tools(surface: &Arc<EditorSurface>) -> Vec<Tool> {
 
 /// The editor's HTTP routes (page preview, acknowledgements).
 pub fn routes() -> Router<Arc<StudioState>> {
-    Router::new()
+    Router::new().merge(saves::routes())
 }
 
 /// The local agent's plan on the editor.
