@@ -6,9 +6,9 @@
 use async_trait::async_trait;
 use serde::Serialize;
 
-use super::error::WorkspaceResult;
+use super::error::{WorkspaceError, WorkspaceResult};
 use super::model::{compare_order, validate_path};
-use crate::file::{WorkspaceFile, is_asset_path, is_text_path};
+use crate::file::{FileContent, WorkspaceFile, is_asset_path, is_text_path};
 
 /// Most files one import keeps.
 pub const MAX_IMPORT_FILES: usize = 200;
@@ -79,6 +79,36 @@ pub trait FolderAdapter: Send + Sync {
 
     /// Removes one file; succeeds when the file or its parent is already gone.
     async fn remove_file(&self, path: &str) -> WorkspaceResult<()>;
+
+    /// A stable identity of the destination, for durable-save keys (host side only; never
+    /// put it in tool payloads). Defaults to [`name`](Self::name); the OS adapter returns
+    /// its canonical root.
+    fn scope(&self) -> String {
+        self.name().to_owned()
+    }
+
+    /// Reads one file back byte for byte, at most `limit` bytes (pass one more than the size
+    /// you expect, so a longer file shows as longer). A missing file is
+    /// `WORKSPACE_FILE_NOT_FOUND`. Used to reconcile a save whose outcome is unknown.
+    ///
+    /// The default reads the whole folder through [`read`](Self::read) (within the import
+    /// limits, so an entry the import skips reads as missing); adapters that can read one file
+    /// directly should override it.
+    async fn read_file(&self, path: &str, limit: u64) -> WorkspaceResult<Vec<u8>> {
+        let path = validate_path(path)?;
+        let import = self.read().await?;
+        let file = import
+            .files
+            .into_iter()
+            .find(|file| file.path == path)
+            .ok_or_else(|| WorkspaceError::file_not_found(&path, "read"))?;
+        let mut bytes = match file.content {
+            FileContent::Text { source } => source.into_bytes(),
+            FileContent::Asset { bytes, .. } => bytes,
+        };
+        bytes.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+        Ok(bytes)
+    }
 }
 
 /// Why an entry is skipped; rendered as `<path> · <reason>`.

@@ -142,7 +142,7 @@ pub struct ImportOutcome {
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SaveOutcome {
-    /// `save` or `checkpoint`.
+    /// `save` (`save_all`, `save_file`) or `checkpoint`.
     pub operation: &'static str,
     /// Revision the save was based on (unchanged by saving).
     pub revision: u64,
@@ -753,6 +753,63 @@ impl WorkspaceDocumentManager {
         Ok(self.save_outcome(&state, "save", completed))
     }
 
+    /// Writes one text file to the linked folder and marks only that path saved once the write
+    /// succeeded. It follows [`save_all`](Self::save_all)'s rules: the revision guard, a
+    /// granted folder, the written content becomes the path's checkpoint (an edit made during
+    /// the write stays dirty) and the revision does not move. An explicit save of one file
+    /// writes it even when it is clean, so a file changed or removed outside is restored.
+    pub async fn save_file(
+        &self,
+        raw_path: &str,
+        expected_revision: Option<u64>,
+    ) -> WorkspaceResult<SaveOutcome> {
+        let path = validate_path(raw_path)?;
+        let _folder_ops = self.folder_ops.lock().await;
+        let (folder, file) = {
+            let state = self.state.lock().await;
+            let ws = &state.workspace;
+            check_expected(expected_revision, ws, Some("save"))?;
+            let folder = state
+                .folder
+                .clone()
+                .ok_or_else(|| WorkspaceError::folder_not_connected("save"))?;
+            (folder, text_file(ws, &path, "save")?)
+        };
+        self.require_granted(&folder, "save").await?;
+        let mut completed = Completed::default();
+        if let Err(error) = folder.write_file(&file).await {
+            return Err(self.save_failed(&folder, error, &completed).await);
+        }
+        self.mark_saved(&path, Some(file), &mut completed.saved)
+            .await;
+        let state = self.state.lock().await;
+        Ok(self.save_outcome(&state, "save", completed))
+    }
+
+    /// Marks `path` saved when the workspace file there holds exactly `bytes`, which a folder
+    /// read-back confirmed are on disk (reconciling a save whose outcome was unknown); returns
+    /// whether it did. A file edited since keeps its dirty state. The revision does not move.
+    pub async fn confirm_saved(&self, path: &str, bytes: &[u8]) -> bool {
+        let mut state = self.state.lock().await;
+        let held = state
+            .workspace
+            .shared_files()
+            .iter()
+            .find(|file| file.path == path && file_bytes(file) == bytes)
+            .cloned();
+        let Some(file) = held else {
+            return false;
+        };
+        let next = state.workspace.mark_path_saved(path, Some(file));
+        self.commit(&mut state, next, Persist::Delta).await;
+        true
+    }
+
+    /// The linked folder, if any (to read a file back through the same adapter saves use).
+    pub async fn folder_adapter(&self) -> Option<Arc<dyn FolderAdapter>> {
+        self.state.lock().await.folder.clone()
+    }
+
     /// Marks the current state clean without writing a folder. Refused while a folder is linked.
     pub async fn save_checkpoint(
         &self,
@@ -1051,6 +1108,33 @@ fn check_expected(
     }
 }
 
+/// The text file at `path` (an asset is a type conflict).
+fn text_file(
+    workspace: &Workspace,
+    path: &str,
+    operation: &str,
+) -> WorkspaceResult<Arc<WorkspaceFile>> {
+    let file = workspace
+        .shared_files()
+        .iter()
+        .find(|file| file.path == path)
+        .ok_or_else(|| WorkspaceError::file_not_found(path, operation))?;
+    if file.is_asset() {
+        return Err(WorkspaceError::file_type_conflict(
+            path, operation, "asset", "text",
+        ));
+    }
+    Ok(Arc::clone(file))
+}
+
+/// The bytes a folder write of `file` puts on disk.
+fn file_bytes(file: &WorkspaceFile) -> &[u8] {
+    match &file.content {
+        FileContent::Text { source } => source.as_bytes(),
+        FileContent::Asset { bytes, .. } => bytes,
+    }
+}
+
 fn sorted_by_path(mut files: Vec<Arc<WorkspaceFile>>) -> Vec<Arc<WorkspaceFile>> {
     files.sort_by(|a, b| a.path.cmp(&b.path));
     files
@@ -1078,5 +1162,181 @@ async fn folder_status(folder: Option<&dyn FolderAdapter>) -> FolderStatus {
         permission,
         save_all_available: granted,
         reload_available: granted,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex as StdMutex;
+
+    use async_trait::async_trait;
+
+    use super::*;
+    use crate::workspace::bridge::HeadlessPreviewBridge;
+    use crate::workspace::repository::MemoryWorkspaceRepository;
+
+    /// A folder in memory that records writes and refuses the paths in `fail`.
+    #[derive(Default)]
+    struct MemoryFolder {
+        written: StdMutex<Vec<String>>,
+        fail: StdMutex<Vec<String>>,
+    }
+
+    impl MemoryFolder {
+        fn written(&self) -> Vec<String> {
+            self.written.lock().unwrap().clone()
+        }
+    }
+
+    #[async_trait]
+    impl FolderAdapter for MemoryFolder {
+        fn name(&self) -> &str {
+            "memory"
+        }
+
+        async fn permission(&self) -> FolderPermission {
+            FolderPermission::Granted
+        }
+
+        async fn read(&self) -> WorkspaceResult<FolderImport> {
+            Ok(FolderImport {
+                root_name: "memory".to_owned(),
+                files: vec![
+                    WorkspaceFile::text("index.html", "<p>one</p>"),
+                    WorkspaceFile::text("app.js", "let a = 1;"),
+                    WorkspaceFile::asset("logo.png", vec![1, 2, 3]),
+                ],
+                skipped: Vec::new(),
+            })
+        }
+
+        async fn write_file(&self, file: &WorkspaceFile) -> WorkspaceResult<()> {
+            if self.fail.lock().unwrap().contains(&file.path) {
+                return Err(WorkspaceError::folder_io_failed(
+                    "write", &file.path, "injected",
+                ));
+            }
+            self.written.lock().unwrap().push(file.path.clone());
+            Ok(())
+        }
+
+        async fn remove_file(&self, _path: &str) -> WorkspaceResult<()> {
+            Ok(())
+        }
+    }
+
+    async fn linked() -> (WorkspaceDocumentManager, Arc<MemoryFolder>) {
+        let manager = WorkspaceDocumentManager::open(
+            vec![WorkspaceFile::text("index.html", "<p>seed</p>")],
+            Arc::new(MemoryWorkspaceRepository::new()),
+            Arc::new(HeadlessPreviewBridge::accept_all()),
+            ManagerOptions::default(),
+        )
+        .await
+        .unwrap();
+        let folder = Arc::new(MemoryFolder::default());
+        let adapter: Arc<dyn FolderAdapter> = folder.clone();
+        manager.open_folder(adapter, None).await.unwrap();
+        (manager, folder)
+    }
+
+    async fn edit(manager: &WorkspaceDocumentManager, path: &str, source: &str) {
+        manager
+            .write_file(path, source, WriteOptions::default())
+            .await
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn save_file_writes_one_path_and_marks_only_it_clean() {
+        let (manager, folder) = linked().await;
+        edit(&manager, "index.html", "<p>two</p>").await;
+        edit(&manager, "app.js", "let a = 2;").await;
+        let revision = manager.revision().await;
+        let saved = manager.save_file("./app.js", Some(revision)).await.unwrap();
+        assert_eq!(saved.operation, "save");
+        assert_eq!(saved.saved_paths, ["app.js"]);
+        assert_eq!(
+            saved.revision, revision,
+            "saving does not move the revision"
+        );
+        assert!(!saved.clean);
+        assert_eq!(folder.written(), ["app.js"]);
+        assert_eq!(manager.status().await.dirty_paths, ["index.html"]);
+    }
+
+    #[tokio::test]
+    async fn save_file_writes_a_clean_file_again() {
+        let (manager, folder) = linked().await;
+        let saved = manager.save_file("index.html", None).await.unwrap();
+        assert_eq!(saved.saved_paths, ["index.html"]);
+        assert!(saved.clean);
+        assert_eq!(folder.written(), ["index.html"]);
+    }
+
+    #[tokio::test]
+    async fn save_file_refuses_before_writing() {
+        let (manager, folder) = linked().await;
+        edit(&manager, "index.html", "<p>two</p>").await;
+        let revision = manager.revision().await;
+        let stale = manager.save_file("index.html", Some(revision - 1)).await;
+        assert_eq!(
+            stale.unwrap_err().code,
+            WorkspaceErrorCode::WorkspaceRevisionConflict
+        );
+        let asset = manager.save_file("logo.png", None).await.unwrap_err();
+        assert_eq!(asset.code, WorkspaceErrorCode::WorkspaceFileTypeConflict);
+        let missing = manager.save_file("gone.css", None).await.unwrap_err();
+        assert_eq!(missing.code, WorkspaceErrorCode::WorkspaceFileNotFound);
+        let invalid = manager.save_file("../x.css", None).await.unwrap_err();
+        assert_eq!(invalid.code, WorkspaceErrorCode::WorkspacePathInvalid);
+        assert!(folder.written().is_empty());
+        manager.disconnect_folder().await;
+        let unlinked = manager.save_file("index.html", None).await.unwrap_err();
+        assert_eq!(
+            unlinked.code,
+            WorkspaceErrorCode::WorkspaceFolderNotConnected
+        );
+        assert_eq!(manager.status().await.dirty_paths, ["index.html"]);
+    }
+
+    #[tokio::test]
+    async fn a_failed_save_file_keeps_the_path_dirty() {
+        let (manager, folder) = linked().await;
+        edit(&manager, "app.js", "let a = 3;").await;
+        folder.fail.lock().unwrap().push("app.js".to_owned());
+        let error = manager.save_file("app.js", None).await.unwrap_err();
+        assert_eq!(error.code, WorkspaceErrorCode::WorkspaceSideEffectUnknown);
+        assert_eq!(error.details["completedPaths"], serde_json::json!([]));
+        assert_eq!(manager.status().await.dirty_paths, ["app.js"]);
+    }
+
+    #[tokio::test]
+    async fn confirm_saved_marks_clean_only_the_bytes_the_workspace_holds() {
+        let (manager, _folder) = linked().await;
+        edit(&manager, "app.js", "let a = 4;").await;
+        let revision = manager.revision().await;
+        assert!(!manager.confirm_saved("app.js", b"let a = 1;").await);
+        assert!(!manager.confirm_saved("other.js", b"let a = 4;").await);
+        assert_eq!(manager.status().await.dirty_paths, ["app.js"]);
+        assert!(manager.confirm_saved("app.js", b"let a = 4;").await);
+        let status = manager.status().await;
+        assert!(status.dirty_paths.is_empty());
+        assert_eq!(status.revision, revision);
+    }
+
+    #[tokio::test]
+    async fn folder_adapter_is_the_linked_folder() {
+        let (manager, _folder) = linked().await;
+        let adapter = manager.folder_adapter().await.expect("linked");
+        assert_eq!(adapter.scope(), "memory");
+        let bytes = adapter.read_file("app.js", 100).await.unwrap();
+        assert_eq!(bytes, b"let a = 1;");
+        let cut = adapter.read_file("app.js", 3).await.unwrap();
+        assert_eq!(cut, b"let");
+        let missing = adapter.read_file("nope.js", 10).await.unwrap_err();
+        assert_eq!(missing.code, WorkspaceErrorCode::WorkspaceFileNotFound);
+        manager.disconnect_folder().await;
+        assert!(manager.folder_adapter().await.is_none());
     }
 }

@@ -203,6 +203,16 @@ impl FolderAdapter for OsFolder {
         self.blocking("delete", move |inner| inner.remove(&path))
             .await
     }
+
+    fn scope(&self) -> String {
+        self.inner.root.to_string_lossy().into_owned()
+    }
+
+    async fn read_file(&self, path: &str, limit: u64) -> WorkspaceResult<Vec<u8>> {
+        let path = path.to_owned();
+        self.blocking("read", move |inner| inner.read_one(&path, limit))
+            .await
+    }
 }
 
 impl Inner {
@@ -415,6 +425,36 @@ impl Inner {
         })
     }
 
+    /// Reads one regular file (never through a link, like the writes) of at most `limit` bytes.
+    fn read_one(&self, raw_path: &str, limit: u64) -> WorkspaceResult<Vec<u8>> {
+        let relative = validate_path(raw_path)?;
+        self.ensure_root("read")?;
+        let missing = || WorkspaceError::file_not_found(&relative, "read");
+        let Some(parent) = self.parent_dir(&relative, false, "read")? else {
+            return Err(missing());
+        };
+        let target = parent.join(relative.rsplit('/').next().unwrap_or(&relative));
+        let kind = match self.fs.symlink_metadata(&target) {
+            Ok(meta) if meta.is_file() => return self.read_regular(&target, &relative, limit),
+            Ok(meta) if meta.is_dir() => "directory",
+            Ok(_) => "symbolic link",
+            Err(error) if error.kind() == io::ErrorKind::NotFound => return Err(missing()),
+            Err(error) => return Err(self.failure("read", &relative, &error)),
+        };
+        Err(WorkspaceError::file_type_conflict(
+            &relative, "read", kind, "file",
+        ))
+    }
+
+    fn read_regular(&self, target: &Path, relative: &str, limit: u64) -> WorkspaceResult<Vec<u8>> {
+        self.fs
+            .read_limited(target, limit)
+            .map_err(|error| match error.kind() {
+                io::ErrorKind::NotFound => WorkspaceError::file_not_found(relative, "read"),
+                _ => self.failure("read", relative, &error),
+            })
+    }
+
     fn remove(&self, raw_path: &str) -> WorkspaceResult<()> {
         let relative = validate_path(raw_path)?;
         self.ensure_root("delete")?;
@@ -447,4 +487,74 @@ fn is_denied(error: &io::Error) -> bool {
         error.kind(),
         io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workspace::error::WorkspaceErrorCode;
+
+    fn folder_with(files: &[(&str, &[u8])]) -> (tempfile::TempDir, OsFolder) {
+        let dir = tempfile::tempdir().unwrap();
+        for (relative, bytes) in files {
+            let path = dir.path().join(relative);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, bytes).unwrap();
+        }
+        let folder = OsFolder::open(dir.path()).unwrap();
+        (dir, folder)
+    }
+
+    #[tokio::test]
+    async fn read_file_returns_the_bytes_up_to_the_limit() {
+        let (_dir, folder) = folder_with(&[("css/site.css", b"h1{}"), ("logo.png", &[0, 159])]);
+        assert_eq!(folder.read_file("css/site.css", 5).await.unwrap(), b"h1{}");
+        assert_eq!(
+            folder.read_file("./css/site.css", 4).await.unwrap(),
+            b"h1{}"
+        );
+        assert_eq!(folder.read_file("css/site.css", 2).await.unwrap(), b"h1");
+        assert_eq!(folder.read_file("logo.png", 9).await.unwrap(), [0, 159]);
+    }
+
+    #[tokio::test]
+    async fn read_file_reports_missing_files_and_parents() {
+        let (_dir, folder) = folder_with(&[("index.html", b"<p>")]);
+        for path in ["gone.css", "no/such/dir.css"] {
+            let error = folder.read_file(path, 10).await.unwrap_err();
+            assert_eq!(
+                error.code,
+                WorkspaceErrorCode::WorkspaceFileNotFound,
+                "{path}"
+            );
+            assert_eq!(error.details["path"], path);
+        }
+        let invalid = folder.read_file("../outside.css", 10).await.unwrap_err();
+        assert_eq!(invalid.code, WorkspaceErrorCode::WorkspacePathInvalid);
+    }
+
+    #[tokio::test]
+    async fn read_file_never_reads_through_a_link_or_a_directory() {
+        let (dir, folder) = folder_with(&[("real.css", b"a{}"), ("sub/x.css", b"b{}")]);
+        std::os::unix::fs::symlink(dir.path().join("real.css"), dir.path().join("link.css"))
+            .unwrap();
+        let link = folder.read_file("link.css", 10).await.unwrap_err();
+        assert_eq!(link.code, WorkspaceErrorCode::WorkspaceFileTypeConflict);
+        assert_eq!(link.details["actualKind"], "symbolic link");
+        fs::create_dir(dir.path().join("dir.css")).unwrap();
+        let directory = folder.read_file("dir.css", 10).await.unwrap_err();
+        assert_eq!(directory.details["actualKind"], "directory");
+    }
+
+    #[tokio::test]
+    async fn read_file_of_a_vanished_folder_is_stale_and_scope_is_the_root() {
+        let (dir, folder) = folder_with(&[("index.html", b"<p>")]);
+        assert_eq!(
+            folder.scope(),
+            fs::canonicalize(dir.path()).unwrap().to_string_lossy()
+        );
+        drop(dir);
+        let error = folder.read_file("index.html", 10).await.unwrap_err();
+        assert_eq!(error.code, WorkspaceErrorCode::WorkspaceFolderStale);
+    }
 }
