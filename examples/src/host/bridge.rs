@@ -41,11 +41,16 @@ impl Drop for ViewerGuard {
     }
 }
 
+/// Tells the attached pages that a revision was published.
+type Announce = Box<dyn Fn(u64) + Send + Sync>;
+
 /// Browser acknowledgement when a tab renders the preview, headless compilation otherwise.
+/// The standalone workspace announces revisions as [`StudioEvent::Workspace`]; another surface
+/// passes its own announcement (for example a [`StudioEvent::Surface`] event).
 pub struct StudioPreviewBridge {
     viewers: PreviewViewers,
     headless: HeadlessPreviewBridge,
-    hub: EventHub,
+    announce: Announce,
 }
 
 impl std::fmt::Debug for StudioPreviewBridge {
@@ -57,27 +62,39 @@ impl std::fmt::Debug for StudioPreviewBridge {
 }
 
 impl StudioPreviewBridge {
-    /// A bridge announcing revisions on `hub` and counting `viewers`.
+    /// The standalone workspace's bridge: announces revisions on `hub` as
+    /// [`StudioEvent::Workspace`] and counts `viewers`.
     pub fn new(viewers: PreviewViewers, hub: EventHub) -> Self {
+        Self::with_announcer(viewers, "/preview/assets/", move |revision| {
+            hub.publish(StudioEvent::Workspace { revision });
+        })
+    }
+
+    /// A bridge for any surface: `announce` is told each published revision, and the headless
+    /// compile resolves assets under `asset_base` (the surface's preview asset route).
+    pub fn with_announcer(
+        viewers: PreviewViewers,
+        asset_base: impl Into<String>,
+        announce: impl Fn(u64) + Send + Sync + 'static,
+    ) -> Self {
+        let asset_base = asset_base.into();
         // Preview mode with an asset base, not export mode: the acknowledgement only needs the
         // document to compile, so assets are never base64-encoded into data URLs here.
-        let headless = HeadlessPreviewBridge::new(|files: &[WorkspaceFile]| {
-            compile_preview(files, &PreviewOptions::preview(None, "/preview/assets/"));
+        let headless = HeadlessPreviewBridge::new(move |files: &[WorkspaceFile]| {
+            compile_preview(files, &PreviewOptions::preview(None, asset_base.as_str()));
             Ok(())
         });
         Self {
             viewers,
             headless,
-            hub,
+            announce: Box::new(announce),
         }
     }
 }
 
 impl PreviewBridge for StudioPreviewBridge {
     fn publish(&self, snapshot: PreviewSnapshot, acks: &PreviewAcks) {
-        self.hub.publish(StudioEvent::Workspace {
-            revision: snapshot.revision,
-        });
+        (self.announce)(snapshot.revision);
         if self.viewers.count() == 0 {
             self.headless.publish(snapshot, acks);
         }

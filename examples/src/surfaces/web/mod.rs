@@ -1,47 +1,96 @@
-//! `web.*`: the realtime web-coding surface (being built; see issue 11).
+//! `web.*`: the realtime web-coding surface on `/web`. A three-file workspace (index.html,
+//! styles.css, app.js) with one monotonic revision clock, its own persisted
+//! [`WorkspaceDocumentManager`] and preview bridge, a small tool palette, HTTP routes for its
+//! sandboxed preview, and a deterministic local-agent planner.
+
+pub mod planner;
+pub mod routes;
+pub mod seed;
+pub mod storage;
+pub mod tools;
 
 use std::sync::Arc;
 
-use axum::Router;
-use tool_context::Tool;
+use live_code_editor::workspace::manager::{ManagerOptions, WorkspaceDocumentManager};
+use serde_json::{Value, json};
 
 use super::SurfaceDeps;
-use crate::agent::planner::{Intent, Plan, PlannedCall};
-use crate::host::StudioState;
-use crate::host::bridge::PreviewViewers;
+use crate::host::bridge::{PreviewViewers, StudioPreviewBridge};
+use crate::host::events::{EventHub, StudioEvent};
+
+pub use planner::plan;
+pub use routes::routes;
+pub use tools::tools;
+
+/// The surface's wire name (events, runs, the page's WebSocket).
+pub const WEB_SURFACE: &str = "web";
+
+/// Where the preview documents of the surface live (`/web/preview/<revision>`).
+pub const WEB_PREVIEW_PREFIX: &str = "/web/preview";
 
 /// The realtime web-coding workspace.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct WebSurface {
+    manager: Arc<WorkspaceDocumentManager>,
     viewers: PreviewViewers,
+    hub: EventHub,
 }
 
 impl WebSurface {
-    /// Opens the web-coding surface.
-    pub async fn open(_deps: &SurfaceDeps) -> Result<Arc<Self>, String> {
-        Ok(Arc::new(Self::default()))
+    /// Opens the web-coding surface: its workspace persisted in the data directory (memory
+    /// mode when that fails), acknowledged by a `surface=web` page or compiled headlessly.
+    pub async fn open(deps: &SurfaceDeps) -> Result<Arc<Self>, String> {
+        Self::open_with(deps, ManagerOptions::default()).await
+    }
+
+    /// [`open`](Self::open) with explicit manager options (acknowledgement timeout, clock).
+    pub async fn open_with(
+        deps: &SurfaceDeps,
+        options: ManagerOptions,
+    ) -> Result<Arc<Self>, String> {
+        let viewers = PreviewViewers::default();
+        let hub = deps.hub.clone();
+        let announce = hub.clone();
+        let bridge = StudioPreviewBridge::with_announcer(
+            viewers.clone(),
+            format!("{WEB_PREVIEW_PREFIX}/assets/"),
+            move |revision| publish(&announce, json!({"revision": revision})),
+        );
+        let repository = storage::open_repository(&deps.data_dir).await;
+        let manager = WorkspaceDocumentManager::open(
+            seed::web_seed_files(),
+            repository,
+            Arc::new(bridge),
+            options,
+        )
+        .await
+        .map_err(|e| e.message)?;
+        Ok(Arc::new(Self {
+            manager: Arc::new(manager),
+            viewers,
+            hub,
+        }))
     }
 
     /// Browser tabs rendering this surface's preview.
     pub fn viewers(&self) -> &PreviewViewers {
         &self.viewers
     }
-}
 
-/// Every `web.*` tool.
-pub fn tools(_surface: &Arc<WebSurface>) -> Vec<Tool> {
-    Vec::new()
-}
-
-/// The route's HTTP routes (page preview, acknowledgements).
-pub fn routes() -> Router<Arc<StudioState>> {
-    Router::new()
-}
-
-/// The local agent's plan on the web-coding route.
-pub async fn plan(_surface: &WebSurface, _prompt: &str) -> Plan {
-    Plan {
-        intent: Intent::Status,
-        calls: vec![PlannedCall::new("web.getWorkspace", serde_json::json!({}))],
+    /// The workspace manager (one revision clock).
+    pub fn manager(&self) -> &Arc<WorkspaceDocumentManager> {
+        &self.manager
     }
+
+    /// Tells the surface's pages about a change (`data` carries `revision` and maybe `preview`).
+    pub fn publish(&self, data: Value) {
+        publish(&self.hub, data);
+    }
+}
+
+fn publish(hub: &EventHub, data: Value) {
+    hub.publish(StudioEvent::Surface {
+        surface: WEB_SURFACE.to_owned(),
+        data,
+    });
 }

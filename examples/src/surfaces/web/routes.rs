@@ -1,0 +1,157 @@
+//! HTTP routes of the web-coding surface: its sandboxed preview documents (410 once superseded),
+//! their assets, the page's acknowledgement forwarding and a state read for the page.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use live_code_editor::file::FileContent;
+use live_code_editor::preview::{
+    PreviewBridgeMessage, PreviewOptions, compile_preview, parse_bridge_message,
+};
+use live_code_editor::workspace::bridge::PreviewStatus;
+use serde_json::{Value, json};
+
+use super::WEB_PREVIEW_PREFIX;
+use super::tools::workspace_view;
+use crate::host::StudioState;
+use crate::host::server::PREVIEW_CSP;
+
+/// The surface's routes.
+pub fn routes() -> Router<Arc<StudioState>> {
+    Router::new()
+        .route("/web/preview/{revision}", get(preview_document))
+        .route("/web/preview/{revision}/assets/{*path}", get(preview_asset))
+        .route("/api/web/preview/ack", post(preview_ack))
+        .route("/api/web/state", get(web_state))
+}
+
+fn api_error(status: StatusCode, code: &str, message: &str) -> Response {
+    (
+        status,
+        Json(json!({"error": {"code": code, "message": message, "retryable": false}})),
+    )
+        .into_response()
+}
+
+/// `GET /api/web/state`: what `web.getWorkspace` reports, read without a trace row (the page
+/// polls it on every revision event).
+async fn web_state(State(state): State<Arc<StudioState>>) -> Json<Value> {
+    Json(serde_json::to_value(workspace_view(&state.web).await).unwrap_or(Value::Null))
+}
+
+/// `POST /api/web/preview/ack`: the page forwards its iframe's bridge message; acknowledgements
+/// of any revision but the current one are ignored.
+async fn preview_ack(
+    State(state): State<Arc<StudioState>>,
+    Json(message): Json<Value>,
+) -> Response {
+    let Some(message) = parse_bridge_message(&message) else {
+        return api_error(
+            StatusCode::BAD_REQUEST,
+            "STUDIO_INVALID_PREVIEW_MESSAGE",
+            "Not a preview bridge message.",
+        );
+    };
+    let (revision, status) = match message {
+        PreviewBridgeMessage::Ready { revision } => (revision, PreviewStatus::Ready),
+        PreviewBridgeMessage::Error { revision, message } => {
+            (revision, PreviewStatus::Error { message })
+        }
+    };
+    let manager = state.web.manager();
+    let accepted = manager.acknowledge_preview(revision, status);
+    let preview = manager.preview_acks().current();
+    state
+        .web
+        .publish(json!({"revision": preview.revision, "preview": preview}));
+    Json(json!({"accepted": accepted, "revision": revision})).into_response()
+}
+
+async fn preview_document(
+    State(state): State<Arc<StudioState>>,
+    Path(revision): Path<u64>,
+) -> Response {
+    let workspace = state.web.manager().snapshot().await;
+    if workspace.revision() != revision {
+        let body = format!(
+            "Preview revision {revision} was superseded by revision {}.",
+            workspace.revision()
+        );
+        return (
+            StatusCode::GONE,
+            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+            body,
+        )
+            .into_response();
+    }
+    let files: Vec<_> = workspace.files().cloned().collect();
+    let options = PreviewOptions::preview(
+        Some(revision),
+        format!("{WEB_PREVIEW_PREFIX}/{revision}/assets/"),
+    );
+    let compiled = tokio::task::spawn_blocking(move || compile_preview(&files, &options)).await;
+    let Ok(compiled) = compiled else {
+        return api_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "STUDIO_PREVIEW_FAILED",
+            "The preview compiler stopped unexpectedly.",
+        );
+    };
+    let mut response = (
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        compiled.html,
+    )
+        .into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(PREVIEW_CSP),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    response
+}
+
+async fn preview_asset(
+    State(state): State<Arc<StudioState>>,
+    Path((revision, path)): Path<(u64, String)>,
+) -> Response {
+    let workspace = state.web.manager().snapshot().await;
+    if workspace.revision() != revision {
+        return api_error(
+            StatusCode::GONE,
+            "PREVIEW_REVISION_SUPERSEDED",
+            "That preview revision was superseded.",
+        );
+    }
+    let Some(file) = workspace.file(&path) else {
+        return api_error(
+            StatusCode::NOT_FOUND,
+            "WORKSPACE_FILE_NOT_FOUND",
+            "No web workspace file at that path.",
+        );
+    };
+    let (content_type, bytes) = match &file.content {
+        FileContent::Asset { bytes, mime_type } => (mime_type.clone(), bytes.clone()),
+        FileContent::Text { source } => (
+            file.language.mime_type().to_owned(),
+            source.as_bytes().to_vec(),
+        ),
+    };
+    Response::builder()
+        .header(header::CONTENT_TYPE, content_type)
+        .header(header::X_CONTENT_TYPE_OPTIONS, "nosniff")
+        .header(header::CONTENT_SECURITY_POLICY, PREVIEW_CSP)
+        .body(Body::from(bytes))
+        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+}
