@@ -148,11 +148,14 @@ pub fn seed_files() -> Vec<WorkspaceFile> {
         .collect()
 }
 
-/// Opens the workspace database in `data_dir`; when it cannot be opened the manager runs in
-/// memory mode and reports why in every result.
-async fn open_repository(data_dir: &Path) -> Arc<dyn WorkspaceRepository> {
+/// Opens workspace `workspace_id` of the workspace database in `data_dir`; when it cannot be
+/// opened the manager runs in memory mode and reports why in every result.
+pub(crate) async fn open_repository(
+    data_dir: &Path,
+    workspace_id: &str,
+) -> Arc<dyn WorkspaceRepository> {
     let opened = match std::fs::create_dir_all(data_dir) {
-        Ok(()) => SqliteWorkspaceRepository::open(data_dir.join(WORKSPACE_DB_FILE), "default")
+        Ok(()) => SqliteWorkspaceRepository::open(data_dir.join(WORKSPACE_DB_FILE), workspace_id)
             .await
             .map_err(|e| e.to_string()),
         Err(error) => Err(format!(
@@ -199,7 +202,7 @@ impl WorkspaceRepository for UnavailableRepository {
 pub async fn build_state(options: &StudioOptions, port: u16) -> Result<Arc<StudioState>, String> {
     let hub = EventHub::new();
     let viewers = PreviewViewers::default();
-    let repository = open_repository(&options.data_dir).await;
+    let repository = open_repository(&options.data_dir, "default").await;
     let saves = DurableSaves::open(&options.data_dir).await;
     let bridge = Arc::new(StudioPreviewBridge::new(viewers.clone(), hub.clone()));
     let manager =

@@ -1,34 +1,28 @@
-//! `editor.*`: the two-clock Live Code Editor surface (being built; see issue 11).
+//! `editor.*`: the two-clock Live Code Editor surface on `/editor`.
+//!
+//! See [`state`] for the two clocks. Every preview-aware result carries [`EditorContext`]:
+//! `activePath`, `workspaceRevision`, `documentRevision`, the acknowledged `preview`
+//! (`{revision, status: waiting|ready|compiled|error, message?}`, `revision` being a document
+//! revision), `storageMode` and optional `storageError`.
 
+mod acks;
 pub mod saves;
+pub mod scenarios;
+pub mod state;
 
 use std::sync::Arc;
 
 use axum::Router;
 use tool_context::Tool;
 
-use super::SurfaceDeps;
 use crate::agent::planner::{Intent, Plan, PlannedCall};
 use crate::host::StudioState;
-use crate::host::bridge::PreviewViewers;
 
-/// The Live Code Editor's state.
-#[derive(Debug, Default)]
-pub struct EditorSurface {
-    viewers: PreviewViewers,
-}
-
-impl EditorSurface {
-    /// Opens the editor surface.
-    pub async fn open(_deps: &SurfaceDeps) -> Result<Arc<Self>, String> {
-        Ok(Arc::new(Self::default()))
-    }
-
-    /// Browser tabs rendering this surface's preview.
-    pub fn viewers(&self) -> &PreviewViewers {
-        &self.viewers
-    }
-}
+pub use acks::DocumentAcks;
+pub use scenarios::Scenario;
+pub use state::{
+    DocumentOutcome, EditorContext, EditorDocument, EditorFileList, EditorStatus, EditorSurface,
+};
 
 /// Every `editor.*` tool.
 pub fn tools(surface: &Arc<EditorSurface>) -> Vec<Tool> {

@@ -1,0 +1,597 @@
+//! The editor's two clocks.
+//!
+//! * **Workspace clock** (`workspaceRevision`): the editor's own [`WorkspaceDocumentManager`]
+//!   (files, dirty paths, folder link, persistence). Its preview bridge accepts every revision,
+//!   because the editor's preview follows the document clock instead.
+//! * **Document clock** (`documentRevision`): what the preview shows — the active path, the
+//!   workspace files and the selected scenario. It advances on every document mutation and
+//!   whenever the workspace files or active path change underneath (a folder import), never on
+//!   a save (saving changes no content). Each document revision is published to the preview:
+//!   a browser page attached with `surface=editor` acknowledges it from its iframe; without one
+//!   it is acknowledged headlessly by compiling it.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use live_code_editor::WorkspaceFile;
+use live_code_editor::file::{FileContent, Language};
+use live_code_editor::preview::{PreviewOptions, compile_preview};
+use live_code_editor::workspace::bridge::{
+    DEFAULT_PREVIEW_ACK_TIMEOUT, HeadlessPreviewBridge, PreviewState, PreviewStatus,
+};
+use live_code_editor::workspace::manager::{
+    FileSummary, FolderStatus, ManagerOptions, WorkspaceDocumentManager, WriteOptions,
+};
+use live_code_editor::workspace::model::validate_path;
+use live_code_editor::workspace::{Occurrence, WorkspaceError, WorkspaceErrorCode};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{Value, json};
+use tokio::sync::Mutex;
+
+use super::acks::DocumentAcks;
+use super::scenarios::{Scenario, seed_files};
+use crate::host::bridge::PreviewViewers;
+use crate::host::events::{EventHub, StudioEvent};
+use crate::surfaces::SurfaceDeps;
+
+/// Workspace id of the editor's files in the studio's workspace database.
+pub const EDITOR_WORKSPACE_ID: &str = "editor";
+/// Code of a document action the active file cannot take (no example for its language).
+pub const EDITOR_SCENARIO_EXAMPLE_MISSING: &str = "EDITOR_SCENARIO_EXAMPLE_MISSING";
+
+/// The two clocks and the acknowledged preview: what every preview-aware `editor.*` result
+/// carries.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EditorContext {
+    /// The open document's path.
+    pub active_path: String,
+    /// The workspace (files) clock.
+    pub workspace_revision: u64,
+    /// The document (preview) clock.
+    pub document_revision: u64,
+    /// The preview's state; in mutation results, the acknowledgement of `documentRevision`.
+    pub preview: PreviewState,
+    /// `sqlite`, or `memory` when the editor's files are not persisted.
+    pub storage_mode: String,
+    /// Why storage fell back to memory (bounded).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub storage_error: Option<String>,
+}
+
+/// What a document revision shows.
+#[derive(Debug, Clone)]
+struct Document {
+    revision: u64,
+    scenario: Scenario,
+    active_path: String,
+    workspace_revision: u64,
+    files: Vec<Arc<WorkspaceFile>>,
+}
+
+/// The document a preview revision renders (served by `/editor/preview/{revision}`).
+#[derive(Debug, Clone)]
+pub struct PreviewDocument {
+    /// Its document revision.
+    pub revision: u64,
+    /// The scenario passed to it as data.
+    pub scenario: Scenario,
+    /// The workspace files it renders.
+    pub files: Vec<Arc<WorkspaceFile>>,
+}
+
+/// The Live Code Editor surface: its workspace, its document clock and its preview viewers.
+pub struct EditorSurface {
+    manager: Arc<WorkspaceDocumentManager>,
+    document: Mutex<Document>,
+    /// Serializes document mutations (guard check, change, new revision).
+    ops: Mutex<()>,
+    acks: DocumentAcks,
+    viewers: PreviewViewers,
+    hub: EventHub,
+    ack_timeout: Duration,
+}
+
+impl std::fmt::Debug for EditorSurface {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EditorSurface")
+            .field("preview", &self.acks.current())
+            .field("viewers", &self.viewers.count())
+            .finish_non_exhaustive()
+    }
+}
+
+impl EditorSurface {
+    /// Opens the editor: its files live in the studio's workspace database under
+    /// [`EDITOR_WORKSPACE_ID`] (memory mode when the database cannot be opened).
+    pub async fn open(deps: &SurfaceDeps) -> Result<Arc<Self>, String> {
+        let repository = crate::host::open_repository(&deps.data_dir, EDITOR_WORKSPACE_ID).await;
+        let manager = WorkspaceDocumentManager::open(
+            seed_files(),
+            repository,
+            Arc::new(HeadlessPreviewBridge::accept_all()),
+            ManagerOptions::default(),
+        )
+        .await
+        .map_err(|e| e.message)?;
+        Ok(Self::with_manager(
+            Arc::new(manager),
+            deps.hub.clone(),
+            DEFAULT_PREVIEW_ACK_TIMEOUT,
+        )
+        .await)
+    }
+
+    /// An editor over `manager`, waiting `ack_timeout` for each preview acknowledgement.
+    pub async fn with_manager(
+        manager: Arc<WorkspaceDocumentManager>,
+        hub: EventHub,
+        ack_timeout: Duration,
+    ) -> Arc<Self> {
+        let workspace = manager.snapshot().await;
+        let document = Document {
+            revision: 1,
+            scenario: Scenario::DEFAULT,
+            active_path: workspace.active_path().to_owned(),
+            workspace_revision: workspace.revision(),
+            files: workspace.shared_files().to_vec(),
+        };
+        let surface = Arc::new(Self {
+            manager,
+            acks: DocumentAcks::new(document.revision),
+            document: Mutex::new(document.clone()),
+            ops: Mutex::new(()),
+            viewers: PreviewViewers::default(),
+            hub,
+            ack_timeout,
+        });
+        surface.publish_preview(&document);
+        surface
+    }
+
+    /// The editor's workspace manager (files, folder link, saves).
+    pub fn manager(&self) -> &Arc<WorkspaceDocumentManager> {
+        &self.manager
+    }
+
+    /// Browser tabs rendering this surface's preview.
+    pub fn viewers(&self) -> &PreviewViewers {
+        &self.viewers
+    }
+
+    /// The document clock's acknowledgement channel.
+    pub fn preview_acks(&self) -> &DocumentAcks {
+        &self.acks
+    }
+
+    /// How long mutations wait for the preview.
+    pub fn ack_timeout(&self) -> Duration {
+        self.ack_timeout
+    }
+
+    /// The current clocks and preview state (first catching the document up with the
+    /// workspace, so both clocks describe the same state).
+    pub async fn result_context(&self) -> EditorContext {
+        let document = self.sync(false).await;
+        self.context_of(&document, self.acks.current()).await
+    }
+
+    /// Catches the document up with the workspace and tells pages what changed; call after
+    /// any change made through [`Self::manager`] (saves, folder imports).
+    pub async fn publish_change(&self) {
+        let _ops = self.ops.lock().await;
+        self.sync(false).await;
+        self.announce("workspace").await;
+    }
+
+    /// The selected scenario.
+    pub async fn scenario(&self) -> Scenario {
+        self.document.lock().await.scenario
+    }
+
+    /// The document `revision` renders, when it is the current one.
+    pub async fn preview_document(&self, revision: u64) -> Result<PreviewDocument, u64> {
+        let document = self.document.lock().await;
+        if document.revision != revision {
+            return Err(document.revision);
+        }
+        Ok(PreviewDocument {
+            revision,
+            scenario: document.scenario,
+            files: document.files.clone(),
+        })
+    }
+
+    /// Reports the preview's outcome for `revision`; stale revisions are ignored (`false`).
+    pub async fn acknowledge_preview(&self, revision: u64, status: PreviewStatus) -> bool {
+        let accepted = self.acks.acknowledge(revision, status);
+        if accepted {
+            self.announce("preview").await;
+        }
+        accepted
+    }
+
+    /// The status `editor.getStatus` reports.
+    pub async fn status(&self) -> EditorStatus {
+        let context = self.result_context().await;
+        let status = self.manager.status().await;
+        EditorStatus {
+            scenario: self.scenario().await,
+            scenarios: Scenario::ALL.to_vec(),
+            file_count: status.file_count,
+            dirty_paths: status.dirty_paths,
+            pending_deletions: status.pending_deletions,
+            is_dirty: status.is_dirty,
+            folder: status.folder,
+            browser_attached: self.viewers.count() > 0,
+            context,
+        }
+    }
+
+    /// The listing `editor.listFiles` reports.
+    pub async fn list_files(&self) -> EditorFileList {
+        let context = self.result_context().await;
+        let files = self.manager.list_files().await;
+        let dirty_paths = files
+            .iter()
+            .filter(|file| file.dirty)
+            .map(|file| file.path.clone())
+            .collect();
+        EditorFileList {
+            context,
+            dirty_paths,
+            files,
+        }
+    }
+
+    /// The open document `editor.getDocument` reports.
+    pub async fn document(&self) -> Result<EditorDocument, WorkspaceError> {
+        let document = self.sync(false).await;
+        let file = document
+            .files
+            .iter()
+            .find(|file| file.path == document.active_path)
+            .ok_or_else(|| WorkspaceError::file_not_found(&document.active_path, "read"))?;
+        let source = text_source(file, "read")?.to_owned();
+        let dirty = self
+            .manager
+            .list_files()
+            .await
+            .iter()
+            .any(|summary| summary.path == file.path && summary.dirty);
+        Ok(EditorDocument {
+            language: file.language,
+            source,
+            scenario: document.scenario,
+            dirty,
+            context: self.context_of(&document, self.acks.current()).await,
+        })
+    }
+
+    /// Opens a text file as the document and waits for its preview revision.
+    pub async fn open_file(&self, raw_path: &str) -> Result<DocumentOutcome, WorkspaceError> {
+        let path = validate_path(raw_path)?;
+        self.mutate("open", None, |_| async {
+            let workspace = self.manager.snapshot().await;
+            let file = workspace
+                .file(&path)
+                .ok_or_else(|| WorkspaceError::file_not_found(&path, "open"))?;
+            text_source(file, "open")?;
+            self.manager.open_file(&path, None).await.map(drop)
+        })
+        .await
+    }
+
+    /// Replaces the document's source (never executed by the host).
+    pub async fn set_document(
+        &self,
+        source: &str,
+        expected: Option<u64>,
+    ) -> Result<DocumentOutcome, WorkspaceError> {
+        self.mutate("setDocument", expected, |document| async move {
+            self.write_active(&document.active_path, source).await
+        })
+        .await
+    }
+
+    /// A bounded literal patch of the document (same limits as `workspace.applyPatch`).
+    pub async fn apply_patch(
+        &self,
+        search: &str,
+        replace: &str,
+        occurrence: Occurrence,
+        expected: Option<u64>,
+    ) -> Result<DocumentOutcome, WorkspaceError> {
+        self.mutate("applyPatch", expected, |document| async move {
+            self.manager
+                .apply_patch(&document.active_path, search, replace, occurrence, None)
+                .await
+                .map(drop)
+        })
+        .await
+    }
+
+    /// Selects the scenario passed to the preview.
+    pub async fn set_scenario(
+        &self,
+        scenario: Scenario,
+        expected: Option<u64>,
+    ) -> Result<DocumentOutcome, WorkspaceError> {
+        self.mutate("setScenario", expected, |_| async move {
+            self.document.lock().await.scenario = scenario;
+            Ok(())
+        })
+        .await
+    }
+
+    /// Restores the document's source to the selected scenario's example for its language.
+    pub async fn reset_document(
+        &self,
+        expected: Option<u64>,
+    ) -> Result<DocumentOutcome, WorkspaceError> {
+        self.mutate("resetDocument", expected, |document| async move {
+            let language = Language::from_path(&document.active_path);
+            let example = document
+                .scenario
+                .example(language)
+                .ok_or_else(|| missing_example(&document.active_path, document.scenario))?;
+            self.write_active(&document.active_path, example).await
+        })
+        .await
+    }
+
+    // ---- internals ----
+
+    /// Guard, change, new document revision (all under the ops lock), then the wait for its
+    /// acknowledgement (outside it, so readers and acknowledgements are never blocked).
+    async fn mutate<F, Fut>(
+        &self,
+        operation: &'static str,
+        expected: Option<u64>,
+        change: F,
+    ) -> Result<DocumentOutcome, WorkspaceError>
+    where
+        F: FnOnce(DocumentView) -> Fut,
+        Fut: Future<Output = Result<(), WorkspaceError>>,
+    {
+        let document = {
+            let _ops = self.ops.lock().await;
+            let current = self.sync(false).await;
+            check_document_revision(expected, current.revision)?;
+            change(DocumentView::of(&current)).await?;
+            self.sync(true).await
+        };
+        self.announce("document").await;
+        let preview = self
+            .acks
+            .wait_for(document.revision, self.ack_timeout)
+            .await?;
+        let dirty_paths = self.manager.status().await.dirty_paths;
+        Ok(DocumentOutcome {
+            operation,
+            scenario: document.scenario,
+            dirty_paths,
+            context: self.context_of(&document, preview).await,
+        })
+    }
+
+    async fn write_active(&self, path: &str, source: &str) -> Result<(), WorkspaceError> {
+        let options = WriteOptions {
+            expected_revision: None,
+            coalesce: false,
+        };
+        self.manager
+            .write_file(path, source, options)
+            .await
+            .map(drop)
+    }
+
+    /// Moves the document to a new revision when the workspace's files or active path changed
+    /// (or always, when `force`), publishing it to the preview.
+    async fn sync(&self, force: bool) -> Document {
+        let mut document = self.document.lock().await;
+        let workspace = self.manager.snapshot().await;
+        let changed = force
+            || document.active_path != workspace.active_path()
+            || !same_files(&document.files, workspace.shared_files());
+        document.workspace_revision = workspace.revision();
+        if changed {
+            document.revision += 1;
+            document.active_path = workspace.active_path().to_owned();
+            document.files = workspace.shared_files().to_vec();
+            self.publish_preview(&document);
+        }
+        document.clone()
+    }
+
+    /// Marks the revision waiting and, without an attached page, acknowledges it by compiling
+    /// it (preview mode: assets stay URLs, nothing is base64-encoded).
+    fn publish_preview(&self, document: &Document) {
+        self.acks.publish(document.revision);
+        if self.viewers.count() > 0 {
+            return;
+        }
+        let acks = self.acks.clone();
+        let revision = document.revision;
+        let files = document.files.clone();
+        tokio::task::spawn_blocking(move || {
+            let files: Vec<WorkspaceFile> = files.iter().map(|file| (**file).clone()).collect();
+            let options = PreviewOptions::preview(
+                Some(revision),
+                format!("/editor/preview/{revision}/assets/"),
+            );
+            compile_preview(&files, &options);
+            acks.acknowledge(revision, PreviewStatus::Compiled);
+        });
+    }
+
+    async fn context_of(&self, document: &Document, preview: PreviewState) -> EditorContext {
+        let storage = self.manager.status().await.storage;
+        EditorContext {
+            active_path: document.active_path.clone(),
+            workspace_revision: document.workspace_revision,
+            document_revision: document.revision,
+            preview,
+            storage_mode: storage.storage_mode,
+            storage_error: storage.storage_error,
+        }
+    }
+
+    /// Publishes a [`StudioEvent::Surface`] event so editor pages refresh.
+    async fn announce(&self, change: &str) {
+        let data = self.event_data(change).await;
+        self.hub.publish(StudioEvent::Surface {
+            surface: "editor".to_owned(),
+            data,
+        });
+    }
+
+    /// The data of the editor's surface events: `{change, scenario, dirtyPaths, ...context}`.
+    pub async fn event_data(&self, change: &str) -> Value {
+        let document = self.document.lock().await.clone();
+        let context = self.context_of(&document, self.acks.current()).await;
+        let dirty_paths = self.manager.status().await.dirty_paths;
+        let mut data = json!({
+            "change": change,
+            "scenario": document.scenario,
+            "dirtyPaths": dirty_paths,
+        });
+        if let (Some(data), Value::Object(context)) = (data.as_object_mut(), json!(context)) {
+            data.extend(context);
+        }
+        data
+    }
+}
+
+/// What a document mutation may read about the current document.
+#[derive(Debug, Clone)]
+struct DocumentView {
+    active_path: String,
+    scenario: Scenario,
+}
+
+impl DocumentView {
+    fn of(document: &Document) -> Self {
+        Self {
+            active_path: document.active_path.clone(),
+            scenario: document.scenario,
+        }
+    }
+}
+
+/// `editor.getStatus`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EditorStatus {
+    /// Both clocks, the preview state and persistence.
+    #[serde(flatten)]
+    pub context: EditorContext,
+    /// The selected scenario.
+    pub scenario: Scenario,
+    /// Every scenario `editor.setScenario` accepts.
+    pub scenarios: Vec<Scenario>,
+    /// Number of files.
+    pub file_count: usize,
+    /// Files that differ from the folder (or the seed).
+    pub dirty_paths: Vec<String>,
+    /// Deleted files not yet removed from the folder.
+    pub pending_deletions: Vec<String>,
+    /// Whether anything is unsaved.
+    pub is_dirty: bool,
+    /// The local folder link.
+    pub folder: FolderStatus,
+    /// Whether a page renders the preview (browser acknowledgements) or not (headless).
+    pub browser_attached: bool,
+}
+
+/// `editor.listFiles`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EditorFileList {
+    /// Both clocks, the preview state and persistence.
+    #[serde(flatten)]
+    pub context: EditorContext,
+    /// Unsaved paths.
+    pub dirty_paths: Vec<String>,
+    /// Files in canonical order (no contents).
+    pub files: Vec<FileSummary>,
+}
+
+/// `editor.getDocument`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EditorDocument {
+    /// Both clocks (`activePath` is the document's path), the preview state and persistence.
+    #[serde(flatten)]
+    pub context: EditorContext,
+    /// The document's language.
+    pub language: Language,
+    /// The document's source.
+    pub source: String,
+    /// The selected scenario.
+    pub scenario: Scenario,
+    /// Whether the document differs from the folder (or the seed).
+    pub dirty: bool,
+}
+
+/// The result of a preview-aware document mutation.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DocumentOutcome {
+    /// `open`, `setDocument`, `applyPatch`, `setScenario` or `resetDocument`.
+    pub operation: &'static str,
+    /// Both clocks after the mutation and the acknowledgement of its document revision.
+    #[serde(flatten)]
+    pub context: EditorContext,
+    /// The selected scenario.
+    pub scenario: Scenario,
+    /// Unsaved paths after the mutation.
+    pub dirty_paths: Vec<String>,
+}
+
+/// Whether two file lists hold the same files (shared pointers first, then contents).
+fn same_files(a: &[Arc<WorkspaceFile>], b: &[Arc<WorkspaceFile>]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(a, b)| Arc::ptr_eq(a, b) || **a == **b)
+}
+
+/// The source of a text file; an asset cannot be a document.
+fn text_source<'f>(file: &'f WorkspaceFile, operation: &str) -> Result<&'f str, WorkspaceError> {
+    match &file.content {
+        FileContent::Text { source } => Ok(source),
+        FileContent::Asset { .. } => Err(WorkspaceError::file_type_conflict(
+            &file.path, operation, "asset", "text",
+        )),
+    }
+}
+
+/// The document clock's guard: a stale `expectedDocumentRevision` changes nothing.
+fn check_document_revision(expected: Option<u64>, current: u64) -> Result<(), WorkspaceError> {
+    match expected {
+        Some(expected) if expected != current => Err(WorkspaceError::new(
+            WorkspaceErrorCode::WorkspaceRevisionConflict,
+            format!(
+                "Document revision mismatch: expected {expected}, current {current}. Re-read the document before applying the mutation."
+            ),
+            json!({"expectedRevision": expected, "currentRevision": current, "clock": "document"}),
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn missing_example(path: &str, scenario: Scenario) -> WorkspaceError {
+    // Reported through the workspace error shape so every editor failure has one form.
+    WorkspaceError {
+        code: WorkspaceErrorCode::WorkspaceFileTypeConflict,
+        message: format!(
+            "The {} scenario has no example for {path}; open an HTML, CSS or JavaScript file to reset it.",
+            scenario.name()
+        ),
+        retryable: false,
+        details: json!({"path": path, "operation": "reset", "scenario": scenario.name(), "reason": EDITOR_SCENARIO_EXAMPLE_MISSING}),
+    }
+}
