@@ -1,0 +1,307 @@
+//! The realtime web-coding page (`/web`) in a real headless Chromium (through ChromeDriver):
+//! a palette call, an approved agent run and an editor save each change the sandboxed iframe,
+//! which acknowledges the new revision before the tool answers; leaving the page cancels a run
+//! that is still waiting. Screenshots land in `$TEST_OUTPUT_DIR/browser`.
+
+mod browser_support;
+
+use browser_support::{Browser, browser_slot};
+use live_code_studio::host::{self, RunningStudio, StudioOptions};
+use serde_json::{Value, json};
+
+/// A running studio, its data directory and a browser on `/web`.
+struct Session {
+    studio: RunningStudio,
+    browser: Browser,
+    http: reqwest::Client,
+    _data: tempfile::TempDir,
+    _slot: tokio::sync::SemaphorePermit<'static>,
+}
+
+impl Session {
+    async fn open(width: u32, height: u32) -> Self {
+        let slot = browser_slot().await;
+        let data = tempfile::tempdir().expect("data dir");
+        let studio = host::start(StudioOptions {
+            port: 0,
+            data_dir: data.path().to_owned(),
+            folder: None,
+        })
+        .await
+        .expect("studio starts");
+        let browser = Browser::launch(width, height).await;
+        browser.goto(&format!("{}web", studio.url())).await;
+        let session = Self {
+            studio,
+            browser,
+            http: reqwest::Client::new(),
+            _data: data,
+            _slot: slot,
+        };
+        session
+            .browser
+            .wait_for(
+                "the web page to load",
+                "return document.body.dataset.ready === 'true';",
+            )
+            .await;
+        session.wait_preview_ready().await;
+        session
+    }
+
+    async fn api(&self, path: &str) -> Value {
+        self.http
+            .get(format!(
+                "{}{}",
+                self.studio.url(),
+                path.trim_start_matches('/')
+            ))
+            .send()
+            .await
+            .expect("API request")
+            .json()
+            .await
+            .expect("API JSON")
+    }
+
+    async fn revision(&self) -> u64 {
+        self.api("/api/web/state").await["revision"]
+            .as_u64()
+            .expect("revision")
+    }
+
+    /// Waits until the iframe acknowledged the web workspace's current revision.
+    async fn wait_preview_ready(&self) -> u64 {
+        let revision = self.revision().await;
+        self.wait_revision_ready(revision).await;
+        revision
+    }
+
+    async fn wait_revision_ready(&self, revision: u64) {
+        self.browser
+            .wait_for(
+                &format!("the preview to acknowledge revision {revision}"),
+                &format!(
+                    "return document.getElementById('web-preview-status').textContent === 'revision {revision} ready';"
+                ),
+            )
+            .await;
+    }
+
+    /// Runs `script` inside the sandboxed preview iframe.
+    async fn in_preview(&self, script: &str) -> Value {
+        self.browser.enter_frame("#web-preview").await;
+        let value = self.browser.eval(script, json!([])).await;
+        self.browser.leave_frame().await;
+        value
+    }
+
+    async fn side_tab(&self, name: &str) {
+        self.browser
+            .click(&format!(".web-side [data-tab=\"{name}\"]"))
+            .await;
+    }
+
+    async fn close(self) {
+        self.browser.close().await;
+        self.studio.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn palette_agent_and_editor_edits_are_acknowledged_by_the_iframe() {
+    let session = Session::open(1440, 900).await;
+    let browser = &session.browser;
+    let first = session.revision().await;
+    assert_eq!(browser.text("#web-revision").await, format!("rev {first}"));
+    assert_eq!(
+        session
+            .in_preview("return getComputedStyle(document.documentElement).getPropertyValue('--accent').trim();")
+            .await,
+        "#10b981"
+    );
+    browser.screenshot("web-01-page-1440x900").await;
+
+    // Palette: web.setTheme with its generated sample (amber, the current revision).
+    session.side_tab("tools").await;
+    browser
+        .click("#web-palette [data-tool=\"web.setTheme\"]")
+        .await;
+    let sample: Value = serde_json::from_str(
+        browser
+            .eval(
+                "return document.getElementById('web-tool-args').value;",
+                json!([]),
+            )
+            .await
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(sample, json!({"theme": "amber", "expectedRevision": first}));
+    browser.click("#web-tool-run").await;
+    let output = browser
+        .wait_for(
+            "the palette result",
+            "const out = document.getElementById('web-tool-output'); return out.dataset.state === 'ok' ? out.textContent : '';",
+        )
+        .await;
+    let result: Value = serde_json::from_str(output.as_str().unwrap()).unwrap();
+    assert_eq!(result["revision"], first + 1);
+    assert_eq!(
+        result["preview"],
+        json!({"revision": first + 1, "status": "ready"}),
+        "the tool answered after the iframe acknowledged the revision"
+    );
+    session.wait_revision_ready(first + 1).await;
+    assert_eq!(
+        session
+            .in_preview("return getComputedStyle(document.querySelector('.hero')).backgroundColor;")
+            .await,
+        "rgb(255, 245, 220)",
+        "the iframe shows the amber theme"
+    );
+    browser.screenshot("web-02-palette-amber").await;
+
+    // Agent: the hero update waits for approval in the page, then the iframe shows it.
+    session.side_tab("chat").await;
+    browser
+        .type_into("#web-prompt", r#"set the hero to "Hello from the agent""#)
+        .await;
+    browser.click("#web-run").await;
+    browser
+        .wait_for(
+            "the approval card",
+            "return document.querySelector('#web-approvals .approval-tool')?.textContent === 'web.updateHero';",
+        )
+        .await;
+    let card = browser.text("#web-approvals .approval").await;
+    assert!(card.contains("model · agent"), "{card}");
+    assert!(
+        card.contains("title, expectedRevision") || card.contains("expectedRevision, title"),
+        "{card}"
+    );
+    assert!(
+        !card.contains("Hello from the agent"),
+        "no argument values: {card}"
+    );
+    browser
+        .wait_for(
+            "the agent badge to show the approval wait",
+            "return document.getElementById('web-agent-badge').textContent.includes('approval');",
+        )
+        .await;
+    assert_eq!(
+        browser
+            .eval(
+                "return document.getElementById('web-trace-clear').disabled;",
+                json!([])
+            )
+            .await,
+        Value::Bool(true),
+        "Clear is disabled while a run is active"
+    );
+    browser.screenshot("web-03-approval").await;
+    browser.click("#web-approvals .approve").await;
+    browser
+        .wait_for(
+            "the completed chat entry",
+            "return document.querySelector('#web-chat-log .entry.completed .entry-text')?.textContent ?? '';",
+        )
+        .await;
+    session.wait_revision_ready(first + 2).await;
+    assert_eq!(
+        session
+            .in_preview("return document.getElementById('hero-title').textContent;")
+            .await,
+        "Hello from the agent"
+    );
+
+    // Editor: append a rule to styles.css and save it with the revision it was based on.
+    browser.click("#web-tabs [data-path=\"styles.css\"]").await;
+    browser
+        .wait_for(
+            "styles.css in the editor",
+            "return document.getElementById('web-editor').value.includes('--accent: #f59e0b');",
+        )
+        .await;
+    browser
+        .type_into("#web-editor", "\n#hero-title { color: rgb(1, 2, 3); }\n")
+        .await;
+    assert!(
+        browser
+            .text("#web-tabs [data-path=\"styles.css\"]")
+            .await
+            .ends_with('•')
+    );
+    browser.click("#web-save").await;
+    session.wait_revision_ready(first + 3).await;
+    assert_eq!(
+        session
+            .in_preview("return getComputedStyle(document.getElementById('hero-title')).color;")
+            .await,
+        "rgb(1, 2, 3)"
+    );
+    assert!(
+        browser
+            .text("#web-editor-status")
+            .await
+            .contains(&format!("revision {} (ready)", first + 3))
+    );
+
+    // The trace lists the agent run and the page's direct calls as separate sessions.
+    session.side_tab("trace").await;
+    let sessions = browser
+        .eval(
+            "return document.getElementById('web-trace-session').options.length;",
+            json!([]),
+        )
+        .await;
+    assert!(
+        sessions.as_u64().unwrap() >= 3,
+        "All + two sessions: {sessions}"
+    );
+    assert!(browser.text("#web-trace").await.contains("agent.request"));
+    browser.screenshot("web-04-edited").await;
+    session.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leaving_the_page_cancels_the_run_in_flight() {
+    let session = Session::open(1280, 800).await;
+    let browser = &session.browser;
+    let revision = session.revision().await;
+    browser.type_into("#web-prompt", "make it rose").await;
+    browser.click("#web-run").await;
+    browser
+        .wait_for(
+            "the approval card",
+            "return document.querySelector('#web-approvals .approval-tool')?.textContent === 'web.setTheme';",
+        )
+        .await;
+    browser.goto(&session.studio.url()).await;
+    let mut cancelled = false;
+    for _ in 0..600 {
+        let trace = session.api("/api/trace").await;
+        cancelled = trace["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|row| row["kind"] == "agent.request" && row["status"] == "cancelled");
+        if cancelled {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(cancelled, "the run ended as cancelled");
+    assert!(
+        session
+            .api("/api/approvals")
+            .await
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(session.revision().await, revision, "nothing changed");
+    session.close().await;
+}

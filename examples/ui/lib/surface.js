@@ -1,0 +1,499 @@
+// surface.js: the page kit of the studio's surface pages (/web now, /editor next). The host owns
+// the registry, workspace, approvals and trace; a surface page renders them and calls the host.
+// Every factory takes the elements it renders into, so each page keeps its own markup.
+//
+// API
+//   api(path, { method, body })  Token-aware JSON fetch (lib/api.js). Non-2xx throws an Error
+//                                carrying the host's { code, message, retryable }.
+//   callTool(name, args)         POST /api/tools/call: a direct local (palette) call.
+//   studioToken                  The per-launch token of this page.
+//   cancelRunOnLeave(runId)      Cancels a run with fetch({ keepalive: true }) and the token
+//                                header, so the request survives the page going away.
+//
+//   connectEvents({ surface, onMessage, onConnection }) -> { close() }
+//       WebSocket /api/events?client=ui&surface=<surface>: attaching makes this page the
+//       surface's preview acknowledger. Reconnects with a bounded backoff; onMessage(message)
+//       gets every event, onConnection(connected) every connection change.
+//
+//   createApprovals({ container, onError }) -> { render(pending), denyFirst() }
+//       Approval cards: tool, description, source · mode, session, argument names and the
+//       host's safe preview (path, theme; never file source). Allow/Deny POST
+//       /api/approvals/{id}. Esc outside an open <dialog> denies the oldest pending card.
+//
+//   createTrace({ list, session, copy, download, clear, onStatus }) -> { load(), onRow(row),
+//       setRunActive(active) }
+//       Rows of /api/trace (agent.request, tools/list, tools/call) with a session selector that
+//       only narrows the visible rows; Copy, Download and Clear act on the full trace, and
+//       Clear is disabled while a run is active.
+//
+//   createComposer({ surface, form, prompt, agent, cancel, submit, badge, status, log,
+//       onRunChange, onFinished }) -> { run(prompt, agent?), onAgentEvent(run),
+//       applySettings(settings), activeRun(), say(text, kind) }
+//       Prompt + agent select (OpenRouter only when /api/settings reports a key) + Run/Cancel
+//       through /api/agent/runs with `surface`. The badge follows the run's `agent` events
+//       (started, waiting, approval, completed, denied, failed, cancelled); outcomes land in the
+//       log. Leaving the page (pagehide) cancels the in-flight run.
+//
+//   createPalette({ surface, list, detail, args, run, output, sample, onResult }) -> { load(),
+//       select(name), refreshSample() }
+//       The surface's tools from /api/tools; selecting one only inspects it, Run sample
+//       executes the JSON arguments through callTool. Generated samples refresh (for example
+//       with a new revision) until the person edits them.
+//
+//   createPreview({ iframe, status, address, documentPath, ackPath, onAcknowledged }) ->
+//       { show(revision, force?), revision() }
+//       Points the sandboxed iframe at documentPath(revision). Bridge messages
+//       (context-action.preview.ready / .error) are accepted only from that iframe's window and
+//       for the revision it shows, then forwarded to ackPath.
+
+import { api, callTool, downloadBlob, copyText, studioToken } from './api.js';
+import { button, el } from './dom.js';
+import { modalOpen } from './modal.js';
+
+export { api, callTool, studioToken };
+
+/** Longest prompt the host accepts. */
+export const MAX_PROMPT_CHARS = 4000;
+const MAX_LOG_ENTRIES = 200;
+const MAX_OUTPUT_CHARS = 6000;
+const MAX_DETAIL_CHARS = 2000;
+const RECONNECT_MIN_MS = 500;
+const RECONNECT_MAX_MS = 8000;
+const FINAL_STATES = ['completed', 'failed', 'denied', 'cancelled'];
+const READY = 'context-action.preview.ready';
+const ERROR = 'context-action.preview.error';
+
+/** Cancels `runId` in a request that outlives the page (pagehide, navigation). */
+export function cancelRunOnLeave(runId) {
+  return fetch(`/api/agent/runs/${encodeURIComponent(runId)}/cancel`, {
+    method: 'POST',
+    keepalive: true,
+    headers: { 'x-studio-token': studioToken },
+  }).catch(() => {});
+}
+
+// ---------------------------------------------------------------- events
+
+/** Connects the page's event socket for `surface`, reconnecting after a drop. */
+export function connectEvents({ surface, onMessage, onConnection = () => {} }) {
+  let socket = null;
+  let closed = false;
+  let delay = RECONNECT_MIN_MS;
+  const open = () => {
+    const query = new URLSearchParams({ client: 'ui', surface, token: studioToken });
+    socket = new WebSocket(`ws://${location.host}/api/events?${query}`);
+    socket.addEventListener('open', () => {
+      delay = RECONNECT_MIN_MS;
+      onConnection(true);
+    });
+    socket.addEventListener('message', (event) => {
+      let message;
+      try {
+        message = JSON.parse(event.data);
+      } catch {
+        return;
+      }
+      onMessage(message);
+    });
+    socket.addEventListener('close', () => {
+      if (closed) return;
+      onConnection(false);
+      setTimeout(open, delay);
+      delay = Math.min(delay * 2, RECONNECT_MAX_MS);
+    });
+  };
+  open();
+  return {
+    close() {
+      closed = true;
+      socket?.close();
+    },
+  };
+}
+
+// ---------------------------------------------------------------- approvals
+
+/** Approval cards in `container`; Esc denies the oldest one. */
+export function createApprovals({ container, onError = () => {} }) {
+  let pending = [];
+
+  async function resolve(id, decision) {
+    for (const control of container.querySelectorAll(`[data-approval-id="${CSS.escape(id)}"] button`)) control.disabled = true;
+    try {
+      await api(`/api/approvals/${encodeURIComponent(id)}`, { method: 'POST', body: { decision } });
+    } catch (error) {
+      onError(error);
+    }
+  }
+
+  function card(approval) {
+    const caller = `${approval.source}${approval.mode ? ` · ${approval.mode}` : ''}`;
+    return el('section', {
+      className: 'approval',
+      dataset: { approvalId: approval.id, tool: approval.name },
+      attrs: { role: 'alertdialog', 'aria-label': `Approve ${approval.name}?`, 'aria-describedby': `approval-desc-${approval.id}` },
+    },
+    el('div', { className: 'approval-head' },
+      el('span', { className: 'approval-label', textContent: 'Approval needed' }),
+      el('code', { className: 'approval-tool', textContent: approval.name })),
+    el('p', { className: 'approval-desc', id: `approval-desc-${approval.id}`, textContent: approval.description ?? '' }),
+    el('dl', {},
+      el('dt', { textContent: 'Caller' }), el('dd', { textContent: caller }),
+      approval.sessionId ? [el('dt', { textContent: 'Session' }), el('dd', { textContent: approval.sessionId })] : null,
+      el('dt', { textContent: 'Arguments' }), el('dd', { className: 'argument-names', textContent: approval.argumentKeys?.join(', ') || 'none' }),
+      approval.safeArgumentPreview ? [el('dt', { textContent: 'Preview' }), el('dd', { className: 'safe-preview', textContent: approval.safeArgumentPreview })] : null),
+    el('div', { className: 'buttons' },
+      button('Deny', () => resolve(approval.id, 'deny'), { className: 'deny', title: 'Deny (Esc)' }),
+      button('Allow', () => resolve(approval.id, 'allow'), { className: 'approve primary' })));
+  }
+
+  function render(next) {
+    const before = new Set(pending.map((approval) => approval.id));
+    pending = next ?? [];
+    const arrived = pending.some((approval) => !before.has(approval.id));
+    if (!arrived && pending.length === before.size) return;
+    container.replaceChildren(...pending.map(card));
+    container.hidden = pending.length === 0;
+    // Focus moves only for a new card, so typing elsewhere is not interrupted on every refresh.
+    if (arrived) container.querySelector('.approve')?.focus({ preventScroll: false });
+  }
+
+  function denyFirst() {
+    const first = pending[0];
+    if (!first) return false;
+    resolve(first.id, 'deny');
+    return true;
+  }
+
+  document.addEventListener('keydown', (event) => {
+    if (event.key !== 'Escape' || event.defaultPrevented || modalOpen()) return;
+    if (denyFirst()) event.preventDefault();
+  });
+  container.hidden = true;
+  return { render, denyFirst };
+}
+
+// ---------------------------------------------------------------- trace
+
+/** The trace panel: session selector over the rows, full-trace Copy/Download/Clear. */
+export function createTrace({ list, session, copy, download, clear, onStatus = () => {} }) {
+  let rows = new Map();
+  let sessions = [];
+  let selected = '';
+  let runActive = false;
+
+  const visible = () => [...rows.values()].filter((row) => !selected || row.sessionId === selected);
+  const fullExport = () => JSON.stringify({ rows: [...rows.values()] }, null, 2);
+
+  function renderRow(row) {
+    const retry = row.status === 'failed' && row.retryable !== undefined ? (row.retryable ? 'retryable' : 'terminal') : null;
+    const detail = JSON.stringify({ argumentKeys: row.argumentKeys, sessionId: row.sessionId, provenance: row.provenance }, null, 2);
+    return el('li', { className: `trace-row kind-${row.kind.replace(/[/.]/g, '-')}`, dataset: { traceId: row.traceId, status: row.status, kind: row.kind }, title: `trace ${row.traceId}${row.sessionId ? ` · session ${row.sessionId}` : ''}` },
+      el('div', { className: 'row-head' },
+        el('span', { className: 'kind', textContent: row.kind }),
+        el('span', { className: 'name', textContent: row.name }),
+        el('span', { className: `status status-${row.status}`, textContent: row.status }),
+        el('span', { className: 'duration', textContent: row.durationMs !== undefined ? `${row.durationMs} ms` : '…' })),
+      el('div', { className: 'meta', textContent: [
+        row.source ? `${row.source} · ${row.mode ?? '–'}` : null,
+        row.errorCode,
+        retry,
+        row.toolCallId ? `call ${row.toolCallId}` : null,
+      ].filter(Boolean).join('  ·  ') }),
+      el('details', { className: 'row-details' },
+        el('summary', { textContent: 'Details' }),
+        el('pre', { textContent: detail.length > MAX_DETAIL_CHARS ? `${detail.slice(0, MAX_DETAIL_CHARS)}\n… (truncated)` : detail })));
+  }
+
+  function render() {
+    const ids = new Set(sessions);
+    for (const row of rows.values()) if (row.sessionId) ids.add(row.sessionId);
+    const wanted = ['', ...ids];
+    if (!wanted.includes(selected)) selected = '';
+    if ([...session.options].map((option) => option.value).join('\n') !== wanted.join('\n')) {
+      session.replaceChildren(...wanted.map((id) => el('option', { value: id, textContent: id ? sessionLabel(id) : 'All sessions' })));
+    }
+    session.value = selected;
+    // The selector only matters once there is more than one session to choose from.
+    session.disabled = ids.size < 2;
+    const shown = visible();
+    list.replaceChildren(...shown.map(renderRow));
+    if (!shown.length) list.append(el('li', { className: 'empty', textContent: 'No calls yet. Run a prompt or a tool sample.' }));
+    list.scrollTop = list.scrollHeight;
+    copy.disabled = rows.size === 0;
+    download.disabled = rows.size === 0;
+    clear.disabled = runActive || rows.size === 0;
+  }
+
+  async function load() {
+    const data = await api('/api/trace');
+    rows = new Map(data.rows.map((row) => [row.traceId, row]));
+    sessions = data.sessions ?? [];
+    render();
+  }
+
+  session.addEventListener('change', () => {
+    selected = session.value;
+    render();
+  });
+  copy.addEventListener('click', async () => {
+    const ok = await copyText(fullExport());
+    onStatus(ok ? `Copied ${rows.size} trace rows.` : 'The clipboard refused the copy.', !ok);
+  });
+  download.addEventListener('click', () => downloadBlob(`trace-${new Date().toISOString().replace(/[:.]/g, '-')}.json`, fullExport()));
+  clear.addEventListener('click', async () => {
+    if (runActive) return;
+    try {
+      await api('/api/trace', { method: 'DELETE' });
+      await load();
+      onStatus('Trace cleared.');
+    } catch (error) {
+      onStatus(`${error.code}: ${error.message}`, true);
+    }
+  });
+
+  return {
+    load,
+    onRow(row) {
+      rows.set(row.traceId, row);
+      render();
+    },
+    setRunActive(active) {
+      runActive = active;
+      render();
+    },
+  };
+}
+
+function sessionLabel(id) {
+  return id === 'studio-ui' ? 'this page (direct)' : id;
+}
+
+// ---------------------------------------------------------------- composer
+
+const RUN_TEXT = { started: 'Running…', waiting: 'Waiting…', approval: 'Needs your approval' };
+
+/** The prompt composer and its run lifecycle. */
+export function createComposer({ surface, form, prompt, agent, cancel, submit, badge, status, log, onRunChange = () => {}, onFinished = () => {} }) {
+  let active = null;
+  let lastPrompt = '';
+  // The socket can report a run before its POST answered: keep the latest event per run.
+  const seen = new Map();
+
+  function say(text, kind, recoveries = []) {
+    const entry = el('li', { className: `entry ${kind}`, dataset: { kind } },
+      kind === 'user' ? null : el('span', { className: 'entry-kind', textContent: kind === 'info' ? 'studio' : kind }),
+      el('div', { className: 'entry-text', textContent: text }));
+    if (recoveries.length) entry.append(el('div', { className: 'recovery' }, recoveries.map(([label, handler]) => button(label, handler))));
+    log.append(entry);
+    while (log.children.length > MAX_LOG_ENTRIES) log.firstElementChild.remove();
+    log.scrollTop = log.scrollHeight;
+  }
+
+  function setRun(run) {
+    active = run && !FINAL_STATES.includes(run.state) ? run : null;
+    const running = Boolean(active);
+    cancel.disabled = !running;
+    submit.disabled = running;
+    status.textContent = running ? (RUN_TEXT[run.state] ?? 'Running…') : '';
+    const mode = run?.agent ?? agent.value;
+    badge.dataset.state = run?.state ?? 'idle';
+    badge.textContent = `${mode === 'local' ? 'local agent' : 'OpenRouter'} · ${run?.state ?? 'idle'}`;
+    onRunChange(running);
+  }
+
+  function finish(run) {
+    const outcome = run.report?.outcome;
+    if (!outcome) return;
+    const retry = ['Retry', () => start(lastPrompt)];
+    switch (outcome.status) {
+      case 'completed': say(outcome.message, 'completed'); break;
+      case 'denied': say(`Denied ${outcome.tool ?? 'the call'}: ${outcome.message}`, 'denied', [retry]); break;
+      case 'cancelled': say(`Cancelled: ${outcome.message}`, 'cancelled', [retry]); break;
+      default: say(`${outcome.code}: ${outcome.message}`, 'failed', outcome.retryable === false ? [] : [retry]);
+    }
+    onFinished(run);
+  }
+
+  function apply(run) {
+    setRun(run);
+    if (FINAL_STATES.includes(run.state)) finish(run);
+  }
+
+  async function start(text, chosen = agent.value) {
+    if (active || !text) return;
+    lastPrompt = text;
+    say(text, 'user');
+    try {
+      const run = await api('/api/agent/runs', { method: 'POST', body: { prompt: text, agent: chosen, surface } });
+      apply(seen.get(run.runId) ?? run);
+    } catch (error) {
+      say(`${error.code}: ${error.message}`, 'failed', chosen === 'local' ? [] : [['Use local agent & retry', () => start(text, 'local')]]);
+    }
+  }
+
+  function applySettings(settings) {
+    const remote = agent.querySelector('option[value="openrouter"]');
+    remote.disabled = !settings?.hasApiKey;
+    remote.textContent = settings?.hasApiKey ? `OpenRouter (${settings.model})` : 'OpenRouter (no API key)';
+    agent.value = settings?.hasApiKey ? 'openrouter' : 'local';
+    setRun(active);
+  }
+
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const text = prompt.value.trim().slice(0, MAX_PROMPT_CHARS);
+    if (!text || active) return;
+    prompt.value = '';
+    start(text);
+  });
+  prompt.addEventListener('keydown', (event) => {
+    if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) {
+      event.preventDefault();
+      form.requestSubmit();
+    }
+  });
+  cancel.addEventListener('click', () => {
+    if (active) api(`/api/agent/runs/${encodeURIComponent(active.runId)}/cancel`, { method: 'POST' }).catch(() => {});
+  });
+  agent.addEventListener('change', () => setRun(active));
+  // Leaving the route aborts the in-flight execution (provider request, call, preview wait).
+  window.addEventListener('pagehide', () => {
+    if (active) cancelRunOnLeave(active.runId);
+  });
+  api('/api/settings').then(applySettings).catch(() => applySettings(null));
+  setRun(null);
+
+  return {
+    run: start,
+    onAgentEvent(run) {
+      seen.set(run.runId, run);
+      if (seen.size > 32) seen.delete(seen.keys().next().value);
+      if (active?.runId === run.runId) apply(run);
+    },
+    applySettings,
+    activeRun: () => active,
+    say,
+  };
+}
+
+// ---------------------------------------------------------------- tool palette
+
+/** The surface's tool palette: inspect a tool, edit its sample, run it directly. */
+export function createPalette({ surface, list, detail, args, run, output, sample, onResult = () => {} }) {
+  let tools = [];
+  let selected = null;
+  let edited = false;
+
+  function policyText(tool) {
+    return tool.annotations?.readOnlyHint ? 'allow' : 'local demo allow · model and MCP calls ask for approval';
+  }
+
+  function renderList() {
+    list.replaceChildren(...tools.map((tool) => el('li', { attrs: { role: 'presentation' } },
+      el('button', {
+        type: 'button', className: 'palette-tool', textContent: tool.name,
+        dataset: { tool: tool.name },
+        attrs: { role: 'option', 'aria-selected': String(tool.name === selected) },
+        on: { click: () => select(tool.name) },
+      }))));
+  }
+
+  function select(name) {
+    const tool = tools.find((candidate) => candidate.name === name);
+    if (!tool) return;
+    selected = name;
+    renderList();
+    detail.replaceChildren(
+      el('h3', { textContent: tool.title ?? tool.name }),
+      el('p', { className: 'tool-desc', textContent: tool.description ?? '' }),
+      el('p', { className: 'tool-policy', textContent: `Policy: ${policyText(tool)}` }));
+    edited = false;
+    refreshSample();
+    run.disabled = false;
+  }
+
+  function refreshSample() {
+    if (!selected || edited) return;
+    args.value = JSON.stringify(sample(selected) ?? {}, null, 2);
+  }
+
+  async function execute() {
+    if (!selected) return;
+    let parsed;
+    try {
+      parsed = JSON.parse(args.value || '{}');
+    } catch (error) {
+      output.textContent = `Arguments are not JSON: ${error.message}`;
+      output.dataset.state = 'error';
+      return;
+    }
+    run.disabled = true;
+    output.textContent = `Running ${selected}…`;
+    output.dataset.state = 'running';
+    try {
+      const result = await callTool(selected, parsed);
+      const text = JSON.stringify(result.isError ? { error: result.error } : result.structuredContent ?? result.content, null, 2);
+      output.textContent = text.length > MAX_OUTPUT_CHARS ? `${text.slice(0, MAX_OUTPUT_CHARS)}\n… (truncated)` : text;
+      output.dataset.state = result.isError ? 'error' : 'ok';
+      edited = false;
+      onResult(selected, result);
+    } catch (error) {
+      output.textContent = `${error.code}: ${error.message}`;
+      output.dataset.state = 'error';
+    } finally {
+      run.disabled = false;
+    }
+  }
+
+  args.addEventListener('input', () => { edited = true; });
+  run.addEventListener('click', execute);
+  run.disabled = true;
+
+  return {
+    async load() {
+      const data = await api('/api/tools');
+      tools = data.tools.filter((tool) => tool.name.startsWith(`${surface}.`));
+      renderList();
+    },
+    select,
+    refreshSample,
+  };
+}
+
+// ---------------------------------------------------------------- preview
+
+/** The sandboxed preview iframe and its acknowledgement forwarding. */
+export function createPreview({ iframe, status, address, documentPath, ackPath, onAcknowledged = () => {} }) {
+  let current = null;
+
+  function setStatus(text, state) {
+    status.textContent = text;
+    status.dataset.state = state;
+  }
+
+  window.addEventListener('message', (event) => {
+    // Only the preview iframe's own window, and only for the revision it currently shows.
+    if (event.source !== iframe.contentWindow) return;
+    const message = event.data;
+    if (!message || (message.type !== READY && message.type !== ERROR)) return;
+    if (message.revision !== current) return;
+    if (message.type === READY) setStatus(`revision ${message.revision} ready`, 'ready');
+    else setStatus(`revision ${message.revision} error`, 'error');
+    const body = message.type === READY
+      ? { type: READY, revision: message.revision }
+      : { type: ERROR, revision: message.revision, message: String(message.message ?? '').slice(0, 500) };
+    api(ackPath, { method: 'POST', body }).then(() => onAcknowledged(body)).catch(() => {});
+  });
+
+  return {
+    show(revision, force = false) {
+      if (!force && revision === current) return;
+      current = revision;
+      setStatus(`loading revision ${revision}`, 'loading');
+      address.textContent = documentPath(revision);
+      iframe.src = documentPath(revision);
+    },
+    revision: () => current,
+  };
+}

@@ -1,0 +1,126 @@
+// The web page's file tabs and textarea editor. Each file keeps its own draft together with the
+// revision it was started from; Save sends that revision as expectedRevision to web.writeFile,
+// so an edit based on an older revision is rejected by the host instead of overwriting newer work.
+
+import { callTool } from '../lib/surface.js';
+import { el } from '../lib/dom.js';
+
+/** Longest source a file may have (the host enforces the same bound). */
+export const MAX_SOURCE_CHARS = 80000;
+
+/** Creates the editor over its elements; `onSaved(result)` runs after a successful write. */
+export function createFileEditor({ tabs, panel, textarea, save, revert, status, onSaved = () => {} }) {
+  let workspace = null;
+  let activePath = null;
+  // path -> { text, base }: unsaved text and the revision it was based on.
+  const drafts = new Map();
+
+  const stored = (path) => workspace?.files.find((file) => file.path === path)?.source ?? '';
+
+  function setStatus(text, isError = false) {
+    status.textContent = text;
+    status.classList.toggle('error', isError);
+  }
+
+  function renderTabs() {
+    const files = workspace?.files ?? [];
+    tabs.replaceChildren(...files.map((file) => {
+      const selected = file.path === activePath;
+      return el('button', {
+        type: 'button',
+        id: `web-tab-file-${file.path.replace(/[^a-z0-9]/gi, '-')}`,
+        className: `file-tab${drafts.has(file.path) ? ' dirty' : ''}`,
+        textContent: drafts.has(file.path) ? `${file.path} •` : file.path,
+        tabIndex: selected ? 0 : -1,
+        dataset: { path: file.path },
+        attrs: { role: 'tab', 'aria-selected': String(selected), 'aria-controls': panel.id },
+        on: { click: () => select(file.path), keydown: onTabKey },
+      });
+    }));
+    const current = tabs.querySelector('[aria-selected="true"]');
+    if (current) panel.setAttribute('aria-labelledby', current.id);
+  }
+
+  function onTabKey(event) {
+    if (event.key !== 'ArrowRight' && event.key !== 'ArrowLeft') return;
+    const paths = workspace.files.map((file) => file.path);
+    const step = event.key === 'ArrowRight' ? 1 : paths.length - 1;
+    select(paths[(paths.indexOf(activePath) + step) % paths.length]);
+    tabs.querySelector('[aria-selected="true"]')?.focus();
+  }
+
+  function renderEditor() {
+    const draft = drafts.get(activePath);
+    const text = draft ? draft.text : stored(activePath);
+    if (textarea.value !== text) textarea.value = text;
+    textarea.disabled = !activePath;
+    save.disabled = !draft;
+    revert.disabled = !draft;
+    if (draft && workspace && draft.base !== workspace.revision) {
+      setStatus(`Draft based on revision ${draft.base}; the workspace is at ${workspace.revision}. Saving will be rejected as stale: discard the draft to load it.`, true);
+    }
+  }
+
+  function select(path) {
+    activePath = path;
+    setStatus('');
+    renderTabs();
+    renderEditor();
+  }
+
+  async function saveActive() {
+    const path = activePath;
+    const draft = drafts.get(path);
+    if (!draft) return;
+    save.disabled = true;
+    setStatus(`Saving ${path}…`);
+    const result = await callTool('web.writeFile', { path, source: draft.text, expectedRevision: draft.base }).catch((error) => ({ isError: true, error }));
+    if (result.isError) {
+      setStatus(`${result.error.code}: ${result.error.message}`, true);
+      save.disabled = false;
+      return;
+    }
+    const written = result.structuredContent;
+    drafts.delete(path);
+    // Other drafts based on the revision this save replaced move with it: the save was ours.
+    for (const other of drafts.values()) if (other.base === draft.base) other.base = written.revision;
+    setStatus(`Saved ${path} · revision ${written.revision} (${written.preview.status})`);
+    onSaved(result);
+  }
+
+  textarea.addEventListener('input', () => {
+    if (!activePath) return;
+    const text = textarea.value.slice(0, MAX_SOURCE_CHARS);
+    const draft = drafts.get(activePath);
+    if (text === stored(activePath) && (!draft || draft.base === workspace.revision)) drafts.delete(activePath);
+    else drafts.set(activePath, { text, base: draft?.base ?? workspace.revision });
+    renderTabs();
+    renderEditor();
+  });
+  textarea.addEventListener('keydown', (event) => {
+    if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === 's') {
+      event.preventDefault();
+      saveActive();
+    }
+  });
+  save.addEventListener('click', saveActive);
+  revert.addEventListener('click', () => {
+    drafts.delete(activePath);
+    setStatus(`Showing the stored ${activePath}.`);
+    renderTabs();
+    renderEditor();
+  });
+
+  return {
+    /** Shows `next` (a web.getWorkspace view); drafts stay until saved or discarded. */
+    render(next) {
+      workspace = next;
+      if (!activePath || !next.files.some((file) => file.path === activePath)) activePath = next.activePath ?? next.files[0]?.path ?? null;
+      renderTabs();
+      renderEditor();
+    },
+    select,
+    save: saveActive,
+    activePath: () => activePath,
+  };
+}
