@@ -1,13 +1,21 @@
 //! API tests of the realtime web-coding surface (`web.*`) on a real loopback studio: every
 //! tool, the revision guard, the patch limits at their edges, the new revision returned after
 //! the preview acknowledgement (headless and from a `surface=web` page), local-agent runs with
-//! approvals, the preview routes and persistence.
+//! approvals, MCP clients, the preview routes and persistence.
 
+mod mcp_support;
+
+use std::collections::HashMap;
 use std::time::Duration;
 
 use futures::StreamExt;
 use live_code_studio::host::server::PREVIEW_CSP;
 use live_code_studio::host::{self, RunningStudio, StudioOptions};
+use mcp_support::{Person, call, error};
+use reqwest::header::{HeaderName, HeaderValue};
+use rmcp::ServiceExt;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
 
 /// Generous bound of every poll: a liveness guard on a busy machine, not a timing assertion.
@@ -814,5 +822,97 @@ async fn the_web_workspace_survives_a_restart_and_falls_back_to_memory() {
     );
     let themed = client.call("web.setTheme", json!({"theme": "amber"})).await;
     assert_eq!(structured(&themed)["storageMode"], "memory");
+    studio.shutdown().await;
+}
+
+async fn mcp_client(studio: &RunningStudio, person: Person) -> mcp_support::Client {
+    let headers = HashMap::from([(
+        HeaderName::from_static("x-studio-token"),
+        HeaderValue::from_str(studio.token()).unwrap(),
+    )]);
+    let url = format!("http://127.0.0.1:{}/mcp", studio.addr.port());
+    let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
+    let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
+    person.serve(transport).await.unwrap()
+}
+
+#[tokio::test]
+async fn mcp_clients_use_the_same_web_tools_and_guards() {
+    let dir = tempfile::tempdir().unwrap();
+    let studio = start(dir.path()).await;
+    let person = Person::approving();
+    let client = mcp_client(&studio, person.clone()).await;
+    let names: Vec<String> = client
+        .list_all_tools()
+        .await
+        .unwrap()
+        .iter()
+        .map(|tool| tool.name.to_string())
+        .filter(|name| name.starts_with("web."))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "web.getWorkspace",
+            "web.readFile",
+            "web.applyPatch",
+            "web.writeFile",
+            "web.setTheme",
+            "web.addFeature",
+            "web.updateHero"
+        ]
+    );
+    let workspace = call(&client, "web.getWorkspace", json!({})).await;
+    assert_eq!(workspace["isError"], false, "{workspace}");
+    let revision = workspace["structuredContent"]["revision"].as_u64().unwrap();
+
+    let stale = call(
+        &client,
+        "web.updateHero",
+        json!({"title": "Stale", "expectedRevision": revision - 1}),
+    )
+    .await;
+    assert_eq!(error(&stale)["code"], "WORKSPACE_REVISION_CONFLICT");
+    assert_eq!(
+        Client::new(&studio).revision().await,
+        revision,
+        "a stale call changes nothing, even once approved"
+    );
+
+    // Without a page, the MCP client's own person approves through elicitation.
+    let themed = call(
+        &client,
+        "web.setTheme",
+        json!({"theme": "violet", "expectedRevision": revision}),
+    )
+    .await;
+    assert_eq!(themed["isError"], false, "{themed}");
+    assert_eq!(themed["structuredContent"]["revision"], revision + 1);
+    assert_eq!(themed["structuredContent"]["preview"]["status"], "compiled");
+    assert!(
+        person
+            .asked
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|message| message.contains("web.setTheme"))
+    );
+    client.cancel().await.unwrap();
+
+    // A client that cannot be asked is denied and nothing changes.
+    let absent = mcp_client(&studio, Person::absent()).await;
+    let denied = call(
+        &absent,
+        "web.writeFile",
+        json!({"path": "app.js", "source": "// denied"}),
+    )
+    .await;
+    assert_eq!(error(&denied)["code"], "TOOL_POLICY_DENIED");
+    assert_eq!(
+        Client::new(&studio).revision().await,
+        revision + 1,
+        "the denied write changed nothing"
+    );
+    absent.cancel().await.unwrap();
     studio.shutdown().await;
 }
