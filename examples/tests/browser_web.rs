@@ -70,6 +70,22 @@ impl Session {
             .expect("revision")
     }
 
+    /// Calls a tool through the registry as another client of the studio would.
+    async fn call(&self, name: &str, arguments: Value) -> Value {
+        self.http
+            .post(format!("{}api/tools/call", self.studio.url()))
+            .header("x-studio-token", self.studio.token())
+            .json(
+                &json!({"method": "tools/call", "params": {"name": name, "arguments": arguments}}),
+            )
+            .send()
+            .await
+            .expect("tools/call")
+            .json()
+            .await
+            .expect("tools/call JSON")
+    }
+
     /// Waits until the iframe acknowledged the web workspace's current revision.
     async fn wait_preview_ready(&self) -> u64 {
         let revision = self.revision().await;
@@ -247,6 +263,60 @@ async fn palette_agent_and_editor_edits_are_acknowledged_by_the_iframe() {
             .text("#web-editor-status")
             .await
             .contains(&format!("revision {} (ready)", first + 3))
+    );
+
+    // A draft based on an older revision is rejected on save, and nothing changes.
+    browser.click("#web-tabs [data-path=\"app.js\"]").await;
+    browser
+        .wait_for(
+            "app.js in the editor",
+            "return document.getElementById('web-editor').value.includes('pulse');",
+        )
+        .await;
+    browser.type_into("#web-editor", "\n// draft\n").await;
+    let other = session
+        .call(
+            "web.addFeature",
+            json!({"title": "Elsewhere", "description": "Another client."}),
+        )
+        .await;
+    assert_eq!(other["structuredContent"]["revision"], first + 4, "{other}");
+    session.wait_revision_ready(first + 4).await;
+    browser.click("#web-save").await;
+    let conflict = browser
+        .wait_for(
+            "the stale save to be refused",
+            "const status = document.getElementById('web-editor-status'); return status.classList.contains('error') && status.textContent.includes('WORKSPACE_REVISION_CONFLICT') ? status.textContent : '';",
+        )
+        .await;
+    assert!(
+        conflict
+            .as_str()
+            .unwrap()
+            .contains("WORKSPACE_REVISION_CONFLICT")
+    );
+    assert_eq!(session.revision().await, first + 4);
+    let stored = session
+        .call("web.readFile", json!({"path": "app.js"}))
+        .await;
+    assert!(
+        !stored["structuredContent"]["source"]
+            .as_str()
+            .unwrap()
+            .contains("// draft")
+    );
+    browser.click("#web-revert").await;
+    assert!(
+        !browser
+            .eval(
+                "return document.getElementById('web-editor').value;",
+                json!([])
+            )
+            .await
+            .as_str()
+            .unwrap()
+            .contains("// draft"),
+        "discarding shows the stored source"
     );
 
     // The trace lists the agent run and the page's direct calls as separate sessions.

@@ -390,11 +390,12 @@ export function createPalette({ surface, list, detail, args, run, output, sample
   }
 
   function renderList() {
-    list.replaceChildren(...tools.map((tool) => el('li', { attrs: { role: 'presentation' } },
+    list.replaceChildren(...tools.map((tool) => el('li', {},
       el('button', {
         type: 'button', className: 'palette-tool', textContent: tool.name,
+        title: tool.title ?? tool.name,
         dataset: { tool: tool.name },
-        attrs: { role: 'option', 'aria-selected': String(tool.name === selected) },
+        attrs: { 'aria-pressed': String(tool.name === selected) },
         on: { click: () => select(tool.name) },
       }))));
   }

@@ -5,9 +5,6 @@
 import { callTool } from '../lib/surface.js';
 import { el } from '../lib/dom.js';
 
-/** Longest source a file may have (the host enforces the same bound). */
-export const MAX_SOURCE_CHARS = 80000;
-
 /** Creates the editor over its elements; `onSaved(result)` runs after a successful write. */
 export function createFileEditor({ tabs, panel, textarea, save, revert, status, onSaved = () => {} }) {
   let workspace = null;
@@ -90,7 +87,8 @@ export function createFileEditor({ tabs, panel, textarea, save, revert, status, 
 
   textarea.addEventListener('input', () => {
     if (!activePath) return;
-    const text = textarea.value.slice(0, MAX_SOURCE_CHARS);
+    // The textarea's maxlength mirrors the host's 80,000-character bound; the host enforces it.
+    const text = textarea.value;
     const draft = drafts.get(activePath);
     if (text === stored(activePath) && (!draft || draft.base === workspace.revision)) drafts.delete(activePath);
     else drafts.set(activePath, { text, base: draft?.base ?? workspace.revision });

@@ -1,12 +1,12 @@
 //! `web.*`: the realtime web-coding surface on `/web`. A three-file workspace (index.html,
-//! styles.css, app.js) with one monotonic revision clock, its own persisted
-//! [`WorkspaceDocumentManager`] and preview bridge, a small tool palette, HTTP routes for its
+//! styles.css, app.js) with one monotonic revision clock, its own
+//! [`WorkspaceDocumentManager`] (persisted under its own workspace id, memory mode when storage
+//! fails) and preview bridge, a small tool palette, HTTP routes for its
 //! sandboxed preview, and a deterministic local-agent planner.
 
 pub mod planner;
 pub mod routes;
 pub mod seed;
-pub mod storage;
 pub mod tools;
 
 use std::sync::Arc;
@@ -24,6 +24,10 @@ pub use tools::tools;
 
 /// The surface's wire name (events, runs, the page's WebSocket).
 pub const WEB_SURFACE: &str = "web";
+
+/// Workspace id of the web-coding workspace in the studio's workspace database (the standalone
+/// workspace is `default`, the Live Code Editor `editor`).
+pub const WEB_WORKSPACE_ID: &str = "web";
 
 /// Where the preview documents of the surface live (`/web/preview/<revision>`).
 pub const WEB_PREVIEW_PREFIX: &str = "/web/preview";
@@ -56,7 +60,7 @@ impl WebSurface {
             format!("{WEB_PREVIEW_PREFIX}/assets/"),
             move |revision| publish(&announce, json!({"revision": revision})),
         );
-        let repository = storage::open_repository(&deps.data_dir).await;
+        let repository = crate::host::open_repository(&deps.data_dir, WEB_WORKSPACE_ID).await;
         let manager = WorkspaceDocumentManager::open(
             seed::web_seed_files(),
             repository,
