@@ -229,6 +229,7 @@ pub async fn build_state(options: &StudioOptions, port: u16) -> Result<Arc<Studi
     let deps = SurfaceDeps {
         hub: hub.clone(),
         data_dir: options.data_dir.clone(),
+        saves: saves.clone(),
     };
     let editor = EditorSurface::open(&deps).await?;
     let web = WebSurface::open(&deps).await?;

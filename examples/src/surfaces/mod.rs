@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use crate::agent::planner::{Plan, PlannerContext, plan};
 use crate::host::StudioState;
+use crate::host::durable_folder::DurableSaves;
 use crate::host::events::EventHub;
 
 /// What a surface gets from the host when it opens.
@@ -22,6 +23,8 @@ pub struct SurfaceDeps {
     pub hub: EventHub,
     /// The studio's data directory (databases, durable records).
     pub data_dir: PathBuf,
+    /// The studio's durable operation store (the editor's save records share it).
+    pub saves: DurableSaves,
 }
 
 /// One tool surface of the studio.

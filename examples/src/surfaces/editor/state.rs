@@ -31,6 +31,7 @@ use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
 use super::acks::DocumentAcks;
+use super::saves::EditorSaves;
 use super::scenarios::{Scenario, seed_files};
 use crate::host::bridge::PreviewViewers;
 use crate::host::events::{EventHub, StudioEvent};
@@ -38,7 +39,8 @@ use crate::surfaces::SurfaceDeps;
 
 /// Workspace id of the editor's files in the studio's workspace database.
 pub const EDITOR_WORKSPACE_ID: &str = "editor";
-/// Code of a document action the active file cannot take (no example for its language).
+/// `details.reason` of a reset refused because the scenario has no example for the open
+/// file's language (the error code is `WORKSPACE_FILE_TYPE_CONFLICT`).
 pub const EDITOR_SCENARIO_EXAMPLE_MISSING: &str = "EDITOR_SCENARIO_EXAMPLE_MISSING";
 
 /// The two clocks and the acknowledged preview: what every preview-aware `editor.*` result
@@ -92,6 +94,8 @@ pub struct EditorSurface {
     viewers: PreviewViewers,
     hub: EventHub,
     ack_timeout: Duration,
+    /// Durable records of `editor.saveFile` / `editor.saveAll`.
+    saves: EditorSaves,
 }
 
 impl std::fmt::Debug for EditorSurface {
@@ -120,15 +124,18 @@ impl EditorSurface {
             Arc::new(manager),
             deps.hub.clone(),
             DEFAULT_PREVIEW_ACK_TIMEOUT,
+            EditorSaves::new(&deps.saves),
         )
         .await)
     }
 
-    /// An editor over `manager`, waiting `ack_timeout` for each preview acknowledgement.
+    /// An editor over `manager`, waiting `ack_timeout` for each preview acknowledgement and
+    /// keeping its save records in `saves`.
     pub async fn with_manager(
         manager: Arc<WorkspaceDocumentManager>,
         hub: EventHub,
         ack_timeout: Duration,
+        saves: EditorSaves,
     ) -> Arc<Self> {
         let workspace = manager.snapshot().await;
         let document = Document {
@@ -146,6 +153,7 @@ impl EditorSurface {
             viewers: PreviewViewers::default(),
             hub,
             ack_timeout,
+            saves,
         });
         surface.publish_preview(&document);
         surface
@@ -154,6 +162,11 @@ impl EditorSurface {
     /// The editor's workspace manager (files, folder link, saves).
     pub fn manager(&self) -> &Arc<WorkspaceDocumentManager> {
         &self.manager
+    }
+
+    /// The durable records of the save tools.
+    pub fn saves(&self) -> &EditorSaves {
+        &self.saves
     }
 
     /// Browser tabs rendering this surface's preview.

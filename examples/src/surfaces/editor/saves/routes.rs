@@ -1,0 +1,333 @@
+//! `GET /api/editor/saves` (unknown save records) and `POST /api/editor/saves/recover`
+//! (read-back reconciliation, or an operator's "did not happen").
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use live_code_editor::workspace::WorkspaceError;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tool_durable_operations::record::MAX_OPERATION_KEY_BYTES;
+use tool_durable_operations::{
+    DurableOperationError, DurableOperationStore, OperationRecord, OperationState,
+    SideEffectRecovery, SideEffectResolution,
+};
+use tool_protocol::ToolCallError;
+
+use super::EditorSaves;
+use super::codes::{
+    EDITOR_SAVE_FOLDER_MISMATCH, EDITOR_SAVE_MANIFEST_INVALID, EDITOR_SAVE_NOT_FOUND,
+    EDITOR_SAVE_RECOVER_INVALID,
+};
+use super::readback::{confirm_matches, mismatch_error, read_back};
+use super::record::{EDITOR_SAVE_KEY_PREFIX, MAX_LISTED_SAVES, SaveRecord, short_digest};
+use crate::host::StudioState;
+use crate::surfaces::editor::EditorSurface;
+
+/// Records read per page while listing.
+const LIST_PAGE_SIZE: usize = 200;
+/// Most pages one listing scans (completed records are skipped over); past it the listing is
+/// marked truncated.
+pub const MAX_LISTED_PAGES: usize = 20;
+/// Reason stored when an operator records that an unknown save did not happen.
+pub const OPERATOR_FAILED_REASON: &str =
+    "an operator recorded that the save did not happen; the next identical save writes again";
+
+/// The routes.
+pub fn routes() -> Router<Arc<StudioState>> {
+    Router::new()
+        .route("/api/editor/saves", get(list))
+        .route("/api/editor/saves/recover", post(recover))
+}
+
+/// One unknown save as listed (manifest, never contents).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UnknownSave {
+    /// The operation key to recover.
+    pub key: String,
+    /// Why the outcome is unknown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Last write of the record, ms since the Unix epoch.
+    pub updated_at: u64,
+    /// The stored save (absent when the record carries none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub save: Option<SaveRecord>,
+}
+
+/// `GET /api/editor/saves`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SaveListing {
+    /// Unknown editor save records in key order (at most [`MAX_LISTED_SAVES`]).
+    pub unknown: Vec<UnknownSave>,
+    /// Whether more may exist than were listed.
+    pub truncated: bool,
+}
+
+/// `POST /api/editor/saves/recover` body.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RecoverRequest {
+    /// The unknown record's key.
+    pub key: String,
+    /// `readBack` (default): complete only when every file reads back identical; `failed`: an
+    /// operator records that the save did not happen.
+    #[serde(default)]
+    pub resolution: RecoverResolution,
+}
+
+/// How to resolve an unknown save.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum RecoverResolution {
+    /// Read every manifest file back and compare.
+    #[default]
+    ReadBack,
+    /// The operator says the save did not happen.
+    Failed,
+}
+
+async fn list(State(state): State<Arc<StudioState>>) -> Response {
+    match list_unknown(state.editor.saves().store()).await {
+        Ok(listing) => Json(listing).into_response(),
+        Err(error) => store_error(&error),
+    }
+}
+
+/// The unknown editor save records, scanning the key range of [`EDITOR_SAVE_KEY_PREFIX`].
+pub async fn list_unknown(
+    store: &DurableOperationStore,
+) -> Result<SaveListing, DurableOperationError> {
+    let mut listing = SaveListing {
+        unknown: Vec::new(),
+        truncated: false,
+    };
+    let mut cursor = EDITOR_SAVE_KEY_PREFIX.to_owned();
+    for _ in 0..MAX_LISTED_PAGES {
+        let page = store
+            .backend()
+            .list_page(Some(&cursor), LIST_PAGE_SIZE)
+            .await?;
+        for record in page.records {
+            if !record.key.starts_with(EDITOR_SAVE_KEY_PREFIX) {
+                return Ok(listing);
+            }
+            if record.state != OperationState::Unknown {
+                continue;
+            }
+            if listing.unknown.len() == MAX_LISTED_SAVES {
+                listing.truncated = true;
+                return Ok(listing);
+            }
+            listing.unknown.push(listed(&record));
+        }
+        match page.next_cursor {
+            Some(next) => cursor = next,
+            None => return Ok(listing),
+        }
+    }
+    listing.truncated = true;
+    Ok(listing)
+}
+
+fn listed(record: &OperationRecord) -> UnknownSave {
+    UnknownSave {
+        key: record.key.clone(),
+        reason: record.reason.clone(),
+        updated_at: record.updated_at,
+        save: SaveRecord::of_operation(record),
+    }
+}
+
+async fn recover(
+    State(state): State<Arc<StudioState>>,
+    Json(request): Json<RecoverRequest>,
+) -> Response {
+    match recover_save(&state.editor, &request).await {
+        Ok(body) => Json(body).into_response(),
+        Err((status, error)) => error_response(status, &error),
+    }
+}
+
+type RouteError = (StatusCode, ToolCallError);
+
+/// Status-first recovery of one editor save record.
+pub async fn recover_save(
+    surface: &EditorSurface,
+    request: &RecoverRequest,
+) -> Result<Value, RouteError> {
+    let key = request.key.as_str();
+    if !is_save_key(key) {
+        return Err(invalid(
+            "key must be an editor save operation key (editor.saveFile:… or editor.saveAll:…).",
+        ));
+    }
+    let saves = surface.saves();
+    let record = saves
+        .store()
+        .get(key)
+        .await
+        .map_err(|error| store_failure(&error))?
+        .ok_or_else(|| {
+            coded(
+                StatusCode::NOT_FOUND,
+                EDITOR_SAVE_NOT_FOUND,
+                "No editor save record has that key.",
+                json!({"operationKey": key}),
+            )
+        })?;
+    if record.state != OperationState::Unknown {
+        return Ok(json!({"operationKey": key, "state": record.state, "recovered": false}));
+    }
+    match request.resolution {
+        RecoverResolution::Failed => record_failed(saves, &record).await,
+        RecoverResolution::ReadBack => read_back_and_complete(surface, &record).await,
+    }
+}
+
+/// Completes the record only when every manifest file reads back identical through the
+/// linked folder; then marks clean the paths the workspace still holds with those bytes.
+async fn read_back_and_complete(
+    surface: &EditorSurface,
+    record: &OperationRecord,
+) -> Result<Value, RouteError> {
+    let key = record.key.as_str();
+    let manifest_invalid = |why: String| {
+        coded(
+            StatusCode::CONFLICT,
+            EDITOR_SAVE_MANIFEST_INVALID,
+            "The save record has no usable manifest, so it cannot be checked by read-back; it stays unknown.",
+            json!({"operationKey": key, "state": "unknown", "cause": why}),
+        )
+    };
+    let save = SaveRecord::of_operation(record)
+        .ok_or_else(|| manifest_invalid("no save payload".to_owned()))?;
+    let manifest = save
+        .checked_manifest()
+        .map_err(|error| manifest_invalid(error.to_string()))?;
+    let manager = surface.manager();
+    let folder = manager.folder_adapter().await.ok_or_else(|| {
+        (
+            StatusCode::CONFLICT,
+            WorkspaceError::folder_not_connected("recover").into(),
+        )
+    })?;
+    if short_digest(&folder.scope()) != save.scope {
+        return Err(coded(
+            StatusCode::CONFLICT,
+            EDITOR_SAVE_FOLDER_MISMATCH,
+            &format!(
+                "The save wrote to another folder ({}); open that folder, then recover.",
+                save.folder
+            ),
+            json!({"operationKey": key, "state": "unknown", "folder": save.folder}),
+        ));
+    }
+    let checks = read_back(folder.as_ref(), &manifest).await;
+    if let Some(error) = mismatch_error(&checks, key) {
+        return Err((StatusCode::CONFLICT, error));
+    }
+    let mut completed = save.clone();
+    completed.completed_paths = manifest.paths();
+    completed.failed_path = None;
+    completed.code = None;
+    let resolution = SideEffectResolution::Completed {
+        result: completed.to_value(),
+    };
+    let recovery = surface
+        .saves()
+        .runner()
+        .recover(key, Some(&record.fence()), None, |_| async move {
+            Ok(resolution)
+        })
+        .await
+        .map_err(|error| store_failure(&error))?;
+    if let SideEffectRecovery::NotUnknown { state, .. } = recovery {
+        return Ok(json!({"operationKey": key, "state": state, "recovered": false}));
+    }
+    let cleaned = confirm_matches(manager, &checks).await;
+    surface.publish_change().await;
+    Ok(json!({
+        "operationKey": key,
+        "state": OperationState::Completed,
+        "recovered": true,
+        "confirmedPaths": manifest.paths(),
+        "cleanedPaths": cleaned,
+        "dirtyPaths": manager.status().await.dirty_paths,
+        "context": surface.result_context().await,
+    }))
+}
+
+/// An operator's decision that the save did not happen: the record fails, so the next
+/// identical save runs a new generation and writes.
+async fn record_failed(saves: &EditorSaves, record: &OperationRecord) -> Result<Value, RouteError> {
+    let resolution = SideEffectResolution::Failed {
+        reason: OPERATOR_FAILED_REASON.to_owned(),
+        result: None,
+        diagnostic: SaveRecord::of_operation(record).map(|save| save.to_value()),
+    };
+    let recovery = saves
+        .runner()
+        .recover(&record.key, Some(&record.fence()), None, |_| async move {
+            Ok(resolution)
+        })
+        .await
+        .map_err(|error| store_failure(&error))?;
+    let (state, recovered) = match recovery {
+        SideEffectRecovery::NotUnknown { state, .. } => (state, false),
+        SideEffectRecovery::Resolved { operation, .. } => (operation.state, true),
+        SideEffectRecovery::Missing => (OperationState::Unknown, false),
+    };
+    Ok(json!({"operationKey": record.key, "state": state, "recovered": recovered}))
+}
+
+fn is_save_key(key: &str) -> bool {
+    key.len() <= MAX_OPERATION_KEY_BYTES
+        && ["editor.saveFile:", "editor.saveAll:"]
+            .iter()
+            .any(|prefix| key.starts_with(prefix))
+}
+
+fn coded(status: StatusCode, code: &str, message: &str, details: Value) -> RouteError {
+    (
+        status,
+        ToolCallError {
+            code: code.to_owned(),
+            message: message.to_owned(),
+            retryable: Some(false),
+            details: Some(details),
+        },
+    )
+}
+
+fn invalid(message: &str) -> RouteError {
+    coded(
+        StatusCode::BAD_REQUEST,
+        EDITOR_SAVE_RECOVER_INVALID,
+        message,
+        json!({}),
+    )
+}
+
+fn store_failure(error: &DurableOperationError) -> RouteError {
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        WorkspaceError::durable_state_unavailable(&error.to_string()).into(),
+    )
+}
+
+fn store_error(error: &DurableOperationError) -> Response {
+    let (status, error) = store_failure(error);
+    error_response(status, &error)
+}
+
+/// `{"error": {code, message, retryable, details}}`, the studio API's error shape.
+fn error_response(status: StatusCode, error: &ToolCallError) -> Response {
+    (status, Json(json!({"error": error}))).into_response()
+}
