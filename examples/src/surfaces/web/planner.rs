@@ -101,6 +101,30 @@ fn recognise(facts: &Facts, context: &WebPlannerContext) -> (Intent, Option<Plan
             call("web.setTheme", json!({"theme": theme.name()})),
         );
     }
+    // Visual copy first (as on the standalone workspace): "change the hero title to "A" and
+    // subtitle "B"" is a hero update, not a patch of "A" with "B".
+    if facts.path.is_none()
+        && !quotes.is_empty()
+        && facts.has_any(&["hero", "headline", "title", "subtitle", "tagline"])
+    {
+        return (
+            Intent::UpdateHero,
+            call("web.updateHero", hero_arguments(facts)),
+        );
+    }
+    if facts.path.is_none() && !quotes.is_empty() && facts.has_any(&["feature", "card"]) {
+        let description = quotes
+            .get(1)
+            .cloned()
+            .unwrap_or_else(|| DEFAULT_FEATURE_DESCRIPTION.to_owned());
+        return (
+            Intent::AddFeature,
+            call(
+                "web.addFeature",
+                json!({"title": quotes[0], "description": description}),
+            ),
+        );
+    }
     if quotes.len() >= 2 && facts.has_any(&["replace", "change", "swap", "patch"]) {
         let occurrence = if facts.has_any(&["all", "every", "everywhere"]) {
             "all"
@@ -116,25 +140,6 @@ fn recognise(facts: &Facts, context: &WebPlannerContext) -> (Intent, Option<Plan
             call(
                 "web.applyPatch",
                 json!({"path": path, "search": quotes[0], "replace": quotes[1], "occurrence": occurrence}),
-            ),
-        );
-    }
-    if !quotes.is_empty() && facts.has_any(&["hero", "headline", "title", "subtitle", "tagline"]) {
-        return (
-            Intent::UpdateHero,
-            call("web.updateHero", hero_arguments(facts)),
-        );
-    }
-    if !quotes.is_empty() && facts.has_any(&["feature", "card"]) {
-        let description = quotes
-            .get(1)
-            .cloned()
-            .unwrap_or_else(|| DEFAULT_FEATURE_DESCRIPTION.to_owned());
-        return (
-            Intent::AddFeature,
-            call(
-                "web.addFeature",
-                json!({"title": quotes[0], "description": description}),
             ),
         );
     }
@@ -253,6 +258,12 @@ mod tests {
         assert_eq!(
             action(&plan).arguments,
             object(json!({"title": "Hello", "subtitle": "World"}))
+        );
+        let two = plan_web(r#"change the hero title to "A" and subtitle "B""#, &ctx());
+        assert_eq!(
+            action(&two).arguments,
+            object(json!({"title": "A", "subtitle": "B"})),
+            "two quotes with a hero word are hero copy, not a patch"
         );
         let subtitle = plan_web("change the subtitle to “Only this”", &ctx());
         assert_eq!(
