@@ -1,21 +1,71 @@
 //! `editor.*`: the two-clock Live Code Editor surface on `/editor`.
 //!
-//! See [`state`] for the two clocks. Every preview-aware result carries [`EditorContext`]:
-//! `activePath`, `workspaceRevision`, `documentRevision`, the acknowledged `preview`
-//! (`{revision, status: waiting|ready|compiled|error, message?}`, `revision` being a document
-//! revision), `storageMode` and optional `storageError`.
+//! The editor has its own workspace (files persisted under workspace id `editor` of the
+//! studio's workspace database) and a *document* clock for what its preview shows: see
+//! [`state`]. Scenarios ([`scenarios`]) are data handed to the preview, never executed source;
+//! there is no tool that runs scripts.
+//!
+//! # Result context
+//!
+//! Every preview-aware result carries [`EditorContext`] (flattened into the result):
+//!
+//! ```json
+//! {"activePath": "index.html", "workspaceRevision": 4, "documentRevision": 7,
+//!  "preview": {"revision": 7, "status": "ready"},
+//!  "storageMode": "sqlite", "storageError": "only in memory mode"}
+//! ```
+//!
+//! `preview.revision` is a document revision; `preview.status` is `waiting`, `ready` (a
+//! browser iframe rendered it), `compiled` (acknowledged headlessly, no page attached) or
+//! `error` (with `message`). A stale `expectedDocumentRevision` fails with
+//! `WORKSPACE_REVISION_CONFLICT`, details `{expectedRevision, currentRevision, clock:
+//! "document"}`, and changes nothing.
+//!
+//! # Routes
+//!
+//! * `GET /editor/preview/{documentRevision}`: the compiled preview of that document revision
+//!   (CSP [`PREVIEW_CSP`](crate::host::server::PREVIEW_CSP), `no-store`); `410 Gone` with a
+//!   text body once superseded. The scenario is on `<html data-scenario="counter">` and in
+//!   `<script type="application/json" id="editor-scenario">{"name": "counter", "data": {..}}</script>`.
+//!   Its bridge posts `context-action.preview.ready` / `.error` with the document revision.
+//! * `GET /editor/preview/{documentRevision}/assets/{path}`: a file of the editor workspace.
+//! * `POST /api/editor/preview/ack` with the iframe's bridge message
+//!   (`{"type": "context-action.preview.ready", "revision": 7}` or
+//!   `{"type": "context-action.preview.error", "revision": 7, "message": "..."}`) ->
+//!   `{"accepted": bool, "revision": 7, "preview": {"revision": 7, "status": "ready"}}`;
+//!   stale revisions are ignored (`accepted: false`); `400 STUDIO_INVALID_PREVIEW_MESSAGE`
+//!   when the body is not a bridge message.
+//! * `GET /api/editor/state` ->
+//!   `{"status": <editor.getStatus result>, "files": [<FileSummary>], "document":
+//!   <editor.getDocument result or {"error": {code, message, ...}}>, "scenarios": [{"name",
+//!   "title", "description"}], "approvals": [<pending approval snapshots>]}`.
+//! * `POST /api/editor/folder/open` `{"path": "/abs/dir", "expectedWorkspaceRevision"?: n}` ->
+//!   `{"import": {operation, revision, activePath, fileCount, skipped, folder, preview,
+//!   storageMode}, "context": <EditorContext>}`; a bad path is `400 {"error": ...}`, an empty
+//!   or unsupported folder or a stale revision `409 {"error": ...}` with the workspace untouched.
+//!
+//! # Events
+//!
+//! Every change is published as `{"type": "surface", "surface": "editor", "data": {...}}` with
+//! `data` = `{"change": "document"|"preview"|"workspace", "scenario": "counter",
+//! "dirtyPaths": [...], ...EditorContext}`. A page attached with `?client=ui&surface=editor`
+//! loads `/editor/preview/{data.documentRevision}` on `document` changes and forwards the
+//! iframe's acknowledgement; while attached, mutations wait for that browser acknowledgement.
 
 mod acks;
+pub mod planner;
+pub mod routes;
 pub mod saves;
 pub mod scenarios;
 pub mod state;
+pub mod tools;
 
 use std::sync::Arc;
 
 use axum::Router;
 use tool_context::Tool;
 
-use crate::agent::planner::{Intent, Plan, PlannedCall};
+use crate::agent::planner::Plan;
 use crate::host::StudioState;
 
 pub use acks::DocumentAcks;
@@ -26,18 +76,18 @@ pub use state::{
 
 /// Every `editor.*` tool.
 pub fn tools(surface: &Arc<EditorSurface>) -> Vec<Tool> {
-    saves::tools(surface)
+    let mut tools = tools::tools(surface);
+    tools.extend(saves::tools(surface));
+    tools
 }
 
-/// The editor's HTTP routes (page preview, acknowledgements).
+/// The editor's HTTP routes (preview, acknowledgements, page state, folder, saves).
 pub fn routes() -> Router<Arc<StudioState>> {
-    Router::new().merge(saves::routes())
+    routes::routes().merge(saves::routes())
 }
 
-/// The local agent's plan on the editor.
-pub async fn plan(_surface: &EditorSurface, _prompt: &str) -> Plan {
-    Plan {
-        intent: Intent::Status,
-        calls: vec![PlannedCall::new("editor.getStatus", serde_json::json!({}))],
-    }
+/// The local agent's plan on the editor (see [`planner`]).
+pub async fn plan(surface: &EditorSurface, prompt: &str) -> Plan {
+    let context = surface.result_context().await;
+    planner::plan_prompt(prompt, &context.active_path)
 }

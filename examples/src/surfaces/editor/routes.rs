@@ -1,0 +1,214 @@
+//! The editor's HTTP routes: its preview documents, their acknowledgements, the page's state
+//! snapshot and opening a host folder. Every route sits behind the studio's Host/Origin/token
+//! guard. Shapes are documented on the module [`super`].
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use live_code_editor::file::FileContent;
+use live_code_editor::preview::{
+    PreviewBridgeMessage, PreviewOptions, compile_preview, parse_bridge_message,
+};
+use live_code_editor::workspace::OsFolder;
+use live_code_editor::workspace::bridge::PreviewStatus;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tool_protocol::ToolCallError;
+
+use super::scenarios::{Scenario, inject_scenario};
+use crate::host::StudioState;
+use crate::host::server::PREVIEW_CSP;
+
+/// Every editor route.
+pub fn routes() -> Router<Arc<StudioState>> {
+    Router::new()
+        .route("/editor/preview/{revision}", get(preview_document))
+        .route(
+            "/editor/preview/{revision}/assets/{*path}",
+            get(preview_asset),
+        )
+        .route("/api/editor/preview/ack", post(preview_ack))
+        .route("/api/editor/state", get(editor_state))
+        .route("/api/editor/folder/open", post(open_folder))
+}
+
+fn api_error(status: StatusCode, error: ToolCallError) -> Response {
+    (status, Json(json!({"error": error}))).into_response()
+}
+
+/// `GET /editor/preview/{documentRevision}`: the compiled document of the current document
+/// revision with its scenario injected as data; `410 Gone` once it was superseded.
+async fn preview_document(
+    State(state): State<Arc<StudioState>>,
+    Path(revision): Path<u64>,
+) -> Response {
+    let document = match state.editor.preview_document(revision).await {
+        Ok(document) => document,
+        Err(current) => {
+            let body = format!("Preview revision {revision} was superseded by revision {current}.");
+            return (
+                StatusCode::GONE,
+                [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+                body,
+            )
+                .into_response();
+        }
+    };
+    let compiled = tokio::task::spawn_blocking(move || {
+        let files: Vec<_> = document.files.iter().map(|file| (**file).clone()).collect();
+        let options = PreviewOptions::preview(
+            Some(revision),
+            format!("/editor/preview/{revision}/assets/"),
+        );
+        inject_scenario(&compile_preview(&files, &options).html, document.scenario)
+    })
+    .await;
+    let Ok(html) = compiled else {
+        return api_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            ToolCallError::new(
+                "STUDIO_PREVIEW_FAILED",
+                "The preview compiler stopped unexpectedly.",
+            ),
+        );
+    };
+    let mut response = (
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        html,
+    )
+        .into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(PREVIEW_CSP),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    response
+}
+
+/// `GET /editor/preview/{documentRevision}/assets/{path}`: a file of the current document.
+async fn preview_asset(
+    State(state): State<Arc<StudioState>>,
+    Path((_revision, path)): Path<(u64, String)>,
+) -> Response {
+    let workspace = state.editor.manager().snapshot().await;
+    let Some(file) = workspace.file(&path) else {
+        return api_error(
+            StatusCode::NOT_FOUND,
+            ToolCallError::new("WORKSPACE_FILE_NOT_FOUND", "No editor file at that path."),
+        );
+    };
+    let (content_type, bytes) = match &file.content {
+        FileContent::Asset { bytes, mime_type } => (mime_type.clone(), bytes.clone()),
+        FileContent::Text { source } => (
+            file.language.mime_type().to_owned(),
+            source.as_bytes().to_vec(),
+        ),
+    };
+    Response::builder()
+        .header(header::CONTENT_TYPE, content_type)
+        .header(header::X_CONTENT_TYPE_OPTIONS, "nosniff")
+        .body(Body::from(bytes))
+        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+}
+
+/// `POST /api/editor/preview/ack`: the editor page forwards its iframe's bridge message
+/// (`{type: "context-action.preview.ready"|"context-action.preview.error", revision, message?}`,
+/// `revision` being a document revision); stale revisions are ignored (`accepted: false`).
+async fn preview_ack(
+    State(state): State<Arc<StudioState>>,
+    Json(message): Json<Value>,
+) -> Response {
+    let Some(message) = parse_bridge_message(&message) else {
+        return api_error(
+            StatusCode::BAD_REQUEST,
+            ToolCallError::new(
+                "STUDIO_INVALID_PREVIEW_MESSAGE",
+                "Not a preview bridge message.",
+            )
+            .with_retryable(false),
+        );
+    };
+    let (revision, status) = match message {
+        PreviewBridgeMessage::Ready { revision } => (revision, PreviewStatus::Ready),
+        PreviewBridgeMessage::Error { revision, message } => {
+            (revision, PreviewStatus::Error { message })
+        }
+    };
+    let accepted = state.editor.acknowledge_preview(revision, status).await;
+    Json(json!({
+        "accepted": accepted,
+        "revision": revision,
+        "preview": state.editor.preview_acks().current(),
+    }))
+    .into_response()
+}
+
+/// `GET /api/editor/state`: everything the editor page renders at load.
+async fn editor_state(State(state): State<Arc<StudioState>>) -> Response {
+    let editor = &state.editor;
+    let status = editor.status().await;
+    let files = editor.manager().list_files().await;
+    let document = match editor.document().await {
+        Ok(document) => json!(document),
+        Err(error) => json!({"error": ToolCallError::from(error)}),
+    };
+    let scenarios: Vec<_> = Scenario::ALL.into_iter().map(Scenario::info).collect();
+    Json(json!({
+        "status": status,
+        "files": files,
+        "document": document,
+        "scenarios": scenarios,
+        "approvals": state.approvals.snapshot(),
+    }))
+    .into_response()
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct OpenFolderBody {
+    path: String,
+    #[serde(default)]
+    expected_workspace_revision: Option<u64>,
+}
+
+/// `POST /api/editor/folder/open {path, expectedWorkspaceRevision?}`: imports a writable host
+/// folder into the editor (the limits of every folder import) and links it for saving. An
+/// empty or unsupported folder is refused and leaves the workspace and link untouched.
+async fn open_folder(
+    State(state): State<Arc<StudioState>>,
+    Json(body): Json<OpenFolderBody>,
+) -> Response {
+    let adapter = match OsFolder::open(body.path.trim()) {
+        Ok(adapter) => Arc::new(adapter),
+        Err(error) => return api_error(StatusCode::BAD_REQUEST, error.into()),
+    };
+    let editor = &state.editor;
+    let opened = editor
+        .manager()
+        .open_folder(adapter, body.expected_workspace_revision)
+        .await;
+    match opened {
+        Ok(outcome) => {
+            editor.publish_change().await;
+            Json(json!({
+                "import": outcome,
+                "context": editor.result_context().await,
+            }))
+            .into_response()
+        }
+        Err(error) => api_error(StatusCode::CONFLICT, error.into()),
+    }
+}
