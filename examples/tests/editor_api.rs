@@ -529,26 +529,7 @@ async fn the_local_agent_runs_the_editor_sequence_with_approvals() {
     assert_eq!(status, 200, "{run}");
     let run_id = run["runId"].as_str().unwrap().to_owned();
 
-    let mut approved = Vec::new();
-    let finished = loop {
-        let run = client.get(&format!("/api/agent/runs/{run_id}")).await;
-        if run.get("report").is_some() {
-            break run;
-        }
-        let pending = client.get("/api/approvals").await;
-        if let Some(approval) = pending.as_array().and_then(|list| list.first()) {
-            assert_eq!(approval["source"], "model");
-            approved.push(approval["name"].as_str().unwrap().to_owned());
-            let (status, _) = client
-                .post(
-                    &format!("/api/approvals/{}", approval["id"].as_str().unwrap()),
-                    json!({"decision": "allow"}),
-                )
-                .await;
-            assert_eq!(status, 200);
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    };
+    let (finished, approved) = approve_until_done(&client, &run_id).await;
     assert_eq!(finished["state"], "completed", "{finished}");
     assert_eq!(approved, ["editor.openFile", "editor.applyPatch"]);
     let steps: Vec<&str> = finished["report"]["steps"]
@@ -731,5 +712,67 @@ async fn the_editor_files_survive_a_restart() {
         !studio_files.to_string().contains("assets/logo.svg"),
         "the standalone workspace keeps its own files"
     );
+    studio.shutdown().await;
+}
+
+/// Allows every approval the run asks for until the run ends; returns the run and the
+/// approved tool names in order.
+async fn approve_until_done(client: &Client, run_id: &str) -> (Value, Vec<String>) {
+    let mut approved = Vec::new();
+    loop {
+        let run = client.get(&format!("/api/agent/runs/{run_id}")).await;
+        if run.get("report").is_some() {
+            return (run, approved);
+        }
+        let pending = client.get("/api/approvals").await;
+        if let Some(approval) = pending.as_array().and_then(|list| list.first()) {
+            assert_eq!(approval["source"], "model", "agent calls are model calls");
+            approved.push(approval["name"].as_str().unwrap().to_owned());
+            let id = approval["id"].as_str().unwrap();
+            client
+                .post(
+                    &format!("/api/approvals/{id}"),
+                    json!({"decision": "allow"}),
+                )
+                .await;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+#[tokio::test]
+async fn the_local_agent_saves_the_open_document_to_the_opened_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let studio = start(dir.path()).await;
+    let client = Client::new(&studio);
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("index.html"), "<h1>Disk</h1>").unwrap();
+    let (status, opened) = client
+        .post(
+            "/api/editor/folder/open",
+            json!({"path": folder.path().to_str().unwrap()}),
+        )
+        .await;
+    assert_eq!(status, 200, "{opened}");
+    client
+        .ok("editor.setDocument", json!({"source": "<h1>Saved</h1>"}))
+        .await;
+
+    let (status, run) = client
+        .post(
+            "/api/agent/runs",
+            json!({"prompt": "save", "surface": "editor"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{run}");
+    let (run, approved) = approve_until_done(&client, run["runId"].as_str().unwrap()).await;
+    assert_eq!(run["state"], "completed", "{run}");
+    assert_eq!(approved, ["editor.saveFile"]);
+    assert_eq!(
+        std::fs::read_to_string(folder.path().join("index.html")).unwrap(),
+        "<h1>Saved</h1>"
+    );
+    let status = client.ok("editor.getStatus", json!({})).await;
+    assert_eq!(status["dirtyPaths"], json!([]));
     studio.shutdown().await;
 }
