@@ -1,0 +1,172 @@
+// The document editor: a textarea bound to the editor's open document. Typing is sent to the
+// host with editor.setDocument after a short pause, carrying the document revision the draft
+// was started from as expectedDocumentRevision. When the document moved on underneath (an agent
+// run, the palette, another tab), the host rejects the write as stale and the page says so and
+// keeps the draft; it never silently overwrites the newer document or the person's text.
+
+import { callTool } from '../lib/surface.js';
+
+/** Longest document the host accepts (`editor.setDocument` enforces the same bound). */
+export const MAX_DOCUMENT_CHARS = 80000;
+/** Pause after the last keystroke before the draft is sent. */
+export const SAVE_DELAY_MS = 500;
+const STALE_CODE = 'WORKSPACE_REVISION_CONFLICT';
+
+/**
+ * Creates the editor over its elements. `stale` is the notice shown when the draft is based on
+ * an older document revision; its two buttons discard the draft or send it over the newer one.
+ */
+export function createDocumentEditor({ textarea, path, status, stale, staleText, discard, overwrite, onWritten = () => {} }) {
+  // What the host holds: the document's path, source and revision.
+  let stored = null;
+  // The person's text when it differs from `stored.source`, and the revision it is based on.
+  let draft = null;
+  let timer = null;
+  let inFlight = null;
+  // A conflict the person has to resolve before anything else is sent.
+  let conflict = null;
+
+  function setStatus(text, isError = false) {
+    status.textContent = text;
+    status.classList.toggle('error', isError);
+  }
+
+  function renderStale() {
+    stale.hidden = !conflict;
+    if (!conflict) return;
+    staleText.textContent = `Your draft of ${conflict.path} is based on document revision ${conflict.base}, but the document is now at revision ${conflict.current}. Nothing was overwritten.`;
+  }
+
+  function schedule() {
+    clearTimeout(timer);
+    timer = setTimeout(() => { send(); }, SAVE_DELAY_MS);
+  }
+
+  /** Sends the draft (one write at a time); resolves when nothing is left to send. */
+  async function send() {
+    clearTimeout(timer);
+    timer = null;
+    if (inFlight) {
+      await inFlight;
+      return draft && !conflict ? send() : undefined;
+    }
+    if (!draft || conflict) return undefined;
+    const sent = draft;
+    inFlight = write(sent);
+    try {
+      await inFlight;
+    } finally {
+      inFlight = null;
+    }
+    // The person kept typing while the write waited for the preview: send the rest.
+    if (draft && !conflict && draft !== sent) return send();
+    return undefined;
+  }
+
+  async function write(sent) {
+    setStatus(`Sending ${sent.path} · document revision ${sent.base}…`);
+    const result = await callTool('editor.setDocument', { source: sent.text, expectedDocumentRevision: sent.base })
+      .catch((error) => ({ isError: true, error }));
+    if (result.isError) {
+      if (result.error.code === STALE_CODE) {
+        conflict = { path: sent.path, base: sent.base, current: result.error.details?.currentRevision ?? '?' };
+        renderStale();
+        setStatus(`${STALE_CODE}: the document changed before your edit arrived.`, true);
+      } else {
+        setStatus(`${result.error.code}: ${result.error.message}`, true);
+      }
+      return;
+    }
+    const outcome = result.structuredContent;
+    stored = { path: outcome.activePath, source: sent.text, revision: outcome.documentRevision };
+    if (draft === sent || draft?.text === sent.text) draft = null;
+    else if (draft) draft.base = outcome.documentRevision;
+    textarea.dataset.revision = String(outcome.documentRevision);
+    setStatus(`Saved to the editor · document revision ${outcome.documentRevision} · preview ${outcome.preview.status}`);
+    onWritten(outcome);
+  }
+
+  textarea.addEventListener('input', () => {
+    if (!stored) return;
+    const text = textarea.value.slice(0, MAX_DOCUMENT_CHARS);
+    if (text === stored.source && !conflict) {
+      draft = null;
+      clearTimeout(timer);
+      setStatus('');
+      return;
+    }
+    draft = { path: stored.path, text, base: draft?.base ?? stored.revision };
+    if (conflict) return;
+    setStatus('Editing…');
+    schedule();
+  });
+
+  discard.addEventListener('click', () => {
+    conflict = null;
+    draft = null;
+    renderStale();
+    setStatus('Draft discarded; showing the current document.');
+    if (stored) load(stored);
+  });
+
+  overwrite.addEventListener('click', () => {
+    if (!conflict || !draft || !stored) return;
+    // An explicit choice: the draft replaces the newest document the page knows of, still
+    // guarded by that revision (a change made since is refused again, not overwritten).
+    const current = Number(conflict.current);
+    draft.base = Number.isInteger(current) ? Math.max(current, stored.revision) : stored.revision;
+    conflict = null;
+    renderStale();
+    send();
+  });
+
+  function load(document) {
+    stored = document;
+    if (textarea.value !== document.source) textarea.value = document.source;
+    textarea.dataset.revision = String(document.revision);
+  }
+
+  return {
+    /**
+     * Shows the host's document (`{path, source, revision}`, or null when the open file cannot
+     * be a document). A newer revision replaces the text only when there is no draft.
+     */
+    render(document, error) {
+      path.textContent = document?.path ?? '–';
+      textarea.disabled = !document;
+      if (!document) {
+        stored = null;
+        textarea.value = '';
+        setStatus(error ? `${error.code}: ${error.message}` : '', Boolean(error));
+        return;
+      }
+      const moved = !stored || stored.revision !== document.revision || stored.path !== document.path;
+      if (!draft && !inFlight) {
+        load(document);
+        return;
+      }
+      if (inFlight || !moved) {
+        // Our own write is still waiting for its acknowledgement: its result re-bases the draft.
+        if (!inFlight) stored = document;
+        return;
+      }
+      stored = document;
+      if (conflict) {
+        // Still unresolved: name the newest revision.
+        conflict.current = document.revision;
+        renderStale();
+      } else if (draft && draft.base !== document.revision) {
+        conflict = { path: draft.path, base: draft.base, current: document.revision };
+        clearTimeout(timer);
+        renderStale();
+        setStatus('The document changed elsewhere while you were editing.', true);
+      }
+    },
+    /** Sends any pending draft now and waits for it (before another document action). */
+    flush: send,
+    /** Whether there is text the host has not stored yet. */
+    hasDraft: () => Boolean(draft),
+    /** Whether a stale draft waits for the person's decision. */
+    hasConflict: () => Boolean(conflict),
+  };
+}
