@@ -505,6 +505,13 @@ async fn an_unknown_save_is_recovered_when_the_bytes_match() {
     assert!(h.dirty().await.is_empty());
     assert_eq!(h.record(&key).await.unwrap().0, OperationState::Completed);
     assert_eq!(h.unknown_saves().await["unknown"], json!([]));
+    let (status, again) = h.recover(&key).await;
+    assert_eq!(
+        (status, &again["recovered"]),
+        (200, &json!(false)),
+        "{again}"
+    );
+    assert_eq!(again["state"], "completed");
 
     let replayed = h.palette("editor.saveFile", args).await;
     assert_eq!(saved(&replayed)["replayedPaths"], json!(["styles.css"]));
@@ -539,6 +546,31 @@ async fn an_unknown_save_whose_file_is_missing_stays_unknown() {
     assert_eq!(h.record(&key).await.unwrap().0, OperationState::Unknown);
     assert_eq!(h.unknown_saves().await["unknown"][0]["key"], key.as_str());
     assert!(h.dirty().await.contains(&"extra.css".to_owned()));
+
+    // Read-back goes through the folder the save wrote to, never another one.
+    let other = tempfile::tempdir().unwrap();
+    fs::write(other.path().join("index.html"), "<p>other</p>").unwrap();
+    let other_folder: Arc<dyn FolderAdapter> = Arc::new(OsFolder::open(other.path()).unwrap());
+    h.manager().open_folder(other_folder, None).await.unwrap();
+    let (status, body) = h.recover(&key).await;
+    assert_eq!(status, 409, "{body}");
+    assert_eq!(body["error"]["code"], "EDITOR_SAVE_FOLDER_MISMATCH");
+    assert_eq!(h.record(&key).await.unwrap().0, OperationState::Unknown);
+}
+
+#[tokio::test]
+async fn recovery_refuses_keys_that_are_not_editor_saves() {
+    let h = harness(SITE).await;
+    let (status, body) = h.recover("workspace.saveAll:x").await;
+    assert_eq!(
+        (status, &body["error"]["code"]),
+        (400, &json!("EDITOR_SAVE_RECOVER_INVALID"))
+    );
+    let (status, body) = h.recover("editor.saveFile:none").await;
+    assert_eq!(
+        (status, &body["error"]["code"]),
+        (404, &json!("EDITOR_SAVE_NOT_FOUND"))
+    );
 }
 
 #[tokio::test]

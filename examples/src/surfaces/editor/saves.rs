@@ -32,6 +32,27 @@
 //!   file keeps it `unknown` with a coded error naming the path. An operator may instead record
 //!   that the save did not happen (`resolution: "failed"`), so the next identical save writes.
 //!
+//! # Results and routes
+//!
+//! A save returns the editor's [`EditorContext`](super::EditorContext) (`activePath`,
+//! `workspaceRevision`, `documentRevision`, `preview`, `storageMode`) with `operation`,
+//! `dirtyPaths`, `savedPaths`, `replayedPaths` and `operationKeys`. A failed save's error
+//! carries `details.operationKey`, `details.state` (`failed` or `unknown`) and
+//! `details.completedPaths`.
+//!
+//! * `GET /api/editor/saves` -> `{"unknown": [{key, reason?, updatedAt, save: {tool, session?,
+//!   folder, scope, workspaceRevision, manifest: [{path, sha256, length}], completedPaths,
+//!   failedPath?, code?}}], "truncated": bool}` (at most [`MAX_LISTED_SAVES`]).
+//! * `POST /api/editor/saves/recover` `{"key": "...", "resolution"?: "readBack" | "failed"}`
+//!   (token required) -> `{operationKey, state, recovered, confirmedPaths?, cleanedPaths?,
+//!   dirtyPaths?, context?}`; a record that is not `unknown` is returned unchanged
+//!   (`recovered: false`). Errors are `{"error": {code, message, retryable, details}}`:
+//!   `400 EDITOR_SAVE_RECOVER_INVALID`, `404 EDITOR_SAVE_NOT_FOUND`, `409` with
+//!   `EDITOR_SAVE_FILE_MISSING` / `EDITOR_SAVE_FILE_MISMATCH` / `EDITOR_SAVE_FILE_UNREADABLE`
+//!   (details `{operationKey, state: "unknown", path, files: [{path, state, expected,
+//!   actual?}]}`), `EDITOR_SAVE_FOLDER_MISMATCH`, `EDITOR_SAVE_MANIFEST_INVALID` or
+//!   `WORKSPACE_FOLDER_NOT_CONNECTED`, and `503 WORKSPACE_DURABLE_STATE_UNAVAILABLE`.
+//!
 //! Files are written one at a time in order through
 //! [`WorkspaceDocumentManager::save_file`](live_code_editor::workspace::manager::WorkspaceDocumentManager::save_file),
 //! which clears a path's dirty state right after its write: when a later file fails, the

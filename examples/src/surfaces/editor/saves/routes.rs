@@ -104,15 +104,38 @@ async fn list(State(state): State<Arc<StudioState>>) -> Response {
 pub async fn list_unknown(
     store: &DurableOperationStore,
 ) -> Result<SaveListing, DurableOperationError> {
+    list_within(store, ListBounds::DEFAULT).await
+}
+
+/// How much one listing reads and returns.
+#[derive(Debug, Clone, Copy)]
+struct ListBounds {
+    page_size: usize,
+    max_pages: usize,
+    max_listed: usize,
+}
+
+impl ListBounds {
+    const DEFAULT: Self = Self {
+        page_size: LIST_PAGE_SIZE,
+        max_pages: MAX_LISTED_PAGES,
+        max_listed: MAX_LISTED_SAVES,
+    };
+}
+
+async fn list_within(
+    store: &DurableOperationStore,
+    bounds: ListBounds,
+) -> Result<SaveListing, DurableOperationError> {
     let mut listing = SaveListing {
         unknown: Vec::new(),
         truncated: false,
     };
     let mut cursor = EDITOR_SAVE_KEY_PREFIX.to_owned();
-    for _ in 0..MAX_LISTED_PAGES {
+    for _ in 0..bounds.max_pages {
         let page = store
             .backend()
-            .list_page(Some(&cursor), LIST_PAGE_SIZE)
+            .list_page(Some(&cursor), bounds.page_size)
             .await?;
         for record in page.records {
             if !record.key.starts_with(EDITOR_SAVE_KEY_PREFIX) {
@@ -121,7 +144,7 @@ pub async fn list_unknown(
             if record.state != OperationState::Unknown {
                 continue;
             }
-            if listing.unknown.len() == MAX_LISTED_SAVES {
+            if listing.unknown.len() == bounds.max_listed {
                 listing.truncated = true;
                 return Ok(listing);
             }
@@ -330,4 +353,97 @@ fn store_error(error: &DurableOperationError) -> Response {
 /// `{"error": {code, message, retryable, details}}`, the studio API's error shape.
 fn error_response(status: StatusCode, error: &ToolCallError) -> Response {
     (status, Json(json!({"error": error}))).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use tool_durable_operations::{SideEffectOutcome, SideEffectRequest};
+
+    use super::*;
+
+    /// A store holding `unknown` unknown and `completed` completed editor save records, plus
+    /// records of other keys on both sides of the editor key range.
+    async fn store_with(unknown: usize, completed: usize) -> EditorSaves {
+        let saves = EditorSaves::memory();
+        let mut keys: Vec<(String, bool)> = (0..unknown)
+            .map(|index| (format!("editor.saveAll:u{index:03}"), true))
+            .collect();
+        keys.extend((0..completed).map(|index| (format!("editor.saveFile:c{index:03}"), false)));
+        keys.push(("editor.sav:before".to_owned(), true));
+        keys.push(("workspace.saveAll:after".to_owned(), true));
+        for (key, ambiguous) in keys {
+            let outcome = if ambiguous {
+                SideEffectOutcome::unknown("injected")
+            } else {
+                SideEffectOutcome::Completed { result: json!({}) }
+            };
+            saves
+                .runner()
+                .run(SideEffectRequest::new(key, "f"), move |_| async move {
+                    Ok(outcome)
+                })
+                .await
+                .unwrap();
+        }
+        saves
+    }
+
+    fn keys(listing: &SaveListing) -> Vec<&str> {
+        listing
+            .unknown
+            .iter()
+            .map(|save| save.key.as_str())
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn the_listing_returns_only_unknown_editor_saves_up_to_its_bound() {
+        let edge = store_with(MAX_LISTED_SAVES, 3).await;
+        let listing = list_unknown(edge.store()).await.unwrap();
+        assert_eq!(listing.unknown.len(), MAX_LISTED_SAVES);
+        assert!(!listing.truncated);
+        assert!(
+            keys(&listing)
+                .iter()
+                .all(|key| key.starts_with("editor.saveAll:u"))
+        );
+
+        let over = store_with(MAX_LISTED_SAVES + 1, 0).await;
+        let listing = list_unknown(over.store()).await.unwrap();
+        assert_eq!(listing.unknown.len(), MAX_LISTED_SAVES);
+        assert!(listing.truncated);
+    }
+
+    #[tokio::test]
+    async fn the_listing_scans_a_bounded_number_of_pages() {
+        let bounds = ListBounds {
+            page_size: 2,
+            max_pages: 3,
+            max_listed: 10,
+        };
+        // Two unknown and three completed records: five editor keys plus the key after the
+        // range fill exactly three pages of two.
+        let edge = store_with(2, 3).await;
+        let listing = list_within(edge.store(), bounds).await.unwrap();
+        assert_eq!(
+            keys(&listing),
+            ["editor.saveAll:u000", "editor.saveAll:u001"]
+        );
+        assert!(!listing.truncated);
+
+        let over = store_with(2, 4).await;
+        let listing = list_within(over.store(), bounds).await.unwrap();
+        assert_eq!(listing.unknown.len(), 2);
+        assert!(listing.truncated, "a seventh record needs a fourth page");
+    }
+
+    #[test]
+    fn only_editor_save_keys_can_be_recovered() {
+        assert!(is_save_key("editor.saveFile:a:b:c"));
+        assert!(is_save_key("editor.saveAll:a:b:c#2"));
+        assert!(!is_save_key("workspace.saveAll:x"));
+        assert!(!is_save_key("editor.saveAllx"));
+        let long = format!("editor.saveAll:{}", "k".repeat(MAX_OPERATION_KEY_BYTES));
+        assert!(!is_save_key(&long));
+    }
 }
