@@ -292,6 +292,52 @@ async fn a_scenario_change_reaches_the_preview_as_data_and_a_file_opens_as_the_d
     );
     browser.screenshot("editor-04-greeting-scenario").await;
 
+    // The palette runs the generated editor.setScenario sample directly (the next scenario,
+    // guarded by the current document revision).
+    session.side_tab("tools").await;
+    browser
+        .click("#editor-palette [data-tool=\"editor.setScenario\"]")
+        .await;
+    let sample: Value = serde_json::from_str(
+        browser
+            .eval(
+                "return document.getElementById('editor-tool-args').value;",
+                json!([]),
+            )
+            .await
+            .as_str()
+            .expect("sample text"),
+    )
+    .expect("sample JSON");
+    assert_eq!(
+        sample,
+        json!({"scenario": "todo-list", "expectedDocumentRevision": document_revision(&greeting)})
+    );
+    browser.click("#editor-tool-run").await;
+    let todo = session
+        .wait_acknowledged(|state| state["status"]["scenario"] == "todo-list")
+        .await;
+    assert_eq!(
+        session
+            .in_preview("return document.documentElement.dataset.scenario;")
+            .await,
+        "todo-list"
+    );
+    browser
+        .wait_for(
+            "the palette result",
+            "return document.getElementById('editor-tool-output').dataset.state === 'ok';",
+        )
+        .await;
+    let output: Value =
+        serde_json::from_str(&browser.text("#editor-tool-output").await).expect("result JSON");
+    assert_eq!(
+        output["documentRevision"],
+        todo["status"]["documentRevision"]
+    );
+    assert_eq!(output["preview"]["status"], "ready");
+    session.side_tab("chat").await;
+
     // The asset is listed but is not a control; a text file opens as the document.
     let asset_buttons = browser
         .eval(
@@ -312,7 +358,7 @@ async fn a_scenario_change_reaches_the_preview_as_data_and_a_file_opens_as_the_d
     let opened = session
         .wait_acknowledged(|state| state["status"]["activePath"] == "app.js")
         .await;
-    assert!(document_revision(&opened) > document_revision(&greeting));
+    assert!(document_revision(&opened) > document_revision(&todo));
     assert_eq!(browser.text("#editor-document-path").await, "app.js");
     browser
         .wait_for(
@@ -472,6 +518,34 @@ async fn an_approved_agent_patch_reaches_the_iframe_and_a_linked_folder_saves_to
         true,
         "no save has an unknown outcome"
     );
+
+    // Direct page calls and the agent run are two sessions: the selector narrows the rows.
+    session.side_tab("trace").await;
+    browser
+        .wait_for(
+            "the session selector",
+            "return !document.getElementById('editor-trace-session').disabled;",
+        )
+        .await;
+    let agent_session = browser
+        .eval(
+            "return [...document.getElementById('editor-trace-session').options].map((option) => option.value).find((id) => id && id !== 'studio-ui');",
+            json!([]),
+        )
+        .await;
+    let agent_session = agent_session.as_str().expect("an agent session").to_owned();
+    browser
+        .click(&format!(
+            "#editor-trace-session option[value=\"{agent_session}\"]"
+        ))
+        .await;
+    let narrowed = browser
+        .eval(
+            "const rows = [...document.querySelectorAll('#editor-trace .trace-row')]; return rows.length > 0 && rows.every((row) => row.title.includes(`session ${arguments[0]}`));",
+            json!([agent_session]),
+        )
+        .await;
+    assert_eq!(narrowed, true, "only the agent session's rows are shown");
     browser.screenshot("editor-06-saved-to-folder").await;
     session.close().await;
 }
