@@ -368,6 +368,11 @@ async fn save_all_partial_failure_keeps_written_files_clean_and_the_rest_dirty()
     );
     assert!(h.dirty().await.is_empty());
     assert_eq!(h.fs.writes("app.js"), 1, "the retry is scoped to the rest");
+
+    let nothing = h.palette("editor.saveAll", json!({})).await;
+    assert_eq!(saved(&nothing)["savedPaths"], json!([]));
+    assert_eq!(saved(&nothing)["operationKeys"], json!([]));
+    assert_eq!(h.fs.writes("index.html"), 1);
 }
 
 #[tokio::test]
