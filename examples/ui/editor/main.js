@@ -311,6 +311,14 @@ function wireTabs() {
 
 // ---------------------------------------------------------------- start
 
+// Typing that has not reached the host yet (the pause before editor.setDocument, or a stale
+// draft) would be lost by leaving: the browser asks first.
+window.addEventListener('beforeunload', (event) => {
+  if (!documentEditor.hasDraft()) return;
+  event.preventDefault();
+  event.returnValue = '';
+});
+
 wireTabs();
 $('editor-preview-reload').addEventListener('click', () => {
   if (view) preview.show(view.status.documentRevision, true);
