@@ -507,7 +507,10 @@ async fn an_attached_page_acknowledges_document_revisions_from_its_iframe() {
     let acked = loop {
         let message: Value =
             serde_json::from_str(socket.next().await.unwrap().unwrap().to_text().unwrap()).unwrap();
-        if message["type"] == "surface" && message["data"]["change"] == "preview" {
+        if message["type"] == "surface"
+            && message["surface"] == "editor"
+            && message["data"]["change"] == "preview"
+        {
             break message["data"].clone();
         }
     };
