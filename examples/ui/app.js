@@ -9,9 +9,11 @@ import { applyDeepLink, denyFirstApproval, onAgentEvent, renderApprovals, runPro
 import { loadCatalog, refreshSample, wireCatalog } from './lib/catalog.js';
 import { flushDraft, findStep, loadActiveFile, openFind, renderTabs, showEditorStatus, updateEditorEnabled, updateEditorMeta, wireEditor } from './lib/editor.js';
 import { renderTree, save, wireExplorer } from './lib/explorer.js';
-import { modalOpen, openModal } from './lib/modal.js';
+import { exitDesignMode, onSurfaceEvent, wireDesign } from './lib/design.js';
+import { modalOpen } from './lib/modal.js';
 import { exitFullscreen, showPreview, wirePreview } from './lib/preview.js';
 import { focusWorkspaceSearch, wireSearch } from './lib/search.js';
+import { applySettings, wireSettings } from './lib/settings.js';
 import { actions, state } from './lib/store.js';
 import { loadTrace, onTraceRow, wireTrace } from './lib/trace.js';
 
@@ -55,6 +57,7 @@ async function refreshOnce(reloadEditor) {
   state.status = data.status;
   state.files = data.files;
   state.sessions = data.sessions ?? [];
+  applySettings(data.settings);
   if (!state.activePath || !state.files.some((file) => file.path === state.activePath)) {
     state.activePath = data.status.activePath;
   }
@@ -134,6 +137,8 @@ function connectEvents() {
       case 'approvals': renderApprovals(message.pending); break;
       case 'trace': onTraceRow(message.row); break;
       case 'agent': onAgentEvent(message.run); break;
+      case 'settings': applySettings(message.settings); break;
+      case 'surface': onSurfaceEvent(message); break;
       case 'lagged': refreshState(); loadTrace(); break;
       default: break;
     }
@@ -144,7 +149,7 @@ function connectEvents() {
   });
 }
 
-// ---------------------------------------------------------------- side tabs, settings, export
+// ---------------------------------------------------------------- side tabs, export
 
 function selectSideTab(name) {
   for (const tab of document.querySelectorAll('.tabs [role="tab"]')) {
@@ -166,64 +171,6 @@ function wireSideTabs() {
       next.focus();
     });
   }
-}
-
-function wireSettings() {
-  $('settings-button').addEventListener('click', async () => {
-    const settings = await api('/api/settings');
-    $('settings-model').value = settings.model;
-    $('settings-endpoint').value = settings.endpoint;
-    $('settings-policy').value = settings.dataPolicy;
-    $('settings-key').value = '';
-    $('settings-key').placeholder = settings.hasApiKey ? 'a key is set (leave empty to keep it)' : 'kept in host memory';
-    $('settings-save-key').checked = settings.keySaved;
-    $('settings-error').textContent = '';
-    openModal($('settings-dialog'), $('settings-button'), $('settings-model'));
-  });
-  $('settings-cancel').addEventListener('click', () => $('settings-dialog').close('cancel'));
-  $('settings-load-models').addEventListener('click', loadModels);
-  $('settings-free-only').addEventListener('change', renderModels);
-  $('settings-form').addEventListener('submit', async (event) => {
-    event.preventDefault();
-    const body = { model: $('settings-model').value.trim(), endpoint: $('settings-endpoint').value.trim(), dataPolicy: $('settings-policy').value, saveKey: $('settings-save-key').checked };
-    if (!body.model) {
-      $('settings-error').textContent = 'Enter a model id, for example openai/gpt-4o-mini.';
-      return;
-    }
-    if ($('settings-key').value) body.apiKey = $('settings-key').value;
-    try {
-      const saved = await api('/api/settings', { method: 'PUT', body });
-      $('settings-dialog').close('saved');
-      setStatusMessage(saved.hasApiKey ? 'Settings saved; OpenRouter is available.' : 'Settings saved; the local agent answers until a key is set.');
-    } catch (error) {
-      $('settings-error').textContent = `${error.message} (${error.code})`;
-    }
-  });
-}
-
-let models = [];
-
-/** Loads the provider's tool-capable models into the model field's suggestions. */
-async function loadModels() {
-  const status = $('settings-models-status');
-  status.textContent = 'Loading…';
-  try {
-    models = (await api('/api/models')).models.filter((model) => model.tools);
-    renderModels();
-  } catch (error) {
-    models = [];
-    renderModels();
-    status.textContent = '';
-    $('settings-error').textContent = error.code === 'OPENROUTER_CONFIGURATION_ERROR'
-      ? 'Save an API key first; the model list comes from the provider.'
-      : `${error.message} (${error.code})`;
-  }
-}
-
-function renderModels() {
-  const shown = $('settings-free-only').checked ? models.filter((model) => model.free) : models;
-  $('settings-models').replaceChildren(...shown.map((model) => Object.assign(document.createElement('option'), { value: model.id, label: model.label })));
-  $('settings-models-status').textContent = models.length ? `${shown.length} of ${models.length} models` : '';
 }
 
 /** Workspace undo or redo through the registry (the textarea keeps its own typing undo). */
@@ -265,6 +212,7 @@ function onGlobalKeydown(event) {
     event.preventDefault();
     save();
   } else if (event.key === 'Escape') {
+    if (exitDesignMode()) return;
     if (exitFullscreen()) return;
     if (denyFirstApproval()) event.preventDefault();
   }
@@ -296,6 +244,7 @@ wireCatalog();
 wireTrace();
 wireSearch();
 wirePreview();
+wireDesign();
 wireSideTabs();
 wireSettings();
 $('export-button').addEventListener('click', exportHtml);

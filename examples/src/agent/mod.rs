@@ -1,6 +1,7 @@
 //! The deterministic local agent: a pure prompt planner (no model, no network), typed run
 //! outcomes with recovery actions, and the runner that sends planned calls through the registry.
 
+pub mod design;
 pub mod outcome;
 pub mod planner;
 pub mod runner;

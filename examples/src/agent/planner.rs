@@ -2,8 +2,12 @@
 //! registry's model-call path, fills `expectedRevision` of guarded calls from the revision the
 //! preflight observed, and stops at the first failure.
 
+use live_code_editor::preview::PreviewSelection;
 use serde_json::{Map, Value, json};
 
+use super::design::{
+    CssEdit, base_font_px, css_edit, declarations, refers_to_selection, requested_changes,
+};
 use crate::preview_edits::Theme;
 
 /// Tools whose calls carry the observed revision as `expectedRevision`.
@@ -99,6 +103,19 @@ pub struct PlannerContext {
     pub active_path: Option<String>,
     /// Whether a writable folder is linked (save writes to disk) or not (browser checkpoint).
     pub folder_linked: bool,
+    /// The Design Mode selection the run carries (`metadata.selection`), if any.
+    pub selection: Option<PreviewSelection>,
+    /// The stylesheet Design Mode edits go to, read when a selection is present.
+    pub stylesheet: Option<Stylesheet>,
+}
+
+/// A stylesheet and its current source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stylesheet {
+    /// Workspace path.
+    pub path: String,
+    /// Source text.
+    pub source: String,
 }
 
 /// What the prompt asked for.
@@ -144,8 +161,34 @@ pub enum Intent {
     SetDocument,
     /// Change the Live Code Editor's safe runner scenario.
     SetScenario,
+    /// Restyle the Design Mode selection (a CSS rule for its selector).
+    DesignEdit,
+    /// A prompt about the selected element, but no element is selected.
+    SelectionRequired,
+    /// A prompt about the selected element without a change the agent knows.
+    DesignChangeUnknown,
+    /// A Design Mode change, but the workspace has no stylesheet to hold it.
+    StylesheetRequired,
     /// Nothing recognised: inspect status and explain the recipes.
     Help,
+}
+
+impl Intent {
+    /// What the run answers instead of a plain "done" when the intent only explains.
+    pub fn explanation(self) -> Option<&'static str> {
+        match self {
+            Self::SelectionRequired => Some(
+                "Select an element first: turn on Design Mode in the preview, click the element, then ask again.",
+            ),
+            Self::DesignChangeUnknown => Some(
+                "Say what to change about the selected element: bigger, smaller, a colour (red, blue, green…), a colour background, bold, italic, underline or hide.",
+            ),
+            Self::StylesheetRequired => Some(
+                "The workspace has no stylesheet for the change. Add a .css file linked from the page, then ask again.",
+            ),
+            _ => None,
+        }
+    }
 }
 
 /// One call of a plan.
@@ -224,6 +267,13 @@ impl PromptFacts {
         words.iter().any(|word| self.has_word(word))
     }
 
+    fn words(&self) -> Vec<&str> {
+        self.lower
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|token| !token.is_empty())
+            .collect()
+    }
+
     fn theme(&self) -> Option<Theme> {
         Theme::ALL
             .into_iter()
@@ -240,6 +290,9 @@ fn recognise(facts: &PromptFacts, context: &PlannerContext) -> (Intent, Option<P
     let quotes = &facts.quotes;
     let call = |name, args| Some(PlannedCall::new(name, args));
 
+    if let Some(planned) = design_action(facts, context) {
+        return planned;
+    }
     if facts.has_word("undo") {
         return (Intent::Undo, call("workspace.undo", json!({})));
     }
@@ -341,6 +394,50 @@ fn recognise(facts: &PromptFacts, context: &PlannerContext) -> (Intent, Option<P
         return (Intent::Status, None);
     }
     (Intent::Help, None)
+}
+
+/// A Design Mode prompt: "the selected element" (or "it"/"this" while a selection exists)
+/// plus a change. Without a selection, a change or a stylesheet, the run only inspects the
+/// status and explains what is missing.
+fn design_action(
+    facts: &PromptFacts,
+    context: &PlannerContext,
+) -> Option<(Intent, Option<PlannedCall>)> {
+    let words = facts.words();
+    let changes = requested_changes(&words);
+    let about_selection = refers_to_selection(&words)
+        || (context.selection.is_some()
+            && !changes.is_empty()
+            && words.iter().any(|word| matches!(*word, "it" | "this")));
+    if !about_selection {
+        return None;
+    }
+    let Some(selection) = &context.selection else {
+        return Some((Intent::SelectionRequired, None));
+    };
+    if changes.is_empty() {
+        return Some((Intent::DesignChangeUnknown, None));
+    }
+    let Some(sheet) = &context.stylesheet else {
+        return Some((Intent::StylesheetRequired, None));
+    };
+    let font_px = base_font_px(&sheet.source, selection);
+    let edit = css_edit(
+        &sheet.source,
+        &selection.selector,
+        &declarations(&changes, font_px),
+    );
+    let call = match edit {
+        CssEdit::Patch { search, replace } => PlannedCall::new(
+            "workspace.applyPatch",
+            json!({"path": sheet.path, "search": search, "replace": replace, "occurrence": "first"}),
+        ),
+        CssEdit::Write { source } => PlannedCall::new(
+            "workspace.writeFile",
+            json!({"path": sheet.path, "source": source}),
+        ),
+    };
+    Some((Intent::DesignEdit, Some(call)))
 }
 
 fn path_action(facts: &PromptFacts, path: &str) -> Option<(Intent, Option<PlannedCall>)> {
@@ -481,8 +578,100 @@ mod tests {
     fn ctx() -> PlannerContext {
         PlannerContext {
             active_path: Some("styles.css".into()),
-            folder_linked: false,
+            ..PlannerContext::default()
         }
+    }
+
+    fn selected(selector: &str, sheet: Option<&str>) -> PlannerContext {
+        let selection = PreviewSelection::from_value(&json!({
+            "revision": 4, "selector": selector, "tag": "h1", "classes": [],
+            "source": {"text": "Hello", "html": "<h1>Hello</h1>"},
+            "styles": {"color": "", "backgroundColor": "", "fontFamily": "", "fontSize": "20px",
+                "fontWeight": "", "margin": "", "padding": "", "display": "", "width": "", "height": ""},
+            "box": {"x": 0, "y": 0, "width": 10, "height": 10},
+            "screen": {"viewportWidth": 100, "viewportHeight": 100, "scrollX": 0, "scrollY": 0, "devicePixelRatio": 1}
+        }))
+        .unwrap();
+        PlannerContext {
+            selection: Some(selection),
+            stylesheet: sheet.map(|source| Stylesheet {
+                path: "css/site.css".into(),
+                source: source.into(),
+            }),
+            ..ctx()
+        }
+    }
+
+    #[test]
+    fn design_prompts_patch_the_selectors_rule_after_reading_the_sheet() {
+        let context = selected("#hero-title", Some("#hero-title { font-size: 40px; }\n"));
+        let plan = plan("make the selected element red and bold", &context);
+        assert_eq!(plan.intent, Intent::DesignEdit);
+        assert_eq!(
+            names(&plan),
+            [
+                "workspace.getStatus",
+                "workspace.listFiles",
+                "workspace.readFile",
+                "workspace.applyPatch"
+            ]
+        );
+        assert_eq!(plan.calls[2].arguments["path"], "css/site.css");
+        let patch = action(&plan);
+        assert!(patch.is_revision_guarded());
+        assert_eq!(
+            patch.arguments["search"],
+            "#hero-title { font-size: 40px; }"
+        );
+        assert_eq!(
+            patch.arguments["replace"],
+            "#hero-title { font-size: 40px; color: #dc2626; font-weight: 700; }"
+        );
+        // "it" means the selection while one exists; sizes scale the rule's size (40px), not
+        // the computed one the selection was picked with (20px).
+        let bigger = super::plan("make it bigger", &context);
+        assert_eq!(
+            action(&bigger).arguments["replace"],
+            "#hero-title { font-size: 50px; }"
+        );
+        // Design words win over the theme and file recipes when they target the selection.
+        let empty = selected("body > p:nth-of-type(2)", Some(""));
+        let write = super::plan("hide the selected element", &empty);
+        assert_eq!(action(&write).name, "workspace.writeFile");
+        assert_eq!(
+            action(&write).arguments["source"],
+            "body > p:nth-of-type(2) {\n  display: none;\n}\n"
+        );
+    }
+
+    #[test]
+    fn design_prompts_without_what_they_need_only_explain() {
+        for (prompt, context, intent) in [
+            (
+                "make the selected element red",
+                ctx(),
+                Intent::SelectionRequired,
+            ),
+            (
+                "make the selected element nicer",
+                selected("#a", Some("")),
+                Intent::DesignChangeUnknown,
+            ),
+            (
+                "make the selected element red",
+                selected("#a", None),
+                Intent::StylesheetRequired,
+            ),
+        ] {
+            let plan = plan(prompt, &context);
+            assert_eq!(plan.intent, intent, "{prompt}");
+            assert_eq!(names(&plan), ["workspace.getStatus"]);
+            assert!(plan.intent.explanation().is_some());
+        }
+        assert!(Intent::DesignEdit.explanation().is_none());
+        // Without a selection, "it" is not the selection: the usual recipes still apply.
+        assert_eq!(plan("make it rose", &ctx()).intent, Intent::SetTheme);
+        assert_eq!(plan("make it red", &ctx()).intent, Intent::Help);
     }
 
     fn action(plan: &Plan) -> &PlannedCall {

@@ -176,6 +176,9 @@ pub fn reported_revision(result: &ToolCallResult) -> Option<u64> {
 }
 
 fn summary(plan: &Plan, revision: Option<u64>) -> String {
+    if let Some(explanation) = plan.intent.explanation() {
+        return explanation.to_owned();
+    }
     let action = plan
         .calls
         .last()

@@ -8,6 +8,7 @@ pub mod mcp;
 pub mod openrouter;
 pub mod runs;
 pub mod security;
+pub mod selection;
 pub mod server;
 pub mod settings;
 pub mod trace;

@@ -90,7 +90,10 @@ async fn drive(
     prompt: String,
     executor: RegistryExecutor,
 ) {
-    let system_prompt = executor.surface.system_prompt();
+    let system_prompt = crate::agent::design::system_prompt_with_selection(
+        executor.surface.system_prompt(),
+        &executor.metadata,
+    );
     let runs = state.runs.clone();
     let run_id = view.run_id.clone();
     let listing_view = view.clone();

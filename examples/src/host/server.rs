@@ -60,6 +60,7 @@ pub fn router(state: Arc<StudioState>) -> Router {
         .route("/web", get(web_page))
         .merge(crate::surfaces::editor::routes())
         .merge(crate::surfaces::web::routes())
+        .merge(super::selection::routes())
         .with_state(state.clone())
         .merge(super::mcp::router(&state));
     api.layer(middleware::from_fn_with_state(

@@ -11,7 +11,10 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::agent::planner::{Plan, PlannerContext, plan};
+use live_code_editor::file::FileContent;
+use live_code_editor::preview::{PreviewSelection, find_preview_stylesheet_file};
+
+use crate::agent::planner::{Plan, PlannerContext, Stylesheet, plan};
 use crate::host::StudioState;
 use crate::host::durable_folder::DurableSaves;
 use crate::host::events::EventHub;
@@ -97,15 +100,39 @@ pub async fn plan_for(
     match surface {
         Surface::Workspace => {
             let status = state.manager.status().await;
+            // A selection that does not validate is no selection: the planner then explains
+            // that an element must be selected.
+            let selection = metadata
+                .and_then(|metadata| metadata.get("selection"))
+                .and_then(|value| PreviewSelection::from_value(value).ok());
+            let stylesheet = match selection {
+                Some(_) => workspace_stylesheet(state).await,
+                None => None,
+            };
             let context = PlannerContext {
                 active_path: Some(status.active_path.clone()),
                 folder_linked: status.folder.connected,
+                selection,
+                stylesheet,
             };
-            let _ = metadata;
             plan(prompt, &context)
         }
         Surface::Editor => editor::plan(&state.editor, prompt).await,
         Surface::Web => web::plan(&state.web, prompt).await,
+    }
+}
+
+/// The stylesheet Design Mode edits go to (`styles.css`, else the first CSS file) and its source.
+async fn workspace_stylesheet(state: &StudioState) -> Option<Stylesheet> {
+    let workspace = state.manager.snapshot().await;
+    let files: Vec<_> = workspace.files().cloned().collect();
+    let sheet = find_preview_stylesheet_file(&files)?;
+    match &sheet.content {
+        FileContent::Text { source } => Some(Stylesheet {
+            path: sheet.path.clone(),
+            source: source.clone(),
+        }),
+        FileContent::Asset { .. } => None,
     }
 }
 

@@ -14,7 +14,7 @@ export function createFileList({ list, onOpen }) {
     const active = file.path === activePath;
     const isDirty = dirty.has(file.path) || file.dirty;
     const label = el('span', { className: 'file-name', textContent: file.path });
-    const meta = el('span', { className: 'file-meta', textContent: file.kind === 'asset' ? `asset · ${file.mimeType}` : file.language });
+    const meta = el('span', { className: 'file-meta', textContent: file.kind === 'asset' ? 'asset' : file.language, title: `${file.mimeType} · ${file.sizeBytes} bytes` });
     const mark = isDirty ? el('span', { className: 'dirty-mark', textContent: '●', title: 'Unsaved', attrs: { 'aria-label': 'unsaved' } }) : null;
     if (file.kind !== 'text') {
       // Visible for context, but not a control: an asset cannot be opened as the document.

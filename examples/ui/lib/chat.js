@@ -48,7 +48,9 @@ export async function runPrompt(prompt, agent = $('agent-select').value) {
   state.lastPrompt = prompt;
   chat(prompt, 'user');
   try {
-    const run = await api('/api/agent/runs', { method: 'POST', body: { prompt, agent } });
+    // A Design Mode selection shown in the composer goes with the run as context.
+    const body = state.selection ? { prompt, agent, metadata: { selection: state.selection } } : { prompt, agent };
+    const run = await api('/api/agent/runs', { method: 'POST', body });
     state.agentMode = run.agent;
     state.activeRun = run;
     applyRun(seenRuns.get(run.runId) ?? run);
@@ -68,7 +70,9 @@ export function setActiveRun(run) {
   const badge = $('agent-badge');
   badge.dataset.state = running ? run.state : 'idle';
   const mode = run?.agent ?? $('agent-select').value;
-  badge.textContent = `${mode === 'local' ? 'local agent' : 'OpenRouter'} · ${running ? run.state : 'idle'}`;
+  // Picking OpenRouter without a key (as the host's live settings report it) says so up front.
+  const keyMissing = !running && mode !== 'local' && state.settings && !state.settings.hasApiKey;
+  badge.textContent = `${mode === 'local' ? 'local agent' : 'OpenRouter'} · ${running ? run.state : keyMissing ? 'no key' : 'idle'}`;
   actions.lockEditor();
 }
 

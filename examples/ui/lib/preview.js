@@ -1,8 +1,10 @@
-// The preview: a sandboxed iframe of /preview/<revision> inside browser chrome (refresh, full
-// screen with Esc back). The page accepts bridge messages only from that iframe's window and
-// only for the revision it shows, forwards them to the host, and lists compiler diagnostics.
+// The preview: a sandboxed iframe of /preview/<revision> inside browser chrome (refresh, Design
+// Mode, full screen with Esc back). The page accepts bridge messages only from that iframe's
+// window and only for the revision it shows, forwards them to the host, and lists compiler
+// diagnostics.
 
 import { api, callTool } from './api.js';
+import { onDesignMessage, onPreviewReady } from './design.js';
 import { $, el } from './dom.js';
 import { actions, state } from './store.js';
 
@@ -68,10 +70,12 @@ function onBridgeMessage(event) {
   // Only the preview iframe's own window, and only for the revision it currently shows.
   if (event.source !== $('preview').contentWindow) return;
   const message = event.data;
-  if (!message || (message.type !== READY && message.type !== ERROR)) return;
-  if (message.revision !== state.previewRevision) return;
+  if (!message || typeof message !== 'object' || message.revision !== state.previewRevision) return;
+  if (onDesignMessage(message)) return;
+  if (message.type !== READY && message.type !== ERROR) return;
   if (message.type === READY) {
     setPreviewStatus(`revision ${message.revision} ready`, 'ready');
+    onPreviewReady();
   } else {
     setPreviewStatus(`revision ${message.revision} error`, 'error');
     renderDiagnostics(state.diagnostics ?? [], { severity: 'error', kind: 'runtime error', sourcePath: '', message: String(message.message ?? '').slice(0, 500) });

@@ -72,6 +72,8 @@ pub fn parse_bridge_message(value: &serde_json::Value) -> Option<PreviewBridgeMe
 /// the later `ready`. Module scripts run before `DOMContentLoaded`, so their failures win. The
 /// error listener captures, so a module script whose graph fails to load (an element `error`
 /// event, e.g. an unresolvable bare specifier) counts too; failed images and media do not.
+/// The dormant Design Mode picker rides along (see [`super::selection`]); only preview
+/// documents carry the bridge, so a standalone export never contains it.
 pub(crate) fn bridge_script(revision: u64) -> String {
     let revision = revision.min(MAX_BRIDGE_REVISION);
     format!(
@@ -82,7 +84,9 @@ window.addEventListener('error',function(event){{var target=event.target;\
 if(target&&target!==window&&target.tagName){{if(target.tagName==='SCRIPT')fail('Script failed to load'+(target.src?': '+target.src:''));return}}\
 fail(event.message||'Preview runtime error')}},true);\
 window.addEventListener('unhandledrejection',function(event){{var reason=event.reason;fail(reason&&reason.message?String(reason.message):String(reason||'Unhandled preview rejection'))}});\
-window.addEventListener('DOMContentLoaded',function(){{if(!failed)send({{type:'{PREVIEW_READY_MESSAGE}'}})}})}})();</script>"
+window.addEventListener('DOMContentLoaded',function(){{if(!failed)send({{type:'{PREVIEW_READY_MESSAGE}'}})}});\
+{design}}})();</script>",
+        design = super::selection::design_script()
     )
 }
 
@@ -157,5 +161,7 @@ mod tests {
         assert!(script.starts_with("<script>") && script.ends_with("</script>"));
         assert!(script.contains("var revision=42;"));
         assert!(script.contains(PREVIEW_READY_MESSAGE) && script.contains(PREVIEW_ERROR_MESSAGE));
+        assert!(script.contains(super::super::selection::PREVIEW_SELECTION_MESSAGE));
+        assert_eq!(script.matches("</script>").count(), 1);
     }
 }

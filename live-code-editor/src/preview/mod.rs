@@ -39,6 +39,7 @@ mod diagnostics;
 mod html;
 mod modules;
 mod resolve;
+mod selection;
 
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -58,6 +59,15 @@ pub use diagnostics::{
 pub use modules::{MAX_MODULE_IMPORT_EDGES, MAX_MODULE_NESTING_DEPTH};
 pub use resolve::{
     WORKSPACE_MODULE_SPECIFIER_PREFIX, resolve_local_path, workspace_module_specifier,
+};
+pub use selection::{
+    DESIGN_MODE_MESSAGE, MAX_SELECTION_CLASS_CHARS, MAX_SELECTION_CLASSES,
+    MAX_SELECTION_COORDINATE, MAX_SELECTION_DEVICE_PIXEL_RATIO, MAX_SELECTION_HTML_CHARS,
+    MAX_SELECTION_ID_CHARS, MAX_SELECTION_MESSAGE_BYTES, MAX_SELECTION_SELECTOR_CHARS,
+    MAX_SELECTION_STYLE_VALUE_CHARS, MAX_SELECTION_TAG_CHARS, MAX_SELECTION_TEXT_CHARS,
+    PREVIEW_DESIGN_EXIT_MESSAGE, PREVIEW_SELECTION_INVALID, PREVIEW_SELECTION_MESSAGE,
+    PreviewSelection, SELECTION_STYLE_PROPERTIES, ScreenState, SelectionBox, SelectionError,
+    SelectionSource, parse_selection_message,
 };
 
 use crate::file::{FileContent, Language, WorkspaceFile};
