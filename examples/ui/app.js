@@ -16,6 +16,7 @@ import { focusWorkspaceSearch, wireSearch } from './lib/search.js';
 import { applySettings, wireSettings } from './lib/settings.js';
 import { actions, state } from './lib/store.js';
 import { loadTrace, onTraceRow, wireTrace } from './lib/trace.js';
+import { wireUpload } from './lib/upload.js';
 
 // ---------------------------------------------------------------- workspace state
 
@@ -239,6 +240,7 @@ Object.assign(actions, {
 
 wireEditor();
 wireExplorer();
+wireUpload();
 wireChat();
 wireCatalog();
 wireTrace();

@@ -30,6 +30,7 @@ use tokio_util::sync::CancellationToken;
 use tool_context::{BoxError, InteractionOutcome, InteractionRequest, ToolInteraction};
 use tool_protocol::{ToolApprovalSnapshot, ToolCallError, ToolCallResult, codes};
 
+use crate::lifecycle::{CallState, McpCall};
 use crate::progress::Progress;
 
 /// The elicitation form field a person sets to approve a call.
@@ -108,6 +109,7 @@ pub(crate) struct McpApproval {
     desk: Option<ApprovalDesk>,
     peer: Peer<RoleServer>,
     progress: Progress,
+    call: McpCall,
     safe_argument_names: Arc<[String]>,
     route: Mutex<Option<ApprovalRoute>>,
 }
@@ -116,13 +118,14 @@ impl McpApproval {
     pub(crate) fn new(
         desk: Option<ApprovalDesk>,
         peer: Peer<RoleServer>,
-        progress: Progress,
+        (progress, call): (Progress, McpCall),
         safe_argument_names: Arc<[String]>,
     ) -> Self {
         Self {
             desk,
             peer,
             progress,
+            call,
             safe_argument_names,
             route: Mutex::new(None),
         }
@@ -221,20 +224,32 @@ impl ToolInteraction for McpApproval {
     ) -> Result<InteractionOutcome, BoxError> {
         let route = self.choose_route();
         *self.route.lock().unwrap_or_else(PoisonError::into_inner) = Some(route);
-        self.progress
-            .report(format!(
-                "Waiting for approval of \"{}\" ({}).",
-                request.name,
-                route.as_str()
-            ))
-            .await;
-        match (route, &self.desk) {
+        if route != ApprovalRoute::Unavailable {
+            self.call.transition(
+                CallState::Approval,
+                &format!("waiting on a person for {}", request.name),
+            );
+        }
+        // The route is a note of its own: which way the question went.
+        self.progress.report(format!(
+            "Waiting for approval of \"{}\" ({}).",
+            request.name,
+            route.as_str()
+        ));
+        let outcome = match (route, &self.desk) {
             (ApprovalRoute::Desk, Some(desk)) => {
                 desk.interaction.interact(request, cancellation).await
             }
             (ApprovalRoute::Elicitation, _) => self.elicit(request, cancellation).await,
             _ => Ok(InteractionOutcome::Denied),
+        };
+        if matches!(outcome, Ok(InteractionOutcome::Approved)) {
+            self.call.transition(
+                CallState::Started,
+                &format!("approved; running {}", request.name),
+            );
         }
+        outcome
     }
 }
 

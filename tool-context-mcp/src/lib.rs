@@ -14,7 +14,11 @@
 //! - Approvals ([`approval`]): an attended [`ApprovalDesk`], else MCP elicitation, else an
 //!   explicit `TOOL_POLICY_DENIED` — never a silent allow.
 //! - `notifications/cancelled` cancels the call; a client that sends a `progressToken` gets
-//!   progress while the call waits for approval and a heartbeat while it runs ([`progress`]).
+//!   every lifecycle transition as progress (`started: …`, `approval: …`, `waiting: …`, then
+//!   `completed: …`, `denied: …`, `failed: …` or `cancelled: …`, see [`lifecycle`]), the
+//!   approval route, and a heartbeat while it runs ([`progress`]).
+//! - A host [`CallObserver`] sees each call's lifecycle and may add its own transitions or
+//!   cancel the call (the studio shows MCP calls as agent runs this way).
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -47,12 +51,14 @@
 
 pub mod approval;
 pub mod convert;
+pub mod lifecycle;
 pub mod progress;
 pub mod schema;
 pub mod server;
 pub mod transport;
 
 pub use approval::{ApprovalDesk, ApprovalRoute, unavailable_denial};
+pub use lifecycle::{CallObserver, CallState, McpCall};
 pub use rmcp;
 pub use server::{DEFAULT_PAGE_SIZE, McpToolServer};
 #[cfg(feature = "stdio")]

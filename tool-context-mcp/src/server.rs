@@ -23,6 +23,7 @@ use tool_protocol::{
 
 use crate::approval::{ApprovalDesk, McpApproval, explain_denial};
 use crate::convert::{mcp_result, mcp_tool};
+use crate::lifecycle::{CallObserver, FinishGuard, McpCall};
 use crate::progress::{PROGRESS_INTERVAL, Progress};
 
 /// Tools per `tools/list` page unless configured otherwise.
@@ -70,6 +71,7 @@ struct Settings {
     progress_interval: Duration,
     implementation: Implementation,
     instructions: Option<String>,
+    observer: Option<Arc<dyn CallObserver>>,
 }
 
 impl fmt::Debug for McpToolServer {
@@ -94,6 +96,7 @@ impl McpToolServer {
             progress_interval: PROGRESS_INTERVAL,
             implementation: Implementation::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")),
             instructions: None,
+            observer: None,
         };
         Self {
             registry,
@@ -176,6 +179,13 @@ impl McpToolServer {
         self.configure(|settings| settings.instructions = Some(instructions))
     }
 
+    /// Tells `observer` about every call's lifecycle (see [`crate::lifecycle`]).
+    #[must_use]
+    pub fn with_call_observer(self, observer: impl CallObserver + 'static) -> Self {
+        let observer: Arc<dyn CallObserver> = Arc::new(observer);
+        self.configure(|settings| settings.observer = Some(observer))
+    }
+
     fn configure(mut self, change: impl FnOnce(&mut Settings)) -> Self {
         change(Arc::make_mut(&mut self.settings));
         self
@@ -218,20 +228,33 @@ impl McpToolServer {
             return Err(unknown_tool(&name));
         }
         let progress = Progress::new(context.peer.clone(), context.meta.get_progress_token());
+        // A child token: the host may cancel this call without closing the request context.
+        let cancellation = context.ct.child_token();
+        let call = McpCall::start(
+            (
+                self.session_id.clone(),
+                name.clone(),
+                tool_call_id(&context.id),
+            ),
+            cancellation.clone(),
+            progress.clone(),
+            self.settings.observer.clone(),
+        );
+        let _unfinished = FinishGuard(call.clone());
         let approval = Arc::new(McpApproval::new(
             self.settings.desk.clone(),
             context.peer.clone(),
-            progress.clone(),
+            (progress.clone(), call.clone()),
             Arc::clone(&self.settings.safe_argument_names),
         ));
         let options = ToolCallOptions {
             context: Some(self.call_context()),
-            cancellation: Some(context.ct.clone()),
+            cancellation: Some(cancellation),
             interaction: Some(approval.clone()),
             ..self.settings.call_options.clone()
         };
         let request = ToolCallRequest {
-            id: Some(tool_call_id(&context.id)),
+            id: Some(call.tool_call_id().clone()),
             name: name.clone(),
             arguments: params.arguments,
         };
@@ -244,6 +267,7 @@ impl McpToolServer {
         let result = self.registry.call_tool(request, options).await;
         running.cancel();
         let result = explain_denial(result, approval.route(), &name);
+        call.finish(&result).await;
         Ok(mcp_result(result).into())
     }
 }

@@ -484,3 +484,135 @@ async fn a_call_timing_out_on_its_prompt_reports_timeout_and_withdraws_it() {
         client.cancel().await.unwrap();
     }
 }
+
+/// A host that records every call's lifecycle and, like the studio's preview wait, adds a
+/// `waiting` transition of its own when a call starts.
+#[derive(Default)]
+struct Host {
+    seen: std::sync::Mutex<Vec<String>>,
+}
+
+impl tool_context_mcp::CallObserver for Host {
+    fn call_started(&self, call: &tool_context_mcp::McpCall) {
+        self.seen
+            .lock()
+            .unwrap()
+            .push(format!("begin {}", call.tool()));
+        assert!(call.session_id().starts_with("mcp-"));
+        call.transition(tool_context_mcp::CallState::Waiting, "host check");
+    }
+
+    fn call_transition(
+        &self,
+        _call: &tool_context_mcp::McpCall,
+        state: tool_context_mcp::CallState,
+        detail: &str,
+    ) {
+        self.seen.lock().unwrap().push(format!("{state}: {detail}"));
+    }
+
+    fn call_finished(
+        &self,
+        call: &tool_context_mcp::McpCall,
+        state: tool_context_mcp::CallState,
+        result: &tool_protocol::ToolCallResult,
+    ) {
+        assert_eq!(tool_context_mcp::CallState::of_result(result), state);
+        self.seen
+            .lock()
+            .unwrap()
+            .push(format!("end {} {state}", call.tool()));
+    }
+}
+
+/// Lifecycle notes (`<state>: <detail>`) among a client's progress messages.
+fn lifecycle(client: &TestClient) -> Vec<String> {
+    client
+        .progress
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|message| {
+            !message.starts_with("Waiting for approval") && !message.starts_with("Running")
+        })
+        .cloned()
+        .collect()
+}
+
+#[tokio::test]
+async fn lifecycle_transitions_reach_the_client_and_the_host_in_order() {
+    for transport in TRANSPORTS {
+        let notes = Arc::new(common::Notes::default());
+        let host = Arc::new(Host::default());
+        let observer = Arc::clone(&host);
+        let server = McpToolServer::new(registry(&notes)).with_call_observer(SharedHost(observer));
+        let test_client = TestClient::new(Answer::Approve);
+        let client = connect(transport, &server, test_client.clone()).await;
+        let result = call(
+            &client,
+            "notes.write",
+            json!({"name": "a", "text": "new", "expectedRevision": 0}),
+        )
+        .await;
+        assert_eq!(result["isError"], false, "{result}");
+        // Notifications are handled on their own task: wait for the final one.
+        tokio::time::timeout(Duration::from_secs(20), async {
+            while !lifecycle(&test_client)
+                .iter()
+                .any(|note| note.starts_with("completed: "))
+            {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await
+        .expect("the final note arrives");
+        assert_eq!(
+            lifecycle(&test_client),
+            [
+                "started: notes.write",
+                "waiting: host check",
+                "approval: waiting on a person for notes.write",
+                "started: approved; running notes.write",
+                "completed: notes.write",
+            ]
+        );
+        assert_eq!(
+            *host.seen.lock().unwrap(),
+            [
+                "begin notes.write",
+                "waiting: host check",
+                "approval: waiting on a person for notes.write",
+                "started: approved; running notes.write",
+                "end notes.write completed",
+            ]
+        );
+        client.cancel().await.unwrap();
+    }
+}
+
+/// Shares one [`Host`] between the server and the test.
+struct SharedHost(Arc<Host>);
+
+impl tool_context_mcp::CallObserver for SharedHost {
+    fn call_started(&self, call: &tool_context_mcp::McpCall) {
+        self.0.call_started(call);
+    }
+
+    fn call_transition(
+        &self,
+        call: &tool_context_mcp::McpCall,
+        state: tool_context_mcp::CallState,
+        detail: &str,
+    ) {
+        self.0.call_transition(call, state, detail);
+    }
+
+    fn call_finished(
+        &self,
+        call: &tool_context_mcp::McpCall,
+        state: tool_context_mcp::CallState,
+        result: &tool_protocol::ToolCallResult,
+    ) {
+        self.0.call_finished(call, state, result);
+    }
+}

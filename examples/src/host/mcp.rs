@@ -8,6 +8,11 @@
 //! elicitation; otherwise the call is denied with `TOOL_POLICY_DENIED` and
 //! `details.approvalRoute: "unavailable"`.
 //!
+//! Each `tools/call` is also an agent run (agent `mcp`, the MCP session's id as its session), so
+//! the page shows it in the run badge and the trace, can cancel it, and its lifecycle
+//! transitions (`started`, `approval`, `waiting`, then `completed`, `denied`, `failed` or
+//! `cancelled`) reach the client as progress notifications when it sent a `progressToken`.
+//!
 //! `/mcp` sits behind the studio's Host/Origin guard and needs the per-launch token in the
 //! `x-studio-token` header on every request, reads included (the SSE stream of a session
 //! carries approval prompts and results).
@@ -24,11 +29,15 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use tool_context_mcp::rmcp::transport::StreamableHttpServerConfig;
 use tool_context_mcp::{
-    ApprovalDesk, McpToolServer, ServeError, serve_stdio, streamable_http_service,
+    ApprovalDesk, CallObserver, CallState, McpCall, McpToolServer, ServeError, serve_stdio,
+    streamable_http_service,
 };
+use tool_protocol::ToolCallResult;
 
 use super::StudioState;
+use super::runs::{AgentRuns, ExternalRun, RunState, call_id_text};
 use super::security::SecurityPolicy;
+use crate::agent::outcome::RunOutcome;
 use crate::catalog::SAFE_ARGUMENT_NAMES;
 
 /// Path of the streamable HTTP endpoint.
@@ -39,9 +48,14 @@ pub const SHUTDOWN_POLL_INTERVAL: Duration = Duration::from_millis(200);
 /// Name reported to MCP clients in `initialize`.
 pub const MCP_SERVER_NAME: &str = "live-code-studio";
 
-const INSTRUCTIONS: &str = "Live Code Studio workspace tools. Read with workspace.readFile / \
-workspace.listFiles / workspace.getStatus; mutations take the expectedRevision you last read and \
-need a person's approval (studio page, or this client's elicitation prompt).";
+const INSTRUCTIONS: &str = "Live Code Studio tools, in three catalogs. workspace.* and \
+preview.*: the studio workspace (read with workspace.getStatus / workspace.listFiles / \
+workspace.readFile; preview.* changes the live preview). editor.*: the Live Code Editor \
+document. web.*: the realtime web-coding workspace (web.getWorkspace / web.readFile, bounded \
+web.applyPatch). Mutations take the expectedRevision (or documentRevision / workspaceRevision) \
+you last read and need a person's approval (studio page, or this client's elicitation prompt). \
+Send a progressToken to follow each call: started, approval, waiting, then completed, denied, \
+failed or cancelled.";
 
 /// The studio's MCP server over `state`'s registry: approvals go to the studio's queue while a
 /// browser page is attached.
@@ -53,6 +67,80 @@ pub fn mcp_server(state: &Arc<StudioState>) -> McpToolServer {
         .with_safe_argument_names(SAFE_ARGUMENT_NAMES.iter().copied())
         .with_implementation(MCP_SERVER_NAME, env!("CARGO_PKG_VERSION"))
         .with_instructions(INSTRUCTIONS)
+        .with_call_observer(StudioCalls(state.runs.clone()))
+}
+
+/// Registers each MCP call as an agent run and keeps the two lifecycles in step: the call's
+/// transitions move the run, and the run's own (a preview wait, an approval in the studio)
+/// go back to the call, which reports them to the client.
+struct StudioCalls(AgentRuns);
+
+impl StudioCalls {
+    fn run_of(&self, call: &McpCall) -> Option<String> {
+        self.0
+            .find_external(call.session_id(), &call_id_text(call.tool_call_id()))
+    }
+}
+
+impl CallObserver for StudioCalls {
+    fn call_started(&self, call: &McpCall) {
+        let relayed = call.clone();
+        self.0.begin_external(ExternalRun {
+            agent: "mcp",
+            session_id: call.session_id().to_owned(),
+            call_id: call_id_text(call.tool_call_id()),
+            detail: call.tool().to_owned(),
+            cancellation: call.cancellation().clone(),
+            relay: Arc::new(move |state, detail| {
+                relayed.transition(call_state(state), detail);
+            }),
+        });
+    }
+
+    fn call_transition(&self, call: &McpCall, state: CallState, detail: &str) {
+        if let Some(run_id) = self.run_of(call) {
+            self.0
+                .transition(&run_id, run_state(state), Some(detail.to_owned()));
+        }
+    }
+
+    fn call_finished(&self, call: &McpCall, _state: CallState, result: &ToolCallResult) {
+        let Some(run_id) = self.run_of(call) else {
+            return;
+        };
+        let outcome = match &result.error {
+            None => RunOutcome::Completed {
+                message: format!("{} completed.", call.tool()),
+            },
+            Some(error) => RunOutcome::from_error(call.tool(), error, false),
+        };
+        let report = json!({"outcome": outcome, "toolNames": [call.tool()]});
+        self.0.finish(&run_id, &outcome, report);
+    }
+}
+
+fn run_state(state: CallState) -> RunState {
+    match state {
+        CallState::Started => RunState::Started,
+        CallState::Waiting => RunState::Waiting,
+        CallState::Approval => RunState::Approval,
+        CallState::Completed => RunState::Completed,
+        CallState::Denied => RunState::Denied,
+        CallState::Failed => RunState::Failed,
+        CallState::Cancelled => RunState::Cancelled,
+    }
+}
+
+fn call_state(state: RunState) -> CallState {
+    match state {
+        RunState::Started => CallState::Started,
+        RunState::Waiting => CallState::Waiting,
+        RunState::Approval => CallState::Approval,
+        RunState::Completed => CallState::Completed,
+        RunState::Denied => CallState::Denied,
+        RunState::Failed => CallState::Failed,
+        RunState::Cancelled => CallState::Cancelled,
+    }
 }
 
 /// `/mcp`: the streamable HTTP transport behind the token check (the studio's guard, applied

@@ -13,6 +13,7 @@ pub mod server;
 pub mod settings;
 pub mod trace;
 pub mod ui;
+pub mod upload;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -40,7 +41,7 @@ use crate::surfaces::{Surface, SurfaceDeps};
 use bridge::{PreviewViewers, StudioPreviewBridge};
 use durable_folder::DurableSaves;
 use events::{EventHub, StudioEvent};
-use runs::AgentRuns;
+use runs::{AgentRuns, RunApprovals, RunPreviewBridge};
 use security::SecurityPolicy;
 use settings::Settings;
 use trace::TraceStore;
@@ -205,7 +206,12 @@ pub async fn build_state(options: &StudioOptions, port: u16) -> Result<Arc<Studi
     let viewers = PreviewViewers::default();
     let repository = open_repository(&options.data_dir, "default").await;
     let saves = DurableSaves::open(&options.data_dir).await;
-    let bridge = Arc::new(StudioPreviewBridge::new(viewers.clone(), hub.clone()));
+    let trace = TraceStore::new(hub.clone());
+    let runs = AgentRuns::new(hub.clone(), trace.clone());
+    let bridge = Arc::new(RunPreviewBridge::new(
+        StudioPreviewBridge::new(viewers.clone(), hub.clone()),
+        runs.clone(),
+    ));
     let manager =
         WorkspaceDocumentManager::open(seed_files(), repository, bridge, ManagerOptions::default())
             .await
@@ -226,7 +232,6 @@ pub async fn build_state(options: &StudioOptions, port: u16) -> Result<Arc<Studi
             .collect(),
         ..ApprovalQueueConfig::default()
     });
-    let trace = TraceStore::new(hub.clone());
     let deps = SurfaceDeps {
         hub: hub.clone(),
         data_dir: options.data_dir.clone(),
@@ -240,12 +245,12 @@ pub async fn build_state(options: &StudioOptions, port: u16) -> Result<Arc<Studi
     let registry = ToolRegistry::builder()
         .tools(tools)
         .policy(ReadOnlyOrDirectLocal)
-        .interaction(approvals.clone())
+        .interaction(RunApprovals::new(approvals.clone(), runs.clone()))
         .observer(trace.clone())
+        .observer(runs.clone())
         .execution_owner_id(format!("studio:{}", std::process::id()))
         .build()
         .map_err(|e| e.to_string())?;
-    let runs = AgentRuns::new(hub.clone(), trace.clone());
     let token = uuid::Uuid::new_v4().simple().to_string();
     let state = Arc::new(StudioState {
         registry,
@@ -277,19 +282,14 @@ impl StudioState {
     }
 }
 
-/// Publishes approval changes and moves runs waiting on a person into the `approval` state.
+/// Publishes approval changes (runs move to `approval` through [`RunApprovals`], in step with
+/// their calls).
 fn watch_approvals(state: &Arc<StudioState>) {
     let mut updates = state.approvals.subscribe();
     let hub = state.hub.clone();
-    let runs = state.runs.clone();
     tokio::spawn(async move {
         while updates.changed().await.is_ok() {
             let pending = updates.borrow_and_update().clone();
-            let sessions: Vec<String> = pending
-                .iter()
-                .filter_map(|snapshot| snapshot.session_id.clone())
-                .collect();
-            runs.sync_approvals(&sessions);
             hub.publish(StudioEvent::Approvals {
                 pending: serde_json::to_value(&*pending).unwrap_or(Value::Null),
             });

@@ -99,8 +99,13 @@ async fn drive(
     let listing_view = view.clone();
     let options = RunOptions::with_cancel(cancellation).on_event(move |event| match event {
         RunEvent::ToolsListed { count } => runs.record_listing(&listing_view, *count),
-        RunEvent::RequestSent { .. } | RunEvent::RetryScheduled { .. } => {
-            runs.set_state(&run_id, RunState::Waiting)
+        RunEvent::RequestSent { turn, .. } => {
+            let detail = format!("waiting for the provider (turn {turn})");
+            runs.transition(&run_id, RunState::Waiting, Some(detail));
+        }
+        RunEvent::RetryScheduled { delay_ms, .. } => {
+            let detail = format!("waiting {delay_ms} ms to retry the provider");
+            runs.transition(&run_id, RunState::Waiting, Some(detail));
         }
         _ => runs.set_state(&run_id, RunState::Started),
     });

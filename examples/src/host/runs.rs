@@ -1,12 +1,32 @@
-//! Agent runs: each prompt becomes one run with its own session id, lifecycle events on the
-//! event hub, an `agent.request` trace row around its tool calls, and a cancellation token.
+//! Agent runs: each prompt (and each MCP `tools/call`) becomes one run with its own session id,
+//! lifecycle events on the event hub, an `agent.request` trace row around its tool calls, and a
+//! cancellation token.
+//!
+//! The lifecycle is `started`, then any number of `waiting` (for the provider, or for the
+//! preview to acknowledge a revision a call of the run published) and `approval` (a call waits
+//! on a person), each followed by `started` again when the run goes on, and one final state:
+//! `completed`, `denied`, `failed` or `cancelled`. The hooks that move a run are synchronous
+//! with its calls, so the order of the events is the order things happened:
+//!
+//! - [`RunApprovals`] wraps the approval queue: a call of the run asks a person (`approval`),
+//!   and an approved call goes on (`started`);
+//! - [`RunPreviewBridge`] wraps the preview bridge: a revision published while a call of the
+//!   run is in flight makes the run wait for its acknowledgement (`waiting`);
+//! - [`AgentRuns`] observes the registry: a finished call ends that wait (`started`).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
+use async_trait::async_trait;
+use live_code_editor::workspace::bridge::{PreviewAcks, PreviewBridge, PreviewSnapshot};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
+use tool_context::{
+    ApprovalQueue, BoxError, InteractionOutcome, InteractionRequest, ToolCallObserver,
+    ToolInteraction,
+};
+use tool_protocol::{ToolCallEvent, ToolCallEventType, ToolCallId};
 
 use super::events::{EventHub, StudioEvent};
 use super::trace::{TraceKind, TraceRow, TraceStore};
@@ -36,7 +56,8 @@ pub enum RunState {
 }
 
 impl RunState {
-    fn is_final(self) -> bool {
+    /// Whether the run has ended.
+    pub fn is_final(self) -> bool {
         matches!(
             self,
             Self::Completed | Self::Denied | Self::Failed | Self::Cancelled
@@ -61,19 +82,68 @@ pub struct RunView {
     pub run_id: String,
     /// Session id forwarded in every call context of the run.
     pub session_id: String,
-    /// `local` or `openrouter`.
+    /// `local`, `openrouter` or `mcp`.
     pub agent: String,
     /// Lifecycle state.
     pub state: RunState,
+    /// What the state is about (`waiting on a person for workspace.writeFile`, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
     /// Final report once finished.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub report: Option<Value>,
+}
+
+/// Forwards a run's transitions to whoever started it (an MCP call's progress notifications).
+pub type Relay = Arc<dyn Fn(RunState, &str) + Send + Sync>;
+
+/// A run started outside the studio's agents: one MCP `tools/call`.
+pub struct ExternalRun {
+    /// Agent label (`mcp`).
+    pub agent: &'static str,
+    /// The caller's session id (its calls carry it).
+    pub session_id: String,
+    /// The call's `toolCallId`, so only this call's registry events move the run.
+    pub call_id: String,
+    /// What is running (the tool name).
+    pub detail: String,
+    /// Cancels the call.
+    pub cancellation: CancellationToken,
+    /// Receives the run's transitions.
+    pub relay: Relay,
 }
 
 struct RunEntry {
     view: RunView,
     cancellation: CancellationToken,
     started_at: u64,
+    /// Registry calls of the run that started and have not finished.
+    in_flight: usize,
+    /// The `toolCallId` of an external run's one call.
+    call_id: Option<String>,
+    /// Where an external run's transitions go; dropped when the run finishes.
+    relay: Option<Relay>,
+}
+
+impl RunEntry {
+    /// Whether a registry call with this session and id belongs to the run.
+    fn owns_call(&self, session_id: &str, tool_call_id: Option<&str>) -> bool {
+        !self.view.state.is_final()
+            && self.view.session_id == session_id
+            && self
+                .call_id
+                .as_deref()
+                .is_none_or(|own| Some(own) == tool_call_id)
+    }
+}
+
+/// A `toolCallId` as text (MCP request ids may be numbers).
+pub fn call_id_text(id: &ToolCallId) -> String {
+    match serde_json::to_value(id) {
+        Ok(Value::String(text)) => text,
+        Ok(other) => other.to_string(),
+        Err(_) => String::new(),
+    }
 }
 
 /// Registry of active and recently finished runs.
@@ -110,19 +180,51 @@ impl AgentRuns {
 
     /// Registers a new run and returns its view and cancellation token.
     pub fn begin(&self, agent: &str) -> (RunView, CancellationToken) {
-        let run_id = format!("run-{}", uuid::Uuid::new_v4().simple());
+        let run_id = new_run_id();
+        let session_id = format!("session-{}", &run_id[4..16]);
+        let cancellation = CancellationToken::new();
+        let view = self.register(
+            RunView {
+                run_id,
+                session_id,
+                agent: agent.to_owned(),
+                state: RunState::Started,
+                detail: None,
+                report: None,
+            },
+            cancellation.clone(),
+            None,
+        );
+        (view, cancellation)
+    }
+
+    /// Registers an external run (an MCP call) in the caller's session.
+    pub fn begin_external(&self, run: ExternalRun) -> RunView {
         let view = RunView {
-            session_id: format!("session-{}", &run_id[4..16]),
-            run_id,
-            agent: agent.to_owned(),
+            run_id: new_run_id(),
+            session_id: run.session_id,
+            agent: run.agent.to_owned(),
             state: RunState::Started,
+            detail: Some(run.detail),
             report: None,
         };
-        let cancellation = CancellationToken::new();
+        self.register(view, run.cancellation, Some((run.call_id, run.relay)))
+    }
+
+    fn register(
+        &self,
+        view: RunView,
+        cancellation: CancellationToken,
+        external: Option<(String, Relay)>,
+    ) -> RunView {
+        let (call_id, relay) = external.unzip();
         let entry = RunEntry {
             view: view.clone(),
-            cancellation: cancellation.clone(),
+            cancellation,
             started_at: now_ms(),
+            in_flight: 0,
+            call_id,
+            relay,
         };
         self.runs
             .lock()
@@ -130,23 +232,133 @@ impl AgentRuns {
             .insert(view.run_id.clone(), entry);
         self.trace.upsert(self.trace_row(&view, now_ms(), None));
         self.announce(&view);
-        (view, cancellation)
+        view
+    }
+
+    /// The unfinished external run of `session_id`'s call `call_id`.
+    pub fn find_external(&self, session_id: &str, call_id: &str) -> Option<String> {
+        self.runs
+            .lock()
+            .expect("runs lock")
+            .values()
+            .find(|entry| {
+                entry.call_id.as_deref() == Some(call_id)
+                    && entry.owns_call(session_id, Some(call_id))
+            })
+            .map(|entry| entry.view.run_id.clone())
     }
 
     /// Moves a running run to `state` (ignored once the run has finished).
     pub fn set_state(&self, run_id: &str, state: RunState) {
-        let view = {
+        self.transition(run_id, state, None);
+    }
+
+    /// Moves a running run to the non-final `state` with a `detail`; ignored when the run has
+    /// finished or is already in `state`. Returns whether it moved.
+    pub fn transition(&self, run_id: &str, state: RunState, detail: Option<String>) -> bool {
+        if state.is_final() {
+            return false;
+        }
+        let (view, relay) = {
             let mut runs = self.runs.lock().expect("runs lock");
             let Some(entry) = runs.get_mut(run_id) else {
-                return;
+                return false;
             };
             if entry.view.state.is_final() || entry.view.state == state {
-                return;
+                return false;
             }
             entry.view.state = state;
-            entry.view.clone()
+            entry.view.detail = detail;
+            (entry.view.clone(), entry.relay.clone())
         };
         self.announce(&view);
+        // Outside the lock: the relay may report back (an MCP call ignores its own state).
+        if let Some(relay) = relay {
+            relay(state, view.detail.as_deref().unwrap_or_default());
+        }
+        true
+    }
+
+    /// Moves every run `pick` selects to `state`, with `detail`.
+    fn transition_where(&self, pick: impl Fn(&RunEntry) -> bool, state: RunState, detail: &str) {
+        let picked: Vec<String> = self
+            .runs
+            .lock()
+            .expect("runs lock")
+            .values()
+            .filter(|entry| pick(entry))
+            .map(|entry| entry.view.run_id.clone())
+            .collect();
+        for run_id in picked {
+            self.transition(&run_id, state, Some(detail.to_owned()));
+        }
+    }
+
+    /// A call of `session_id` asks a person: the session's own agent run waits in `approval`
+    /// (an MCP call reports its approval itself).
+    pub fn awaiting_approval(&self, session_id: &str, tool: &str) {
+        self.transition_where(
+            |entry| entry.call_id.is_none() && entry.owns_call(session_id, None),
+            RunState::Approval,
+            &format!("waiting on a person for {tool}"),
+        );
+    }
+
+    /// The approved call of `session_id` goes on.
+    pub fn approved(&self, session_id: &str, tool: &str) {
+        self.transition_where(
+            |entry| {
+                entry.call_id.is_none()
+                    && entry.owns_call(session_id, None)
+                    && entry.view.state == RunState::Approval
+            },
+            RunState::Started,
+            &format!("approved; running {tool}"),
+        );
+    }
+
+    /// A revision was published: runs with a call in flight wait for its acknowledgement.
+    pub fn preview_published(&self, revision: u64) {
+        self.transition_where(
+            |entry| {
+                entry.in_flight > 0
+                    && entry.view.state == RunState::Started
+                    && !entry.view.state.is_final()
+            },
+            RunState::Waiting,
+            &format!("preview acknowledgement of revision {revision}"),
+        );
+    }
+
+    /// Counts a registry call in or out of the runs it belongs to; a finished call ends the
+    /// run's wait for the preview.
+    fn observe_call(&self, event: &ToolCallEvent) {
+        let Some(session_id) = event.context.as_ref().and_then(|c| c.session_id.as_deref()) else {
+            return;
+        };
+        let call_id = event.tool_call_id.as_ref().map(call_id_text);
+        let started = event.event_type == ToolCallEventType::Started;
+        let resumed: Vec<String> = {
+            let mut runs = self.runs.lock().expect("runs lock");
+            runs.values_mut()
+                .filter(|entry| entry.owns_call(session_id, call_id.as_deref()))
+                .filter_map(|entry| {
+                    if started {
+                        entry.in_flight += 1;
+                        return None;
+                    }
+                    entry.in_flight = entry.in_flight.saturating_sub(1);
+                    (entry.view.state == RunState::Waiting).then(|| entry.view.run_id.clone())
+                })
+                .collect()
+        };
+        for run_id in resumed {
+            self.transition(
+                &run_id,
+                RunState::Started,
+                Some(format!("{} finished", event.name)),
+            );
+        }
     }
 
     /// Records the final outcome and report of a run.
@@ -156,8 +368,13 @@ impl AgentRuns {
             let Some(entry) = runs.get_mut(run_id) else {
                 return;
             };
+            if entry.view.state.is_final() {
+                return;
+            }
             entry.view.state = RunState::of(outcome);
+            entry.view.detail = None;
             entry.view.report = Some(report);
+            entry.relay = None;
             (entry.view.clone(), entry.started_at)
         };
         self.trace.upsert(self.trace_row(
@@ -216,32 +433,6 @@ impl AgentRuns {
             .any(|entry| !entry.view.state.is_final())
     }
 
-    /// Unfinished runs whose session has a pending approval move to `approval`; the others
-    /// that were waiting on one go back to `started`.
-    pub fn sync_approvals(&self, pending_sessions: &[String]) {
-        let updates: Vec<(String, RunState)> = {
-            let runs = self.runs.lock().expect("runs lock");
-            runs.values()
-                .filter(|entry| !entry.view.state.is_final())
-                .filter_map(|entry| {
-                    let waiting = pending_sessions.contains(&entry.view.session_id);
-                    match (waiting, entry.view.state) {
-                        (true, state) if state != RunState::Approval => {
-                            Some((entry.view.run_id.clone(), RunState::Approval))
-                        }
-                        (false, RunState::Approval) => {
-                            Some((entry.view.run_id.clone(), RunState::Started))
-                        }
-                        _ => None,
-                    }
-                })
-                .collect()
-        };
-        for (run_id, state) in updates {
-            self.set_state(&run_id, state);
-        }
-    }
-
     fn announce(&self, view: &RunView) {
         self.hub.publish(StudioEvent::Agent {
             run: serde_json::to_value(view).unwrap_or(Value::Null),
@@ -259,12 +450,20 @@ impl AgentRuns {
             ),
             None => (None, None),
         };
+        // A denial's outcome names the tool, not the code: the row still carries it.
+        let (error_code, retryable) = match view.state {
+            RunState::Denied => (
+                error_code.or_else(|| Some(tool_protocol::codes::TOOL_POLICY_DENIED.to_owned())),
+                retryable.or(Some(false)),
+            ),
+            _ => (error_code, retryable),
+        };
         TraceRow {
             trace_id: view.run_id.clone(),
             kind: TraceKind::AgentRequest,
             name: format!("{} agent", view.agent),
             session_id: Some(view.session_id.clone()),
-            source: Some("model".into()),
+            source: Some(if view.agent == "mcp" { "mcp" } else { "model" }.into()),
             mode: Some("agent".into()),
             status: match view.state {
                 RunState::Started | RunState::Waiting | RunState::Approval => "running".into(),
@@ -301,6 +500,75 @@ impl AgentRuns {
             argument_keys: Vec::new(),
             provenance: None,
         });
+    }
+}
+
+fn new_run_id() -> String {
+    format!("run-{}", uuid::Uuid::new_v4().simple())
+}
+
+impl ToolCallObserver for AgentRuns {
+    fn on_event(&self, event: &ToolCallEvent) {
+        self.observe_call(event);
+    }
+}
+
+/// The approval queue as the registry's interaction, moving the asking run to `approval` and,
+/// once approved, back to `started`.
+#[derive(Debug, Clone)]
+pub struct RunApprovals {
+    queue: ApprovalQueue,
+    runs: AgentRuns,
+}
+
+impl RunApprovals {
+    /// Wraps `queue`, reporting to `runs`.
+    pub fn new(queue: ApprovalQueue, runs: AgentRuns) -> Self {
+        Self { queue, runs }
+    }
+}
+
+#[async_trait]
+impl ToolInteraction for RunApprovals {
+    async fn interact(
+        &self,
+        request: &InteractionRequest,
+        cancellation: &CancellationToken,
+    ) -> Result<InteractionOutcome, BoxError> {
+        let session = request.context.session_id.clone().unwrap_or_default();
+        self.runs.awaiting_approval(&session, &request.name);
+        let outcome = self.queue.interact(request, cancellation).await;
+        if matches!(outcome, Ok(InteractionOutcome::Approved)) {
+            self.runs.approved(&session, &request.name);
+        }
+        outcome
+    }
+}
+
+/// A preview bridge that first moves runs with a call in flight to `waiting` for the published
+/// revision's acknowledgement.
+pub struct RunPreviewBridge<B> {
+    inner: B,
+    runs: AgentRuns,
+}
+
+impl<B> std::fmt::Debug for RunPreviewBridge<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunPreviewBridge").finish_non_exhaustive()
+    }
+}
+
+impl<B: PreviewBridge> RunPreviewBridge<B> {
+    /// Wraps `inner`, reporting to `runs`.
+    pub fn new(inner: B, runs: AgentRuns) -> Self {
+        Self { inner, runs }
+    }
+}
+
+impl<B: PreviewBridge> PreviewBridge for RunPreviewBridge<B> {
+    fn publish(&self, snapshot: PreviewSnapshot, acks: &PreviewAcks) {
+        self.runs.preview_published(snapshot.revision);
+        self.inner.publish(snapshot, acks);
     }
 }
 

@@ -53,6 +53,7 @@ pub fn router(state: Arc<StudioState>) -> Router {
         .route("/api/preview/diagnostics", get(preview_diagnostics))
         .route("/api/export", get(export_html))
         .route("/api/folder/open", post(open_folder))
+        .merge(super::upload::routes())
         .route("/api/events", get(events))
         .route("/preview/{revision}", get(preview_document))
         .route("/preview/{revision}/assets/{*path}", get(preview_asset))
