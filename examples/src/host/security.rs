@@ -104,7 +104,7 @@ impl SecurityPolicy {
             // The sandboxed preview has an opaque origin: it may only read its own documents
             // and assets.
             let sandboxed_preview_read =
-                origin == "null" && *method == Method::GET && path.starts_with("/preview/");
+                origin == "null" && *method == Method::GET && is_preview_path(path);
             if !own && !sandboxed_preview_read {
                 return Err(Refusal::ForeignOrigin);
             }
@@ -129,6 +129,13 @@ impl SecurityPolicy {
             .or(query_token)
             .is_some_and(|given| constant_time_eq(given.as_bytes(), self.token.as_bytes()))
     }
+}
+
+/// Preview documents and assets of every surface (standalone, editor, web coding).
+const PREVIEW_PREFIXES: &[&str] = &["/preview/", "/editor/preview/", "/web/preview/"];
+
+fn is_preview_path(path: &str) -> bool {
+    PREVIEW_PREFIXES.iter().any(|prefix| path.starts_with(prefix))
 }
 
 /// State-changing methods and the WebSocket upgrade need the token; reads do not.
@@ -250,9 +257,21 @@ mod tests {
             Ok(()),
             "the preview may load its own assets"
         );
+        for asset in ["/editor/preview/7/assets/a.woff2", "/web/preview/2/assets/b.png"] {
+            assert_eq!(
+                policy.check(&Method::GET, asset, None, &null_origin),
+                Ok(()),
+                "{asset}"
+            );
+        }
         assert_eq!(
             policy.check(&Method::POST, "/preview/3", None, &null_origin),
             Err(Refusal::ForeignOrigin)
+        );
+        assert_eq!(
+            policy.check(&Method::POST, "/api/editor/preview/ack", None, &null_origin),
+            Err(Refusal::ForeignOrigin),
+            "the iframe never acknowledges itself"
         );
     }
 
