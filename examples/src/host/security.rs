@@ -135,7 +135,9 @@ impl SecurityPolicy {
 const PREVIEW_PREFIXES: &[&str] = &["/preview/", "/editor/preview/", "/web/preview/"];
 
 fn is_preview_path(path: &str) -> bool {
-    PREVIEW_PREFIXES.iter().any(|prefix| path.starts_with(prefix))
+    PREVIEW_PREFIXES
+        .iter()
+        .any(|prefix| path.starts_with(prefix))
 }
 
 /// State-changing methods and the WebSocket upgrade need the token; reads do not.
@@ -257,7 +259,10 @@ mod tests {
             Ok(()),
             "the preview may load its own assets"
         );
-        for asset in ["/editor/preview/7/assets/a.woff2", "/web/preview/2/assets/b.png"] {
+        for asset in [
+            "/editor/preview/7/assets/a.woff2",
+            "/web/preview/2/assets/b.png",
+        ] {
             assert_eq!(
                 policy.check(&Method::GET, asset, None, &null_origin),
                 Ok(()),
