@@ -251,6 +251,7 @@ pub async fn build_state(options: &StudioOptions, port: u16) -> Result<Arc<Studi
         .execution_owner_id(format!("studio:{}", std::process::id()))
         .build()
         .map_err(|e| e.to_string())?;
+    runs.know_tools(&registry.list_all_tools());
     let token = uuid::Uuid::new_v4().simple().to_string();
     let state = Arc::new(StudioState {
         registry,

@@ -14,8 +14,8 @@
 //!   run is in flight makes the run wait for its acknowledgement (`waiting`);
 //! - [`AgentRuns`] observes the registry: a finished call ends that wait (`started`).
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use async_trait::async_trait;
 use live_code_editor::workspace::bridge::{PreviewAcks, PreviewBridge, PreviewSnapshot};
@@ -26,7 +26,7 @@ use tool_context::{
     ApprovalQueue, BoxError, InteractionOutcome, InteractionRequest, ToolCallObserver,
     ToolInteraction,
 };
-use tool_protocol::{ToolCallEvent, ToolCallEventType, ToolCallId};
+use tool_protocol::{ToolCallEvent, ToolCallEventType, ToolCallId, ToolDefinition};
 
 use super::events::{EventHub, StudioEvent};
 use super::trace::{TraceKind, TraceRow, TraceStore};
@@ -117,7 +117,7 @@ struct RunEntry {
     view: RunView,
     cancellation: CancellationToken,
     started_at: u64,
-    /// Registry calls of the run that started and have not finished.
+    /// Registry calls of the run (other than read-only ones) that started and have not finished.
     in_flight: usize,
     /// The `toolCallId` of an external run's one call.
     call_id: Option<String>,
@@ -153,6 +153,8 @@ pub struct AgentRuns {
     finished: Arc<Mutex<VecDeque<String>>>,
     hub: EventHub,
     trace: TraceStore,
+    /// Read-only tools: their calls never publish a revision, so they never make a run wait.
+    read_only: Arc<OnceLock<HashSet<String>>>,
 }
 
 impl std::fmt::Debug for AgentRuns {
@@ -175,7 +177,19 @@ impl AgentRuns {
             finished: Arc::default(),
             hub,
             trace,
+            read_only: Arc::default(),
         }
+    }
+
+    /// Learns which tools are read-only (once, after the registry is built). Until then every
+    /// call counts as one that may publish a revision.
+    pub fn know_tools(&self, tools: &[ToolDefinition]) {
+        let names = tools
+            .iter()
+            .filter(|tool| tool.is_read_only())
+            .map(|tool| tool.name.clone())
+            .collect();
+        let _ = self.read_only.set(names);
     }
 
     /// Registers a new run and returns its view and cancellation token.
@@ -317,7 +331,8 @@ impl AgentRuns {
         );
     }
 
-    /// A revision was published: runs with a call in flight wait for its acknowledgement.
+    /// A revision was published: runs with a (not read-only) call in flight wait for its
+    /// acknowledgement.
     pub fn preview_published(&self, revision: u64) {
         self.transition_where(
             |entry| {
@@ -336,6 +351,13 @@ impl AgentRuns {
         let Some(session_id) = event.context.as_ref().and_then(|c| c.session_id.as_deref()) else {
             return;
         };
+        if self
+            .read_only
+            .get()
+            .is_some_and(|names| names.contains(&event.name))
+        {
+            return;
+        }
         let call_id = event.tool_call_id.as_ref().map(call_id_text);
         let started = event.event_type == ToolCallEventType::Started;
         let resumed: Vec<String> = {
@@ -581,4 +603,111 @@ pub fn run_metadata(value: Option<&Value>) -> Map<String, Value> {
     .into_iter()
     .chain([("agentRun".to_owned(), json!(true))])
     .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(kind: &str, name: &str, session: &str) -> ToolCallEvent {
+        serde_json::from_value(json!({
+            "type": kind,
+            "traceId": format!("{session}-{name}"),
+            "name": name,
+            "request": {"method": "tools/call", "params": {"name": name, "arguments": {}}},
+            "context": {"source": "model", "mode": "agent", "sessionId": session},
+            "timestamp": 0,
+            "provenance": {
+                "schemaVersion": "context-action-tool-execution-provenance.v1",
+                "phase": "tool-call",
+                "ownerId": "test",
+                "state": "pending",
+                "usedOutputBytes": 0,
+                "elapsedMs": 0
+            }
+        }))
+        .unwrap()
+    }
+
+    fn read_only(name: &str) -> ToolDefinition {
+        serde_json::from_value(json!({
+            "name": name,
+            "description": "Reads.",
+            "inputSchema": {"type": "object"},
+            "annotations": {"readOnlyHint": true}
+        }))
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn only_runs_with_a_writing_call_in_flight_wait_for_the_preview() {
+        let hub = EventHub::new();
+        let runs = AgentRuns::new(hub.clone(), TraceStore::new(hub));
+        runs.know_tools(&[read_only("workspace.readFile")]);
+        let (reader, _) = runs.begin("local");
+        let (writer, _) = runs.begin("local");
+        runs.on_event(&event("started", "workspace.readFile", &reader.session_id));
+        runs.on_event(&event("started", "workspace.writeFile", &writer.session_id));
+        runs.preview_published(7);
+        assert_eq!(runs.get(&reader.run_id).unwrap().state, RunState::Started);
+        let waiting = runs.get(&writer.run_id).unwrap();
+        assert_eq!(waiting.state, RunState::Waiting);
+        assert_eq!(
+            waiting.detail.as_deref(),
+            Some("preview acknowledgement of revision 7")
+        );
+        runs.on_event(&event(
+            "completed",
+            "workspace.writeFile",
+            &writer.session_id,
+        ));
+        let resumed = runs.get(&writer.run_id).unwrap();
+        assert_eq!(resumed.state, RunState::Started);
+        assert_eq!(
+            resumed.detail.as_deref(),
+            Some("workspace.writeFile finished")
+        );
+        runs.preview_published(8);
+        assert_eq!(
+            runs.get(&writer.run_id).unwrap().state,
+            RunState::Started,
+            "no call in flight, nothing to wait for"
+        );
+    }
+
+    #[tokio::test]
+    async fn finished_runs_ignore_late_transitions_and_relays_are_dropped() {
+        let hub = EventHub::new();
+        let runs = AgentRuns::new(hub.clone(), TraceStore::new(hub));
+        let relayed = Arc::new(Mutex::new(Vec::new()));
+        let sink = relayed.clone();
+        let view = runs.begin_external(ExternalRun {
+            agent: "mcp",
+            session_id: "mcp-1".into(),
+            call_id: "7".into(),
+            detail: "workspace.writeFile".into(),
+            cancellation: CancellationToken::new(),
+            relay: Arc::new(move |state, detail: &str| {
+                sink.lock().unwrap().push(format!("{state:?} {detail}"));
+            }),
+        });
+        assert_eq!(runs.find_external("mcp-1", "7"), Some(view.run_id.clone()));
+        assert_eq!(runs.find_external("mcp-1", "8"), None);
+        runs.awaiting_approval("mcp-1", "workspace.writeFile");
+        assert_eq!(
+            runs.get(&view.run_id).unwrap().state,
+            RunState::Started,
+            "an MCP call reports its own approval"
+        );
+        assert!(runs.transition(&view.run_id, RunState::Waiting, Some("x".into())));
+        assert!(!runs.transition(&view.run_id, RunState::Waiting, Some("y".into())));
+        let outcome = RunOutcome::Completed {
+            message: "done".into(),
+        };
+        runs.finish(&view.run_id, &outcome, json!({"outcome": outcome}));
+        assert!(!runs.transition(&view.run_id, RunState::Started, None));
+        assert_eq!(runs.find_external("mcp-1", "7"), None);
+        assert_eq!(*relayed.lock().unwrap(), ["Waiting x"]);
+        assert!(!runs.any_active());
+    }
 }
