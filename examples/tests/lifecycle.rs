@@ -1,7 +1,7 @@
 //! Agent lifecycle on a real loopback studio: the exact state sequences a WebSocket client sees
 //! for local runs (completed, approved, denied, cancelled mid-approval), the `agent.request`
-//! trace rows, and an MCP call registered as a run whose transitions reach the MCP client as
-//! progress notifications.
+//! trace rows, an OpenRouter run against a loopback fake provider, and an MCP call registered
+//! as a run whose transitions reach the MCP client as progress notifications.
 
 mod mcp_support;
 
@@ -60,6 +60,19 @@ impl Studio {
         let response = self
             .http
             .post(self.url(path))
+            .header("x-studio-token", self.studio.token())
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+
+    async fn put(&self, path: &str, body: Value) -> (u16, Value) {
+        let response = self
+            .http
+            .put(self.url(path))
             .header("x-studio-token", self.studio.token())
             .json(&body)
             .send()
@@ -514,5 +527,83 @@ async fn the_page_cancels_an_mcp_call_waiting_for_its_approval() {
         "the page's queue was asked, not the client"
     );
     client.cancel().await.unwrap();
+    studio.studio.shutdown().await;
+}
+
+/// A loopback chat-completions endpoint: the first turn asks for `workspace.getStatus` (by
+/// whatever provider name the request listed it under), the second answers in text.
+async fn fake_provider() -> String {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let turns = Arc::new(AtomicUsize::new(0));
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        axum::routing::post(move |axum::Json(request): axum::Json<Value>| {
+            let turn = turns.fetch_add(1, Ordering::SeqCst);
+            async move {
+                if turn > 0 {
+                    let message = json!({"role": "assistant", "content": "The workspace is fine."});
+                    return axum::Json(json!({"choices": [{"message": message}]}));
+                }
+                let status_tool = request["tools"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|tool| tool["function"]["name"].as_str().unwrap().to_owned())
+                    .find(|name| name.contains("getStatus"))
+                    .expect("workspace.getStatus is offered");
+                let call = json!({"id": "call-1", "type": "function",
+                    "function": {"name": status_tool, "arguments": "{}"}});
+                let message = json!({"role": "assistant", "content": null, "tool_calls": [call]});
+                axum::Json(json!({"choices": [{"message": message}]}))
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!(
+        "http://127.0.0.1:{}/v1/chat/completions",
+        listener.local_addr().unwrap().port()
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
+}
+
+#[tokio::test]
+async fn an_openrouter_run_waits_for_the_provider_on_each_turn() {
+    let endpoint = fake_provider().await;
+    let studio = Studio::start().await;
+    let (status, body) = studio
+        .put(
+            "/api/settings",
+            json!({"endpoint": endpoint, "apiKey": "test-key"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let mut events = studio.events().await;
+    let (status, run) = studio
+        .post(
+            "/api/agent/runs",
+            json!({"prompt": "how is the workspace?", "agent": "openrouter"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{run}");
+    let run_id = run["runId"].as_str().unwrap();
+    assert_eq!(
+        events.finished(run_id).await,
+        [
+            "started",
+            "waiting",
+            "started",
+            "waiting",
+            "started",
+            "completed"
+        ]
+    );
+    assert_eq!(
+        events.detail(run_id, "waiting"),
+        "waiting for the provider (turn 1)"
+    );
+    assert_eq!(studio.agent_row(&run).await["status"], "completed");
     studio.studio.shutdown().await;
 }
