@@ -111,20 +111,13 @@ pub fn requested_changes(words: &[&str]) -> Vec<DesignChange> {
 /// `css` (so a second "bigger" grows again even though the selection's computed style is from
 /// before the first), else the selection's computed size, else [`FALLBACK_FONT_SIZE_PX`].
 pub fn base_font_px(css: &str, selection: &PreviewSelection) -> f64 {
-    let wanted = normalize_selector(&selection.selector);
-    let from_rule = top_level_rules(css)
-        .into_iter()
-        .rev()
-        .find(|rule| normalize_selector(&strip_comments(&css[rule.start..rule.open])) == wanted)
-        .and_then(|rule| {
-            split_declarations(&css[rule.open + 1..rule.end - 1])
-                .iter()
-                .rev()
-                .find(|declaration| {
-                    declaration_property(declaration).as_deref() == Some("font-size")
-                })
-                .and_then(|declaration| parse_px(declaration.split_once(':')?.1))
-        });
+    let from_rule = rule_for(css, &selection.selector).and_then(|rule| {
+        split_declarations(&css[rule.open + 1..rule.end - 1])
+            .iter()
+            .rev()
+            .find(|declaration| declaration_property(declaration).as_deref() == Some("font-size"))
+            .and_then(|declaration| parse_px(strip_comments(declaration).split_once(':')?.1))
+    });
     from_rule
         .or_else(|| parse_px(selection.style("fontSize")))
         .unwrap_or(FALLBACK_FONT_SIZE_PX)
@@ -249,12 +242,7 @@ impl CssEdit {
 /// appended. A patch is content-guarded (its search text must still be there), so an edit
 /// planned against an older source fails instead of overwriting newer work.
 pub fn css_edit(css: &str, selector: &str, declarations: &[Declaration]) -> CssEdit {
-    let wanted = normalize_selector(selector);
-    let existing = top_level_rules(css)
-        .into_iter()
-        .rev()
-        .find(|rule| normalize_selector(&strip_comments(&css[rule.start..rule.open])) == wanted);
-    let (start, end, replacement) = match existing {
+    let (start, end, replacement) = match rule_for(css, selector) {
         Some(rule) => (rule.start, rule.end, rebuild_rule(css, &rule, declarations)),
         None => {
             let rule = new_rule(selector, declarations);
@@ -343,6 +331,16 @@ fn unique_tail(css: &str) -> Option<usize> {
         }
         lines *= 2;
     }
+}
+
+/// The last top-level rule whose selector is exactly `selector` (it wins the cascade among
+/// equals).
+fn rule_for(css: &str, selector: &str) -> Option<Rule> {
+    let wanted = normalize_selector(selector);
+    top_level_rules(css)
+        .into_iter()
+        .rev()
+        .find(|rule| normalize_selector(&strip_comments(&css[rule.start..rule.open])) == wanted)
 }
 
 /// A top-level block: `start..open` is its prelude, `open` its `{`, `end` one past its `}`.
@@ -620,6 +618,8 @@ mod tests {
         // The selector's own rule wins over the (older) computed size.
         let grown = "#hero-title { font-size: 50px; }\n#other { font-size: 9px; }\n";
         assert_eq!(base_font_px(grown, &picked), 50.0);
+        let commented = "#hero-title { /* was: 12px */ font-size: 30px; }";
+        assert_eq!(base_font_px(commented, &picked), 30.0);
         assert_eq!(
             base_font_px("#hero-title { font-size: 2rem; }", &picked),
             40.0
