@@ -17,10 +17,13 @@ const SCOPES = [
 
 const view = { scope: 'all', selected: null, argsEdited: false, argsFor: null, lastResult: null };
 
-/** Loads the canonical definitions from the registry. */
+/** This page's surface: the registry also holds `editor.*` and `web.*`, shown on their pages. */
+const ownsTool = (tool) => tool.name.startsWith('workspace.') || tool.name.startsWith('preview.');
+
+/** Loads the canonical definitions of this surface from the registry. */
 export async function loadCatalog() {
   const data = await api('/api/tools');
-  state.tools = data.tools;
+  state.tools = data.tools.filter(ownsTool);
   view.selected ??= state.tools[0]?.name ?? null;
   renderCatalog();
 }
