@@ -509,3 +509,41 @@ async fn without_usable_storage_every_result_says_memory_mode() {
     );
     studio.shutdown().await;
 }
+
+#[tokio::test]
+async fn run_metadata_is_bounded_and_a_selection_must_validate() {
+    let dir = tempfile::tempdir().unwrap();
+    let studio = start(dir.path(), None).await;
+    let client = Client::new(&studio);
+    let limit = live_code_studio::host::server::MAX_RUN_METADATA_BYTES;
+    // `{"note":"…"}` is 11 bytes of JSON around the string.
+    let sized =
+        |bytes: usize| json!({"prompt": "status", "metadata": {"note": "x".repeat(bytes - 11)}});
+
+    let (status, run) = client.post("/api/agent/runs", sized(limit)).await;
+    assert_eq!(status, 200, "exactly at the limit: {run}");
+    client.wait_run(run["runId"].as_str().unwrap()).await;
+    let (status, refused) = client.post("/api/agent/runs", sized(limit + 1)).await;
+    assert_eq!(status, 400);
+    assert_eq!(refused["error"]["code"], "STUDIO_INVALID_METADATA");
+
+    let (status, refused) = client
+        .post(
+            "/api/agent/runs",
+            json!({"prompt": "status", "metadata": [1]}),
+        )
+        .await;
+    assert_eq!(
+        (status, &refused["error"]["code"]),
+        (400, &json!("STUDIO_INVALID_METADATA"))
+    );
+    let (status, refused) = client
+        .post(
+            "/api/agent/runs",
+            json!({"prompt": "make the selected element red", "metadata": {"selection": {"selector": "h1"}}}),
+        )
+        .await;
+    assert_eq!(status, 400, "{refused}");
+    assert_eq!(refused["error"]["code"], "PREVIEW_SELECTION_INVALID");
+    studio.shutdown().await;
+}

@@ -256,20 +256,56 @@ async fn start_run(State(state): State<Arc<StudioState>>, Json(body): Json<RunBo
             "surface must be \"workspace\", \"editor\" or \"web\".",
         );
     };
+    let metadata = match checked_run_metadata(body.metadata) {
+        Ok(metadata) => metadata,
+        Err(response) => return response,
+    };
     let agent = body.agent.as_deref().unwrap_or("local");
     if agent != "local" {
-        return super::openrouter::start(state, surface, prompt, body.metadata).await;
+        return super::openrouter::start(state, surface, prompt, metadata).await;
     }
     let (view, cancellation) = state.runs.begin("local");
     let response = Json(json!(view)).into_response();
     let run = LocalRun {
         surface,
         prompt,
-        metadata: body.metadata,
+        metadata,
         call_timeout_ms: body.timeout_ms,
     };
     tokio::spawn(run_local(state, view, cancellation, run));
     response
+}
+
+/// Largest run metadata accepted, serialized (a Design Mode selection is bounded far lower).
+pub const MAX_RUN_METADATA_BYTES: usize = 8 * 1024;
+
+/// Run metadata reaches every tool call's context, so it is bounded here: an object of at most
+/// [`MAX_RUN_METADATA_BYTES`], whose `selection` (if any) passes the Design Mode validator and is
+/// replaced by its normalized form.
+fn checked_run_metadata(metadata: Option<Value>) -> Result<Option<Value>, Response> {
+    let Some(metadata) = metadata.filter(|value| !value.is_null()) else {
+        return Ok(None);
+    };
+    let Value::Object(mut map) = metadata else {
+        return Err(api_error(
+            StatusCode::BAD_REQUEST,
+            "STUDIO_INVALID_METADATA",
+            "metadata must be a JSON object.",
+        ));
+    };
+    if serde_json::to_vec(&map).map_or(usize::MAX, |bytes| bytes.len()) > MAX_RUN_METADATA_BYTES {
+        return Err(api_error(
+            StatusCode::BAD_REQUEST,
+            "STUDIO_INVALID_METADATA",
+            "metadata must be at most 8,192 bytes of JSON.",
+        ));
+    }
+    if let Some(selection) = map.get("selection") {
+        let selection = live_code_editor::preview::PreviewSelection::from_value(selection)
+            .map_err(|error| super::selection::invalid_selection(&error))?;
+        map.insert("selection".into(), selection.to_metadata());
+    }
+    Ok(Some(Value::Object(map)))
 }
 
 /// What a local-agent run was asked to do.
