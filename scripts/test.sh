@@ -129,7 +129,7 @@ ensure_chromium() {
 # ---------------------------------------------------------------- Python MCP client
 # The independent MCP client the studio's MCP tests drive (examples/tests/mcp_python).
 ensure_python_mcp() {
-  if ! python3 -c "import mcp" >/dev/null 2>&1; then
+  if ! python3 -c "import mcp.client.stdio" >/dev/null 2>&1; then
     log "installing the Python mcp client package"
     python3 -m pip install --quiet mcp >&2
   fi

@@ -139,7 +139,10 @@ async fn without_a_page_or_elicitation_writes_are_denied_and_change_nothing() {
 #[tokio::test]
 async fn with_a_page_attached_the_studio_queue_decides() {
     let (studio, _data) = studio().await;
-    let _page = studio.state.viewers.attach();
+    // A studio page routes approvals to the studio's queue; rendering the workspace preview, it
+    // also acknowledges revisions (below) instead of the headless compiler.
+    let _page = studio.state.pages.attach();
+    let _viewer = studio.state.viewers.attach();
     let person = Person::approving();
     let client = connect(&studio, person.clone()).await;
     let (revision, _) = read(&client, "styles.css").await;
