@@ -461,3 +461,38 @@ async fn the_selection_endpoint_validates_bounds_and_revision() {
     assert_eq!(status, 204);
     studio.shutdown().await;
 }
+
+#[tokio::test]
+async fn an_mcp_clients_run_shows_on_the_badge_until_it_ends() {
+    use live_code_studio::agent::outcome::RunOutcome;
+    use live_code_studio::host::runs::RunState;
+
+    let session = Session::open().await;
+    let browser = &session.browser;
+    let runs = &session.studio.state.runs;
+    let (run, _cancel) = runs.begin("mcp");
+    browser
+        .wait_for(
+            "the MCP run to show",
+            "return document.getElementById('agent-badge').textContent === 'MCP client · started';",
+        )
+        .await;
+    runs.set_state(&run.run_id, RunState::Approval);
+    browser
+        .wait_for(
+            "the approval wait to show",
+            "const badge = document.getElementById('agent-badge'); return badge.textContent === 'MCP client · approval' && badge.dataset.state === 'approval';",
+        )
+        .await;
+    let outcome = RunOutcome::Cancelled {
+        message: "The MCP client cancelled the call.".into(),
+    };
+    runs.finish(&run.run_id, &outcome, json!({"outcome": outcome}));
+    browser
+        .wait_for(
+            "the badge to return to idle",
+            "return document.getElementById('agent-badge').textContent === 'local agent · idle';",
+        )
+        .await;
+    session.close().await;
+}

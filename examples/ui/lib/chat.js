@@ -96,11 +96,23 @@ function recoveryHandler(action, prompt) {
   }
 }
 
-/** Handles an `agent` event for the page's own run. */
+/** Handles an `agent` event: the page's own run drives the composer; an MCP client's run shows on the badge. */
 export function onAgentEvent(run) {
   seenRuns.set(run.runId, run);
   if (seenRuns.size > MAX_SEEN_RUNS) seenRuns.delete(seenRuns.keys().next().value);
   if (state.activeRun?.runId === run.runId) applyRun(run);
+  else if (!state.activeRun && run.agent === 'mcp') showClientRun(run);
+}
+
+/** An MCP client's call in progress (started, waiting, approval) on the badge; idle again once it ends. */
+function showClientRun(run) {
+  if (FINAL_STATES.includes(run.state)) {
+    setActiveRun(null);
+    return;
+  }
+  const badge = $('agent-badge');
+  badge.dataset.state = run.state;
+  badge.textContent = `MCP client · ${run.state}`;
 }
 
 /** Applies a run's state and, once it finished, adds the typed outcome entry. */
