@@ -6,6 +6,7 @@ pub mod durable_folder;
 pub mod events;
 pub mod mcp;
 pub mod openrouter;
+pub mod preview_http;
 pub mod runs;
 pub mod security;
 pub mod selection;

@@ -4,14 +4,12 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::Router;
-use axum::body::Body;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use live_code_editor::file::FileContent;
 use live_code_editor::preview::{
     PreviewBridgeMessage, PreviewOptions, collect_preview_diagnostics, compile_preview,
     export_standalone_html, parse_bridge_message,
@@ -540,16 +538,7 @@ async fn preview_document(
 ) -> Response {
     let workspace = state.manager.snapshot().await;
     if workspace.revision() != revision {
-        let body = format!(
-            "Preview revision {revision} was superseded by revision {}.",
-            workspace.revision()
-        );
-        return (
-            StatusCode::GONE,
-            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-            body,
-        )
-            .into_response();
+        return crate::host::preview_http::superseded(revision, workspace.revision());
     }
     let files: Vec<_> = workspace.files().cloned().collect();
     let options = PreviewOptions::preview(Some(revision), format!("/preview/{revision}/assets/"));
@@ -561,23 +550,7 @@ async fn preview_document(
             "The preview compiler stopped unexpectedly.",
         );
     };
-    let mut response = (
-        [
-            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
-            (header::CACHE_CONTROL, "no-store"),
-        ],
-        compiled.html,
-    )
-        .into_response();
-    response.headers_mut().insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(PREVIEW_CSP),
-    );
-    response.headers_mut().insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    response
+    crate::host::preview_http::document(compiled.html)
 }
 
 async fn preview_asset(
@@ -592,18 +565,7 @@ async fn preview_asset(
             "No workspace file at that path.",
         );
     };
-    let (content_type, bytes) = match &file.content {
-        FileContent::Asset { bytes, mime_type } => (mime_type.clone(), bytes.clone()),
-        FileContent::Text { source } => (
-            file.language.mime_type().to_owned(),
-            source.as_bytes().to_vec(),
-        ),
-    };
-    Response::builder()
-        .header(header::CONTENT_TYPE, content_type)
-        .header(header::X_CONTENT_TYPE_OPTIONS, "nosniff")
-        .body(Body::from(bytes))
-        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+    crate::host::preview_http::asset(file)
 }
 
 #[derive(Deserialize)]

@@ -6,12 +6,10 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::Router;
-use axum::body::Body;
 use axum::extract::{Path, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use live_code_editor::file::FileContent;
 use live_code_editor::preview::{
     PreviewBridgeMessage, PreviewOptions, compile_preview, parse_bridge_message,
 };
@@ -23,7 +21,6 @@ use tool_protocol::ToolCallError;
 
 use super::scenarios::{Scenario, inject_scenario};
 use crate::host::StudioState;
-use crate::host::server::PREVIEW_CSP;
 
 /// Every editor route.
 pub fn routes() -> Router<Arc<StudioState>> {
@@ -51,13 +48,7 @@ async fn preview_document(
     let document = match state.editor.preview_document(revision).await {
         Ok(document) => document,
         Err(current) => {
-            let body = format!("Preview revision {revision} was superseded by revision {current}.");
-            return (
-                StatusCode::GONE,
-                [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-                body,
-            )
-                .into_response();
+            return crate::host::preview_http::superseded(revision, current);
         }
     };
     let compiled = tokio::task::spawn_blocking(move || {
@@ -78,24 +69,7 @@ async fn preview_document(
             ),
         );
     };
-    let mut response = (
-        [
-            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
-            (header::CACHE_CONTROL, "no-store"),
-        ],
-        html,
-    )
-        .into_response();
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(PREVIEW_CSP),
-    );
-    headers.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    response
+    crate::host::preview_http::document(html)
 }
 
 /// `GET /editor/preview/{documentRevision}/assets/{path}`: a file of the current document.
@@ -110,18 +84,7 @@ async fn preview_asset(
             ToolCallError::new("WORKSPACE_FILE_NOT_FOUND", "No editor file at that path."),
         );
     };
-    let (content_type, bytes) = match &file.content {
-        FileContent::Asset { bytes, mime_type } => (mime_type.clone(), bytes.clone()),
-        FileContent::Text { source } => (
-            file.language.mime_type().to_owned(),
-            source.as_bytes().to_vec(),
-        ),
-    };
-    Response::builder()
-        .header(header::CONTENT_TYPE, content_type)
-        .header(header::X_CONTENT_TYPE_OPTIONS, "nosniff")
-        .body(Body::from(bytes))
-        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+    crate::host::preview_http::asset(file)
 }
 
 /// `POST /api/editor/preview/ack`: the editor page forwards its iframe's bridge message

@@ -3,13 +3,11 @@
 
 use std::sync::Arc;
 
-use axum::body::Body;
 use axum::extract::{Path, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use live_code_editor::file::FileContent;
 use live_code_editor::preview::{
     PreviewBridgeMessage, PreviewOptions, compile_preview, parse_bridge_message,
 };
@@ -19,7 +17,6 @@ use serde_json::{Value, json};
 use super::WEB_PREVIEW_PREFIX;
 use super::tools::workspace_view;
 use crate::host::StudioState;
-use crate::host::server::PREVIEW_CSP;
 
 /// The surface's routes.
 pub fn routes() -> Router<Arc<StudioState>> {
@@ -78,16 +75,7 @@ async fn preview_document(
 ) -> Response {
     let workspace = state.web.manager().snapshot().await;
     if workspace.revision() != revision {
-        let body = format!(
-            "Preview revision {revision} was superseded by revision {}.",
-            workspace.revision()
-        );
-        return (
-            StatusCode::GONE,
-            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-            body,
-        )
-            .into_response();
+        return crate::host::preview_http::superseded(revision, workspace.revision());
     }
     let files: Vec<_> = workspace.files().cloned().collect();
     let options = PreviewOptions::preview(
@@ -102,24 +90,7 @@ async fn preview_document(
             "The preview compiler stopped unexpectedly.",
         );
     };
-    let mut response = (
-        [
-            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
-            (header::CACHE_CONTROL, "no-store"),
-        ],
-        compiled.html,
-    )
-        .into_response();
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(PREVIEW_CSP),
-    );
-    headers.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    response
+    crate::host::preview_http::document(compiled.html)
 }
 
 async fn preview_asset(
@@ -141,17 +112,5 @@ async fn preview_asset(
             "No web workspace file at that path.",
         );
     };
-    let (content_type, bytes) = match &file.content {
-        FileContent::Asset { bytes, mime_type } => (mime_type.clone(), bytes.clone()),
-        FileContent::Text { source } => (
-            file.language.mime_type().to_owned(),
-            source.as_bytes().to_vec(),
-        ),
-    };
-    Response::builder()
-        .header(header::CONTENT_TYPE, content_type)
-        .header(header::X_CONTENT_TYPE_OPTIONS, "nosniff")
-        .header(header::CONTENT_SECURITY_POLICY, PREVIEW_CSP)
-        .body(Body::from(bytes))
-        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+    crate::host::preview_http::asset(file)
 }

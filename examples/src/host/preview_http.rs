@@ -1,0 +1,60 @@
+//! HTTP responses of preview documents and their assets, shared by the three surfaces' preview
+//! routes (`/preview/…`, `/editor/preview/…`, `/web/preview/…`).
+
+use axum::body::Body;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use live_code_editor::WorkspaceFile;
+use live_code_editor::file::FileContent;
+
+use super::server::PREVIEW_CSP;
+
+/// A compiled preview document: sandboxed by its CSP even when opened directly, never cached.
+pub fn document(html: String) -> Response {
+    let mut response = (
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        html,
+    )
+        .into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(PREVIEW_CSP),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    response
+}
+
+/// `410 Gone` for a preview revision a newer one replaced.
+pub fn superseded(revision: u64, current: u64) -> Response {
+    let body = format!("Preview revision {revision} was superseded by revision {current}.");
+    (
+        StatusCode::GONE,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        body,
+    )
+        .into_response()
+}
+
+/// One workspace file as a preview asset, with its own MIME type and the preview's CSP.
+pub fn asset(file: &WorkspaceFile) -> Response {
+    let (content_type, bytes) = match &file.content {
+        FileContent::Asset { bytes, mime_type } => (mime_type.clone(), bytes.clone()),
+        FileContent::Text { source } => (
+            file.language.mime_type().to_owned(),
+            source.as_bytes().to_vec(),
+        ),
+    };
+    Response::builder()
+        .header(header::CONTENT_TYPE, content_type)
+        .header(header::X_CONTENT_TYPE_OPTIONS, "nosniff")
+        .header(header::CONTENT_SECURITY_POLICY, PREVIEW_CSP)
+        .body(Body::from(bytes))
+        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+}
