@@ -84,6 +84,22 @@ impl PreviewAcks {
         })
     }
 
+    /// Publishes a newer `revision` as waiting, for a host that advances its own revision clock
+    /// (such as a document clock beside the workspace's); an older or equal revision changes
+    /// nothing, so revisions never go back.
+    pub fn publish(&self, revision: u64) {
+        self.state.send_if_modified(|state| {
+            let newer = revision > state.revision;
+            if newer {
+                *state = PreviewState {
+                    revision,
+                    status: PreviewStatus::Waiting,
+                };
+            }
+            newer
+        });
+    }
+
     /// Marks `revision` as published and waiting (manager only).
     pub(crate) fn reset(&self, revision: u64) {
         self.state.send_replace(PreviewState {
@@ -256,6 +272,52 @@ impl PreviewBridge for ManualPreviewBridge {
 mod tests {
     use super::*;
     use crate::workspace::error::WorkspaceErrorCode as Code;
+
+    #[tokio::test]
+    async fn a_host_clock_publishes_newer_revisions_only() {
+        let acks = PreviewAcks::new(1);
+        assert!(
+            !acks.acknowledge(2, PreviewStatus::Ready),
+            "future revision"
+        );
+        assert!(!acks.acknowledge(1, PreviewStatus::Waiting));
+        let waiter = acks.clone();
+        let wait = tokio::spawn(async move { waiter.wait_for(1, Duration::from_secs(30)).await });
+        tokio::task::yield_now().await;
+        assert!(acks.acknowledge(1, PreviewStatus::Ready));
+        assert_eq!(wait.await.unwrap().unwrap().status, PreviewStatus::Ready);
+
+        acks.publish(2);
+        assert!(!acks.acknowledge(1, PreviewStatus::Ready), "stale revision");
+        let waiter = acks.clone();
+        let wait = tokio::spawn(async move { waiter.wait_for(2, Duration::from_secs(30)).await });
+        tokio::task::yield_now().await;
+        acks.publish(3);
+        let superseded = wait.await.unwrap().unwrap_err();
+        assert_eq!(superseded.code, Code::PreviewRevisionSuperseded);
+
+        acks.publish(2);
+        assert_eq!(acks.current().revision, 3, "revisions never go back");
+        acks.acknowledge(
+            3,
+            PreviewStatus::Error {
+                message: "boom".into(),
+            },
+        );
+        let failed = acks.wait_for(3, Duration::from_secs(30)).await.unwrap_err();
+        assert_eq!(failed.code, Code::PreviewRuntimeError);
+
+        acks.publish(4);
+        let timed_out = acks
+            .wait_for(4, Duration::from_millis(20))
+            .await
+            .unwrap_err();
+        assert_eq!(timed_out.code, Code::PreviewAckTimeout);
+        assert_eq!(
+            timed_out.details,
+            serde_json::json!({"revision": 4, "timeoutMs": 20})
+        );
+    }
 
     #[tokio::test(start_paused = true)]
     async fn times_out_with_the_revision_and_timeout() {

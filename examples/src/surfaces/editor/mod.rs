@@ -52,7 +52,6 @@
 //! loads `/editor/preview/{data.documentRevision}` on `document` changes and forwards the
 //! iframe's acknowledgement; while attached, mutations wait for that browser acknowledgement.
 
-mod acks;
 pub mod planner;
 pub mod routes;
 pub mod saves;
@@ -68,7 +67,6 @@ use tool_context::Tool;
 use crate::agent::planner::Plan;
 use crate::host::StudioState;
 
-pub use acks::DocumentAcks;
 pub use scenarios::Scenario;
 pub use state::{
     DocumentOutcome, EditorContext, EditorDocument, EditorFileList, EditorStatus, EditorSurface,

@@ -18,7 +18,7 @@ use live_code_editor::WorkspaceFile;
 use live_code_editor::file::{FileContent, Language};
 use live_code_editor::preview::{PreviewOptions, compile_preview};
 use live_code_editor::workspace::bridge::{
-    DEFAULT_PREVIEW_ACK_TIMEOUT, HeadlessPreviewBridge, PreviewState, PreviewStatus,
+    DEFAULT_PREVIEW_ACK_TIMEOUT, HeadlessPreviewBridge, PreviewAcks, PreviewState, PreviewStatus,
 };
 use live_code_editor::workspace::manager::{
     FileSummary, FolderStatus, ManagerOptions, WorkspaceDocumentManager, WriteOptions,
@@ -30,7 +30,6 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
-use super::acks::DocumentAcks;
 use super::saves::EditorSaves;
 use super::scenarios::{Scenario, seed_files};
 use crate::host::bridge::PreviewViewers;
@@ -90,7 +89,7 @@ pub struct EditorSurface {
     document: Mutex<Document>,
     /// Serializes document mutations (guard check, change, new revision).
     ops: Mutex<()>,
-    acks: DocumentAcks,
+    acks: PreviewAcks,
     viewers: PreviewViewers,
     hub: EventHub,
     ack_timeout: Duration,
@@ -147,7 +146,7 @@ impl EditorSurface {
         };
         let surface = Arc::new(Self {
             manager,
-            acks: DocumentAcks::new(document.revision),
+            acks: PreviewAcks::new(document.revision),
             document: Mutex::new(document.clone()),
             ops: Mutex::new(()),
             viewers: PreviewViewers::default(),
@@ -175,7 +174,7 @@ impl EditorSurface {
     }
 
     /// The document clock's acknowledgement channel.
-    pub fn preview_acks(&self) -> &DocumentAcks {
+    pub fn preview_acks(&self) -> &PreviewAcks {
         &self.acks
     }
 
