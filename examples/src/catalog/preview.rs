@@ -41,23 +41,32 @@ pub fn tools(manager: &Arc<WorkspaceDocumentManager>) -> Vec<Tool> {
 }
 
 fn target_not_found(target: PreviewTarget, path: Option<&str>) -> ToolCallError {
+    let message = format!(
+        "The preview has no {target} target to change; read the workspace and edit the file directly."
+    );
+    missing_target(target, path, message)
+}
+
+/// `PREVIEW_TARGET_NOT_FOUND` naming the target (and the file searched, if any).
+pub(crate) fn missing_target(
+    target: PreviewTarget,
+    path: Option<&str>,
+    message: String,
+) -> ToolCallError {
     let mut details = json!({"target": target.to_string()});
     if let Some(path) = path {
         details["path"] = json!(path);
     }
-    let message = format!(
-        "The preview has no {target} target to change; read the workspace and edit the file directly."
-    );
     WorkspaceError::new(WorkspaceErrorCode::PreviewTargetNotFound, message, details).into()
 }
 
 /// `styles.css`, else the first CSS file.
-fn stylesheet_path(workspace: &Workspace) -> Option<String> {
+pub(crate) fn stylesheet_path(workspace: &Workspace) -> Option<String> {
     entry_path(workspace, "styles.css", Language::Css)
 }
 
 /// `index.html`, else the first HTML file.
-fn html_entry_path(workspace: &Workspace) -> Option<String> {
+pub(crate) fn html_entry_path(workspace: &Workspace) -> Option<String> {
     entry_path(workspace, "index.html", Language::Html)
 }
 

@@ -6,8 +6,27 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use live_code_editor::WorkspaceFile;
 use live_code_editor::file::FileContent;
+use live_code_editor::preview::{PreviewBridgeMessage, parse_bridge_message};
+use live_code_editor::workspace::bridge::PreviewStatus;
+use serde_json::Value;
 
-use super::server::PREVIEW_CSP;
+use super::server::{PREVIEW_CSP, api_error};
+
+/// The revision and status a page's forwarded iframe bridge message reports, or the coded
+/// `400` answer when it is not a bridge message.
+pub fn acknowledgement(message: &Value) -> Result<(u64, PreviewStatus), Response> {
+    match parse_bridge_message(message) {
+        Some(PreviewBridgeMessage::Ready { revision }) => Ok((revision, PreviewStatus::Ready)),
+        Some(PreviewBridgeMessage::Error { revision, message }) => {
+            Ok((revision, PreviewStatus::Error { message }))
+        }
+        None => Err(api_error(
+            StatusCode::BAD_REQUEST,
+            "STUDIO_INVALID_PREVIEW_MESSAGE",
+            "Not a preview bridge message.",
+        )),
+    }
+}
 
 /// A compiled preview document: sandboxed by its CSP even when opened directly, never cached.
 pub fn document(html: String) -> Response {

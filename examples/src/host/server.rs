@@ -11,10 +11,8 @@ use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use live_code_editor::preview::{
-    PreviewBridgeMessage, PreviewOptions, collect_preview_diagnostics, compile_preview,
-    export_standalone_html, parse_bridge_message,
+    PreviewOptions, collect_preview_diagnostics, compile_preview, export_standalone_html,
 };
-use live_code_editor::workspace::bridge::PreviewStatus;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tool_context::{ApprovalDecision, ToolCallOptions};
@@ -68,7 +66,8 @@ pub fn router(state: Arc<StudioState>) -> Router {
     ))
 }
 
-fn api_error(status: StatusCode, code: &str, message: &str) -> Response {
+/// A coded, non-retryable error answer of the studio API.
+pub(crate) fn api_error(status: StatusCode, code: &str, message: &str) -> Response {
     (
         status,
         Json(json!({"error": {"code": code, "message": message, "retryable": false}})),
@@ -436,18 +435,9 @@ async fn preview_ack(
     State(state): State<Arc<StudioState>>,
     Json(message): Json<Value>,
 ) -> Response {
-    let Some(message) = parse_bridge_message(&message) else {
-        return api_error(
-            StatusCode::BAD_REQUEST,
-            "STUDIO_INVALID_PREVIEW_MESSAGE",
-            "Not a preview bridge message.",
-        );
-    };
-    let (revision, status) = match message {
-        PreviewBridgeMessage::Ready { revision } => (revision, PreviewStatus::Ready),
-        PreviewBridgeMessage::Error { revision, message } => {
-            (revision, PreviewStatus::Error { message })
-        }
+    let (revision, status) = match crate::host::preview_http::acknowledgement(&message) {
+        Ok(acknowledgement) => acknowledgement,
+        Err(response) => return response,
     };
     let accepted = state.manager.acknowledge_preview(revision, status);
     state.hub.publish(StudioEvent::Preview {

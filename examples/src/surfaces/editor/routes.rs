@@ -10,11 +10,8 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use live_code_editor::preview::{
-    PreviewBridgeMessage, PreviewOptions, compile_preview, parse_bridge_message,
-};
+use live_code_editor::preview::{PreviewOptions, compile_preview};
 use live_code_editor::workspace::OsFolder;
-use live_code_editor::workspace::bridge::PreviewStatus;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tool_protocol::ToolCallError;
@@ -94,21 +91,9 @@ async fn preview_ack(
     State(state): State<Arc<StudioState>>,
     Json(message): Json<Value>,
 ) -> Response {
-    let Some(message) = parse_bridge_message(&message) else {
-        return api_error(
-            StatusCode::BAD_REQUEST,
-            ToolCallError::new(
-                "STUDIO_INVALID_PREVIEW_MESSAGE",
-                "Not a preview bridge message.",
-            )
-            .with_retryable(false),
-        );
-    };
-    let (revision, status) = match message {
-        PreviewBridgeMessage::Ready { revision } => (revision, PreviewStatus::Ready),
-        PreviewBridgeMessage::Error { revision, message } => {
-            (revision, PreviewStatus::Error { message })
-        }
+    let (revision, status) = match crate::host::preview_http::acknowledgement(&message) {
+        Ok(acknowledgement) => acknowledgement,
+        Err(response) => return response,
     };
     let accepted = state.editor.acknowledge_preview(revision, status).await;
     Json(json!({

@@ -8,15 +8,13 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use live_code_editor::preview::{
-    PreviewBridgeMessage, PreviewOptions, compile_preview, parse_bridge_message,
-};
-use live_code_editor::workspace::bridge::PreviewStatus;
+use live_code_editor::preview::{PreviewOptions, compile_preview};
 use serde_json::{Value, json};
 
 use super::WEB_PREVIEW_PREFIX;
 use super::tools::workspace_view;
 use crate::host::StudioState;
+use crate::host::server::api_error;
 
 /// The surface's routes.
 pub fn routes() -> Router<Arc<StudioState>> {
@@ -25,14 +23,6 @@ pub fn routes() -> Router<Arc<StudioState>> {
         .route("/web/preview/{revision}/assets/{*path}", get(preview_asset))
         .route("/api/web/preview/ack", post(preview_ack))
         .route("/api/web/state", get(web_state))
-}
-
-fn api_error(status: StatusCode, code: &str, message: &str) -> Response {
-    (
-        status,
-        Json(json!({"error": {"code": code, "message": message, "retryable": false}})),
-    )
-        .into_response()
 }
 
 /// `GET /api/web/state`: what `web.getWorkspace` reports, read without a trace row (the page
@@ -47,18 +37,9 @@ async fn preview_ack(
     State(state): State<Arc<StudioState>>,
     Json(message): Json<Value>,
 ) -> Response {
-    let Some(message) = parse_bridge_message(&message) else {
-        return api_error(
-            StatusCode::BAD_REQUEST,
-            "STUDIO_INVALID_PREVIEW_MESSAGE",
-            "Not a preview bridge message.",
-        );
-    };
-    let (revision, status) = match message {
-        PreviewBridgeMessage::Ready { revision } => (revision, PreviewStatus::Ready),
-        PreviewBridgeMessage::Error { revision, message } => {
-            (revision, PreviewStatus::Error { message })
-        }
+    let (revision, status) = match crate::host::preview_http::acknowledgement(&message) {
+        Ok(acknowledgement) => acknowledgement,
+        Err(response) => return response,
     };
     let manager = state.web.manager();
     let accepted = manager.acknowledge_preview(revision, status);

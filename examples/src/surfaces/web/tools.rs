@@ -8,7 +8,7 @@ use std::sync::Arc;
 use live_code_editor::file::Language;
 use live_code_editor::workspace::bridge::PreviewState;
 use live_code_editor::workspace::manager::{MutationOutcome, StorageStatus, WriteOptions};
-use live_code_editor::workspace::{Occurrence, Workspace, WorkspaceError, WorkspaceErrorCode};
+use live_code_editor::workspace::{Occurrence, Workspace, WorkspaceError};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::json;
@@ -20,6 +20,7 @@ use crate::catalog::inputs::{
     FeatureInput, HeroInput, NoInput, OccurrenceInput, PatchInput, PathInput, SourceInput,
     ThemeInput,
 };
+use crate::catalog::preview::{html_entry_path, missing_target, stylesheet_path};
 use crate::preview_edits::{self, PreviewTarget};
 
 /// One text file of the web workspace.
@@ -297,35 +298,8 @@ impl VisualEdit {
 }
 
 fn target_not_found(target: PreviewTarget, path: Option<&str>) -> ToolCallError {
-    let mut details = json!({"target": target.to_string()});
-    if let Some(path) = path {
-        details["path"] = json!(path);
-    }
     let message = format!(
         "The web page has no {target} target to change; read the workspace and edit the file with web.applyPatch instead."
     );
-    WorkspaceError::new(WorkspaceErrorCode::PreviewTargetNotFound, message, details).into()
-}
-
-/// `styles.css`, else the first CSS file.
-fn stylesheet_path(workspace: &Workspace) -> Option<String> {
-    entry_path(workspace, "styles.css", Language::Css)
-}
-
-/// `index.html`, else the first HTML file.
-fn html_entry_path(workspace: &Workspace) -> Option<String> {
-    entry_path(workspace, "index.html", Language::Html)
-}
-
-fn entry_path(workspace: &Workspace, preferred: &str, language: Language) -> Option<String> {
-    if workspace
-        .file(preferred)
-        .is_some_and(|file| !file.is_asset())
-    {
-        return Some(preferred.to_owned());
-    }
-    workspace
-        .files()
-        .find(|file| file.language == language && !file.is_asset())
-        .map(|file| file.path.clone())
+    missing_target(target, path, message)
 }
