@@ -240,30 +240,39 @@ pub fn plan(prompt: &str, context: &PlannerContext) -> Plan {
     }
 }
 
-/// Words, quoted strings and the first file path of a prompt.
-struct PromptFacts {
+/// Words, quoted strings and the first file path of a prompt (shared by the surfaces' planners).
+pub(crate) struct PromptFacts {
     lower: String,
-    quotes: Vec<String>,
-    path: Option<String>,
+    /// The quoted strings, in order.
+    pub(crate) quotes: Vec<String>,
+    /// The file path the prompt names, if any.
+    pub(crate) path: Option<String>,
 }
 
 impl PromptFacts {
     fn read(prompt: &str) -> Self {
+        Self::read_with(prompt, first_path)
+    }
+
+    /// Reads `prompt`, finding its path in the unquoted text with `find_path`.
+    pub(crate) fn read_with(prompt: &str, find_path: impl FnOnce(&str) -> Option<String>) -> Self {
         let (quotes, unquoted) = split_quotes(prompt);
         Self {
             lower: unquoted.to_lowercase(),
             quotes,
-            path: first_path(&unquoted),
+            path: find_path(&unquoted),
         }
     }
 
-    fn has_word(&self, word: &str) -> bool {
+    /// Whether the unquoted prompt has `word` (lowercase) as a whole word.
+    pub(crate) fn has_word(&self, word: &str) -> bool {
         self.lower
             .split(|c: char| !c.is_alphanumeric())
             .any(|token| token == word)
     }
 
-    fn has_any(&self, words: &[&str]) -> bool {
+    /// Whether it has any of `words`.
+    pub(crate) fn has_any(&self, words: &[&str]) -> bool {
         words.iter().any(|word| self.has_word(word))
     }
 
@@ -468,7 +477,9 @@ fn path_action(facts: &PromptFacts, path: &str) -> Option<(Intent, Option<Planne
     Some((planned.0, Some(planned.1)))
 }
 
-fn hero_arguments(facts: &PromptFacts) -> Value {
+/// `updateHero` arguments from the quotes: a title (and subtitle), or only a subtitle when the
+/// prompt asks for one.
+pub(crate) fn hero_arguments(facts: &PromptFacts) -> Value {
     let quotes = &facts.quotes;
     let subtitle_only = quotes.len() == 1
         && facts.has_any(&["subtitle", "tagline"])
@@ -521,7 +532,7 @@ fn is_mutation(name: &str) -> bool {
 }
 
 /// Splits `"quoted"` (straight or curly double quotes) strings from the rest of the prompt.
-fn split_quotes(prompt: &str) -> (Vec<String>, String) {
+pub(crate) fn split_quotes(prompt: &str) -> (Vec<String>, String) {
     let mut quotes = Vec::new();
     let mut unquoted = String::with_capacity(prompt.len());
     let mut current: Option<String> = None;

@@ -8,7 +8,7 @@ use live_code_editor::file::{is_asset_path, is_text_path};
 use serde_json::json;
 
 use super::scenarios::Scenario;
-use crate::agent::planner::{Intent, Plan, PlannedCall};
+use crate::agent::planner::{Intent, Plan, PlannedCall, split_quotes};
 
 /// What the local agent understands on the editor (shown by the page next to a status-only run).
 pub const EDITOR_HELP: &str = "The local editor agent understands: replace \"X\" with \"Y\" (a patch of the open document, add \"all\" for every match); open app.js; use the counter, greeting or todo-list scenario; reset the document; save (the open file) or save all. Anything else reads the status.";
@@ -128,30 +128,6 @@ fn looks_like_path(token: &str) -> bool {
         .chars()
         .all(|c| c.is_alphanumeric() || matches!(c, '.' | '/' | '_' | '-'));
     valid && (is_text_path(token) || is_asset_path(token))
-}
-
-/// Splits `"quoted"` (straight or curly double quotes) strings from the rest of the prompt.
-fn split_quotes(prompt: &str) -> (Vec<String>, String) {
-    let mut quotes = Vec::new();
-    let mut unquoted = String::with_capacity(prompt.len());
-    let mut current: Option<String> = None;
-    for ch in prompt.chars() {
-        match (&mut current, ch) {
-            (None, '"' | '“') => current = Some(String::new()),
-            (Some(text), '"' | '”') => {
-                quotes.push(std::mem::take(text));
-                current = None;
-                unquoted.push(' ');
-            }
-            (Some(text), other) => text.push(other),
-            (None, other) => unquoted.push(other),
-        }
-    }
-    if let Some(unclosed) = current {
-        unquoted.push_str(&unclosed);
-    }
-    quotes.retain(|quote| !quote.is_empty());
-    (quotes, unquoted)
 }
 
 #[cfg(test)]

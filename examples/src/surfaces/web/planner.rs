@@ -2,10 +2,12 @@
 //! plan starts with the `web.getWorkspace` preflight (its revision guards the mutation that
 //! follows, filled in by the runner); text mutations also read their file first.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::WebSurface;
-use crate::agent::planner::{DEFAULT_FEATURE_DESCRIPTION, Intent, Plan, PlannedCall};
+use crate::agent::planner::{
+    DEFAULT_FEATURE_DESCRIPTION, Intent, Plan, PlannedCall, PromptFacts, hero_arguments,
+};
 use crate::preview_edits::Theme;
 
 /// File patched when the prompt names none and no file contains the search text.
@@ -32,7 +34,7 @@ pub async fn plan(surface: &WebSurface, prompt: &str) -> Plan {
 
 /// Plans the `web.*` calls for `prompt`.
 pub fn plan_web(prompt: &str, context: &WebPlannerContext) -> Plan {
-    let facts = Facts::read(prompt, context);
+    let facts = read_facts(prompt, context);
     let (intent, action) = recognise(&facts, context);
     let mut calls = vec![PlannedCall::new("web.getWorkspace", json!({}))];
     if let Some(action) = action {
@@ -50,18 +52,11 @@ fn reads_first(tool: &str) -> bool {
     matches!(tool, "web.applyPatch" | "web.writeFile")
 }
 
-/// Words, quoted strings and the workspace file a prompt names.
-struct Facts {
-    lower: String,
-    quotes: Vec<String>,
-    path: Option<String>,
-}
-
-impl Facts {
-    fn read(prompt: &str, context: &WebPlannerContext) -> Self {
-        let (quotes, unquoted) = split_quotes(prompt);
-        let lower = unquoted.to_lowercase();
-        let path = lower
+/// Reads `prompt`; its path is the workspace file it names.
+fn read_facts(prompt: &str, context: &WebPlannerContext) -> PromptFacts {
+    PromptFacts::read_with(prompt, |unquoted| {
+        unquoted
+            .to_lowercase()
             .split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')' | '`'))
             .map(|token| token.trim_end_matches(['.', ':', '!', '?']))
             .find_map(|token| {
@@ -70,26 +65,11 @@ impl Facts {
                     .iter()
                     .find(|(path, _)| path.eq_ignore_ascii_case(token))
                     .map(|(path, _)| path.clone())
-            });
-        Self {
-            lower,
-            quotes,
-            path,
-        }
-    }
-
-    fn has_word(&self, word: &str) -> bool {
-        self.lower
-            .split(|c: char| !c.is_alphanumeric())
-            .any(|token| token == word)
-    }
-
-    fn has_any(&self, words: &[&str]) -> bool {
-        words.iter().any(|word| self.has_word(word))
-    }
+            })
+    })
 }
 
-fn recognise(facts: &Facts, context: &WebPlannerContext) -> (Intent, Option<PlannedCall>) {
+fn recognise(facts: &PromptFacts, context: &WebPlannerContext) -> (Intent, Option<PlannedCall>) {
     let quotes = &facts.quotes;
     let call = |name, args| Some(PlannedCall::new(name, args));
     if let Some(theme) = Theme::ALL
@@ -173,52 +153,12 @@ fn file_containing(context: &WebPlannerContext, search: &str) -> String {
         .map_or_else(|| DEFAULT_PATCH_PATH.to_owned(), |(path, _)| path.clone())
 }
 
-fn hero_arguments(facts: &Facts) -> Value {
-    let quotes = &facts.quotes;
-    let subtitle_only = quotes.len() == 1
-        && facts.has_any(&["subtitle", "tagline"])
-        && !facts.has_any(&["title", "headline"]);
-    let mut args = Map::new();
-    if subtitle_only {
-        args.insert("subtitle".into(), json!(quotes[0]));
-    } else {
-        args.insert("title".into(), json!(quotes[0]));
-        if let Some(subtitle) = quotes.get(1) {
-            args.insert("subtitle".into(), json!(subtitle));
-        }
-    }
-    Value::Object(args)
-}
-
-/// Splits `"quoted"` (straight or curly double quotes) strings from the rest of the prompt;
-/// empty quotes are dropped, an unclosed quote stays prompt text.
-fn split_quotes(prompt: &str) -> (Vec<String>, String) {
-    let mut quotes = Vec::new();
-    let mut unquoted = String::with_capacity(prompt.len());
-    let mut current: Option<String> = None;
-    for ch in prompt.chars() {
-        match (&mut current, ch) {
-            (None, '"' | '“') => current = Some(String::new()),
-            (Some(text), '"' | '”') => {
-                quotes.push(std::mem::take(text));
-                current = None;
-                unquoted.push(' ');
-            }
-            (Some(text), other) => text.push(other),
-            (None, other) => unquoted.push(other),
-        }
-    }
-    if let Some(unclosed) = current {
-        unquoted.push_str(&unclosed);
-    }
-    quotes.retain(|quote| !quote.is_empty());
-    (quotes, unquoted)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::planner::split_quotes;
     use crate::surfaces::web::seed::WEB_SEED_FILES;
+    use serde_json::Map;
 
     fn ctx() -> WebPlannerContext {
         WebPlannerContext {
