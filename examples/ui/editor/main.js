@@ -7,6 +7,7 @@
 
 import {
   api, callTool, connectEvents, createApprovals, createComposer, createPalette, createPreview, createTrace,
+  showConnection, wireTabs,
 } from '../lib/surface.js';
 import { $ } from '../lib/dom.js';
 import { confirmAction } from '../lib/modal.js';
@@ -278,35 +279,7 @@ function onMessage(message) {
 }
 
 function onConnection(connected) {
-  const badge = $('editor-connection');
-  badge.dataset.state = connected ? 'connected' : 'reconnecting';
-  badge.textContent = connected ? 'live' : 'reconnecting…';
-  if (!connected) status('Connection to the studio host lost; reconnecting…', true);
-  else status('');
-}
-
-// ---------------------------------------------------------------- side tabs
-
-function selectTab(name) {
-  for (const tab of document.querySelectorAll('.editor-side [role="tab"]')) {
-    const selected = tab.dataset.tab === name;
-    tab.setAttribute('aria-selected', String(selected));
-    tab.tabIndex = selected ? 0 : -1;
-    $(tab.getAttribute('aria-controls')).hidden = !selected;
-  }
-}
-
-function wireTabs() {
-  const tabs = [...document.querySelectorAll('.editor-side [role="tab"]')];
-  for (const tab of tabs) {
-    tab.addEventListener('click', () => selectTab(tab.dataset.tab));
-    tab.addEventListener('keydown', (event) => {
-      if (event.key !== 'ArrowRight' && event.key !== 'ArrowLeft') return;
-      const next = tabs[(tabs.indexOf(tab) + (event.key === 'ArrowRight' ? 1 : tabs.length - 1)) % tabs.length];
-      selectTab(next.dataset.tab);
-      next.focus();
-    });
-  }
+  showConnection($('editor-connection'), connected, status);
 }
 
 // ---------------------------------------------------------------- start
@@ -319,7 +292,7 @@ window.addEventListener('beforeunload', (event) => {
   event.returnValue = '';
 });
 
-wireTabs();
+wireTabs(document.querySelector('.editor-side'));
 $('editor-preview-reload').addEventListener('click', () => {
   if (view) preview.show(view.status.documentRevision, true);
 });

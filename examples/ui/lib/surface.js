@@ -45,6 +45,9 @@
 //       Points the sandboxed iframe at documentPath(revision). Bridge messages
 //       (context-action.preview.ready / .error) are accepted only from that iframe's window and
 //       for the revision it shows, then forwarded to ackPath.
+//
+//   wireTabs(tablist), showConnection(badge, connected, status)
+//       Keyboard-navigable side tabs, and the event socket's state on a badge.
 
 import { api, callTool, downloadBlob, copyText, studioToken } from './api.js';
 import { button, el } from './dom.js';
@@ -497,4 +500,37 @@ export function createPreview({ iframe, status, address, documentPath, ackPath, 
     },
     revision: () => current,
   };
+}
+
+/**
+ * Wires a tab list: click selects, ArrowLeft/ArrowRight move along (roving tabindex), and only
+ * the selected tab's panel (`aria-controls`) is shown. `tablist` is the element holding the tabs.
+ */
+export function wireTabs(tablist) {
+  const tabs = [...tablist.querySelectorAll('[role="tab"]')];
+  const select = (name) => {
+    for (const tab of tabs) {
+      const selected = tab.dataset.tab === name;
+      tab.setAttribute('aria-selected', String(selected));
+      tab.tabIndex = selected ? 0 : -1;
+      document.getElementById(tab.getAttribute('aria-controls')).hidden = !selected;
+    }
+  };
+  for (const tab of tabs) {
+    tab.addEventListener('click', () => select(tab.dataset.tab));
+    tab.addEventListener('keydown', (event) => {
+      if (event.key !== 'ArrowRight' && event.key !== 'ArrowLeft') return;
+      const next = tabs[(tabs.indexOf(tab) + (event.key === 'ArrowRight' ? 1 : tabs.length - 1)) % tabs.length];
+      select(next.dataset.tab);
+      next.focus();
+    });
+  }
+}
+
+/** Shows the event socket's state on `badge` and reports a lost connection through `status`. */
+export function showConnection(badge, connected, status) {
+  badge.dataset.state = connected ? 'connected' : 'reconnecting';
+  badge.textContent = connected ? 'live' : 'reconnecting…';
+  if (!connected) status('Connection to the studio host lost; reconnecting…', true);
+  else status('');
 }

@@ -3,7 +3,9 @@
 // workspace; every change goes through a web.* tool (palette, editor Save or an agent run) and
 // the page follows the host's events. Shared panels come from lib/surface.js.
 
-import { api, connectEvents, createApprovals, createComposer, createPalette, createPreview, createTrace } from '../lib/surface.js';
+import {
+  api, connectEvents, createApprovals, createComposer, createPalette, createPreview, createTrace, showConnection, wireTabs,
+} from '../lib/surface.js';
 import { $ } from '../lib/dom.js';
 import { createFileEditor } from './files.js';
 import { sampleArguments } from './samples.js';
@@ -143,40 +145,12 @@ function onMessage(message) {
 }
 
 function onConnection(connected) {
-  const badge = $('web-connection');
-  badge.dataset.state = connected ? 'connected' : 'reconnecting';
-  badge.textContent = connected ? 'live' : 'reconnecting…';
-  if (!connected) status('Connection to the studio host lost; reconnecting…', true);
-  else status('');
-}
-
-// ---------------------------------------------------------------- side tabs
-
-function selectTab(name) {
-  for (const tab of document.querySelectorAll('.web-side [role="tab"]')) {
-    const selected = tab.dataset.tab === name;
-    tab.setAttribute('aria-selected', String(selected));
-    tab.tabIndex = selected ? 0 : -1;
-    $(tab.getAttribute('aria-controls')).hidden = !selected;
-  }
-}
-
-function wireTabs() {
-  const tabs = [...document.querySelectorAll('.web-side [role="tab"]')];
-  for (const tab of tabs) {
-    tab.addEventListener('click', () => selectTab(tab.dataset.tab));
-    tab.addEventListener('keydown', (event) => {
-      if (event.key !== 'ArrowRight' && event.key !== 'ArrowLeft') return;
-      const next = tabs[(tabs.indexOf(tab) + (event.key === 'ArrowRight' ? 1 : tabs.length - 1)) % tabs.length];
-      selectTab(next.dataset.tab);
-      next.focus();
-    });
-  }
+  showConnection($('web-connection'), connected, status);
 }
 
 // ---------------------------------------------------------------- start
 
-wireTabs();
+wireTabs(document.querySelector('.web-side'));
 $('web-preview-reload').addEventListener('click', () => {
   if (workspace) preview.show(workspace.revision, true);
 });
