@@ -64,7 +64,13 @@ pub fn normalize_workspace_path(raw: &str) -> Result<String, PathError> {
     if segments.is_empty() {
         return Err(PathError::Empty);
     }
-    Ok(segments.join("/"))
+    let joined = segments.join("/");
+    // Dropping a trailing or leading separator can expose whitespace the first trim could not
+    // reach ("a\t/"); normalizing again keeps normalization idempotent (the input shrinks).
+    if joined.trim() != joined {
+        return normalize_workspace_path(&joined);
+    }
+    Ok(joined)
 }
 
 fn is_absolute(path: &str) -> bool {
@@ -100,6 +106,12 @@ pub fn decode_local_reference(encoded: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn whitespace_behind_a_dropped_separator_is_trimmed_too() {
+        assert_eq!(normalize_workspace_path("\u{1}\t/"), Ok("\u{1}".to_owned()));
+        assert_eq!(normalize_workspace_path("x/\t/"), Ok("x".to_owned()));
+    }
 
     #[test]
     fn normalizes_slashes_and_dot_segments() {
