@@ -39,6 +39,7 @@ fn visual_change(c: &mut Criterion) {
         port: 0,
         data_dir: dir.path().to_owned(),
         folder: None,
+        discard_changes: false,
     };
     let state = runtime.block_on(async {
         let state = host::build_state(&options, 0).await.expect("studio state");
@@ -101,6 +102,7 @@ fn cold_start(c: &mut Criterion) {
                 port: 0,
                 data_dir: dir.path().to_owned(),
                 folder: None,
+                discard_changes: false,
             })
             .await
             .expect("studio starts");

@@ -117,6 +117,7 @@ async fn start_studio() -> (RunningStudio, tempfile::TempDir) {
         port: 0,
         data_dir: data.path().to_owned(),
         folder: None,
+        discard_changes: false,
     })
     .await
     .expect("studio starts");

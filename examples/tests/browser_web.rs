@@ -26,6 +26,7 @@ impl Session {
             port: 0,
             data_dir: data.path().to_owned(),
             folder: None,
+            discard_changes: false,
         })
         .await
         .expect("studio starts");

@@ -292,6 +292,7 @@ async fn a_running_studio_is_driven_with_its_url_and_token() {
         port: 0,
         data_dir: workspace.data.path().to_owned(),
         folder: Some(workspace.folder.path().to_owned()),
+        discard_changes: false,
     })
     .await
     .expect("studio starts");

@@ -88,6 +88,7 @@ async fn start(data_dir: &std::path::Path) -> RunningStudio {
         port: 0,
         data_dir: data_dir.to_owned(),
         folder: None,
+        discard_changes: false,
     })
     .await
     .expect("studio starts")

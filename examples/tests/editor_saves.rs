@@ -8,6 +8,7 @@ use std::io;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+use live_code_editor::workspace::ImportGuard;
 use live_code_editor::workspace::folder::FolderAdapter;
 use live_code_editor::workspace::manager::{WorkspaceDocumentManager, WriteOptions};
 use live_code_editor::workspace::os_folder::{FolderFs, OsFolder, OsFs};
@@ -122,6 +123,7 @@ async fn harness(files: &[(&str, &str)]) -> Harness {
         port: 0,
         data_dir: data.path().to_owned(),
         folder: None,
+        discard_changes: false,
     })
     .await
     .expect("studio starts");
@@ -133,7 +135,7 @@ async fn harness(files: &[(&str, &str)]) -> Harness {
         .state
         .editor
         .manager()
-        .open_folder(folder, None)
+        .open_folder(folder, ImportGuard::default())
         .await
         .expect("folder links");
     studio.state.editor.publish_change().await;
@@ -556,7 +558,11 @@ async fn an_unknown_save_whose_file_is_missing_stays_unknown() {
     let other = tempfile::tempdir().unwrap();
     fs::write(other.path().join("index.html"), "<p>other</p>").unwrap();
     let other_folder: Arc<dyn FolderAdapter> = Arc::new(OsFolder::open(other.path()).unwrap());
-    h.manager().open_folder(other_folder, None).await.unwrap();
+    let discard = ImportGuard::default().discarding(true);
+    h.manager()
+        .open_folder(other_folder, discard)
+        .await
+        .unwrap();
     let (status, body) = h.recover(&key).await;
     assert_eq!(status, 409, "{body}");
     assert_eq!(body["error"]["code"], "EDITOR_SAVE_FOLDER_MISMATCH");

@@ -10,7 +10,8 @@ mod browser_support;
 use base64::Engine;
 use browser_support::{Browser, browser_slot};
 use live_code_editor::workspace::{
-    MAX_ASSET_FILE_BYTES, MAX_IMPORT_FILES, MAX_SCANNED_ENTRIES, MAX_TEXT_FILE_BYTES,
+    MAX_ASSET_FILE_BYTES, MAX_IMPORT_FILES, MAX_LISTED_SKIPS, MAX_SCANNED_ENTRIES,
+    MAX_TEXT_FILE_BYTES,
 };
 use live_code_studio::host::upload::{MAX_UPLOAD_BODY_BYTES, MAX_UPLOAD_ENTRIES};
 use live_code_studio::host::{self, RunningStudio, StudioOptions};
@@ -29,6 +30,7 @@ impl Studio {
             port: 0,
             data_dir: data.path().to_owned(),
             folder: folder.map(ToOwned::to_owned),
+            discard_changes: false,
         })
         .await
         .unwrap();
@@ -304,8 +306,15 @@ async fn the_total_and_scan_limits_hold_at_their_edges() {
     let (status, outcome) = studio.upload(&upload(files)).await;
     assert_eq!(status, 200, "{outcome}");
     let skipped = outcome["skipped"].as_array().unwrap();
-    assert_eq!(skipped.len(), MAX_SCANNED_ENTRIES);
-    assert_eq!(skipped.last().unwrap(), "d · scan limit reached");
+    assert_eq!(skipped.len(), MAX_LISTED_SKIPS, "the list is bounded");
+    assert_eq!(
+        outcome["skippedCount"], MAX_SCANNED_ENTRIES,
+        "the count is not"
+    );
+    assert_eq!(
+        outcome["skippedByReason"],
+        json!({"unsupported": MAX_SCANNED_ENTRIES - 1, "scanLimit": 1})
+    );
     studio.studio.shutdown().await;
 }
 

@@ -37,6 +37,7 @@ impl Studio {
             port: 0,
             data_dir: data.path().to_owned(),
             folder: None,
+            discard_changes: false,
         })
         .await
         .unwrap();

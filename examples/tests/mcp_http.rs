@@ -22,6 +22,7 @@ async fn studio() -> (RunningStudio, tempfile::TempDir) {
         port: 0,
         data_dir: data.path().to_owned(),
         folder: None,
+        discard_changes: false,
     };
     (host::start(options).await.unwrap(), data)
 }

@@ -90,6 +90,7 @@ async fn start(data_dir: &std::path::Path, folder: Option<&std::path::Path>) -> 
         port: 0,
         data_dir: data_dir.to_owned(),
         folder: folder.map(ToOwned::to_owned),
+        discard_changes: false,
     })
     .await
     .expect("studio starts")

@@ -7,6 +7,7 @@ use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
+use live_code_editor::workspace::ImportGuard;
 use live_code_editor::workspace::folder::FolderAdapter;
 use live_code_editor::workspace::manager::WriteOptions;
 use live_code_editor::workspace::os_folder::{FolderFs, OsFs};
@@ -113,17 +114,23 @@ async fn studio(data_dir: &Path, root: &Path, fs: Arc<FaultFs>) -> Studio {
         port: 0,
         data_dir: data_dir.to_owned(),
         folder: None,
+        discard_changes: false,
     };
     let state = host::build_state(&options, 0).await.expect("state builds");
     let folder = state
         .saves
         .open_folder_with_fs(root, fs)
         .expect("folder opens");
-    state
-        .manager
-        .open_folder(Arc::new(folder.clone()), None)
-        .await
-        .expect("folder links");
+    // As `--folder` at start-up: unsaved work stored from this folder is resumed, else imported.
+    let adapter: Arc<dyn FolderAdapter> = Arc::new(folder.clone());
+    let resumed = state.manager.resume_folder(adapter.clone()).await;
+    if resumed.expect("folder resumes").is_none() {
+        state
+            .manager
+            .open_folder(adapter, ImportGuard::default())
+            .await
+            .expect("folder links");
+    }
     Studio { state, folder }
 }
 
@@ -355,7 +362,9 @@ async fn a_reload_reconciles_an_unresolved_write_and_the_next_save_writes() {
     fs.set(Fault::ErrorInsteadOfRename);
     error_of(&studio.save_all().await);
     fs.set(Fault::None);
-    let reloaded = studio.state.manager.reload_folder(None).await;
+    // The edit is still dirty, so only an explicit discard may reload over it.
+    let guard = ImportGuard::default().discarding(true);
+    let reloaded = studio.state.manager.reload_folder(guard).await;
     assert!(reloaded.is_ok(), "{reloaded:?}");
     assert!(
         studio.dirty().await.is_empty(),
@@ -402,7 +411,9 @@ async fn a_restart_on_the_same_data_dir_sees_the_same_records() {
         second.record_state("<p>newer</p>").await,
         Some(OperationState::Unknown)
     );
-    // Reopening the folder read the disk, which reconciles the unresolved write on the next save.
+    // The restart kept the unsaved edit (still dirty) and read the disk, which reconciles the
+    // unresolved write on the next save.
+    assert_eq!(second.dirty().await, ["index.html"]);
     second.edit("<p>newer</p>").await;
     assert!(second.save_all().await.get("isError").is_none());
     assert_eq!(

@@ -5,7 +5,7 @@
 
 import { api, callTool, downloadBlob, studioToken } from './lib/api.js';
 import { $, commandKey } from './lib/dom.js';
-import { applyDeepLink, denyFirstApproval, onAgentEvent, renderApprovals, runPrompt, setActiveRun, wireChat } from './lib/chat.js';
+import { applyDeepLink, chat, denyFirstApproval, onAgentEvent, renderApprovals, runPrompt, setActiveRun, wireChat } from './lib/chat.js';
 import { loadCatalog, refreshSample, wireCatalog } from './lib/catalog.js';
 import { flushDraft, findStep, loadActiveFile, openFind, renderTabs, showEditorStatus, updateEditorEnabled, updateEditorMeta, wireEditor } from './lib/editor.js';
 import { renderTree, save, wireExplorer } from './lib/explorer.js';
@@ -71,8 +71,20 @@ async function refreshOnce(reloadEditor) {
   refreshSample();
 }
 
+let resumedAnnounced = false;
+
+/** Says once per page that the host kept unsaved edits of the last session (see `status.resumed`). */
+function announceResumed(status) {
+  if (resumedAnnounced || !status.resumed) return;
+  resumedAnnounced = true;
+  const { unsavedCount, unsavedPaths, folderName } = status.resumed;
+  const more = unsavedCount > unsavedPaths.length ? ` and ${unsavedCount - unsavedPaths.length} more` : '';
+  chat(`Kept ${unsavedCount} unsaved change(s) from your last session (${unsavedPaths.join(', ')}${more}). They are not saved to ${folderName} yet: Save to folder writes them.`, 'info');
+}
+
 function renderHeader() {
   const { status } = state;
+  announceResumed(status);
   const storage = $('storage-badge');
   storage.textContent = status.storageMode === 'memory' ? 'memory only' : `storage · ${status.storageMode}`;
   storage.dataset.mode = status.storageMode;

@@ -15,8 +15,8 @@ use std::sync::Arc;
 use live_code_editor::WorkspaceFile;
 use live_code_editor::preview::{PreviewOptions, compile_preview};
 use live_code_editor::workspace::{
-    HeadlessPreviewBridge, ManagerOptions, Occurrence, OsFolder, SqliteWorkspaceRepository,
-    WorkspaceDocumentManager, WorkspaceError, WriteOptions,
+    HeadlessPreviewBridge, ImportGuard, ManagerOptions, Occurrence, OsFolder,
+    SqliteWorkspaceRepository, WorkspaceDocumentManager, WorkspaceError, WriteOptions,
 };
 
 const NOTES: &str = "lce-example-notes.md";
@@ -42,7 +42,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         WorkspaceDocumentManager::open(seed, repository, bridge, ManagerOptions::default()).await?;
 
     let opened = manager
-        .open_folder(Arc::new(OsFolder::open(&root)?), None)
+        .open_folder(Arc::new(OsFolder::open(&root)?), ImportGuard::default())
         .await
         .map_err(report)?;
     println!(
@@ -121,7 +121,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("on disk: {:?}", std::fs::read_to_string(root.join(NOTES))?);
 
     let reloaded = manager
-        .reload_folder(Some(saved.revision))
+        .reload_folder(ImportGuard::at(Some(saved.revision)))
         .await
         .map_err(report)?;
     println!(

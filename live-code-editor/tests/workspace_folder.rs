@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use live_code_editor::WorkspaceFile;
 use live_code_editor::workspace::{
-    FolderAdapter, FolderFs, FolderImport, FolderPermission, HeadlessPreviewBridge,
+    FolderAdapter, FolderFs, FolderImport, FolderPermission, HeadlessPreviewBridge, ImportGuard,
     MAX_ASSET_FILE_BYTES, MAX_IMPORT_FILES, MAX_SCANNED_ENTRIES, MAX_TEXT_FILE_BYTES,
     ManagerOptions, MemoryWorkspaceRepository, OsFolder, OsFs, WorkspaceDocumentManager,
     WorkspaceErrorCode as Code, WorkspaceResult, WriteOptions,
@@ -80,7 +80,7 @@ async fn open_folder_imports_supported_files_in_canonical_order() {
     let dir = site();
     let manager = manager().await;
     let outcome = manager
-        .open_folder(folder(dir.path()), Some(2))
+        .open_folder(folder(dir.path()), ImportGuard::at(Some(2)))
         .await
         .unwrap();
     assert_eq!(outcome.operation, "open");
@@ -117,7 +117,10 @@ async fn open_folder_imports_supported_files_in_canonical_order() {
 async fn save_all_writes_dirty_files_and_deletions_then_reload_reads_them_back() {
     let dir = site();
     let manager = manager().await;
-    manager.open_folder(folder(dir.path()), None).await.unwrap();
+    manager
+        .open_folder(folder(dir.path()), ImportGuard::default())
+        .await
+        .unwrap();
     manager
         .write_file("app.js", "console.log(2);", WriteOptions::default())
         .await
@@ -152,7 +155,10 @@ async fn save_all_writes_dirty_files_and_deletions_then_reload_reads_them_back()
     );
 
     write(dir.path(), "app.js", "console.log('external');");
-    let reloaded = manager.reload_folder(Some(revision)).await.unwrap();
+    let reloaded = manager
+        .reload_folder(ImportGuard::at(Some(revision)))
+        .await
+        .unwrap();
     assert_eq!(reloaded.operation, "reload");
     assert_eq!(
         manager.read_file("app.js").await.unwrap().source,
@@ -170,12 +176,18 @@ async fn save_all_writes_dirty_files_and_deletions_then_reload_reads_them_back()
 async fn reload_rejects_a_stale_revision_and_an_empty_folder_without_touching_the_workspace() {
     let dir = site();
     let manager = manager().await;
-    manager.open_folder(folder(dir.path()), None).await.unwrap();
+    manager
+        .open_folder(folder(dir.path()), ImportGuard::default())
+        .await
+        .unwrap();
     manager
         .write_file("app.js", "draft", WriteOptions::default())
         .await
         .unwrap();
-    let error = manager.reload_folder(Some(3)).await.unwrap_err();
+    let error = manager
+        .reload_folder(ImportGuard::at(Some(3)))
+        .await
+        .unwrap_err();
     assert_eq!(
         (error.code, error.details["currentRevision"].as_u64()),
         (Code::WorkspaceRevisionConflict, Some(4))
@@ -190,7 +202,11 @@ async fn reload_rejects_a_stale_revision_and_an_empty_folder_without_touching_th
         }
     }
     write(dir.path(), "binary.bin", [0]);
-    let error = manager.reload_folder(None).await.unwrap_err();
+    // Even a reload allowed to discard the draft keeps it when the folder has nothing to import.
+    let error = manager
+        .reload_folder(ImportGuard::default().discarding(true))
+        .await
+        .unwrap_err();
     assert_eq!(error.code, Code::WorkspaceNoSupportedFiles);
     assert_eq!(error.details["skippedCount"], 1);
     assert_eq!(
@@ -207,12 +223,12 @@ async fn opening_an_empty_folder_keeps_the_workspace_and_the_previous_link() {
     let empty = tempfile::tempdir().unwrap();
     let manager = manager().await;
     manager
-        .open_folder(folder(linked.path()), None)
+        .open_folder(folder(linked.path()), ImportGuard::default())
         .await
         .unwrap();
     let before = manager.status().await;
     let error = manager
-        .open_folder(folder(empty.path()), None)
+        .open_folder(folder(empty.path()), ImportGuard::default())
         .await
         .unwrap_err();
     assert_eq!(error.code, Code::WorkspaceNoSupportedFiles);
@@ -459,7 +475,7 @@ async fn linked_with_fault(
     manager
         .open_folder(
             Arc::new(OsFolder::with_fs(dir.path(), fs.clone()).unwrap()),
-            None,
+            ImportGuard::default(),
         )
         .await
         .unwrap();
@@ -580,13 +596,19 @@ async fn a_folder_removed_mid_save_is_stale_and_unlinked_but_the_workspace_stays
 async fn a_vanished_folder_is_stale_before_saving_or_reloading() {
     let dir = site();
     let manager = manager().await;
-    manager.open_folder(folder(dir.path()), None).await.unwrap();
+    manager
+        .open_folder(folder(dir.path()), ImportGuard::default())
+        .await
+        .unwrap();
     fs::remove_dir_all(dir.path()).unwrap();
     assert_eq!(
         manager.status().await.folder.permission,
         FolderPermission::Disconnected
     );
-    let error = manager.reload_folder(None).await.unwrap_err();
+    let error = manager
+        .reload_folder(ImportGuard::default())
+        .await
+        .unwrap_err();
     assert_eq!(error.code, Code::WorkspaceFolderStale);
     assert_eq!(
         error.message,
@@ -604,7 +626,10 @@ async fn a_vanished_folder_is_stale_before_saving_or_reloading() {
 async fn deletes_are_idempotent_when_the_file_or_its_parent_is_gone() {
     let dir = site();
     let manager = manager().await;
-    manager.open_folder(folder(dir.path()), None).await.unwrap();
+    manager
+        .open_folder(folder(dir.path()), ImportGuard::default())
+        .await
+        .unwrap();
     manager.delete_file("notes/todo.md", None).await.unwrap();
     manager.delete_file("app.js", None).await.unwrap();
     fs::remove_dir_all(dir.path().join("notes")).unwrap();
@@ -618,8 +643,11 @@ async fn deletes_are_idempotent_when_the_file_or_its_parent_is_gone() {
 async fn disconnect_keeps_the_workspace_and_reset_needs_no_folder() {
     let dir = site();
     let manager = manager().await;
-    manager.open_folder(folder(dir.path()), None).await.unwrap();
-    let error = manager.reset(None).await.unwrap_err();
+    manager
+        .open_folder(folder(dir.path()), ImportGuard::default())
+        .await
+        .unwrap();
+    let error = manager.reset(ImportGuard::default()).await.unwrap_err();
     assert_eq!(error.code, Code::WorkspaceFolderStateConflict);
     assert_eq!(
         error.details,
@@ -632,7 +660,7 @@ async fn disconnect_keeps_the_workspace_and_reset_needs_no_folder() {
     let status = manager.disconnect_folder().await;
     assert!(!status.connected);
     assert_eq!(manager.status().await.file_count, 5);
-    manager.reset(None).await.unwrap();
+    manager.reset(ImportGuard::default()).await.unwrap();
     assert_eq!(manager.status().await.file_count, 1);
 }
 
@@ -683,7 +711,10 @@ async fn edits_made_while_saving_stay_dirty_and_the_save_reports_the_conflict() 
         release: release.clone(),
         paused: 0.into(),
     };
-    manager.open_folder(Arc::new(adapter), None).await.unwrap();
+    manager
+        .open_folder(Arc::new(adapter), ImportGuard::default())
+        .await
+        .unwrap();
     manager
         .write_file("app.js", "saved", WriteOptions::default())
         .await

@@ -8,11 +8,11 @@ use std::time::Duration;
 use async_trait::async_trait;
 use live_code_editor::WorkspaceFile;
 use live_code_editor::workspace::{
-    COALESCE_WINDOW, HeadlessPreviewBridge, MAX_HISTORY_ENTRIES, MAX_STORAGE_ERROR_CHARS,
-    ManagerOptions, ManualClock, ManualPreviewBridge, MemoryWorkspaceRepository, Occurrence,
-    PreviewBridge, PreviewStatus, RepositoryError, SqliteWorkspaceRepository, StoredWorkspace,
-    WorkspaceDelta, WorkspaceDocumentManager, WorkspaceErrorCode as Code, WorkspaceRepository,
-    WriteOptions,
+    COALESCE_WINDOW, HeadlessPreviewBridge, ImportGuard, MAX_HISTORY_ENTRIES,
+    MAX_STORAGE_ERROR_CHARS, ManagerOptions, ManualClock, ManualPreviewBridge,
+    MemoryWorkspaceRepository, Occurrence, PreviewBridge, PreviewStatus, RepositoryError,
+    SqliteWorkspaceRepository, StoredWorkspace, WorkspaceDelta, WorkspaceDocumentManager,
+    WorkspaceErrorCode as Code, WorkspaceRepository, WriteOptions,
 };
 
 fn seed() -> Vec<WorkspaceFile> {
@@ -122,7 +122,7 @@ async fn a_stale_expected_revision_changes_nothing() {
         h.manager.create_file("c.js", "", Some(2)).await,
         h.manager.revert_file("app.js", Some(2)).await,
         h.manager.undo(Some(2)).await,
-        h.manager.reset(Some(2)).await,
+        h.manager.reset(ImportGuard::at(Some(2))).await,
     ] {
         let error = result.unwrap_err();
         assert_eq!(error.code, Code::WorkspaceRevisionConflict);
@@ -515,7 +515,7 @@ async fn checkpoint_and_reset_are_browser_only_boundaries() {
     );
     assert!(saved.clean);
     assert_eq!(saved.revision, 4, "a checkpoint does not change content");
-    let reset = h.manager.reset(Some(4)).await.unwrap();
+    let reset = h.manager.reset(ImportGuard::at(Some(4))).await.unwrap();
     assert_eq!(reset.revision, 5);
     assert_eq!(
         h.manager.read_file("app.js").await.unwrap().source,
@@ -531,7 +531,11 @@ async fn checkpoint_and_reset_are_browser_only_boundaries() {
         (Code::WorkspaceFolderNotConnected, true)
     );
     assert_eq!(
-        h.manager.reload_folder(None).await.unwrap_err().details["operation"],
+        h.manager
+            .reload_folder(ImportGuard::default())
+            .await
+            .unwrap_err()
+            .details["operation"],
         "reload"
     );
 }

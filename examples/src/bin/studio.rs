@@ -31,6 +31,10 @@ struct Args {
     /// A folder to open at start (read, edited, saved back on request).
     #[arg(long)]
     folder: Option<PathBuf>,
+    /// Let --folder replace unsaved edits stored from another source (edits stored from the
+    /// same folder are always kept).
+    #[arg(long)]
+    discard_changes: bool,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -42,6 +46,9 @@ enum Command {
         /// A folder to open at start.
         #[arg(long)]
         folder: Option<PathBuf>,
+        /// Let --folder replace unsaved edits stored from another source.
+        #[arg(long)]
+        discard_changes: bool,
         /// Directory for the workspace database and settings.
         #[arg(long, default_value = DEFAULT_DATA_DIR)]
         data_dir: PathBuf,
@@ -54,11 +61,16 @@ enum Command {
 async fn main() -> std::process::ExitCode {
     let args = Args::parse();
     match args.command {
-        Some(Command::Mcp { folder, data_dir }) => {
+        Some(Command::Mcp {
+            folder,
+            discard_changes,
+            data_dir,
+        }) => {
             serve_mcp(StudioOptions {
                 port: 0,
                 data_dir,
                 folder,
+                discard_changes,
             })
             .await
         }
@@ -68,6 +80,7 @@ async fn main() -> std::process::ExitCode {
                 port: args.port,
                 data_dir: args.data_dir,
                 folder: args.folder,
+                discard_changes: args.discard_changes,
             })
             .await
         }
@@ -125,6 +138,15 @@ async fn serve_ui(options: StudioOptions) -> std::process::ExitCode {
             .map(|e| format!(" ({e})"))
             .unwrap_or_default()
     );
+    if let Some(resumed) = &status.resumed {
+        println!(
+            "kept {} unsaved change(s) from the last session, not yet saved to {}: {}",
+            resumed.unsaved_count,
+            resumed.folder_name,
+            resumed.unsaved_paths.join(", ")
+        );
+    }
+    let state = studio.state.clone();
     tokio::select! {
         result = studio.wait() => {
             if let Err(error) = result {
@@ -132,7 +154,35 @@ async fn serve_ui(options: StudioOptions) -> std::process::ExitCode {
                 return std::process::ExitCode::FAILURE;
             }
         }
-        _ = tokio::signal::ctrl_c() => println!("studio: stopping"),
+        () = stop_requested() => {
+            println!("studio: stopping");
+            let unsaved = state.manager.status().await;
+            if unsaved.is_dirty {
+                println!(
+                    "studio: {} unsaved change(s) stay stored in the data directory for the next start",
+                    unsaved.dirty_paths.len() + unsaved.pending_deletions.len()
+                );
+            }
+        }
     }
     std::process::ExitCode::SUCCESS
+}
+
+/// Ctrl+C or SIGTERM (a service manager's stop): both end the process the same clean way.
+async fn stop_requested() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut terminate) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = terminate.recv() => {}
+                }
+                return;
+            }
+            Err(error) => eprintln!("studio: SIGTERM is not handled ({error})"),
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }

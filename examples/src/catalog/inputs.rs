@@ -2,6 +2,7 @@
 //! `schemars`) carry every bound, so the registry rejects out-of-bound arguments before a
 //! policy, an approval prompt or a handler sees them.
 
+use live_code_editor::workspace::ImportGuard;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -19,6 +20,26 @@ pub struct GuardInput {
     /// The revision the caller last read; a different current revision rejects the call.
     #[schemars(range(min = 0))]
     pub expected_revision: Option<u64>,
+}
+
+/// A revision guard for an operation that replaces the whole workspace.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ReplaceInput {
+    /// The revision the caller last read; a different current revision rejects the call.
+    #[schemars(range(min = 0))]
+    pub expected_revision: Option<u64>,
+    /// Replace unsaved edits and pending deletions. Without it the call fails with
+    /// `WORKSPACE_FOLDER_STATE_CONFLICT` (listing them) while any exist.
+    #[serde(default)]
+    pub discard_changes: bool,
+}
+
+impl ReplaceInput {
+    /// The manager's guard for these arguments.
+    pub fn guard(&self) -> ImportGuard {
+        ImportGuard::at(self.expected_revision).discarding(self.discard_changes)
+    }
 }
 
 /// A workspace path.

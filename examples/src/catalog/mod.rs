@@ -10,7 +10,14 @@ use live_code_editor::workspace::manager::WorkspaceDocumentManager;
 use tool_context::Tool;
 
 /// Safe arguments shown in approval previews (never file sources).
-pub const SAFE_ARGUMENT_NAMES: &[&str] = &["path", "fromPath", "toPath", "theme", "scenario"];
+pub const SAFE_ARGUMENT_NAMES: &[&str] = &[
+    "path",
+    "fromPath",
+    "toPath",
+    "theme",
+    "scenario",
+    "discardChanges",
+];
 
 /// Every tool of the standalone studio catalog.
 pub fn studio_tools(manager: &Arc<WorkspaceDocumentManager>) -> Vec<Tool> {

@@ -13,7 +13,7 @@ use tool_protocol::ToolCallError;
 
 use super::inputs::{
     GuardInput, GuardedPathInput, NoInput, OccurrenceInput, PatchInput, PathInput, RenameInput,
-    SourceInput,
+    ReplaceInput, SourceInput,
 };
 
 /// Files as `workspace.listFiles` reports them.
@@ -320,10 +320,10 @@ fn save_checkpoint(manager: Arc<WorkspaceDocumentManager>) -> Tool {
 fn reload_folder(manager: Arc<WorkspaceDocumentManager>) -> Tool {
     Tool::typed(
         "workspace.reloadFolder",
-        "Re-read the linked folder and replace the workspace, re-checking the revision after the read. Unsaved edits are discarded.",
-        move |input: GuardInput, _: ToolInvocation| {
+        "Re-read the linked folder and replace the workspace, re-checking the revision after the read. Refused while edits are unsaved unless discardChanges is true (which discards them).",
+        move |input: ReplaceInput, _: ToolInvocation| {
             let manager = manager.clone();
-            async move { manager.reload_folder(input.expected_revision).await.map_err(err) }
+            async move { manager.reload_folder(input.guard()).await.map_err(err) }
         },
     )
     .title("Reload folder")
@@ -345,10 +345,10 @@ fn disconnect_folder(manager: Arc<WorkspaceDocumentManager>) -> Tool {
 fn reset(manager: Arc<WorkspaceDocumentManager>) -> Tool {
     Tool::typed(
         "workspace.reset",
-        "Restore the four-file seed workspace. Unavailable while a folder is linked.",
-        move |input: GuardInput, _: ToolInvocation| {
+        "Restore the four-file seed workspace. Unavailable while a folder is linked; refused while edits are unsaved unless discardChanges is true (which discards them).",
+        move |input: ReplaceInput, _: ToolInvocation| {
             let manager = manager.clone();
-            async move { manager.reset(input.expected_revision).await.map_err(err) }
+            async move { manager.reset(input.guard()).await.map_err(err) }
         },
     )
     .title("Reset workspace")

@@ -43,6 +43,7 @@ impl Backend {
             port: 0,
             data_dir: target.data_dir.clone(),
             folder: target.folder.clone(),
+            discard_changes: false,
         };
         let state = host::build_state(&options, options.port)
             .await

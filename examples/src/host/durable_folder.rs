@@ -559,4 +559,9 @@ impl FolderAdapter for DurableFolder {
     async fn remove_file(&self, path: &str) -> WorkspaceResult<()> {
         self.run(Effect::Delete(path.to_owned())).await
     }
+
+    /// The canonical root, so two folders that share a name are never the same destination.
+    fn scope(&self) -> String {
+        self.scope.clone()
+    }
 }

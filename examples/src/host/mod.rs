@@ -29,6 +29,7 @@ use live_code_editor::workspace::repository::{
     RepositoryError, WorkspaceDelta, WorkspaceRepository,
 };
 use live_code_editor::workspace::sqlite::SqliteWorkspaceRepository;
+use live_code_editor::workspace::{ImportGuard, WorkspaceError, WorkspaceErrorCode};
 use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -63,6 +64,9 @@ pub struct StudioOptions {
     pub data_dir: PathBuf,
     /// A folder to open at start.
     pub folder: Option<PathBuf>,
+    /// Let `folder` replace unsaved edits stored from another source (without it the start
+    /// is refused and names them; edits stored from `folder` itself are always kept).
+    pub discard_changes: bool,
 }
 
 impl Default for StudioOptions {
@@ -71,6 +75,7 @@ impl Default for StudioOptions {
             port: DEFAULT_PORT,
             data_dir: PathBuf::from(DEFAULT_DATA_DIR),
             folder: None,
+            discard_changes: false,
         }
     }
 }
@@ -219,12 +224,7 @@ pub async fn build_state(options: &StudioOptions, port: u16) -> Result<Arc<Studi
             .map_err(|e| e.message)?;
     let manager = Arc::new(manager);
     if let Some(folder) = &options.folder {
-        let adapter: Arc<dyn FolderAdapter> =
-            Arc::new(saves.open_folder(folder).map_err(|e| e.message)?);
-        manager
-            .open_folder(adapter, None)
-            .await
-            .map_err(|e| format!("{} ({})", e.message, e.code.as_str()))?;
+        open_start_folder(&manager, &saves, folder, options.discard_changes).await?;
     }
     let approvals = ApprovalQueue::with_config(ApprovalQueueConfig {
         safe_argument_names: SAFE_ARGUMENT_NAMES
@@ -271,6 +271,47 @@ pub async fn build_state(options: &StudioOptions, port: u16) -> Result<Arc<Studi
     });
     watch_approvals(&state);
     Ok(state)
+}
+
+/// Links `--folder` at start-up. Unsaved work stored from that same folder is resumed (kept
+/// dirty, and logged) instead of being replaced by the folder's content; otherwise the folder
+/// is imported, which is refused over unsaved work from elsewhere unless `discard_changes`.
+async fn open_start_folder(
+    manager: &WorkspaceDocumentManager,
+    saves: &DurableSaves,
+    folder: &Path,
+    discard_changes: bool,
+) -> Result<(), String> {
+    let adapter: Arc<dyn FolderAdapter> =
+        Arc::new(saves.open_folder(folder).map_err(|e| describe(&e))?);
+    if !discard_changes
+        && let Some(resumed) = manager
+            .resume_folder(adapter.clone())
+            .await
+            .map_err(|e| describe(&e))?
+    {
+        tracing::warn!(
+            folder = %resumed.folder_name,
+            unsaved = resumed.unsaved_count,
+            paths = %resumed.unsaved_paths.join(", "),
+            "kept the unsaved edits of the last session; they are not saved to the folder yet"
+        );
+        return Ok(());
+    }
+    let guard = ImportGuard::default().discarding(discard_changes);
+    manager.open_folder(adapter, guard).await.map_err(|e| {
+        let hint = if e.code == WorkspaceErrorCode::WorkspaceFolderStateConflict {
+            " Start without --folder to keep working on them, or add --discard-changes to replace them."
+        } else {
+            ""
+        };
+        format!("not opening {}: {}{hint}", folder.display(), describe(&e))
+    })?;
+    Ok(())
+}
+
+fn describe(error: &WorkspaceError) -> String {
+    format!("{} ({})", error.message, error.code.as_str())
 }
 
 impl StudioState {

@@ -13,6 +13,7 @@ use axum::routing::{get, post};
 use live_code_editor::preview::{
     PreviewOptions, collect_preview_diagnostics, compile_preview, export_standalone_html,
 };
+use live_code_editor::workspace::ImportGuard;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tool_context::{ApprovalDecision, ToolCallOptions};
@@ -470,10 +471,14 @@ struct OpenFolderBody {
     path: String,
     #[serde(default)]
     expected_revision: Option<u64>,
+    #[serde(default)]
+    discard_changes: bool,
 }
 
-/// `POST /api/folder/open`: imports a host folder (same limits as every folder import) and links
-/// it for save and reload. An empty or unsupported folder leaves the workspace untouched.
+/// `POST /api/folder/open {path, expectedRevision?, discardChanges?}`: imports a host folder
+/// (same limits as every folder import) and links it for save and reload. An empty or
+/// unsupported folder leaves the workspace untouched, and so does any open over unsaved edits
+/// without `discardChanges: true` (`WORKSPACE_FOLDER_STATE_CONFLICT`, listing them).
 async fn open_folder(
     State(state): State<Arc<StudioState>>,
     Json(body): Json<OpenFolderBody>,
@@ -490,7 +495,10 @@ async fn open_folder(
     };
     match state
         .manager
-        .open_folder(adapter, body.expected_revision)
+        .open_folder(
+            adapter,
+            ImportGuard::at(body.expected_revision).discarding(body.discard_changes),
+        )
         .await
     {
         Ok(outcome) => Json(json!(outcome)).into_response(),

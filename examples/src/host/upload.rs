@@ -29,8 +29,8 @@ use axum::routing::get;
 use base64::Engine;
 use live_code_editor::workspace::folder::Admission;
 use live_code_editor::workspace::{
-    FolderImport, ImportBuilder, MAX_ASSET_FILE_BYTES, MAX_IMPORT_FILES, MAX_IMPORT_TOTAL_BYTES,
-    MAX_SCANNED_ENTRIES, MAX_TEXT_FILE_BYTES, SkipReason,
+    FolderImport, ImportBuilder, ImportGuard, MAX_ASSET_FILE_BYTES, MAX_IMPORT_FILES,
+    MAX_IMPORT_TOTAL_BYTES, MAX_SCANNED_ENTRIES, MAX_TEXT_FILE_BYTES, SkipReason,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -96,6 +96,9 @@ struct UploadBody {
     root_name: Option<String>,
     #[serde(default)]
     expected_revision: Option<u64>,
+    /// Replace unsaved edits (the page asks the person first).
+    #[serde(default)]
+    discard_changes: bool,
     files: Vec<UploadEntry>,
 }
 
@@ -128,9 +131,9 @@ async fn upload(
             json!({"maxEntries": MAX_UPLOAD_ENTRIES, "entries": body.files.len()}),
         );
     }
-    let expected_revision = body.expected_revision;
+    let guard = ImportGuard::at(body.expected_revision).discarding(body.discard_changes);
     let import = build_import(root_name(body.root_name.as_deref()), body.files);
-    match state.manager.import_files(import, expected_revision).await {
+    match state.manager.import_files(import, guard).await {
         Ok(outcome) => Json(json!(outcome)).into_response(),
         Err(error) => (
             StatusCode::CONFLICT,

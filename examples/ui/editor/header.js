@@ -4,6 +4,7 @@
 
 import { api } from '../lib/surface.js';
 import { confirmAction } from '../lib/modal.js';
+import { skippedSummary } from '../lib/skipped.js';
 
 /** Longest folder path the form sends. */
 const MAX_FOLDER_PATH_CHARS = 1024;
@@ -84,9 +85,11 @@ export function wireFolderForm({ form, input, submit, status, currentView, befor
     try {
       const result = await api('/api/editor/folder/open', {
         method: 'POST',
-        body: { path, expectedWorkspaceRevision: view?.status?.workspaceRevision },
+        // The person confirmed above when files were dirty; only then may the host discard them.
+        body: { path, expectedWorkspaceRevision: view?.status?.workspaceRevision, discardChanges: dirty.length > 0 },
       });
-      const skipped = result.import.skipped?.length ? ` (${result.import.skipped.length} skipped)` : '';
+      const skippedCount = result.import.skippedCount ?? 0;
+      const skipped = skippedCount ? ` (${skippedCount} skipped: ${skippedSummary(result.import)})` : '';
       setStatus(`Opened ${result.import.folder?.name ?? path}: ${result.import.fileCount} files${skipped}.`);
       onOpened(result);
     } catch (error) {

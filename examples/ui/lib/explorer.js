@@ -4,7 +4,9 @@
 
 import { api, callTool } from './api.js';
 import { $, el } from './dom.js';
+import { chat } from './chat.js';
 import { confirmAction, openModal } from './modal.js';
+import { skippedReport, skippedSummary } from './skipped.js';
 import { MAX_SOURCE_CHARS, actions, busy, fileAt, state } from './store.js';
 
 const collapsed = new Set();
@@ -104,6 +106,11 @@ export function renderTree() {
   $('open-folder-button').disabled = running;
 }
 
+function reportSkipped(what, outcome) {
+  const text = skippedReport(what, outcome);
+  if (text) chat(text, 'info');
+}
+
 function report(result, success) {
   if (result.isError) {
     actions.status(`${result.error.code}: ${result.error.message}`, true);
@@ -133,7 +140,9 @@ async function reloadFolder(trigger) {
     });
     if (!ok) return;
   }
-  report(await callTool('workspace.reloadFolder', { expectedRevision: state.status.revision }), 'Folder reloaded.');
+  // discardChanges only after the person confirmed the loss above.
+  const result = await callTool('workspace.reloadFolder', { expectedRevision: state.status.revision, discardChanges: state.status.isDirty });
+  if (report(result, 'Folder reloaded.')) reportSkipped('The reload', result.structuredContent);
   await actions.refreshState({ reloadEditor: true });
 }
 
@@ -160,8 +169,11 @@ async function openFolder(trigger) {
     if (!ok) return;
   }
   try {
-    await api('/api/folder/open', { method: 'POST', body: { path, expectedRevision: state.status.revision } });
-    actions.status(`Opened ${path}.`);
+    const body = { path, expectedRevision: state.status.revision, discardChanges: state.status.isDirty };
+    const outcome = await api('/api/folder/open', { method: 'POST', body });
+    const summary = skippedSummary(outcome);
+    actions.status(`Opened ${path}: ${outcome.fileCount} file(s)${summary ? `; skipped ${summary}` : ''}.`);
+    reportSkipped(`Opening ${path}`, outcome);
     await actions.refreshState({ reloadEditor: true });
   } catch (error) {
     actions.status(`${error.code}: ${error.message}`, true);

@@ -9,10 +9,9 @@ import { api } from './api.js';
 import { chat } from './chat.js';
 import { $ } from './dom.js';
 import { confirmAction } from './modal.js';
+import { skippedReport } from './skipped.js';
 import { actions, busy, state } from './store.js';
 
-/** Skipped entries listed in the chat; the rest are counted. */
-const MAX_LISTED_SKIPS = 20;
 /** Bytes converted to base64 per step, so large files do not build one huge argument list. */
 const BASE64_CHUNK = 0x8000;
 
@@ -59,11 +58,8 @@ export async function uploadEntries(files, limits) {
 }
 
 function reportSkipped(root, outcome) {
-  const skipped = outcome.skipped ?? [];
-  if (!skipped.length) return;
-  const listed = skipped.slice(0, MAX_LISTED_SKIPS).join('\n');
-  const more = skipped.length > MAX_LISTED_SKIPS ? `\n… and ${skipped.length - MAX_LISTED_SKIPS} more` : '';
-  chat(`Upload of ${root} skipped ${skipped.length} entr${skipped.length === 1 ? 'y' : 'ies'}:\n${listed}${more}`, 'info');
+  const report = skippedReport(`Upload of ${root}`, outcome);
+  if (report) chat(report, 'info');
 }
 
 /** Replaces the workspace with `files` after the same confirmation as opening a folder. */
@@ -94,7 +90,9 @@ async function uploadFolder(files, trigger) {
     actions.status(`Uploading ${root} (${files.length} file(s))…`);
     const limits = await api('/api/folder/upload');
     const entries = await uploadEntries(files, limits);
-    const body = { rootName: root, expectedRevision: state.status?.revision, files: entries };
+    // The person confirmed above when edits were unsaved; only then may the host discard them.
+    const discardChanges = Boolean(state.status?.isDirty);
+    const body = { rootName: root, expectedRevision: state.status?.revision, discardChanges, files: entries };
     const outcome = await api('/api/folder/upload', { method: 'POST', body });
     actions.status(`Uploaded ${root}: ${outcome.fileCount} file(s); Save keeps a browser checkpoint.`);
     reportSkipped(root, outcome);

@@ -7,6 +7,9 @@ use serde_json::{Value, json};
 
 use crate::path::PathError;
 
+/// Most unsaved paths a [`WorkspaceError::unsaved_changes`] refusal lists in its details.
+pub const MAX_DETAIL_UNSAVED_PATHS: usize = 64;
+
 /// Every `WORKSPACE_*` / `PREVIEW_*` code the engine emits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -29,6 +32,9 @@ pub enum WorkspaceErrorCode {
     WorkspaceFolderStale,
     /// A folder operation ran without a linked folder.
     WorkspaceFolderNotConnected,
+    /// The path to open does not exist or is not a folder (not in the reference, whose
+    /// browser picker only returns existing folders).
+    WorkspaceFolderNotFound,
     /// The folder's permission is not `granted`.
     WorkspaceFolderPermissionDenied,
     /// A folder write ended with an ambiguous outcome.
@@ -73,6 +79,7 @@ impl WorkspaceErrorCode {
             Self::WorkspaceFolderStateConflict => "WORKSPACE_FOLDER_STATE_CONFLICT",
             Self::WorkspaceFolderStale => "WORKSPACE_FOLDER_STALE",
             Self::WorkspaceFolderNotConnected => "WORKSPACE_FOLDER_NOT_CONNECTED",
+            Self::WorkspaceFolderNotFound => "WORKSPACE_FOLDER_NOT_FOUND",
             Self::WorkspaceFolderPermissionDenied => "WORKSPACE_FOLDER_PERMISSION_DENIED",
             Self::WorkspaceSideEffectUnknown => "WORKSPACE_SIDE_EFFECT_UNKNOWN",
             Self::WorkspaceDurableStateUnavailable => "WORKSPACE_DURABLE_STATE_UNAVAILABLE",
@@ -289,6 +296,42 @@ impl WorkspaceError {
         )
     }
 
+    /// `operation` would replace unsaved work (dirty files or pending deletions) and the caller
+    /// did not pass an explicit discard. `unsaved` lists them; details carry at most
+    /// [`MAX_DETAIL_UNSAVED_PATHS`] of them and the full count.
+    pub fn unsaved_changes(operation: &str, unsaved: &[String]) -> Self {
+        let listed: Vec<&str> = unsaved
+            .iter()
+            .take(MAX_DETAIL_UNSAVED_PATHS)
+            .map(String::as_str)
+            .collect();
+        let shown = listed
+            .iter()
+            .take(3)
+            .copied()
+            .collect::<Vec<_>>()
+            .join(", ");
+        let more = unsaved.len().saturating_sub(3);
+        let more = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        Self::new(
+            WorkspaceErrorCode::WorkspaceFolderStateConflict,
+            format!(
+                "Cannot {operation}: it would discard {} unsaved change(s) ({shown}{more}). Save them first, or repeat with discardChanges: true to replace them.",
+                unsaved.len()
+            ),
+            json!({
+                "operation": operation,
+                "unsavedChanges": true,
+                "dirtyPaths": listed,
+                "dirtyCount": unsaved.len(),
+            }),
+        )
+    }
+
     /// Nothing to undo or redo.
     pub fn history_empty(direction: &str) -> Self {
         Self::new(
@@ -322,6 +365,15 @@ impl WorkspaceError {
             WorkspaceErrorCode::WorkspaceFolderNotConnected,
             "No writable folder is connected. Open a folder first.",
             json!({ "operation": operation, "permission": "disconnected" }),
+        )
+    }
+
+    /// The path given to open a folder does not exist or is not a directory.
+    pub fn folder_not_found(path: &str, reason: &str) -> Self {
+        Self::new(
+            WorkspaceErrorCode::WorkspaceFolderNotFound,
+            format!("Cannot open {}: {reason}.", bounded_text(path)),
+            json!({ "operation": "open", "path": bounded_text(path), "reason": reason }),
         )
     }
 
@@ -465,6 +517,7 @@ mod tests {
             WorkspaceActiveFileNotFound,
             WorkspacePreviewEntryRequired,
             WorkspaceFolderStateConflict,
+            WorkspaceFolderNotFound,
             WorkspaceSideEffectUnknown,
             WorkspaceDurableStateUnavailable,
             WorkspacePathInvalid,
@@ -500,6 +553,37 @@ mod tests {
             json!({"expectedRevision": 3, "currentRevision": 5, "operation": "save"})
         );
         assert!(error.retryable);
+    }
+
+    #[test]
+    fn unsaved_changes_lists_at_most_64_paths_and_the_full_count() {
+        let paths = |n: usize| (0..n).map(|i| format!("f{i:03}.js")).collect::<Vec<_>>();
+        let at_edge = WorkspaceError::unsaved_changes("open", &paths(64));
+        assert_eq!(at_edge.details["dirtyPaths"].as_array().unwrap().len(), 64);
+        let over = WorkspaceError::unsaved_changes("reload", &paths(65));
+        assert_eq!(over.code, WorkspaceErrorCode::WorkspaceFolderStateConflict);
+        assert!(!over.retryable);
+        assert_eq!(over.details["dirtyPaths"].as_array().unwrap().len(), 64);
+        assert_eq!(over.details["dirtyPaths"][63], "f063.js");
+        assert_eq!(over.details["dirtyCount"], 65);
+        assert_eq!(over.details["operation"], "reload");
+        assert!(
+            over.message
+                .contains("discard 65 unsaved change(s) (f000.js, f001.js, f002.js and 62 more)"),
+            "{}",
+            over.message
+        );
+    }
+
+    #[test]
+    fn folder_not_found_is_final_and_names_path_and_reason() {
+        let error = WorkspaceError::folder_not_found("/no/such", "no such folder");
+        assert_eq!(error.code.as_str(), "WORKSPACE_FOLDER_NOT_FOUND");
+        assert!(!error.retryable);
+        assert_eq!(
+            error.details,
+            json!({"operation": "open", "path": "/no/such", "reason": "no such folder"})
+        );
     }
 
     #[test]

@@ -3,6 +3,8 @@
 //! The OS implementation lives in [`super::os_folder`]; hosts may provide others (a browser
 //! bridge, a remote share) by implementing [`FolderAdapter`].
 
+use std::collections::BTreeMap;
+
 use async_trait::async_trait;
 use serde::Serialize;
 
@@ -20,6 +22,9 @@ pub const MAX_TEXT_FILE_BYTES: u64 = 512 * 1024;
 pub const MAX_ASSET_FILE_BYTES: u64 = 4 * 1024 * 1024;
 /// Largest total of imported bytes (12 MiB).
 pub const MAX_IMPORT_TOTAL_BYTES: u64 = 12 * 1024 * 1024;
+
+/// Most skipped entries an import result lists (the counts cover every one).
+pub const MAX_LISTED_SKIPS: usize = 64;
 
 /// Write permission of a linked folder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -60,6 +65,9 @@ pub struct FolderImport {
     pub files: Vec<WorkspaceFile>,
     /// One line per skipped entry or reached limit, e.g. `big.js · larger than 512 KB`.
     pub skipped: Vec<String>,
+    /// Skipped entries per [`SkipReason::key`] (filled by [`ImportBuilder`]; an adapter that
+    /// builds its import itself may leave it empty).
+    pub skip_counts: BTreeMap<&'static str, usize>,
 }
 
 /// A linked folder the manager imports from and saves to.
@@ -157,6 +165,22 @@ impl SkipReason {
         }
     }
 
+    /// A stable camelCase key for counts in results (`unsupported`, `binary`, ...).
+    pub fn key(self) -> &'static str {
+        match self {
+            Self::Unsupported => "unsupported",
+            Self::FileLimit => "fileLimit",
+            Self::Duplicate => "duplicate",
+            Self::TextTooLarge | Self::AssetTooLarge => "tooLarge",
+            Self::WorkspaceLimit => "workspaceLimit",
+            Self::Binary => "binary",
+            Self::InvalidPath => "invalidPath",
+            Self::ScanLimit => "scanLimit",
+            Self::SymlinkNotFollowed => "symlink",
+            Self::Unreadable => "unreadable",
+        }
+    }
+
     /// `<path> · <reason>`.
     pub fn line(self, path: &str) -> String {
         format!("{path} · {}", self.as_str())
@@ -231,7 +255,7 @@ impl ImportBuilder {
         self.scanned += 1;
         if self.scanned > MAX_SCANNED_ENTRIES {
             let at = if prefix.is_empty() { "." } else { prefix };
-            self.stop(SkipReason::ScanLimit.line(at));
+            self.stop(at, SkipReason::ScanLimit);
             return false;
         }
         true
@@ -239,7 +263,7 @@ impl ImportBuilder {
 
     /// Records a skipped entry.
     pub fn skip(&mut self, path: &str, reason: SkipReason) {
-        self.import.skipped.push(reason.line(path));
+        self.record_skip(path, reason);
     }
 
     /// Decides whether a file with relative name `raw_path` and size `size` is read.
@@ -272,11 +296,11 @@ impl ImportBuilder {
             return Admission::Skipped;
         }
         if self.import.files.len() >= MAX_IMPORT_FILES {
-            self.stop(SkipReason::FileLimit.line(&path));
+            self.stop(&path, SkipReason::FileLimit);
             return Admission::Stop;
         }
         if self.total_bytes + size > MAX_IMPORT_TOTAL_BYTES {
-            self.stop(SkipReason::WorkspaceLimit.line(&path));
+            self.stop(&path, SkipReason::WorkspaceLimit);
             return Admission::Stop;
         }
         Admission::Read {
@@ -304,7 +328,7 @@ impl ImportBuilder {
             return Admission::Skipped;
         }
         if self.total_bytes + size > MAX_IMPORT_TOTAL_BYTES {
-            self.stop(SkipReason::WorkspaceLimit.line(&path));
+            self.stop(&path, SkipReason::WorkspaceLimit);
             return Admission::Stop;
         }
         let file = match kind {
@@ -331,9 +355,14 @@ impl ImportBuilder {
         self.import
     }
 
-    fn stop(&mut self, line: String) {
+    fn stop(&mut self, path: &str, reason: SkipReason) {
         self.stopped = true;
-        self.import.skipped.push(line);
+        self.record_skip(path, reason);
+    }
+
+    fn record_skip(&mut self, path: &str, reason: SkipReason) {
+        self.import.skipped.push(reason.line(path));
+        *self.import.skip_counts.entry(reason.key()).or_default() += 1;
     }
 }
 

@@ -7,6 +7,7 @@
 //! serialized by a second lock and do their I/O without holding the state lock; they
 //! re-check the revision they captured, so edits made during a save or reload are never lost.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,10 +18,10 @@ use super::bridge::{
     DEFAULT_PREVIEW_ACK_TIMEOUT, PreviewAcks, PreviewBridge, PreviewSnapshot, PreviewState,
     PreviewStatus,
 };
-use super::error::{WorkspaceError, WorkspaceErrorCode, WorkspaceResult};
-use super::folder::{FolderAdapter, FolderImport, FolderPermission};
+use super::error::{MAX_DETAIL_UNSAVED_PATHS, WorkspaceError, WorkspaceErrorCode, WorkspaceResult};
+use super::folder::{FolderAdapter, FolderImport, FolderPermission, MAX_LISTED_SKIPS};
 use super::history::{Clock, History, RecordKind, SystemClock};
-use super::model::{Occurrence, Operation, Workspace, validate_path};
+use super::model::{Occurrence, Operation, StoredWorkspace, Workspace, validate_path};
 use super::repository::{WorkspaceDelta, WorkspaceRepository};
 use crate::file::{FileContent, Language, WorkspaceFile};
 
@@ -126,8 +127,12 @@ pub struct ImportOutcome {
     pub active_path: String,
     /// Imported file count.
     pub file_count: usize,
-    /// Skipped entries and reached limits.
+    /// Skipped entries and reached limits (at most [`MAX_LISTED_SKIPS`] lines).
     pub skipped: Vec<String>,
+    /// How many entries were skipped in all.
+    pub skipped_count: usize,
+    /// Skipped entries per reason (`unsupported`, `binary`, `tooLarge`, `fileLimit`, `symlink`, ...).
+    pub skipped_by_reason: BTreeMap<&'static str, usize>,
     /// The folder link after the import.
     pub folder: FolderStatus,
     /// Acknowledged preview state.
@@ -184,9 +189,55 @@ pub struct WorkspaceStatus {
     pub preview: PreviewState,
     /// Folder capabilities.
     pub folder: FolderStatus,
+    /// Unsaved work kept from the stored workspace when its folder was linked again (see
+    /// [`WorkspaceDocumentManager::resume_folder`]); cleared by the next import or reset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resumed: Option<ResumedWork>,
     /// Persistence status.
     #[serde(flatten)]
     pub storage: StorageStatus,
+}
+
+/// Unsaved work a restart kept instead of importing the folder over it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+pub struct ResumedWork {
+    /// The folder's display name.
+    pub folder_name: String,
+    /// Unsaved paths kept (dirty files and pending deletions, at most [`MAX_DETAIL_UNSAVED_PATHS`]).
+    pub unsaved_paths: Vec<String>,
+    /// How many unsaved paths were kept in all.
+    pub unsaved_count: usize,
+}
+
+/// The guard of an operation that replaces the whole workspace (folder open, reload, upload,
+/// reset): the revision it was based on, and whether unsaved work may be discarded.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ImportGuard {
+    /// Reject the operation unless the workspace is at this revision.
+    pub expected_revision: Option<u64>,
+    /// Replace dirty files and pending deletions. Without it such an operation fails with
+    /// `WORKSPACE_FOLDER_STATE_CONFLICT` and changes nothing.
+    pub discard_changes: bool,
+}
+
+impl ImportGuard {
+    /// Guarded by `expected_revision`, keeping unsaved work (the refusal names it).
+    pub fn at(expected_revision: Option<u64>) -> Self {
+        Self {
+            expected_revision,
+            discard_changes: false,
+        }
+    }
+
+    /// The same guard, allowed (or not) to discard unsaved work.
+    pub fn discarding(self, discard_changes: bool) -> Self {
+        Self {
+            discard_changes,
+            ..self
+        }
+    }
 }
 
 /// One file in a listing (no contents).
@@ -249,6 +300,9 @@ struct State {
     storage: StorageStatus,
     persisting: bool,
     folder: Option<Arc<dyn FolderAdapter>>,
+    /// The scope of the folder the checkpoint was imported from (persisted on replace).
+    folder_scope: Option<String>,
+    resumed: Option<ResumedWork>,
 }
 
 enum Persist {
@@ -297,6 +351,8 @@ impl WorkspaceDocumentManager {
                 },
                 persisting: false,
                 folder: None,
+                folder_scope: None,
+                resumed: None,
             }),
             folder_ops: Mutex::new(()),
             repository,
@@ -325,21 +381,27 @@ impl WorkspaceDocumentManager {
     pub async fn hydrate(&self) -> StorageStatus {
         let mut state = self.state.lock().await;
         let (loaded, load_error) = match self.repository.load().await {
-            Ok(Some(stored)) => match Workspace::restore(stored) {
-                Ok(workspace) => (Some(workspace), None),
-                Err(error) => (
-                    None,
-                    Some(format!(
-                        "stored workspace could not be restored: {}",
-                        error.message
-                    )),
-                ),
-            },
+            Ok(Some(mut stored)) => {
+                let scope = stored.folder_scope.take();
+                match Workspace::restore(stored) {
+                    Ok(workspace) => (Some((workspace, scope)), None),
+                    Err(error) => (
+                        None,
+                        Some(format!(
+                            "stored workspace could not be restored: {}",
+                            error.message
+                        )),
+                    ),
+                }
+            }
             Ok(None) => (None, None),
             Err(error) => (None, Some(error.to_string())),
         };
         let base = match loaded {
-            Some(workspace) => workspace,
+            Some((workspace, scope)) => {
+                state.folder_scope = scope;
+                workspace
+            }
             None => state.workspace.clone(),
         };
         let revision = base.revision().max(state.workspace.revision()) + 1;
@@ -347,7 +409,7 @@ impl WorkspaceDocumentManager {
         state.history.clear();
         match load_error {
             Some(error) => self.fall_back_to_memory(&mut state, &error),
-            None => match self.repository.replace(&state.workspace.to_stored()).await {
+            None => match self.repository.replace(&stored_form(&state)).await {
                 Ok(()) => {
                     state.persisting = true;
                     state.storage = StorageStatus {
@@ -400,6 +462,7 @@ impl WorkspaceDocumentManager {
                 can_redo: state.history.can_redo(),
                 preview: self.acks.current(),
                 folder: disconnected_folder(),
+                resumed: state.resumed.clone(),
                 storage: state.storage.clone(),
             };
             (status, state.folder.clone())
@@ -633,16 +696,20 @@ impl WorkspaceDocumentManager {
         self.finish(outcome).await
     }
 
-    /// Restores the seed workspace. Refused while a folder is linked.
-    pub async fn reset(&self, expected_revision: Option<u64>) -> WorkspaceResult<MutationOutcome> {
+    /// Restores the seed workspace. Refused while a folder is linked, and over unsaved work
+    /// unless the guard discards it.
+    pub async fn reset(&self, guard: ImportGuard) -> WorkspaceResult<MutationOutcome> {
         let outcome = {
             let mut state = self.state.lock().await;
-            check_expected(expected_revision, &state.workspace, None)?;
+            check_expected(guard.expected_revision, &state.workspace, None)?;
             if state.folder.is_some() {
                 return Err(WorkspaceError::folder_state_conflict("reset"));
             }
+            check_unsaved(&state.workspace, "reset", guard)?;
             let next = state.workspace.replaced_by(self.seed.clone())?;
             state.history.clear();
+            state.folder_scope = None;
+            state.resumed = None;
             self.commit(&mut state, next, Persist::Replace).await;
             self.outcome(&state, "reset", None, self.acks.current())
         };
@@ -650,39 +717,79 @@ impl WorkspaceDocumentManager {
     }
 
     /// Imports a folder and links it for saving. An empty or unsupported folder is rejected
-    /// without touching the workspace or the current link.
+    /// without touching the workspace or the current link, and so is any open over unsaved
+    /// work unless the guard discards it (checked before the folder is read, and again before
+    /// the replacement).
     pub async fn open_folder(
         &self,
         folder: Arc<dyn FolderAdapter>,
-        expected_revision: Option<u64>,
+        guard: ImportGuard,
     ) -> WorkspaceResult<ImportOutcome> {
         let _folder_ops = self.folder_ops.lock().await;
-        let captured = self.captured_revision(expected_revision).await?;
+        let captured = self.captured_revision("open", guard).await?;
         let import = folder.read().await?;
         self.replace_from_import("open", import, captured, Some(folder))
             .await
     }
 
-    /// Imports files read elsewhere (an upload list); unlinks any folder.
+    /// Links `folder` for saving *without* importing it, when the workspace's checkpoint was
+    /// imported from that same folder ([`FolderAdapter::scope`]) and it holds unsaved work:
+    /// a restart then keeps the edits (still dirty) instead of replacing them with the
+    /// folder's content. Returns what was kept, or `None` (nothing linked) when there is
+    /// nothing to resume; the caller then opens the folder as usual.
+    ///
+    /// The folder is read once (and the result dropped): that proves it is readable, and tells
+    /// an adapter that tracks ambiguous writes that the disk was seen after the restart.
+    pub async fn resume_folder(
+        &self,
+        folder: Arc<dyn FolderAdapter>,
+    ) -> WorkspaceResult<Option<ResumedWork>> {
+        let _folder_ops = self.folder_ops.lock().await;
+        if !self.resumable(folder.as_ref()).await {
+            return Ok(None);
+        }
+        folder.read().await?;
+        let mut state = self.state.lock().await;
+        let unsaved = unsaved_paths(&state.workspace);
+        if unsaved.is_empty() {
+            return Ok(None);
+        }
+        let resumed = ResumedWork {
+            folder_name: folder.name().to_owned(),
+            unsaved_count: unsaved.len(),
+            unsaved_paths: unsaved.into_iter().take(MAX_DETAIL_UNSAVED_PATHS).collect(),
+        };
+        state.folder = Some(folder);
+        state.resumed = Some(resumed.clone());
+        Ok(Some(resumed))
+    }
+
+    /// Whether the workspace holds unsaved work whose checkpoint came from `folder`.
+    async fn resumable(&self, folder: &dyn FolderAdapter) -> bool {
+        let state = self.state.lock().await;
+        state.folder_scope.as_deref() == Some(folder.scope().as_str())
+            && !unsaved_paths(&state.workspace).is_empty()
+    }
+
+    /// Imports files read elsewhere (an upload list); unlinks any folder. Refused over unsaved
+    /// work unless the guard discards it.
     pub async fn import_files(
         &self,
         import: FolderImport,
-        expected_revision: Option<u64>,
+        guard: ImportGuard,
     ) -> WorkspaceResult<ImportOutcome> {
         let _folder_ops = self.folder_ops.lock().await;
-        let captured = self.captured_revision(expected_revision).await?;
+        let captured = self.captured_revision("import", guard).await?;
         self.replace_from_import("import", import, captured, None)
             .await
     }
 
     /// Re-reads the linked folder and replaces the workspace; the revision captured before
-    /// the read must still be current afterwards.
-    pub async fn reload_folder(
-        &self,
-        expected_revision: Option<u64>,
-    ) -> WorkspaceResult<ImportOutcome> {
+    /// the read must still be current afterwards. Refused over unsaved work unless the guard
+    /// discards it.
+    pub async fn reload_folder(&self, guard: ImportGuard) -> WorkspaceResult<ImportOutcome> {
         let _folder_ops = self.folder_ops.lock().await;
-        let captured = self.captured_revision(expected_revision).await?;
+        let captured = self.captured_revision("reload", guard).await?;
         let folder = self.linked_folder("reload").await?;
         self.require_granted(&folder, "reload").await?;
         let import = match folder.read().await {
@@ -873,7 +980,7 @@ impl WorkspaceDocumentManager {
                         .apply(&WorkspaceDelta::between(&previous, &state.workspace))
                         .await
                 }
-                Persist::Replace => self.repository.replace(&state.workspace.to_stored()).await,
+                Persist::Replace => self.repository.replace(&stored_form(state)).await,
             };
             if let Err(error) = written {
                 self.fall_back_to_memory(state, &error.to_string());
@@ -940,10 +1047,19 @@ impl WorkspaceDocumentManager {
         }
     }
 
-    async fn captured_revision(&self, expected_revision: Option<u64>) -> WorkspaceResult<u64> {
+    /// The revision an import is based on, after its guard's revision and unsaved-work checks.
+    async fn captured_revision(
+        &self,
+        operation: &str,
+        guard: ImportGuard,
+    ) -> WorkspaceResult<Captured> {
         let state = self.state.lock().await;
-        check_expected(expected_revision, &state.workspace, None)?;
-        Ok(state.workspace.revision())
+        check_expected(guard.expected_revision, &state.workspace, None)?;
+        check_unsaved(&state.workspace, operation, guard)?;
+        Ok(Captured {
+            revision: state.workspace.revision(),
+            discard_changes: guard.discard_changes,
+        })
     }
 
     async fn linked_folder(&self, operation: &str) -> WorkspaceResult<Arc<dyn FolderAdapter>> {
@@ -1033,7 +1149,7 @@ impl WorkspaceDocumentManager {
         &self,
         operation: &'static str,
         import: FolderImport,
-        captured: u64,
+        captured: Captured,
         link: Option<Arc<dyn FolderAdapter>>,
     ) -> WorkspaceResult<ImportOutcome> {
         if import.files.is_empty() {
@@ -1045,24 +1161,37 @@ impl WorkspaceDocumentManager {
         let (outcome, folder) = {
             let mut state = self.state.lock().await;
             let current = state.workspace.revision();
-            if current != captured {
+            if current != captured.revision {
                 return Err(WorkspaceError::revision_conflict(
-                    captured,
+                    captured.revision,
                     current,
                     Some(operation),
                 ));
             }
+            // Marks (saves) never move the revision, so the dirty state is checked again.
+            check_unsaved(
+                &state.workspace,
+                operation,
+                ImportGuard::default().discarding(captured.discard_changes),
+            )?;
             let next = state.workspace.replaced_by(import.files)?;
             state.history.clear();
+            state.folder_scope = link.as_ref().map(|folder| folder.scope());
             state.folder = link;
+            state.resumed = None;
             self.commit(&mut state, next, Persist::Replace).await;
             let ws = &state.workspace;
+            let skipped_count = import.skipped.len();
+            let mut skipped = import.skipped;
+            skipped.truncate(MAX_LISTED_SKIPS);
             let outcome = ImportOutcome {
                 operation,
                 revision: ws.revision(),
                 active_path: ws.active_path().to_owned(),
                 file_count: ws.files().len(),
-                skipped: import.skipped,
+                skipped,
+                skipped_count,
+                skipped_by_reason: import.skip_counts,
                 folder: disconnected_folder(),
                 preview: self.acks.current(),
                 storage: state.storage.clone(),
@@ -1077,6 +1206,14 @@ impl WorkspaceDocumentManager {
             .await?;
         Ok(outcome)
     }
+}
+
+/// What an import captured before its I/O: the revision it must still find, and whether it
+/// may discard unsaved work.
+#[derive(Debug, Clone, Copy)]
+struct Captured {
+    revision: u64,
+    discard_changes: bool,
 }
 
 #[derive(Debug, Default)]
@@ -1105,6 +1242,39 @@ fn check_expected(
             WorkspaceError::revision_conflict(expected, workspace.revision(), operation),
         ),
         _ => Ok(()),
+    }
+}
+
+/// Dirty files and pending deletions: the work an import or reset would discard.
+fn unsaved_paths(workspace: &Workspace) -> Vec<String> {
+    let mut paths = workspace.dirty_paths();
+    paths.extend(workspace.pending_deletions());
+    paths.sort();
+    paths.dedup();
+    paths
+}
+
+/// Refuses `operation` over unsaved work unless `guard` discards it.
+fn check_unsaved(
+    workspace: &Workspace,
+    operation: &str,
+    guard: ImportGuard,
+) -> WorkspaceResult<()> {
+    if guard.discard_changes {
+        return Ok(());
+    }
+    let unsaved = unsaved_paths(workspace);
+    if unsaved.is_empty() {
+        return Ok(());
+    }
+    Err(WorkspaceError::unsaved_changes(operation, &unsaved))
+}
+
+/// The persisted form of the state, with the folder the checkpoint came from.
+fn stored_form(state: &State) -> StoredWorkspace {
+    StoredWorkspace {
+        folder_scope: state.folder_scope.clone(),
+        ..state.workspace.to_stored()
     }
 }
 
@@ -1206,7 +1376,7 @@ mod tests {
                     WorkspaceFile::text("app.js", "let a = 1;"),
                     WorkspaceFile::asset("logo.png", vec![1, 2, 3]),
                 ],
-                skipped: Vec::new(),
+                ..FolderImport::default()
             })
         }
 
@@ -1236,7 +1406,10 @@ mod tests {
         .unwrap();
         let folder = Arc::new(MemoryFolder::default());
         let adapter: Arc<dyn FolderAdapter> = folder.clone();
-        manager.open_folder(adapter, None).await.unwrap();
+        manager
+            .open_folder(adapter, ImportGuard::default())
+            .await
+            .unwrap();
         (manager, folder)
     }
 

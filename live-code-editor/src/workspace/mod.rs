@@ -19,16 +19,17 @@ pub use bridge::{
     DEFAULT_PREVIEW_ACK_TIMEOUT, HeadlessPreviewBridge, ManualPreviewBridge, PreviewAcks,
     PreviewBridge, PreviewCompiler, PreviewSnapshot, PreviewState, PreviewStatus,
 };
-pub use error::{WorkspaceError, WorkspaceErrorCode, WorkspaceResult};
+pub use error::{MAX_DETAIL_UNSAVED_PATHS, WorkspaceError, WorkspaceErrorCode, WorkspaceResult};
 pub use folder::{
     FolderAdapter, FolderImport, FolderPermission, ImportBuilder, MAX_ASSET_FILE_BYTES,
-    MAX_IMPORT_FILES, MAX_IMPORT_TOTAL_BYTES, MAX_SCANNED_ENTRIES, MAX_TEXT_FILE_BYTES, SkipReason,
+    MAX_IMPORT_FILES, MAX_IMPORT_TOTAL_BYTES, MAX_LISTED_SKIPS, MAX_SCANNED_ENTRIES,
+    MAX_TEXT_FILE_BYTES, SkipReason,
 };
 pub use history::{COALESCE_WINDOW, Clock, History, MAX_HISTORY_ENTRIES, ManualClock, SystemClock};
 pub use manager::{
-    FileRead, FileSummary, FolderStatus, ImportOutcome, MAX_STORAGE_ERROR_CHARS, ManagerOptions,
-    MutationOutcome, SaveOutcome, StorageStatus, WorkspaceDocumentManager, WorkspaceStatus,
-    WriteOptions,
+    FileRead, FileSummary, FolderStatus, ImportGuard, ImportOutcome, MAX_STORAGE_ERROR_CHARS,
+    ManagerOptions, MutationOutcome, ResumedWork, SaveOutcome, StorageStatus,
+    WorkspaceDocumentManager, WorkspaceStatus, WriteOptions,
 };
 pub use model::{
     MAX_PATCH_REPLACEMENT_CHARS, MAX_PATCH_SEARCH_CHARS, MAX_PATH_CHARS, MAX_TEXT_SOURCE_CHARS,

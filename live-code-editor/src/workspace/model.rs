@@ -145,6 +145,11 @@ pub struct StoredWorkspace {
     /// Deletion markers (informational; recomputed from the checkpoint on hydration).
     #[serde(default)]
     pub pending_deletions: Vec<String>,
+    /// The [`scope`](super::folder::FolderAdapter::scope) of the folder the checkpoint was
+    /// imported from (`None`: the seed or an upload). Set by the manager, which uses it to
+    /// resume unsaved work against the same folder after a restart; never in tool payloads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folder_scope: Option<String>,
 }
 
 /// A revisioned workspace. See the module docs.
@@ -230,6 +235,7 @@ impl Workspace {
                 .collect(),
             origins: self.content.origins.clone(),
             pending_deletions: self.pending_deletions(),
+            folder_scope: None,
         }
     }
 
@@ -1198,6 +1204,7 @@ mod tests {
             checkpoint: vec![],
             origins: BTreeMap::new(),
             pending_deletions: vec![],
+            folder_scope: None,
         };
         assert_eq!(
             Workspace::restore(stored).unwrap_err().code,

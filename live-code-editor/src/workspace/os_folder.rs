@@ -131,12 +131,17 @@ impl OsFolder {
 
     /// Links `root` through a custom [`FolderFs`] (fault injection, sandboxes).
     pub fn with_fs(root: impl AsRef<Path>, fs: Arc<dyn FolderFs>) -> WorkspaceResult<Self> {
-        let not_connected = || WorkspaceError::folder_not_connected("open");
+        let requested = root.as_ref();
+        let not_found =
+            |reason: &str| WorkspaceError::folder_not_found(&requested.to_string_lossy(), reason);
         let root = fs
-            .canonicalize(root.as_ref())
-            .map_err(|_| not_connected())?;
-        if !fs.metadata(&root).map_err(|_| not_connected())?.is_dir() {
-            return Err(not_connected());
+            .canonicalize(requested)
+            .map_err(|error| not_found(&missing_reason(&error)))?;
+        let metadata = fs
+            .metadata(&root)
+            .map_err(|error| not_found(&missing_reason(&error)))?;
+        if !metadata.is_dir() {
+            return Err(not_found("it is not a folder"));
         }
         let name = root.file_name().map_or_else(
             || "folder".to_owned(),
@@ -172,6 +177,15 @@ impl OsFolder {
                     &format!("folder task failed: {join}"),
                 ))
             })
+    }
+}
+
+/// Why a path to open could not be resolved, in words a person can act on.
+fn missing_reason(error: &std::io::Error) -> String {
+    match error.kind() {
+        std::io::ErrorKind::NotFound => "no such folder".to_owned(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
+        _ => format!("it cannot be read ({})", error.kind()),
     }
 }
 

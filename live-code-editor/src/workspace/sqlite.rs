@@ -22,6 +22,11 @@ const SCHEMA: &[&str] = &[
         active_path TEXT NOT NULL,
         origins TEXT NOT NULL
     )",
+    // Its own table (not a column) so databases written before it need no migration.
+    "CREATE TABLE IF NOT EXISTS lce_workspace_folder (
+        workspace_id TEXT PRIMARY KEY,
+        folder_scope TEXT NOT NULL
+    )",
     "CREATE TABLE IF NOT EXISTS lce_workspace_file (
         workspace_id TEXT NOT NULL,
         slot TEXT NOT NULL CHECK (slot IN ('current', 'checkpoint')),
@@ -174,6 +179,29 @@ impl SqliteWorkspaceRepository {
         Ok(())
     }
 
+    async fn write_folder_scope(
+        &self,
+        tx: &mut Transaction<'_, Sqlite>,
+        folder_scope: Option<&str>,
+    ) -> Result<(), RepositoryError> {
+        sqlx::query("DELETE FROM lce_workspace_folder WHERE workspace_id = ?")
+            .bind(&self.workspace_id)
+            .execute(&mut **tx)
+            .await
+            .map_err(storage)?;
+        if let Some(scope) = folder_scope {
+            sqlx::query(
+                "INSERT INTO lce_workspace_folder (workspace_id, folder_scope) VALUES (?, ?)",
+            )
+            .bind(&self.workspace_id)
+            .bind(scope)
+            .execute(&mut **tx)
+            .await
+            .map_err(storage)?;
+        }
+        Ok(())
+    }
+
     async fn stored_revision(
         &self,
         tx: &mut Transaction<'_, Sqlite>,
@@ -238,6 +266,13 @@ impl WorkspaceRepository for SqliteWorkspaceRepository {
             serde_json::from_str(&origins_json).map_err(storage)?;
         let files = self.load_slot(CURRENT).await?;
         let checkpoint = self.load_slot(CHECKPOINT).await?;
+        let folder_scope = sqlx::query_scalar::<_, String>(
+            "SELECT folder_scope FROM lce_workspace_folder WHERE workspace_id = ?",
+        )
+        .bind(&self.workspace_id)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(storage)?;
         let pending_deletions = checkpoint
             .iter()
             .filter(|saved| !files.iter().any(|file| file.path == saved.path))
@@ -250,6 +285,7 @@ impl WorkspaceRepository for SqliteWorkspaceRepository {
             checkpoint,
             origins,
             pending_deletions,
+            folder_scope,
         }))
     }
 
@@ -273,6 +309,8 @@ impl WorkspaceRepository for SqliteWorkspaceRepository {
         for file in &stored.checkpoint {
             self.upsert(&mut tx, CHECKPOINT, file).await?;
         }
+        self.write_folder_scope(&mut tx, stored.folder_scope.as_deref())
+            .await?;
         tx.commit().await.map_err(storage)
     }
 
@@ -317,6 +355,32 @@ impl WorkspaceRepository for SqliteWorkspaceRepository {
 mod tests {
     use super::*;
     use crate::workspace::model::{Operation, Workspace};
+
+    #[tokio::test]
+    async fn folder_scope_survives_deltas_and_is_cleared_by_a_replace_without_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ws.sqlite");
+        let repo = SqliteWorkspaceRepository::open(&path, "w1").await.unwrap();
+        let ws = Workspace::new(vec![WorkspaceFile::text("index.html", "<p>")]).unwrap();
+        let mut stored = ws.to_stored();
+        stored.folder_scope = Some("/home/me/site".into());
+        repo.replace(&stored).await.unwrap();
+        let next = ws
+            .apply(&Operation::Write {
+                path: "index.html".into(),
+                source: "<p>2".into(),
+            })
+            .unwrap();
+        repo.apply(&WorkspaceDelta::between(&ws, &next))
+            .await
+            .unwrap();
+        let reopened = SqliteWorkspaceRepository::open(&path, "w1").await.unwrap();
+        let loaded = reopened.load().await.unwrap().unwrap();
+        assert_eq!(loaded.folder_scope.as_deref(), Some("/home/me/site"));
+        assert_eq!(loaded.revision, next.revision());
+        reopened.replace(&next.to_stored()).await.unwrap();
+        assert_eq!(reopened.load().await.unwrap().unwrap().folder_scope, None);
+    }
 
     #[tokio::test]
     async fn round_trips_text_assets_checkpoint_and_origins() {

@@ -11,7 +11,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use live_code_editor::preview::{PreviewOptions, compile_preview};
-use live_code_editor::workspace::OsFolder;
+use live_code_editor::workspace::{ImportGuard, OsFolder};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tool_protocol::ToolCallError;
@@ -130,11 +130,14 @@ struct OpenFolderBody {
     path: String,
     #[serde(default)]
     expected_workspace_revision: Option<u64>,
+    #[serde(default)]
+    discard_changes: bool,
 }
 
-/// `POST /api/editor/folder/open {path, expectedWorkspaceRevision?}`: imports a writable host
-/// folder into the editor (the limits of every folder import) and links it for saving. An
-/// empty or unsupported folder is refused and leaves the workspace and link untouched.
+/// `POST /api/editor/folder/open {path, expectedWorkspaceRevision?, discardChanges?}`: imports a
+/// writable host folder into the editor (the limits of every folder import) and links it for
+/// saving. An empty or unsupported folder is refused and leaves the workspace and link
+/// untouched, and so is an open over unsaved edits without `discardChanges: true`.
 async fn open_folder(
     State(state): State<Arc<StudioState>>,
     Json(body): Json<OpenFolderBody>,
@@ -146,7 +149,10 @@ async fn open_folder(
     let editor = &state.editor;
     let opened = editor
         .manager()
-        .open_folder(adapter, body.expected_workspace_revision)
+        .open_folder(
+            adapter,
+            ImportGuard::at(body.expected_workspace_revision).discarding(body.discard_changes),
+        )
         .await;
     match opened {
         Ok(outcome) => {
