@@ -588,3 +588,72 @@ async fn the_same_content_is_rewritten_at_most_max_save_generations_times() {
         "<p>b</p>"
     );
 }
+
+/// A pid that ran on this machine and has exited.
+fn exited_pid() -> u32 {
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    pid
+}
+
+async fn claim_as(studio: &Studio, source: &str, owner_id: &str) {
+    use tool_durable_operations::{ClaimRequest, ClaimStatus};
+    let key = studio.folder.write_key_for("index.html", source.as_bytes());
+    let fingerprint = content_digest(source.as_bytes());
+    let claim = studio
+        .state
+        .saves
+        .store()
+        .claim(ClaimRequest {
+            key: &key,
+            fingerprint: &fingerprint,
+            owner_id,
+            lease: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(claim.status, ClaimStatus::Owner);
+}
+
+#[tokio::test]
+async fn a_save_left_pending_by_a_killed_studio_does_not_block_the_next_save() {
+    let (data, root) = (
+        tempfile::tempdir().unwrap(),
+        folder_with_index("<p>old</p>"),
+    );
+    let studio = studio(data.path(), root.path(), FaultFs::new()).await;
+    studio.edit("<p>new</p>").await;
+    // The killed process claimed the write (a five-minute lease) and died before writing.
+    claim_as(&studio, "<p>new</p>", &format!("studio:{}", exited_pid())).await;
+
+    assert_saved(&studio.save_all().await);
+
+    assert_eq!(
+        fs::read_to_string(root.path().join("index.html")).unwrap(),
+        "<p>new</p>"
+    );
+    assert!(studio.dirty().await.is_empty());
+}
+
+#[tokio::test]
+async fn a_save_pending_in_a_live_process_still_blocks_rather_than_writing_twice() {
+    let (data, root) = (
+        tempfile::tempdir().unwrap(),
+        folder_with_index("<p>old</p>"),
+    );
+    let studio = studio(data.path(), root.path(), FaultFs::new()).await;
+    // Another running process (the test runner that started this one) holds the write.
+    let live_other = format!("studio:{}", std::os::unix::process::parent_id());
+    claim_as(&studio, "<p>newer</p>", &live_other).await;
+    studio.edit("<p>newer</p>").await;
+
+    let error = error_of(&studio.save_all().await).clone();
+
+    assert_eq!(error["code"], "WORKSPACE_SIDE_EFFECT_UNKNOWN", "{error}");
+    assert_eq!(
+        fs::read_to_string(root.path().join("index.html")).unwrap(),
+        "<p>old</p>"
+    );
+    assert_eq!(studio.dirty().await, ["index.html"]);
+}

@@ -312,6 +312,10 @@ impl DurableFolder {
                 Step::Done(Ok(()))
             }
             SideEffectResult::Replayed { .. } => Step::NextGeneration,
+            SideEffectResult::Pending { operation } if owner_is_gone(&operation.owner_id) => {
+                let abandoned = self.abandon(&operation).await?;
+                self.reconcile(effect, &abandoned, ORPHANED_SAVE).await?
+            }
             SideEffectResult::Pending { .. } => Step::Done(Err(side_effect_unknown(
                 effect,
                 "another save of this file is still in flight",
@@ -323,6 +327,31 @@ impl DurableFolder {
                 )))
             }
         })
+    }
+
+    /// Marks a pending record of a studio process that is gone `unknown`, fenced by the record
+    /// as read (a concurrent change wins), so it is reconciled instead of blocking saves of
+    /// that file until its lease runs out.
+    async fn abandon(&self, operation: &OperationRecord) -> WorkspaceResult<OperationRecord> {
+        let store = self.saves.store();
+        let fence = operation.fence();
+        match store
+            .mark_unknown(
+                &operation.key,
+                &operation.owner_id,
+                ORPHANED_SAVE,
+                None,
+                &fence,
+            )
+            .await
+        {
+            Ok(record) => Ok(record),
+            Err(_) => store
+                .get(&operation.key)
+                .await
+                .map_err(store_unavailable)?
+                .ok_or_else(|| WorkspaceError::durable_state_unavailable("a save record vanished")),
+        }
     }
 
     /// Reconciles a previous ambiguous effect without performing it again: completed when the
@@ -433,6 +462,26 @@ impl ReadEpoch {
 enum Step {
     Done(WorkspaceResult<()>),
     NextGeneration,
+}
+
+/// Why a save record of a stopped studio process became `unknown`.
+const ORPHANED_SAVE: &str =
+    "the studio process that started this save stopped before recording its outcome";
+
+/// Whether `owner_id` names a studio process of this machine that is no longer running, so
+/// its pending save can never settle (it was killed mid-save). Only `studio:<pid>` owners are
+/// judged, and only where `/proc` shows processes; any other owner is presumed alive and its
+/// lease is waited out.
+fn owner_is_gone(owner_id: &str) -> bool {
+    let Some(pid) = owner_id
+        .strip_prefix("studio:")
+        .and_then(|pid| pid.parse::<u32>().ok())
+    else {
+        return false;
+    };
+    pid != std::process::id()
+        && Path::new("/proc/self").exists()
+        && !Path::new(&format!("/proc/{pid}")).exists()
 }
 
 /// A regular file (not a link) holding exactly `bytes`.

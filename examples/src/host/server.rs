@@ -13,7 +13,7 @@ use axum::routing::{get, post};
 use live_code_editor::preview::{
     PreviewOptions, collect_preview_diagnostics, compile_preview, export_standalone_html,
 };
-use live_code_editor::workspace::ImportGuard;
+use live_code_editor::workspace::{ImportGuard, WorkspaceErrorCode};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tool_context::{ApprovalDecision, ToolCallOptions};
@@ -486,8 +486,13 @@ async fn open_folder(
     let adapter = match state.saves.open_folder(body.path.trim()) {
         Ok(adapter) => Arc::new(adapter),
         Err(error) => {
+            let status = if error.code == WorkspaceErrorCode::WorkspaceFolderNotFound {
+                StatusCode::NOT_FOUND
+            } else {
+                StatusCode::BAD_REQUEST
+            };
             return (
-                StatusCode::BAD_REQUEST,
+                status,
                 Json(json!({"error": tool_protocol::ToolCallError::from(error)})),
             )
                 .into_response();
