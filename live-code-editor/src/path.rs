@@ -21,6 +21,13 @@ pub enum PathError {
     /// The path is absolute (leading slash, drive letter or UNC prefix).
     #[error("workspace paths must be relative to the workspace root")]
     Absolute,
+    /// A control character (U+0001–U+001F, U+007F): invisible, and breaks logs and terminals.
+    #[error("workspace paths cannot contain control characters")]
+    ControlCharacter,
+    /// A bidirectional override or isolate (U+202A–U+202E, U+2066–U+2069), which can make a
+    /// name display as another one (`evil\u{202E}sj.txt` reads as `eviltxt.js`).
+    #[error("workspace paths cannot contain bidirectional control characters")]
+    BidiControl,
 }
 
 impl PathError {
@@ -31,13 +38,17 @@ impl PathError {
             Self::ParentTraversal => "parent-traversal",
             Self::Empty => "empty",
             Self::Absolute => "absolute",
+            Self::ControlCharacter => "control-character",
+            Self::BidiControl => "bidi-control",
         }
     }
 }
 
 /// Normalizes a workspace path: backslashes become slashes, empty and `.` segments are dropped.
-/// NUL bytes, `..` segments, absolute paths and paths that are empty after normalization are
-/// rejected, so a normalized path can never leave the workspace root.
+/// NUL bytes, other control characters and bidirectional controls (anywhere, even where a
+/// trim would remove them), `..` segments, absolute paths and paths that are empty after
+/// normalization are rejected, so a normalized path can never leave the workspace root nor
+/// look like another one.
 ///
 /// ```
 /// use live_code_editor::path::{normalize_workspace_path, PathError};
@@ -46,9 +57,7 @@ impl PathError {
 /// assert_eq!(normalize_workspace_path("/etc/passwd"), Err(PathError::Absolute));
 /// ```
 pub fn normalize_workspace_path(raw: &str) -> Result<String, PathError> {
-    if raw.contains('\0') {
-        return Err(PathError::Nul);
-    }
+    check_characters(raw)?;
     let unified = raw.trim().replace('\\', "/");
     if is_absolute(&unified) {
         return Err(PathError::Absolute);
@@ -71,6 +80,21 @@ pub fn normalize_workspace_path(raw: &str) -> Result<String, PathError> {
         return normalize_workspace_path(&joined);
     }
     Ok(joined)
+}
+
+/// Refuses characters no file name needs and that can hide what a path is.
+fn check_characters(raw: &str) -> Result<(), PathError> {
+    for character in raw.chars() {
+        match character {
+            '\0' => return Err(PathError::Nul),
+            '\u{1}'..='\u{1f}' | '\u{7f}' => return Err(PathError::ControlCharacter),
+            '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => {
+                return Err(PathError::BidiControl);
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 fn is_absolute(path: &str) -> bool {
@@ -109,8 +133,51 @@ mod tests {
 
     #[test]
     fn whitespace_behind_a_dropped_separator_is_trimmed_too() {
-        assert_eq!(normalize_workspace_path("\u{1}\t/"), Ok("\u{1}".to_owned()));
-        assert_eq!(normalize_workspace_path("x/\t/"), Ok("x".to_owned()));
+        assert_eq!(normalize_workspace_path("x/ /"), Ok("x".to_owned()));
+        assert_eq!(normalize_workspace_path("x\u{a0}/ /"), Ok("x".to_owned()));
+    }
+
+    #[test]
+    fn control_and_bidi_characters_are_refused_anywhere() {
+        for raw in [
+            "a\nb.js",
+            "a\tb.js",
+            "\tindex.html",
+            "index.html\n",
+            "a\u{1}",
+            "a\u{1f}",
+            "a\u{7f}",
+        ] {
+            assert_eq!(
+                normalize_workspace_path(raw),
+                Err(PathError::ControlCharacter),
+                "{raw:?}"
+            );
+        }
+        for raw in [
+            "evil\u{202e}sj.txt",
+            "a\u{202a}",
+            "a\u{2066}",
+            "a\u{2069}.css",
+        ] {
+            assert_eq!(
+                normalize_workspace_path(raw),
+                Err(PathError::BidiControl),
+                "{raw:?}"
+            );
+        }
+        // The neighbours of each range stay valid.
+        for raw in [
+            "a\u{20}b.js",
+            "a\u{80}b.js",
+            "a\u{2029}b.js",
+            "a\u{202f}b.js",
+            "a\u{2065}",
+            "a\u{206a}",
+        ] {
+            assert!(normalize_workspace_path(raw).is_ok(), "{raw:?}");
+        }
+        assert_eq!(PathError::BidiControl.reason(), "bidi-control");
     }
 
     #[test]

@@ -205,6 +205,18 @@ impl WorkspaceError {
         )
     }
 
+    /// A new file at `path` would clash with `existing`: one of them would have to be a
+    /// folder of the other's name.
+    pub fn folder_clash(path: &str, existing: &str, operation: &str) -> Self {
+        Self::new(
+            WorkspaceErrorCode::WorkspaceFileConflict,
+            format!(
+                "{path} cannot be a file while {existing} exists: a folder cannot also be a file."
+            ),
+            json!({ "path": path, "conflictingPath": existing, "operation": operation }),
+        )
+    }
+
     /// A rename names the same path or an existing one.
     pub fn rename_conflict(from: &str, to: &str, same_path: bool) -> Self {
         let message = if same_path {

@@ -469,13 +469,31 @@ impl Workspace {
                 &path, "create", "asset", "text",
             ));
         }
-        if self.index_of(&path).is_some() {
-            return Err(WorkspaceError::file_exists(&path, "create"));
-        }
+        self.check_free(&path, "create")?;
         check_source_limit(&format!("Source of {path}"), source)?;
         self.insert_file(WorkspaceFile::text(path.clone(), source));
         self.content.active_path = path;
         Ok(())
+    }
+
+    /// Fails unless a new file can live at `path`: no file there, none at a folder `path`
+    /// would need (`a.js` for `a.js/b.js`), and no files inside a folder named `path`
+    /// (`sub/x.js` for `sub`), since a folder cannot hold both on disk.
+    fn check_free(&self, path: &str, operation: &str) -> WorkspaceResult<()> {
+        if self.index_of(path).is_some() {
+            return Err(WorkspaceError::file_exists(path, operation));
+        }
+        let folder = format!("{path}/");
+        let clash = self.content.files.iter().find(|file| {
+            file.path.starts_with(&folder)
+                || path
+                    .strip_prefix(file.path.as_str())
+                    .is_some_and(|rest| rest.starts_with('/'))
+        });
+        match clash {
+            Some(file) => Err(WorkspaceError::folder_clash(path, &file.path, operation)),
+            None => Ok(()),
+        }
     }
 
     fn write(&mut self, raw_path: &str, source: &str) -> WorkspaceResult<()> {
@@ -542,6 +560,7 @@ impl Workspace {
         if self.index_of(&to).is_some() {
             return Err(WorkspaceError::rename_conflict(&from, &to, false));
         }
+        self.check_free(&to, "rename")?;
         let file = Arc::clone(&self.content.files[index]);
         let moved = match (&file.content, is_asset_path(&to)) {
             (FileContent::Text { source }, false) => {
@@ -892,6 +911,25 @@ mod tests {
             code(ws.apply(&create("a\0.js", ""))),
             Code::WorkspacePathInvalid
         );
+    }
+
+    #[test]
+    fn a_file_and_a_folder_of_the_same_name_cannot_both_exist() {
+        let ws = seed().apply(&create("sub/a.js", "")).unwrap();
+        for raw in ["sub/.", "sub/", "sub"] {
+            let error = ws.apply(&create(raw, "")).unwrap_err();
+            assert_eq!(error.code, Code::WorkspaceFileConflict, "{raw}");
+            assert_eq!(error.details["conflictingPath"], "sub/a.js");
+        }
+        let error = ws.apply(&create("sub/a.js/b.js", "")).unwrap_err();
+        assert_eq!(error.details["conflictingPath"], "sub/a.js");
+        let error = ws.apply(&rename("app.js", "sub")).unwrap_err();
+        assert_eq!(error.code, Code::WorkspaceFileConflict);
+        assert!(
+            ws.apply(&create("subway.js", "")).is_ok(),
+            "a shared prefix is fine"
+        );
+        assert!(ws.apply(&create("sub/b.js", "")).is_ok());
     }
 
     #[test]
