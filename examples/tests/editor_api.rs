@@ -390,11 +390,18 @@ async fn preview_routes_serve_the_current_document_and_refuse_superseded_ones() 
     assert_eq!(page.headers()["cache-control"], "no-store");
     let html = page.text().await.unwrap();
     assert!(html.contains("Counter runner") && html.contains("data-scenario=\"counter\""));
-    let asset_url = format!("/editor/preview/{document}/assets/assets/logo.svg");
+    let key = studio.state.security.preview_key();
+    let asset_url = format!("/editor/preview/{document}/assets/{key}/assets/logo.svg");
     assert!(html.contains(&asset_url), "assets resolve under the route");
     let asset = client.get_raw(&asset_url).await;
     assert_eq!(asset.status(), 200);
     assert_eq!(asset.headers()["content-type"], "image/svg+xml");
+    let unkeyed = format!("/editor/preview/{document}/assets/assets/logo.svg");
+    assert_eq!(
+        client.get_raw(&unkeyed).await.status(),
+        404,
+        "the key is needed"
+    );
 
     let changed = client
         .ok("editor.setScenario", json!({"scenario": "greeting"}))

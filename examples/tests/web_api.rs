@@ -623,8 +623,13 @@ async fn preview_routes_serve_the_current_revision_only() {
     );
     assert!(html.contains(&revision.to_string()));
 
-    let asset = client
+    let key = studio.state.security.preview_key().to_owned();
+    let unkeyed = client
         .get_raw(&format!("/web/preview/{revision}/assets/styles.css"))
+        .await;
+    assert_eq!(unkeyed.status(), 404, "the preview key is needed");
+    let asset = client
+        .get_raw(&format!("/web/preview/{revision}/assets/{key}/styles.css"))
         .await;
     assert_eq!(asset.status(), 200);
     assert!(
@@ -634,7 +639,7 @@ async fn preview_routes_serve_the_current_revision_only() {
             .starts_with("text/css")
     );
     let missing = client
-        .get_raw(&format!("/web/preview/{revision}/assets/none.png"))
+        .get_raw(&format!("/web/preview/{revision}/assets/{key}/none.png"))
         .await;
     assert_eq!(missing.status(), 404);
 
@@ -649,7 +654,7 @@ async fn preview_routes_serve_the_current_revision_only() {
             .contains(&format!("superseded by revision {}", revision + 1))
     );
     let old_asset = client
-        .get_raw(&format!("/web/preview/{revision}/assets/styles.css"))
+        .get_raw(&format!("/web/preview/{revision}/assets/{key}/styles.css"))
         .await;
     assert_eq!(old_asset.status(), 410);
     let current = client

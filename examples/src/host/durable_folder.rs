@@ -59,7 +59,9 @@ impl DurableSaves {
     /// in memory for this process (logged, and visible through [`Self::storage_mode`]).
     pub async fn open(data_dir: &Path) -> Self {
         let path = data_dir.join(DURABLE_OPERATIONS_DB_FILE);
-        let opened = match std::fs::create_dir_all(data_dir) {
+        let prepared = super::private_files::create_private_dir(data_dir)
+            .and_then(|()| super::private_files::prepare_private_file(&path));
+        let opened = match prepared {
             Ok(()) => SqliteBackend::open(&path).await.map_err(|e| e.to_string()),
             Err(error) => Err(error.to_string()),
         };

@@ -7,6 +7,7 @@ pub mod events;
 pub mod mcp;
 pub mod openrouter;
 pub mod preview_http;
+pub mod private_files;
 pub mod runs;
 pub mod security;
 pub mod selection;
@@ -109,6 +110,8 @@ pub struct StudioState {
     pub web: Arc<WebSurface>,
     /// Durable records of folder writes (`workspace.saveAll`).
     pub saves: DurableSaves,
+    /// Compiled preview documents (each surface's latest revision, compiled once).
+    pub previews: preview_http::PreviewDocuments,
 }
 
 /// A running studio.
@@ -162,8 +165,11 @@ pub(crate) async fn open_repository(
     data_dir: &Path,
     workspace_id: &str,
 ) -> Arc<dyn WorkspaceRepository> {
-    let opened = match std::fs::create_dir_all(data_dir) {
-        Ok(()) => SqliteWorkspaceRepository::open(data_dir.join(WORKSPACE_DB_FILE), workspace_id)
+    let file = data_dir.join(WORKSPACE_DB_FILE);
+    let prepared = private_files::create_private_dir(data_dir)
+        .and_then(|()| private_files::prepare_private_file(&file));
+    let opened = match prepared {
+        Ok(()) => SqliteWorkspaceRepository::open(&file, workspace_id)
             .await
             .map_err(|e| e.to_string()),
         Err(error) => Err(format!(
@@ -268,6 +274,7 @@ pub async fn build_state(options: &StudioOptions, port: u16) -> Result<Arc<Studi
         editor,
         web,
         saves,
+        previews: preview_http::PreviewDocuments::default(),
     });
     watch_approvals(&state);
     Ok(state)
@@ -347,8 +354,7 @@ pub const TOKEN_FILE: &str = "studio-token";
 /// Writes the token file; failures are logged, never fatal (the page still gets the token).
 fn write_token_file(data_dir: &Path, token: &str) {
     let path = data_dir.join(TOKEN_FILE);
-    let written = std::fs::write(&path, token).and_then(|()| settings::restrict_permissions(&path));
-    if let Err(error) = written {
+    if let Err(error) = private_files::write_private(&path, token.as_bytes()) {
         tracing::warn!(path = %path.display(), %error, "could not write the studio token file");
     }
 }

@@ -1,6 +1,10 @@
 //! HTTP responses of preview documents and their assets, shared by the three surfaces' preview
 //! routes (`/preview/…`, `/editor/preview/…`, `/web/preview/…`).
 
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
 use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -9,6 +13,7 @@ use live_code_editor::file::FileContent;
 use live_code_editor::preview::{PreviewBridgeMessage, parse_bridge_message};
 use live_code_editor::workspace::bridge::PreviewStatus;
 use serde_json::Value;
+use tokio::sync::OnceCell;
 
 use super::server::{PREVIEW_CSP, api_error};
 
@@ -47,8 +52,20 @@ pub fn document(html: String) -> Response {
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),
     );
+    headers.insert(
+        header::X_FRAME_OPTIONS,
+        HeaderValue::from_static("SAMEORIGIN"),
+    );
+    headers.insert(
+        CROSS_ORIGIN_RESOURCE_POLICY,
+        HeaderValue::from_static("same-origin"),
+    );
     response
 }
+
+/// No other site may load a preview document or asset (`<script src>` of a workspace file on
+/// another origin would run it and expose its top-level values).
+const CROSS_ORIGIN_RESOURCE_POLICY: &str = "cross-origin-resource-policy";
 
 /// `410 Gone` for a preview revision a newer one replaced.
 pub fn superseded(revision: u64, current: u64) -> Response {
@@ -59,6 +76,28 @@ pub fn superseded(revision: u64, current: u64) -> Response {
         body,
     )
         .into_response()
+}
+
+/// Where the document of `revision` under `preview_path` (`/preview`, `/editor/preview`,
+/// `/web/preview`) finds its assets: `<preview_path>/<revision>/assets/<key>/`.
+pub fn asset_prefix(preview_path: &str, revision: u64, key: &str) -> String {
+    format!("{preview_path}/{revision}/assets/{key}/")
+}
+
+/// The workspace path of an asset request (`<key>/<path>`), or `None` without the key.
+pub fn keyed_asset_path<'a>(requested: &'a str, key: &str) -> Option<&'a str> {
+    requested
+        .strip_prefix(key)
+        .and_then(|rest| rest.strip_prefix('/'))
+}
+
+/// `404` for an asset request without the preview key: it says nothing about what exists.
+pub fn unknown_asset() -> Response {
+    api_error(
+        StatusCode::NOT_FOUND,
+        "STUDIO_NOT_FOUND",
+        "Nothing is served at this path.",
+    )
 }
 
 /// One workspace file as a preview asset, with its own MIME type and the preview's CSP.
@@ -74,6 +113,64 @@ pub fn asset(file: &WorkspaceFile) -> Response {
         .header(header::CONTENT_TYPE, content_type)
         .header(header::X_CONTENT_TYPE_OPTIONS, "nosniff")
         .header(header::CONTENT_SECURITY_POLICY, PREVIEW_CSP)
+        // The sandboxed preview's requests come from an opaque origin, which `same-origin`
+        // would refuse; the preview key in the URL keeps other sites out instead.
+        .header(CROSS_ORIGIN_RESOURCE_POLICY, "cross-origin")
+        .header(header::CACHE_CONTROL, "no-store")
         .body(Body::from(bytes))
         .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+}
+
+/// Compiled preview documents, the latest revision of each surface only, so a document is
+/// compiled once per revision however often (or however many tabs) request it: an
+/// unauthenticated `GET /preview/{rev}` must not be a way to make the host compile again.
+#[derive(Debug, Default)]
+pub struct PreviewDocuments {
+    slots: Mutex<HashMap<&'static str, DocumentSlot>>,
+    compiles: AtomicU64,
+}
+
+/// One surface's cached revision and its document (filled by the first request).
+type DocumentSlot = (u64, Arc<OnceCell<Arc<str>>>);
+
+impl PreviewDocuments {
+    /// The document of `surface` at `revision`, compiled by `compile` on a blocking thread the
+    /// first time it is asked for; concurrent requests wait for that one compile. `None` when
+    /// the compiler panicked (the next request tries again).
+    pub async fn get_or_compile(
+        &self,
+        surface: &'static str,
+        revision: u64,
+        compile: impl FnOnce() -> String + Send + 'static,
+    ) -> Option<Arc<str>> {
+        let cell = self.slot(surface, revision);
+        cell.get_or_try_init(|| async {
+            self.compiles.fetch_add(1, Ordering::Relaxed);
+            tokio::task::spawn_blocking(compile)
+                .await
+                .map(Arc::<str>::from)
+        })
+        .await
+        .ok()
+        .cloned()
+    }
+
+    /// How many compiles ran (tests and diagnostics).
+    pub fn compiles(&self) -> u64 {
+        self.compiles.load(Ordering::Relaxed)
+    }
+
+    fn slot(&self, surface: &'static str, revision: u64) -> Arc<OnceCell<Arc<str>>> {
+        let mut slots = self
+            .slots
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let slot = slots
+            .entry(surface)
+            .or_insert_with(|| (revision, Arc::default()));
+        if slot.0 != revision {
+            *slot = (revision, Arc::default());
+        }
+        Arc::clone(&slot.1)
+    }
 }

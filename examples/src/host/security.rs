@@ -13,11 +13,12 @@ pub const TOKEN_HEADER: &str = "x-studio-token";
 /// Query parameter carrying the token where headers cannot be set (the WebSocket upgrade).
 pub const TOKEN_QUERY: &str = "token";
 
-/// The studio's own addresses and its per-launch token.
+/// The studio's own addresses, its per-launch token and its per-launch preview asset key.
 #[derive(Clone)]
 pub struct SecurityPolicy {
     allowed_hosts: Vec<String>,
     token: String,
+    preview_key: String,
 }
 
 impl std::fmt::Debug for SecurityPolicy {
@@ -25,6 +26,7 @@ impl std::fmt::Debug for SecurityPolicy {
         f.debug_struct("SecurityPolicy")
             .field("allowed_hosts", &self.allowed_hosts)
             .field("token", &"[redacted]")
+            .field("preview_key", &"[redacted]")
             .finish()
     }
 }
@@ -68,12 +70,21 @@ impl SecurityPolicy {
         Self {
             allowed_hosts,
             token: token.into(),
+            preview_key: uuid::Uuid::new_v4().simple().to_string(),
         }
     }
 
     /// The per-launch token (handed to the page the studio serves, never logged).
     pub fn token(&self) -> &str {
         &self.token
+    }
+
+    /// The per-launch key in preview asset URLs. The sandboxed preview has an opaque origin,
+    /// so `Cross-Origin-Resource-Policy` cannot tell its asset loads from another site's
+    /// `<script src>`; the key can: only the studio's own documents carry it. It grants
+    /// nothing but those reads, so unlike the token it may appear in untrusted documents.
+    pub fn preview_key(&self) -> &str {
+        &self.preview_key
     }
 
     /// Checks a request's Host, Origin and (for state-changing requests and the WebSocket) token.
@@ -109,27 +120,41 @@ impl SecurityPolicy {
                 return Err(Refusal::ForeignOrigin);
             }
         }
-        if needs_token(method, path) && !self.token_matches(headers, query) {
+        if needs_token(method, path) && !self.token_matches(method, path, headers, query) {
             return Err(Refusal::MissingToken);
         }
         Ok(())
     }
 
-    fn token_matches(&self, headers: &HeaderMap, query: Option<&str>) -> bool {
+    /// The token comes in the header; only the WebSocket upgrade, whose browser API cannot set
+    /// headers, may carry it in the query (a query token elsewhere would end up in logs and
+    /// history for no reason, and makes a forged link or form enough to act).
+    fn token_matches(
+        &self,
+        method: &Method,
+        path: &str,
+        headers: &HeaderMap,
+        query: Option<&str>,
+    ) -> bool {
         let header_token = headers
             .get(TOKEN_HEADER)
             .and_then(|value| value.to_str().ok());
-        let query_token = query.and_then(|query| {
-            query.split('&').find_map(|pair| {
-                pair.strip_prefix(TOKEN_QUERY)
-                    .and_then(|rest| rest.strip_prefix('='))
-            })
-        });
+        let query_token = query
+            .filter(|_| *method == Method::GET && path == EVENTS_PATH)
+            .and_then(|query| {
+                query.split('&').find_map(|pair| {
+                    pair.strip_prefix(TOKEN_QUERY)
+                        .and_then(|rest| rest.strip_prefix('='))
+                })
+            });
         header_token
             .or(query_token)
             .is_some_and(|given| constant_time_eq(given.as_bytes(), self.token.as_bytes()))
     }
 }
+
+/// The WebSocket of live events (the one route that takes the token in its query).
+const EVENTS_PATH: &str = "/api/events";
 
 /// Preview documents and assets of every surface (standalone, editor, web coding).
 const PREVIEW_PREFIXES: &[&str] = &["/preview/", "/editor/preview/", "/web/preview/"];
@@ -143,7 +168,7 @@ fn is_preview_path(path: &str) -> bool {
 /// State-changing methods and the WebSocket upgrade need the token; reads do not.
 fn needs_token(method: &Method, path: &str) -> bool {
     !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
-        || path.starts_with("/api/events")
+        || path.starts_with(EVENTS_PATH)
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
@@ -160,6 +185,28 @@ pub async fn guard(State(policy): State<SecurityPolicy>, request: Request, next:
             (StatusCode::FORBIDDEN, axum::Json(body)).into_response()
         }
     }
+}
+
+/// Axum middleware giving every response the studio's embedding rules, unless the route set
+/// its own (preview documents and assets, which only the studio itself may frame or load):
+/// no other site may frame a studio page (clickjacking its Approve, Save or Settings), read a
+/// response as a script or image, or sniff a type into one.
+pub async fn protect_responses(request: Request, next: Next) -> Response {
+    let mut response = next.run(request).await;
+    let headers = response.headers_mut();
+    for (name, value) in [
+        (header::CONTENT_SECURITY_POLICY, "frame-ancestors 'none'"),
+        (header::X_FRAME_OPTIONS, "DENY"),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+    ] {
+        headers
+            .entry(name)
+            .or_insert(axum::http::HeaderValue::from_static(value));
+    }
+    headers
+        .entry("cross-origin-resource-policy")
+        .or_insert(axum::http::HeaderValue::from_static("same-origin"));
+    response
 }
 
 #[cfg(test)]
@@ -306,5 +353,23 @@ mod tests {
             Ok(())
         );
         assert!(!format!("{policy:?}").contains("t0k"));
+    }
+
+    #[test]
+    fn only_the_websocket_takes_the_token_in_its_query() {
+        let policy = SecurityPolicy::new(4870, "t0k");
+        let host = headers(&[("host", "127.0.0.1:4870")]);
+        for (method, path) in [
+            (Method::POST, "/api/tools/call"),
+            (Method::PUT, "/api/settings"),
+            (Method::POST, "/api/events"),
+            (Method::GET, "/api/events/other"),
+        ] {
+            assert_eq!(
+                policy.check(&method, path, Some("token=t0k"), &host),
+                Err(Refusal::MissingToken),
+                "{method} {path}"
+            );
+        }
     }
 }

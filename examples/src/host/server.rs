@@ -21,7 +21,7 @@ use tool_protocol::{ToolCallContext, ToolCallMode, ToolCallSource, ToolListResul
 
 use super::StudioState;
 use super::events::StudioEvent;
-use super::security;
+use super::{preview_http, security};
 use crate::agent::runner::{RunRequest, run_plan};
 use crate::host::runs::run_metadata;
 use crate::surfaces::{Surface, plan_for};
@@ -65,6 +65,7 @@ pub fn router(state: Arc<StudioState>) -> Router {
         state.security.clone(),
         security::guard,
     ))
+    .layer(middleware::from_fn(security::protect_responses))
 }
 
 /// A coded, non-retryable error answer of the studio API.
@@ -532,8 +533,9 @@ async fn export_html(State(state): State<Arc<StudioState>>) -> Response {
 }
 
 /// Content-Security-Policy header of preview documents: always sandboxed (even when opened
-/// directly), scripts only inline or from the bootstrap's Blob URLs, no network.
-pub const PREVIEW_CSP: &str = "sandbox allow-scripts; default-src 'none'; script-src 'unsafe-inline' blob:; style-src 'unsafe-inline'; img-src 'self' data: blob:; font-src 'self' data:; media-src 'self' data: blob:; connect-src 'none'; form-action 'none'; base-uri 'none'";
+/// directly), framed only by the studio itself, scripts only inline or from the bootstrap's
+/// Blob URLs, no network.
+pub const PREVIEW_CSP: &str = "sandbox allow-scripts; frame-ancestors 'self'; default-src 'none'; script-src 'unsafe-inline' blob:; style-src 'unsafe-inline'; img-src 'self' data: blob:; font-src 'self' data:; media-src 'self' data: blob:; connect-src 'none'; form-action 'none'; base-uri 'none'";
 
 async fn preview_document(
     State(state): State<Arc<StudioState>>,
@@ -544,24 +546,36 @@ async fn preview_document(
         return crate::host::preview_http::superseded(revision, workspace.revision());
     }
     let files: Vec<_> = workspace.files().cloned().collect();
-    let options = PreviewOptions::preview(Some(revision), format!("/preview/{revision}/assets/"));
-    let compiled = tokio::task::spawn_blocking(move || compile_preview(&files, &options)).await;
-    let Ok(compiled) = compiled else {
+    let assets = preview_http::asset_prefix("/preview", revision, state.security.preview_key());
+    let options = PreviewOptions::preview(Some(revision), assets);
+    let compiled = state
+        .previews
+        .get_or_compile("workspace", revision, move || {
+            compile_preview(&files, &options).html
+        })
+        .await;
+    let Some(html) = compiled else {
         return api_error(
             StatusCode::INTERNAL_SERVER_ERROR,
             "STUDIO_PREVIEW_FAILED",
             "The preview compiler stopped unexpectedly.",
         );
     };
-    crate::host::preview_http::document(compiled.html)
+    crate::host::preview_http::document(html.to_string())
 }
 
 async fn preview_asset(
     State(state): State<Arc<StudioState>>,
-    Path((_revision, path)): Path<(u64, String)>,
+    Path((revision, path)): Path<(u64, String)>,
 ) -> Response {
     let workspace = state.manager.snapshot().await;
-    let Some(file) = workspace.file(&path) else {
+    let Some(path) = preview_http::keyed_asset_path(&path, state.security.preview_key()) else {
+        return preview_http::unknown_asset();
+    };
+    if workspace.revision() != revision {
+        return preview_http::superseded(revision, workspace.revision());
+    }
+    let Some(file) = workspace.file(path) else {
         return api_error(
             StatusCode::NOT_FOUND,
             "WORKSPACE_FILE_NOT_FOUND",

@@ -70,6 +70,12 @@ impl Settings {
             .ok()
             .and_then(|bytes| serde_json::from_slice(&bytes).ok())
             .unwrap_or_default();
+        if let Some(endpoint) = stored.endpoint.take() {
+            match check_endpoint(&endpoint) {
+                Ok(_) => stored.endpoint = Some(endpoint),
+                Err(reason) => tracing::warn!(%reason, "ignoring the stored endpoint"),
+            }
+        }
         let key_saved = stored.api_key.is_some();
         if let Ok(key) = std::env::var(openrouter_tool_loop::API_KEY_ENV)
             && !key.trim().is_empty()
@@ -96,15 +102,23 @@ impl Settings {
     }
 
     /// Applies a change, persisting the non-secret settings (and the key when asked to).
+    /// Moving the endpoint to another origin drops the key unless the change supplies it again,
+    /// so a key is never sent to a host it was not given for (`keyDropped` in the view).
     pub fn update(&self, update: SettingsUpdate) -> Result<Value, String> {
         validate(&update)?;
+        let mut key_dropped = false;
         {
             let mut stored = self.inner.write().expect("settings lock");
             if let Some(model) = update.model {
                 stored.model = Some(model.trim().to_owned()).filter(|m| !m.is_empty());
             }
             if let Some(endpoint) = update.endpoint {
-                stored.endpoint = Some(endpoint.trim().to_owned()).filter(|e| !e.is_empty());
+                let next = Some(endpoint.trim().to_owned()).filter(|e| !e.is_empty());
+                let moved = origin_of(stored.endpoint.as_deref()) != origin_of(next.as_deref());
+                if moved && update.api_key.is_none() && stored.api_key.take().is_some() {
+                    key_dropped = true;
+                }
+                stored.endpoint = next;
             }
             if let Some(policy) = update.data_policy {
                 stored.data_policy =
@@ -117,11 +131,13 @@ impl Settings {
                 stored.api_key = Some(key.trim().to_owned()).filter(|k| !k.is_empty());
             }
         }
-        let save_key = update.save_key && !update.clear_key;
+        let save_key = update.save_key && !update.clear_key && !key_dropped;
         self.persist(save_key)
             .map_err(|error| format!("Settings could not be saved: {error}"))?;
         *self.key_saved.write().expect("settings lock") = save_key;
-        Ok(self.public_view())
+        let mut view = self.public_view();
+        view["keyDropped"] = json!(key_dropped);
+        Ok(view)
     }
 
     fn persist(&self, include_key: bool) -> std::io::Result<()> {
@@ -130,10 +146,10 @@ impl Settings {
             stored.api_key = None;
         }
         let bytes = serde_json::to_vec_pretty(&stored).map_err(std::io::Error::other)?;
-        let temp = self.file.with_extension("json.tmp");
-        std::fs::write(&temp, bytes)?;
-        restrict_permissions(&temp)?;
-        std::fs::rename(&temp, &self.file)
+        if let Some(dir) = self.file.parent() {
+            super::private_files::create_private_dir(dir)?;
+        }
+        super::private_files::write_private(&self.file, &bytes)
     }
 
     /// The client configuration, or `None` without a key.
@@ -146,7 +162,9 @@ impl Settings {
             config = config.with_model(model.clone());
         }
         if let Some(endpoint) = &stored.endpoint {
-            config = config.with_endpoint(endpoint.clone());
+            config = config
+                .with_endpoint(endpoint.clone())
+                .with_models_endpoint(models_endpoint_of(endpoint));
         }
         if let Some(policy) = stored.data_policy.as_deref().and_then(DataPolicy::parse) {
             config = config.with_data_policy(policy);
@@ -167,11 +185,8 @@ fn validate(update: &SettingsUpdate) -> Result<(), String> {
     }
     if let Some(endpoint) = &update.endpoint
         && !endpoint.trim().is_empty()
-        && !(endpoint.starts_with("https://")
-            || endpoint.starts_with("http://127.0.0.1")
-            || endpoint.starts_with("http://localhost"))
     {
-        return Err("The endpoint must be an https:// URL (or a loopback http:// URL).".into());
+        check_endpoint(endpoint.trim())?;
     }
     if let Some(policy) = &update.data_policy
         && DataPolicy::parse(policy).is_none()
@@ -181,17 +196,49 @@ fn validate(update: &SettingsUpdate) -> Result<(), String> {
     Ok(())
 }
 
-/// Makes a file readable and writable by its owner only (secrets on disk).
-#[cfg(unix)]
-pub(crate) fn restrict_permissions(path: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+/// Parses an endpoint the key may be sent to: `https://` to any host, plain `http://` only to
+/// a literal loopback address or `localhost`; never with userinfo (`http://127.0.0.1@evil`),
+/// which hides the real host.
+pub fn check_endpoint(raw: &str) -> Result<reqwest::Url, String> {
+    let url = reqwest::Url::parse(raw)
+        .map_err(|error| format!("The endpoint is not a URL ({error})."))?;
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err("The endpoint must not carry a user name or password.".into());
+    }
+    match url.scheme() {
+        "https" if url.host().is_some() => Ok(url),
+        "http" if is_loopback(&url) => Ok(url),
+        _ => Err("The endpoint must be an https:// URL, or http:// to a loopback address (127.0.0.1, [::1], localhost).".into()),
+    }
 }
 
-/// Makes a file readable and writable by its owner only (no-op off Unix).
-#[cfg(not(unix))]
-pub(crate) fn restrict_permissions(_path: &Path) -> std::io::Result<()> {
-    Ok(())
+fn is_loopback(url: &reqwest::Url) -> bool {
+    let Some(host) = url.host_str() else {
+        return false;
+    };
+    let literal = host.trim_start_matches('[').trim_end_matches(']');
+    match literal.parse::<std::net::IpAddr>() {
+        Ok(ip) => ip.is_loopback(),
+        Err(_) => host.eq_ignore_ascii_case("localhost"),
+    }
+}
+
+/// Scheme, host and port of an endpoint (`None`: the default endpoint).
+fn origin_of(endpoint: Option<&str>) -> String {
+    let endpoint = endpoint.unwrap_or(openrouter_tool_loop::DEFAULT_CHAT_COMPLETIONS_URL);
+    reqwest::Url::parse(endpoint)
+        .map(|url| url.origin().ascii_serialization())
+        .unwrap_or_else(|_| endpoint.to_owned())
+}
+
+/// The model catalog beside a chat-completions endpoint: `…/chat/completions` → `…/models`,
+/// otherwise `models` under the endpoint's path.
+fn models_endpoint_of(endpoint: &str) -> String {
+    let trimmed = endpoint.trim_end_matches('/');
+    match trimmed.strip_suffix("/chat/completions") {
+        Some(base) => format!("{base}/models"),
+        None => format!("{trimmed}/models"),
+    }
 }
 
 #[cfg(test)]
@@ -244,6 +291,93 @@ mod tests {
             !std::fs::read_to_string(dir.path().join("settings.json"))
                 .unwrap()
                 .contains("sk-saved")
+        );
+    }
+
+    fn endpoint(settings: &Settings, endpoint: &str) -> Result<Value, String> {
+        settings.update(SettingsUpdate {
+            endpoint: Some(endpoint.into()),
+            ..SettingsUpdate::default()
+        })
+    }
+
+    #[test]
+    fn only_https_or_a_literal_loopback_http_endpoint_is_accepted() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = Settings::load(dir.path());
+        for refused in [
+            "http://127.0.0.1.evil.example/x",
+            "http://localhostevil.example/v1/chat/completions",
+            "http://127.0.0.1@evil.example/v1",
+            "https://user:pw@api.example/v1",
+            "http://example.com/v1",
+            "http://10.0.0.1/v1",
+            "ftp://127.0.0.1/",
+            "not a url",
+        ] {
+            assert!(endpoint(&settings, refused).is_err(), "{refused}");
+        }
+        assert_eq!(
+            settings.public_view()["endpoint"],
+            openrouter_tool_loop::DEFAULT_CHAT_COMPLETIONS_URL
+        );
+        for accepted in [
+            "https://api.example/v1/chat/completions",
+            "http://127.0.0.1:8080/v1/chat/completions",
+            "http://127.9.9.9/v1",
+            "http://[::1]:11434/v1/chat/completions",
+            "http://LOCALHOST:1234/v1/chat/completions",
+        ] {
+            assert!(endpoint(&settings, accepted).is_ok(), "{accepted}");
+        }
+    }
+
+    #[test]
+    fn moving_the_endpoint_to_another_host_drops_the_key_unless_given_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = Settings::load(dir.path());
+        settings
+            .update(SettingsUpdate {
+                api_key: Some("sk-test-not-real".into()),
+                ..SettingsUpdate::default()
+            })
+            .unwrap();
+        let same_host = "https://openrouter.ai/api/v1/chat/completions?x=1";
+        let view = endpoint(&settings, same_host).unwrap();
+        assert_eq!(
+            (view["hasApiKey"].clone(), view["keyDropped"].clone()),
+            (json!(true), json!(false))
+        );
+        let view = endpoint(&settings, "https://other.example/v1/chat/completions").unwrap();
+        assert_eq!(
+            (view["hasApiKey"].clone(), view["keyDropped"].clone()),
+            (json!(false), json!(true))
+        );
+        assert!(settings.client_config().is_none() || std::env::var("OPENROUTER_API_KEY").is_ok());
+        let view = settings
+            .update(SettingsUpdate {
+                endpoint: Some("http://127.0.0.1:9/v1/chat/completions".into()),
+                api_key: Some("sk-test-again".into()),
+                ..SettingsUpdate::default()
+            })
+            .unwrap();
+        assert_eq!(view["hasApiKey"], true, "a key given with the move is kept");
+        let config = settings.client_config().unwrap();
+        assert_eq!(config.models_endpoint, "http://127.0.0.1:9/v1/models");
+    }
+
+    #[test]
+    fn a_stored_endpoint_that_breaks_the_rules_is_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("settings.json"),
+            r#"{"endpoint": "http://127.0.0.1.evil.example/x"}"#,
+        )
+        .unwrap();
+        let settings = Settings::load(dir.path());
+        assert_eq!(
+            settings.public_view()["endpoint"],
+            openrouter_tool_loop::DEFAULT_CHAT_COMPLETIONS_URL
         );
     }
 

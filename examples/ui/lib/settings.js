@@ -67,7 +67,8 @@ async function saveSettings(event) {
     $('settings-dialog').close('saved');
     for (const id of FIELDS) delete $(id).dataset.edited;
     applySettings(saved);
-    actions.status(saved.hasApiKey ? 'Settings saved; OpenRouter is available.' : 'Settings saved; the local agent answers until a key is set.');
+    if (saved.keyDropped) actions.status('Settings saved. The endpoint moved to another host, so the API key was dropped: enter it again to use that host.', true);
+    else actions.status(saved.hasApiKey ? 'Settings saved; OpenRouter is available.' : 'Settings saved; the local agent answers until a key is set.');
   } catch (error) {
     $('settings-error').textContent = `${error.message} (${error.code})`;
   }

@@ -67,7 +67,11 @@ pub fn parse_bridge_message(value: &serde_json::Value) -> Option<PreviewBridgeMe
     }
 }
 
-/// The bridge script for `revision`. It posts `ready` on `DOMContentLoaded` unless an error
+/// The bridge script for `revision`. Served from a host, it posts only to a parent of the
+/// document URL's own origin (a sandboxed document's own origin is opaque, its
+/// `location.origin` is not), never to `'*'`; only a document without such an origin
+/// (`srcdoc`, `file:`, `data:`), which no parent could match, posts to any. It posts `ready`
+/// on `DOMContentLoaded` unless an error
 /// was already reported; the first `error`/`unhandledrejection` posts `error` and suppresses
 /// the later `ready`. Module scripts run before `DOMContentLoaded`, so their failures win. The
 /// error listener captures, so a module script whose graph fails to load (an element `error`
@@ -78,7 +82,8 @@ pub(crate) fn bridge_script(revision: u64) -> String {
     let revision = revision.min(MAX_BRIDGE_REVISION);
     format!(
         "<script>(function(){{var revision={revision};var failed=false;\
-function send(message){{message.revision=revision;try{{window.parent.postMessage(message,'*')}}catch(ignored){{}}}}\
+var parentOrigin=location.origin&&location.origin!=='null'?location.origin:'*';\
+function send(message){{message.revision=revision;try{{window.parent.postMessage(message,parentOrigin)}}catch(ignored){{}}}}\
 function fail(message){{if(failed)return;failed=true;send({{type:'{PREVIEW_ERROR_MESSAGE}',message:String(message||'Preview runtime error').slice(0,{MAX_BRIDGE_ERROR_MESSAGE_CHARS})}})}}\
 window.addEventListener('error',function(event){{var target=event.target;\
 if(target&&target!==window&&target.tagName){{if(target.tagName==='SCRIPT')fail('Script failed to load'+(target.src?': '+target.src:''));return}}\
@@ -163,5 +168,12 @@ mod tests {
         assert!(script.contains(PREVIEW_READY_MESSAGE) && script.contains(PREVIEW_ERROR_MESSAGE));
         assert!(script.contains(super::super::selection::PREVIEW_SELECTION_MESSAGE));
         assert_eq!(script.matches("</script>").count(), 1);
+        assert!(script.contains("postMessage(message,parentOrigin)"));
+        assert!(
+            script.contains(
+                "var parentOrigin=location.origin&&location.origin!=='null'?location.origin:'*';"
+            ),
+            "a served document posts to its own origin only"
+        );
     }
 }

@@ -450,7 +450,7 @@ fn script_limits() -> String {
 }
 
 /// The Design Mode part of the bridge. It runs inside the bridge's function, which defines
-/// `revision` and `send(message)`.
+/// `revision`, `parentOrigin` and `send(message)`.
 pub(crate) fn design_script() -> String {
     format!(
         "var L={limits};var SET='{DESIGN_MODE_MESSAGE}',PICK='{PREVIEW_SELECTION_MESSAGE}',EXIT='{PREVIEW_DESIGN_EXIT_MESSAGE}';{DESIGN_JS}",
@@ -484,7 +484,7 @@ function follow(){if(!design.active)return;place(design.hover,design.current);pl
 function setActive(on){if(on===design.active)return;design.active=on;var root=document.documentElement;if(on){if(!design.hover){design.hover=frame('#3b82f6','rgba(59,130,246,.08)');design.mark=frame('#ec4899','rgba(236,72,153,.10)')}root.appendChild(design.hover);root.appendChild(design.mark);design.cursor=root.style.cursor;root.style.cursor='crosshair'}else{if(design.hover){design.hover.remove();design.mark.remove()}root.style.cursor=design.cursor;design.current=null;design.chosen=null}}
 function key(event){if(!design.active||event.key!=='Escape')return;swallow(event);setActive(false);send({type:EXIT})}
 function remark(selector){if(!design.active||typeof selector!=='string'||!selector)return;try{var node=document.querySelector(selector);if(pickable(node)){design.chosen=node;place(design.mark,node)}}catch(ignored){}}
-window.addEventListener('message',function(event){var data=event.data;if(event.source!==window.parent||!data||data.type!==SET||data.revision!==revision)return;setActive(data.active===true);remark(data.selector)});
+window.addEventListener('message',function(event){var data=event.data;if(event.source!==window.parent||(parentOrigin!=='*'&&event.origin!==parentOrigin)||!data||data.type!==SET||data.revision!==revision)return;setActive(data.active===true);remark(data.selector)});
 var blocked=['mousedown','mouseup','pointerdown','pointerup','dblclick','auxclick','contextmenu','submit','touchstart','touchend'];for(var b=0;b<blocked.length;b++)window.addEventListener(blocked[b],swallow,true);
 window.addEventListener('click',pick,true);window.addEventListener('mouseover',hover,true);window.addEventListener('mousemove',hover,true);window.addEventListener('keydown',key,true);window.addEventListener('scroll',follow,true);window.addEventListener('resize',follow);"#;
 
@@ -743,6 +743,10 @@ mod tests {
         assert!(script.contains(PREVIEW_DESIGN_EXIT_MESSAGE));
         assert!(script.contains(&format!("\"bytes\":{}", MAX_SELECTION_MESSAGE_BYTES - 64)));
         assert!(script.contains("event.source!==window.parent"));
+        assert!(
+            script.contains("event.origin!==parentOrigin"),
+            "other parents are ignored"
+        );
         assert!(!script.contains("</script"));
     }
 }

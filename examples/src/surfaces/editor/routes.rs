@@ -48,16 +48,17 @@ async fn preview_document(
             return crate::host::preview_http::superseded(revision, current);
         }
     };
-    let compiled = tokio::task::spawn_blocking(move || {
-        let files: Vec<_> = document.files.iter().map(|file| (**file).clone()).collect();
-        let options = PreviewOptions::preview(
-            Some(revision),
-            format!("/editor/preview/{revision}/assets/"),
-        );
-        inject_scenario(&compile_preview(&files, &options).html, document.scenario)
-    })
-    .await;
-    let Ok(html) = compiled else {
+    let key = state.security.preview_key();
+    let assets = crate::host::preview_http::asset_prefix("/editor/preview", revision, key);
+    let compiled = state
+        .previews
+        .get_or_compile("editor", revision, move || {
+            let files: Vec<_> = document.files.iter().map(|file| (**file).clone()).collect();
+            let options = PreviewOptions::preview(Some(revision), assets);
+            inject_scenario(&compile_preview(&files, &options).html, document.scenario)
+        })
+        .await;
+    let Some(html) = compiled else {
         return api_error(
             StatusCode::INTERNAL_SERVER_ERROR,
             ToolCallError::new(
@@ -66,16 +67,25 @@ async fn preview_document(
             ),
         );
     };
-    crate::host::preview_http::document(html)
+    crate::host::preview_http::document(html.to_string())
 }
 
-/// `GET /editor/preview/{documentRevision}/assets/{path}`: a file of the current document.
+/// `GET /editor/preview/{documentRevision}/assets/{key}/{path}`: a file of the current document;
+/// `410 Gone` once that document revision was superseded.
 async fn preview_asset(
     State(state): State<Arc<StudioState>>,
-    Path((_revision, path)): Path<(u64, String)>,
+    Path((revision, path)): Path<(u64, String)>,
 ) -> Response {
+    let Some(path) =
+        crate::host::preview_http::keyed_asset_path(&path, state.security.preview_key())
+    else {
+        return crate::host::preview_http::unknown_asset();
+    };
+    if let Err(current) = state.editor.preview_document(revision).await {
+        return crate::host::preview_http::superseded(revision, current);
+    }
     let workspace = state.editor.manager().snapshot().await;
-    let Some(file) = workspace.file(&path) else {
+    let Some(file) = workspace.file(path) else {
         return api_error(
             StatusCode::NOT_FOUND,
             ToolCallError::new("WORKSPACE_FILE_NOT_FOUND", "No editor file at that path."),

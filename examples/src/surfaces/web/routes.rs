@@ -59,34 +59,39 @@ async fn preview_document(
         return crate::host::preview_http::superseded(revision, workspace.revision());
     }
     let files: Vec<_> = workspace.files().cloned().collect();
-    let options = PreviewOptions::preview(
-        Some(revision),
-        format!("{WEB_PREVIEW_PREFIX}/{revision}/assets/"),
-    );
-    let compiled = tokio::task::spawn_blocking(move || compile_preview(&files, &options)).await;
-    let Ok(compiled) = compiled else {
+    let key = state.security.preview_key();
+    let assets = crate::host::preview_http::asset_prefix(WEB_PREVIEW_PREFIX, revision, key);
+    let options = PreviewOptions::preview(Some(revision), assets);
+    let compiled = state
+        .previews
+        .get_or_compile("web", revision, move || {
+            compile_preview(&files, &options).html
+        })
+        .await;
+    let Some(html) = compiled else {
         return api_error(
             StatusCode::INTERNAL_SERVER_ERROR,
             "STUDIO_PREVIEW_FAILED",
             "The preview compiler stopped unexpectedly.",
         );
     };
-    crate::host::preview_http::document(compiled.html)
+    crate::host::preview_http::document(html.to_string())
 }
 
 async fn preview_asset(
     State(state): State<Arc<StudioState>>,
     Path((revision, path)): Path<(u64, String)>,
 ) -> Response {
+    let Some(path) =
+        crate::host::preview_http::keyed_asset_path(&path, state.security.preview_key())
+    else {
+        return crate::host::preview_http::unknown_asset();
+    };
     let workspace = state.web.manager().snapshot().await;
     if workspace.revision() != revision {
-        return api_error(
-            StatusCode::GONE,
-            "PREVIEW_REVISION_SUPERSEDED",
-            "That preview revision was superseded.",
-        );
+        return crate::host::preview_http::superseded(revision, workspace.revision());
     }
-    let Some(file) = workspace.file(&path) else {
+    let Some(file) = workspace.file(path) else {
         return api_error(
             StatusCode::NOT_FOUND,
             "WORKSPACE_FILE_NOT_FOUND",

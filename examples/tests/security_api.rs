@@ -1,0 +1,214 @@
+//! The studio's HTTP surface probed as an attacker on loopback would: framing headers, the
+//! token's only places, the endpoint a key may go to, stale preview paths, compile
+//! amplification and the data directory's permissions.
+
+use std::time::Duration;
+
+use live_code_studio::host::{self, RunningStudio, StudioOptions};
+use serde_json::{Value, json};
+
+async fn start(data: &std::path::Path) -> RunningStudio {
+    host::start(StudioOptions {
+        port: 0,
+        data_dir: data.to_owned(),
+        folder: None,
+        discard_changes: false,
+    })
+    .await
+    .expect("studio starts")
+}
+
+fn url(studio: &RunningStudio, path: &str) -> String {
+    format!("{}{}", studio.url(), path.trim_start_matches('/'))
+}
+
+async fn get(studio: &RunningStudio, path: &str) -> reqwest::Response {
+    reqwest::get(url(studio, path)).await.expect("GET")
+}
+
+fn header<'a>(response: &'a reqwest::Response, name: &str) -> &'a str {
+    response
+        .headers()
+        .get(name)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default()
+}
+
+async fn revision(studio: &RunningStudio) -> u64 {
+    let state: Value = get(studio, "/api/state").await.json().await.unwrap();
+    state["status"]["revision"].as_u64().unwrap()
+}
+
+#[tokio::test]
+async fn studio_pages_cannot_be_framed_and_previews_only_by_the_studio() {
+    let data = tempfile::tempdir().unwrap();
+    let studio = start(data.path()).await;
+    for page in ["/", "/editor", "/web", "/ui/app.js", "/api/state"] {
+        let response = get(&studio, page).await;
+        assert_eq!(response.status(), 200, "{page}");
+        assert_eq!(
+            header(&response, "content-security-policy"),
+            "frame-ancestors 'none'",
+            "{page}"
+        );
+        assert_eq!(header(&response, "x-frame-options"), "DENY", "{page}");
+        assert_eq!(
+            header(&response, "cross-origin-resource-policy"),
+            "same-origin",
+            "{page}"
+        );
+    }
+    let preview = get(&studio, &format!("/preview/{}", revision(&studio).await)).await;
+    assert_eq!(preview.status(), 200);
+    let csp = header(&preview, "content-security-policy");
+    assert!(csp.contains("frame-ancestors 'self'"), "{csp}");
+    assert!(csp.starts_with("sandbox allow-scripts"), "{csp}");
+    assert_eq!(header(&preview, "x-frame-options"), "SAMEORIGIN");
+    assert_eq!(
+        header(&preview, "cross-origin-resource-policy"),
+        "same-origin"
+    );
+    studio.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_preview_asset_needs_the_launch_key_and_the_current_revision() {
+    let data = tempfile::tempdir().unwrap();
+    let studio = start(data.path()).await;
+    let rev = revision(&studio).await;
+    let key = studio.state.security.preview_key().to_owned();
+    let current = get(&studio, &format!("/preview/{rev}/assets/{key}/app.js")).await;
+    assert_eq!(current.status(), 200);
+    for stale in [0, rev - 1, rev + 1] {
+        let response = get(&studio, &format!("/preview/{stale}/assets/{key}/app.js")).await;
+        assert_eq!(response.status(), 410, "revision {stale}");
+    }
+    for unkeyed in [
+        format!("/preview/{rev}/assets/app.js"),
+        format!("/preview/{rev}/assets/{}/app.js", "0".repeat(32)),
+    ] {
+        assert_eq!(get(&studio, &unkeyed).await.status(), 404, "{unkeyed}");
+    }
+    studio.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_preview_revision_compiles_once_however_often_it_is_requested() {
+    let data = tempfile::tempdir().unwrap();
+    let studio = start(data.path()).await;
+    let rev = revision(&studio).await;
+    let before = studio.state.previews.compiles();
+    let path = format!("/preview/{rev}");
+    let requests = (0..16).map(|_| get(&studio, &path));
+    for response in futures::future::join_all(requests).await {
+        assert_eq!(response.status(), 200);
+    }
+    assert_eq!(studio.state.previews.compiles(), before + 1);
+    for stale in [0, rev + 1] {
+        let response = get(&studio, &format!("/preview/{stale}")).await;
+        assert_eq!(response.status(), 410);
+    }
+    assert_eq!(
+        studio.state.previews.compiles(),
+        before + 1,
+        "a stale revision is refused before compiling"
+    );
+    studio.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_token_is_taken_from_the_header_only() {
+    let data = tempfile::tempdir().unwrap();
+    let studio = start(data.path()).await;
+    let http = reqwest::Client::new();
+    let call =
+        json!({"method": "tools/call", "params": {"name": "workspace.getStatus", "arguments": {}}});
+    let in_query = http
+        .post(url(
+            &studio,
+            &format!("/api/tools/call?token={}", studio.token()),
+        ))
+        .json(&call)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(in_query.status(), 403);
+    let body: Value = in_query.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "STUDIO_TOKEN_REQUIRED");
+    let in_header = http
+        .post(url(&studio, "/api/tools/call"))
+        .header("x-studio-token", studio.token())
+        .json(&call)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(in_header.status(), 200);
+    studio.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_key_cannot_be_pointed_at_another_host() {
+    let data = tempfile::tempdir().unwrap();
+    let studio = start(data.path()).await;
+    let http = reqwest::Client::new();
+    for endpoint in [
+        "http://127.0.0.1.evil.example/x",
+        "http://localhostevil.example/v1",
+        "http://127.0.0.1@evil.example/v1",
+    ] {
+        let response = http
+            .put(url(&studio, "/api/settings"))
+            .header("x-studio-token", studio.token())
+            .json(&json!({"endpoint": endpoint, "apiKey": "sk-test-not-real"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 400, "{endpoint}");
+        let body: Value = response.json().await.unwrap();
+        assert_eq!(
+            body["error"]["code"], "STUDIO_INVALID_SETTINGS",
+            "{endpoint}"
+        );
+    }
+    let settings: Value = get(&studio, "/api/settings").await.json().await.unwrap();
+    assert_eq!(settings["hasApiKey"], false, "nothing was applied");
+    studio.shutdown().await;
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn the_data_directory_and_its_files_are_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+
+    let base = tempfile::tempdir().unwrap();
+    let data = base.path().join("studio-data");
+    let studio = start(&data).await;
+    let http = reqwest::Client::new();
+    let saved = http
+        .put(url(&studio, "/api/settings"))
+        .header("x-studio-token", studio.token())
+        .json(&json!({"model": "openai/gpt-4o-mini"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(saved.status(), 200);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let mode =
+        |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&data), 0o700);
+    for file in [
+        "workspace.sqlite",
+        "durable-operations.sqlite",
+        "settings.json",
+        host::TOKEN_FILE,
+    ] {
+        assert_eq!(mode(&data.join(file)), 0o600, "{file}");
+    }
+    for entry in std::fs::read_dir(&data).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            assert_eq!(mode(&path) & 0o077, 0, "{} is private", path.display());
+        }
+    }
+    studio.shutdown().await;
+}
