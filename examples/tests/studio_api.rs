@@ -547,3 +547,132 @@ async fn run_metadata_is_bounded_and_a_selection_must_validate() {
     assert_eq!(refused["error"]["code"], "PREVIEW_SELECTION_INVALID");
     studio.shutdown().await;
 }
+
+/// The run's final outcome, after it finished.
+async fn outcome_of(client: &Client, prompt: &str) -> Value {
+    let run_id = client.run(prompt).await;
+    let run = client.wait_run(&run_id).await;
+    run["report"]["outcome"].clone()
+}
+
+#[tokio::test]
+async fn the_local_agent_never_claims_a_prompt_it_did_not_act_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let studio = start(dir.path(), None).await;
+    let client = Client::new(&studio);
+
+    // Unknown prompts end as their own outcome, call nothing, and say what the agent can do.
+    for prompt in ["make it ocean blue", "add a dark mode toggle"] {
+        let run_id = client.run(prompt).await;
+        let run = client.wait_run(&run_id).await;
+        assert_eq!(run["state"], "not-understood", "{run}");
+        assert_eq!(run["report"]["steps"], json!([]), "{run}");
+        let message = run["report"]["outcome"]["message"].as_str().unwrap();
+        assert!(message.contains("did not understand"), "{message}");
+        assert!(
+            message.contains("make it violet, emerald, amber or rose"),
+            "{message}"
+        );
+        assert!(message.contains("OpenRouter API key"), "{message}");
+        assert!(!message.contains("Done"), "{message}");
+        let trace = client.get("/api/trace").await;
+        let row = trace["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|row| row["traceId"] == run_id.as_str())
+            .cloned()
+            .unwrap();
+        assert_eq!(row["status"], "not-understood", "{row}");
+    }
+
+    // Reads show what was read.
+    let app = structured(
+        &client
+            .call("workspace.readFile", json!({"path": "app.js"}))
+            .await,
+    )["source"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let read = outcome_of(&client, "read app.js").await;
+    assert_eq!(read["status"], "completed", "{read}");
+    let shown = read["message"].as_str().unwrap();
+    assert!(shown.starts_with("app.js · "), "{shown}");
+    assert!(shown.contains(app.lines().next().unwrap()), "{shown}");
+    let status = outcome_of(&client, "what is the workspace status?").await;
+    let summary = status["message"].as_str().unwrap();
+    assert!(summary.starts_with("Workspace revision "), "{summary}");
+    assert!(summary.contains("active index.html"), "{summary}");
+    assert!(summary.contains("Preview: revision"), "{summary}");
+
+    // "download index.html" hands the file to the page once approved.
+    let run_id = client.run("download index.html").await;
+    let approval = client.wait_approval().await;
+    assert_eq!(approval["name"], "workspace.downloadFile");
+    client
+        .post(
+            &format!("/api/approvals/{}", approval["id"].as_str().unwrap()),
+            json!({"decision": "allow"}),
+        )
+        .await;
+    let download = client.wait_run(&run_id).await["report"]["outcome"].clone();
+    assert_eq!(download["download"]["fileName"], "index.html", "{download}");
+    assert!(
+        download["download"]["content"]
+            .as_str()
+            .unwrap()
+            .contains("hero-title")
+    );
+
+    // "replace" patches the file holding the text, not the open one.
+    structured(
+        &client
+            .call("workspace.openFile", json!({"path": "styles.css"}))
+            .await,
+    );
+    let run_id = client.run(r#"replace "Ship" with "Build""#).await;
+    let approval = client.wait_approval().await;
+    assert_eq!(approval["name"], "workspace.applyPatch");
+    assert_eq!(
+        approval["safeArgumentPreview"], "path: index.html",
+        "{approval}"
+    );
+    client
+        .post(
+            &format!("/api/approvals/{}", approval["id"].as_str().unwrap()),
+            json!({"decision": "deny"}),
+        )
+        .await;
+    assert_eq!(client.wait_run(&run_id).await["state"], "denied");
+    let nowhere = outcome_of(&client, r#"replace "Nowhere to be found" with "x""#).await;
+    assert_eq!(nowhere["code"], "WORKSPACE_PATCH_NOT_FOUND", "{nowhere}");
+
+    // On a person's own site, a visual prompt whose target is missing says so, unasked.
+    let revision =
+        structured(&client.call("workspace.getStatus", json!({})).await)["revision"].clone();
+    structured(
+        &client
+            .call(
+                "workspace.writeFile",
+                json!({"path": "styles.css", "source": "body { color: navy; }\n", "expectedRevision": revision}),
+            )
+            .await,
+    );
+    let theme = outcome_of(&client, "make it rose").await;
+    assert_eq!(theme["status"], "failed", "{theme}");
+    assert_eq!(theme["code"], "PREVIEW_TARGET_NOT_FOUND");
+    assert!(
+        theme["message"]
+            .as_str()
+            .unwrap()
+            .contains("styles.css has no --accent and --accent-soft"),
+        "{theme}"
+    );
+    assert_eq!(
+        client.get("/api/approvals").await,
+        json!([]),
+        "nothing was asked"
+    );
+    studio.shutdown().await;
+}

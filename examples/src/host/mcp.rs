@@ -109,9 +109,7 @@ impl CallObserver for StudioCalls {
             return;
         };
         let outcome = match &result.error {
-            None => RunOutcome::Completed {
-                message: format!("{} completed.", call.tool()),
-            },
+            None => RunOutcome::completed(format!("{} completed.", call.tool())),
             Some(error) => RunOutcome::from_error(call.tool(), error, false),
         };
         let report = json!({"outcome": outcome, "toolNames": [call.tool()]});
@@ -140,6 +138,9 @@ fn call_state(state: RunState) -> CallState {
         RunState::Denied => CallState::Denied,
         RunState::Failed => CallState::Failed,
         RunState::Cancelled => CallState::Cancelled,
+        // Never relayed (final states are not, and only local runs end not understood); a
+        // call that was not acted on is never reported as a success.
+        RunState::NotUnderstood => CallState::Failed,
     }
 }
 
