@@ -676,3 +676,35 @@ async fn the_local_agent_never_claims_a_prompt_it_did_not_act_on() {
     );
     studio.shutdown().await;
 }
+
+#[tokio::test]
+async fn preview_get_status_reports_the_bounded_preview_diagnostics() {
+    let dir = tempfile::tempdir().unwrap();
+    let studio = start(dir.path(), None).await;
+    let client = Client::new(&studio);
+    let clean = client.call("preview.getStatus", json!({})).await;
+    assert_eq!(structured(&clean)["diagnostics"], json!([]), "{clean}");
+    assert_eq!(structured(&clean)["diagnosticCount"], 0);
+
+    let scripts: String = (0..30)
+        .map(|n| format!("<script src=\"missing-{n}.js\"></script>\n"))
+        .collect();
+    let revision =
+        structured(&client.call("workspace.getStatus", json!({})).await)["revision"].clone();
+    structured(
+        &client
+            .call(
+                "workspace.writeFile",
+                json!({"path": "index.html", "source": format!("<h1>x</h1>\n{scripts}"), "expectedRevision": revision}),
+            )
+            .await,
+    );
+    let status = client.call("preview.getStatus", json!({})).await;
+    let status = structured(&status);
+    assert_eq!(status["diagnosticCount"], 30, "{status}");
+    let shown = status["diagnostics"].as_array().unwrap();
+    assert_eq!(shown.len(), 20, "bounded");
+    assert_eq!(shown[0]["requestedPath"], "missing-0.js");
+    assert_eq!(shown[0]["sourcePath"], "index.html");
+    studio.shutdown().await;
+}
