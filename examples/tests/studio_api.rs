@@ -708,3 +708,69 @@ async fn preview_get_status_reports_the_bounded_preview_diagnostics() {
     assert_eq!(shown[0]["sourcePath"], "index.html");
     studio.shutdown().await;
 }
+
+#[tokio::test]
+async fn unknown_routes_and_the_favicon_answer_404_without_leaking_anything() {
+    let dir = tempfile::tempdir().unwrap();
+    let studio = start(dir.path(), None).await;
+    let client = Client::new(&studio);
+    for path in ["/favicon.ico", "/nope", "/api/nope", "/ui/nope/../../x"] {
+        let response = client
+            .http
+            .get(format!("{}{path}", client.base))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 404, "{path}");
+        let body = response.text().await.unwrap();
+        assert!(body.contains("STUDIO_NOT_FOUND"), "{path}: {body}");
+        for leak in ["MCP", "token", studio.token()] {
+            assert!(!body.contains(leak), "{path} leaks {leak}: {body}");
+        }
+    }
+    let (status, body) = client.post("/api/nope", json!({})).await;
+    assert_eq!(status, 404, "{body}");
+    // The guards still come first: a foreign host learns nothing, and real routes keep
+    // their checks.
+    let forged = client
+        .http
+        .get(format!("{}/nope", client.base))
+        .header("host", "attacker.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(forged.status(), 403);
+    let untokened_mcp = client
+        .http
+        .post(format!("{}/mcp", client.base))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(untokened_mcp.status(), 403);
+    // The pages name a favicon the studio serves.
+    for page in ["/", "/editor", "/web"] {
+        let html = client
+            .http
+            .get(format!("{}{page}", client.base))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(
+            html.contains(r#"<link rel="icon" href="/ui/favicon.svg""#),
+            "{page}"
+        );
+    }
+    let icon = client
+        .http
+        .get(format!("{}/ui/favicon.svg", client.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(icon.status(), 200);
+    assert_eq!(icon.headers()["content-type"], "image/svg+xml");
+    studio.shutdown().await;
+}

@@ -151,9 +151,11 @@ pub fn router(state: &Arc<StudioState>) -> Router {
     close_on_shutdown(state, stop.clone());
     let config = StreamableHttpServerConfig::default().with_cancellation_token(stop);
     let service = streamable_http_service(&mcp_server(state), config);
+    // A route layer: only `/mcp` itself needs the token; other paths fall through to the
+    // studio's own routes (and its 404), never to an MCP token refusal.
     Router::new()
         .nest_service(MCP_PATH, service)
-        .layer(middleware::from_fn_with_state(
+        .route_layer(middleware::from_fn_with_state(
             state.security.clone(),
             require_token,
         ))

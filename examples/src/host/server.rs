@@ -59,11 +59,22 @@ pub fn router(state: Arc<StudioState>) -> Router {
         .merge(crate::surfaces::web::routes())
         .merge(super::selection::routes())
         .with_state(state.clone())
-        .merge(super::mcp::router(&state));
+        .merge(super::mcp::router(&state))
+        .fallback(not_found);
     api.layer(middleware::from_fn_with_state(
         state.security.clone(),
         security::guard,
     ))
+}
+
+/// Any path no route serves (`/favicon.ico` included: the pages link `/ui/favicon.svg`). It is
+/// behind the same Host/Origin/token guard as every route, and says nothing else.
+async fn not_found() -> Response {
+    api_error(
+        StatusCode::NOT_FOUND,
+        "STUDIO_NOT_FOUND",
+        "Nothing is served at this path.",
+    )
 }
 
 /// A coded, non-retryable error answer of the studio API.
