@@ -10,7 +10,7 @@ use tool_protocol::ToolCallError;
 use super::design::{
     CssEdit, base_font_px, css_edit, declarations, refers_to_selection, requested_changes,
 };
-use super::targets::{missing_file, missing_visual_target, patch_path};
+use super::targets::{missing_file, missing_visual_target, patch_path, resolve_path};
 use crate::catalog::preview::missing_target;
 use crate::preview_edits::{PreviewTarget, Theme};
 
@@ -176,7 +176,7 @@ pub enum Intent {
     DesignChangeUnknown,
     /// A Design Mode change, but the workspace has no stylesheet to hold it.
     StylesheetRequired,
-    /// Nothing recognised: inspect status and explain the recipes.
+    /// Nothing recognised: the run calls nothing and lists what the agent understands.
     Help,
 }
 
@@ -271,7 +271,10 @@ pub type Action = Result<Option<PlannedCall>, Stop>;
 
 /// Plans the tool calls for `prompt`.
 pub fn plan(prompt: &str, context: &PlannerContext) -> Plan {
-    let prompt_facts = PromptFacts::read(prompt);
+    let mut prompt_facts = PromptFacts::read(prompt);
+    if let Some(workspace) = &context.workspace {
+        prompt_facts.path = prompt_facts.path.map(|path| resolve_path(workspace, &path));
+    }
     let (intent, action) = recognise(&prompt_facts, context);
     match action.and_then(|call| checked(context.workspace.as_ref(), call)) {
         Ok(call) => Plan::acting(intent, with_preflight(call)),
@@ -877,6 +880,9 @@ mod tests {
         };
         assert_eq!(error.code, "WORKSPACE_FILE_NOT_FOUND");
         assert_eq!(error.details.as_ref().unwrap()["operation"], "download");
+        // A bare file name finds the one file of that name in a folder.
+        let read = plan("read app.js", &own_site());
+        assert_eq!(action(&read).arguments["path"], "js/app.js");
         let download = plan("download", &own_site());
         assert_eq!(action(&download).name, "workspace.downloadFile");
         assert_eq!(

@@ -94,6 +94,22 @@ fn what_it_needs(target: PreviewTarget, path: Option<&str>) -> String {
     }
 }
 
+/// The workspace path a prompt's `named` path means: itself when the workspace has it, else the
+/// one file whose path ends in `/named` (a bare "app.js" for a folder's "js/app.js").
+pub fn resolve_path(workspace: &Workspace, named: &str) -> String {
+    if workspace.file(named).is_some() {
+        return named.to_owned();
+    }
+    let suffix = format!("/{named}");
+    let mut holders = workspace
+        .files()
+        .filter(|file| file.path.ends_with(&suffix));
+    match (holders.next(), holders.next()) {
+        (Some(only), None) => only.path.clone(),
+        _ => named.to_owned(),
+    }
+}
+
 /// `WORKSPACE_FILE_NOT_FOUND` when the prompt names a path `workspace` does not have.
 pub fn missing_file(workspace: &Workspace, path: &str, operation: &str) -> Option<ToolCallError> {
     // An invalid path is the tool's to report, with its own code.
@@ -256,5 +272,23 @@ mod tests {
             panic!("a missing named file fails");
         };
         assert_eq!(missing.code, "WORKSPACE_FILE_NOT_FOUND");
+    }
+
+    #[test]
+    fn a_bare_name_resolves_to_the_one_file_of_that_name() {
+        let files = workspace(&[
+            ("index.html", "x"),
+            ("js/app.js", "a"),
+            ("a/util.js", "b"),
+            ("b/util.js", "c"),
+        ]);
+        assert_eq!(resolve_path(&files, "app.js"), "js/app.js");
+        assert_eq!(resolve_path(&files, "index.html"), "index.html");
+        assert_eq!(
+            resolve_path(&files, "util.js"),
+            "util.js",
+            "ambiguous: as named"
+        );
+        assert_eq!(resolve_path(&files, "pp.js"), "pp.js", "whole names only");
     }
 }

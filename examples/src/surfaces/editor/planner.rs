@@ -12,7 +12,7 @@ use super::scenarios::Scenario;
 use crate::agent::planner::{
     Intent, Plan, PlannedCall, Stop, checked, not_understood, split_quotes,
 };
-use crate::agent::targets::{missing_file, patch_path};
+use crate::agent::targets::{missing_file, patch_path, resolve_path};
 
 /// What the local editor agent understands (its reply to a prompt it cannot act on).
 pub const EDITOR_HELP: &str = "The local editor agent understands: replace \"X\" with \"Y\" (in the file that holds X; add \"all\" for every match); open or read app.js; use the counter, greeting or todo-list scenario; reset the document; save (the open file) or save all; the editor status.";
@@ -29,7 +29,10 @@ struct Step {
 /// Plans `prompt` on the editor whose open document is `active_path`, checking named files and
 /// search texts against `workspace` when given.
 pub fn plan_prompt(prompt: &str, active_path: &str, workspace: Option<&Workspace>) -> Plan {
-    let facts = Facts::read(prompt);
+    let mut facts = Facts::read(prompt);
+    if let Some(workspace) = workspace {
+        facts.path = facts.path.map(|path| resolve_path(workspace, &path));
+    }
     let (intent, step) = recognise(&facts, active_path, workspace);
     let step = step.and_then(|step| {
         let missing = workspace

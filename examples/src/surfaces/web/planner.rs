@@ -11,7 +11,7 @@ use crate::agent::planner::{
     Action, DEFAULT_FEATURE_DESCRIPTION, Intent, Plan, PlannedCall, PromptFacts, Stop, checked,
     first_path, hero_arguments, not_understood,
 };
-use crate::agent::targets::patch_path;
+use crate::agent::targets::{patch_path, resolve_path};
 use crate::preview_edits::Theme;
 
 /// What the local web-coding agent understands (its reply to a prompt it cannot act on).
@@ -51,7 +51,8 @@ fn reads_first(tool: &str) -> bool {
 }
 
 /// Reads `prompt`; its path is the workspace file it names (any case), else the first token
-/// that looks like a path (which the target check then reports as missing).
+/// that looks like a path, resolved like the workspace planner's (a missing one is reported by
+/// the target check).
 fn read_facts(prompt: &str, workspace: &Workspace) -> PromptFacts {
     PromptFacts::read_with(prompt, |unquoted| {
         unquoted
@@ -64,7 +65,7 @@ fn read_facts(prompt: &str, workspace: &Workspace) -> PromptFacts {
                     .find(|file| file.path.eq_ignore_ascii_case(token))
                     .map(|file| file.path.clone())
             })
-            .or_else(|| first_path(unquoted))
+            .or_else(|| first_path(unquoted).map(|path| resolve_path(workspace, &path)))
     })
 }
 
@@ -328,6 +329,16 @@ mod tests {
         }
         let patch = plan_web(r#"replace "My shop" with "Our shop""#, &own);
         assert_eq!(action(&patch).arguments["path"], "index.html");
+        let nested = Workspace::new(vec![
+            WorkspaceFile::text("index.html", "<p>x</p>"),
+            WorkspaceFile::text("js/app.js", "let x;"),
+        ])
+        .unwrap();
+        assert_eq!(
+            action(&plan_web("read app.js", &nested)).arguments["path"],
+            "js/app.js",
+            "a bare name finds the one file of that name"
+        );
     }
 
     #[test]
