@@ -1,6 +1,8 @@
-//! Prompt -> planned tool calls, deterministically. The runner sends the calls through the
-//! registry's model-call path, fills `expectedRevision` of guarded calls from the revision the
-//! preflight observed, and stops at the first failure.
+//! Prompt -> planned tool calls, deterministically, or a stop: a prompt the agent does not
+//! understand, or a change whose target the workspace lacks, plans no call at all (see
+//! [`Stop`]). The runner sends the calls through the registry's model-call path, fills
+//! `expectedRevision` of guarded calls from the revision the preflight observed, and stops at
+//! the first failure.
 
 use live_code_editor::preview::PreviewSelection;
 use live_code_editor::workspace::Workspace;
