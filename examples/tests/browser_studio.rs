@@ -1525,5 +1525,33 @@ async fn an_unknown_prompt_shows_the_help_reply_and_reads_and_downloads_show_the
         .await;
     assert_eq!(handed["name"], "index.html");
     assert_eq!(handed["text"], session.source("index.html").await);
+
+    // On a person's own stylesheet (no accent tokens) the theme prompt says what is missing,
+    // without an approval card.
+    let revision = session.revision().await;
+    session
+        .call(
+            "workspace.writeFile",
+            json!({"path": "styles.css", "source": "body { color: navy; }\n", "expectedRevision": revision}),
+        )
+        .await;
+    session.wait_preview_ready().await;
+    session.submit_prompt("make it rose").await;
+    let failed = session.wait_chat_entry("failed").await;
+    assert!(
+        failed.starts_with("PREVIEW_TARGET_NOT_FOUND: styles.css has no --accent"),
+        "{failed}"
+    );
+    assert_eq!(
+        browser
+            .eval(
+                "return document.querySelectorAll('#approvals .approval').length;",
+                json!([])
+            )
+            .await,
+        json!(0),
+        "no approval that could only fail"
+    );
+    browser.screenshot("19-missing-theme-target").await;
     session.close().await;
 }
