@@ -1,6 +1,8 @@
 //! The local agent's editor planner, following the spec's sequence:
-//! `editor.getStatus -> editor.listFiles -> editor.openFile (when a path is named) ->
-//! editor.getDocument -> the mutation`. The runner fills `expectedDocumentRevision` of document
+//! `editor.getStatus -> editor.listFiles -> editor.openFile (when a path is named, or another
+//! file holds a patch's search text) -> editor.getDocument -> the mutation`. A prompt it does
+//! not understand, or one naming a file or text the workspace lacks, plans no call (the
+//! workspace planner's checks). The runner fills `expectedDocumentRevision` of document
 //! mutations from the `documentRevision` the preflight observed, and
 //! `expectedWorkspaceRevision` of saves from `workspaceRevision`.
 
