@@ -748,6 +748,17 @@ async fn unknown_routes_and_the_favicon_answer_404_without_leaking_anything() {
         .await
         .unwrap();
     assert_eq!(untokened_mcp.status(), 403);
+    let untokened_stream = client
+        .http
+        .get(format!("{}/mcp/", client.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        untokened_stream.status(),
+        403,
+        "every /mcp path keeps its token check"
+    );
     // The pages name a favicon the studio serves.
     for page in ["/", "/editor", "/web"] {
         let html = client
