@@ -11,6 +11,7 @@ use live_code_editor::workspace::Workspace;
 use serde_json::json;
 
 use super::scenarios::Scenario;
+use super::state::text_source;
 use crate::agent::planner::{
     Intent, Plan, PlannedCall, Stop, checked, not_understood, split_quotes,
 };
@@ -39,7 +40,7 @@ pub fn plan_prompt(prompt: &str, active_path: &str, workspace: Option<&Workspace
     let step = step.and_then(|step| {
         let missing = workspace
             .zip(step.open.as_deref())
-            .and_then(|(workspace, path)| missing_file(workspace, path, "open"));
+            .and_then(|(workspace, path)| unopenable(workspace, path));
         match missing {
             Some(error) => Err(Stop::Unavailable(error)),
             None => Ok(Step {
@@ -52,6 +53,14 @@ pub fn plan_prompt(prompt: &str, active_path: &str, workspace: Option<&Workspace
         Ok(step) => Plan::acting(intent, with_preflight(intent, step)),
         Err(stop) => Plan::stopped(intent, stop),
     }
+}
+
+/// Why `editor.openFile` would fail on `path`: no such file, or an asset (text files only).
+fn unopenable(workspace: &Workspace, path: &str) -> Option<tool_protocol::ToolCallError> {
+    missing_file(workspace, path, "open").or_else(|| {
+        let file = workspace.file(path)?;
+        text_source(file, "open").err().map(Into::into)
+    })
 }
 
 fn recognise(
@@ -224,6 +233,7 @@ mod tests {
             WorkspaceFile::text("index.html", "<h1>Count</h1>"),
             WorkspaceFile::text("styles.css", "h1 { margin: 12px; }"),
             WorkspaceFile::text("app.js", "let count = 0; // 12px"),
+            WorkspaceFile::asset("assets/logo.svg", b"<svg/>".to_vec()),
         ])
         .unwrap()
     }
@@ -388,6 +398,11 @@ mod tests {
         let missing = super::plan_prompt("open notes.md", "index.html", Some(&files));
         assert!(
             matches!(stop(&missing), Stop::Unavailable(error) if error.code == "WORKSPACE_FILE_NOT_FOUND")
+        );
+        let asset = super::plan_prompt("open assets/logo.svg", "index.html", Some(&files));
+        assert!(
+            matches!(stop(&asset), Stop::Unavailable(error) if error.code == "WORKSPACE_FILE_TYPE_CONFLICT"),
+            "the editor opens text files only: no approval that can only fail"
         );
         let download = super::plan_prompt("download index.html", "index.html", Some(&files));
         assert_eq!(
