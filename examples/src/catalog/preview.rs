@@ -185,6 +185,22 @@ fn get_status(manager: Arc<WorkspaceDocumentManager>) -> Tool {
     .read_only()
 }
 
+/// The preview compiler's diagnostics of `workspace` (what `preview.getStatus` and
+/// `GET /api/preview/diagnostics` report), compiled off the async workers: it is CPU work.
+pub async fn workspace_diagnostics(
+    workspace: &Workspace,
+) -> Result<Vec<PreviewDiagnostic>, ToolCallError> {
+    let files: Vec<_> = workspace.files().cloned().collect();
+    tokio::task::spawn_blocking(move || collect_preview_diagnostics(&files))
+        .await
+        .map_err(|_| {
+            ToolCallError::new(
+                "STUDIO_PREVIEW_FAILED",
+                "The preview compiler stopped unexpectedly.",
+            )
+        })
+}
+
 async fn preview_status(
     manager: &WorkspaceDocumentManager,
 ) -> Result<PreviewStatusOutput, ToolCallError> {
@@ -195,16 +211,7 @@ async fn preview_status(
         .ok()
         .and_then(|value| value.get("status")?.as_str().map(str::to_owned))
         .unwrap_or_default();
-    let files: Vec<_> = workspace.files().cloned().collect();
-    // Compiling is CPU work: off the async workers, as the diagnostics route does.
-    let mut diagnostics = tokio::task::spawn_blocking(move || collect_preview_diagnostics(&files))
-        .await
-        .map_err(|_| {
-            ToolCallError::new(
-                "STUDIO_PREVIEW_FAILED",
-                "The preview compiler stopped unexpectedly.",
-            )
-        })?;
+    let mut diagnostics = workspace_diagnostics(&workspace).await?;
     let diagnostic_count = diagnostics.len();
     diagnostics.truncate(MAX_STATUS_DIAGNOSTICS);
     Ok(PreviewStatusOutput {

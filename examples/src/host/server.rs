@@ -10,9 +10,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use live_code_editor::preview::{
-    PreviewOptions, collect_preview_diagnostics, compile_preview, export_standalone_html,
-};
+use live_code_editor::preview::{PreviewOptions, compile_preview, export_standalone_html};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tool_context::{ApprovalDecision, ToolCallOptions};
@@ -461,16 +459,15 @@ async fn preview_ack(
 /// budget notes) for the current revision, so the page can list them beside the preview.
 async fn preview_diagnostics(State(state): State<Arc<StudioState>>) -> Response {
     let workspace = state.manager.snapshot().await;
-    let revision = workspace.revision();
-    let files: Vec<_> = workspace.files().cloned().collect();
-    match tokio::task::spawn_blocking(move || collect_preview_diagnostics(&files)).await {
+    match crate::catalog::preview::workspace_diagnostics(&workspace).await {
         Ok(diagnostics) => {
-            Json(json!({"revision": revision, "diagnostics": diagnostics})).into_response()
+            Json(json!({"revision": workspace.revision(), "diagnostics": diagnostics}))
+                .into_response()
         }
-        Err(_) => api_error(
+        Err(error) => api_error(
             StatusCode::INTERNAL_SERVER_ERROR,
-            "STUDIO_PREVIEW_FAILED",
-            "The preview compiler stopped unexpectedly.",
+            &error.code,
+            &error.message,
         ),
     }
 }
