@@ -173,10 +173,11 @@ async fn design_mode_selects_an_element_and_the_local_agent_restyles_it() {
     let session = Session::open().await;
     let browser = &session.browser;
 
-    // Without a selection the agent explains what is missing and changes nothing.
+    // Without a selection the agent explains what is missing and changes nothing: it did not
+    // act, so the run is not "completed".
     let before = session.revision().await;
     session.submit_prompt("make the selected element red").await;
-    let explained = session.wait_chat_entry("completed", 1).await;
+    let explained = session.wait_chat_entry("not-understood", 1).await;
     assert!(explained.contains("Select an element first"), "{explained}");
     assert_eq!(session.revision().await, before);
 
@@ -229,7 +230,7 @@ async fn design_mode_selects_an_element_and_the_local_agent_restyles_it() {
         )
         .await;
     browser.click("#approvals .approve").await;
-    let done = session.wait_chat_entry("completed", 2).await;
+    let done = session.wait_chat_entry("completed", 1).await;
     assert!(done.contains("workspace.applyPatch"), "{done}");
     let revision = session.wait_preview_ready().await;
     assert!(revision > before);

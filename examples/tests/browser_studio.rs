@@ -1452,3 +1452,107 @@ async fn cancelling_a_run_waiting_for_approval_shows_a_cancelled_entry() {
     assert_eq!(session.source("styles.css").await, styles);
     session.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_prompt_shows_the_help_reply_and_reads_and_downloads_show_their_result() {
+    let session = Session::open(1280, 800).await;
+    let browser = &session.browser;
+    let revision = session.revision().await;
+
+    session.submit_prompt("make it ocean blue").await;
+    let reply = session.wait_chat_entry("not-understood").await;
+    assert!(reply.contains("did not understand"), "{reply}");
+    assert!(
+        reply.contains("make it violet, emerald, amber or rose"),
+        "{reply}"
+    );
+    assert!(reply.contains("OpenRouter API key"), "{reply}");
+    browser
+        .wait_for(
+            "the badge to go idle",
+            "return document.getElementById('agent-badge').dataset.state === 'idle';",
+        )
+        .await;
+    let log = browser.text("#chat-log").await;
+    assert!(!log.contains("Done"), "no success is claimed: {log}");
+    assert_eq!(
+        browser
+            .eval(
+                "return document.querySelectorAll('#chat-log .entry.completed').length;",
+                json!([])
+            )
+            .await,
+        json!(0)
+    );
+    assert_eq!(
+        browser
+            .text("#chat-log .entry.not-understood .entry-kind")
+            .await,
+        "not understood",
+        "its own outcome, not completed"
+    );
+    assert_eq!(session.revision().await, revision, "nothing changed");
+    browser.screenshot("17-not-understood").await;
+
+    // A read shows the file it read.
+    session.submit_prompt("read app.js").await;
+    let shown = session.wait_chat_entry("completed").await;
+    let app = session.source("app.js").await;
+    assert!(shown.starts_with("app.js · "), "{shown}");
+    assert!(shown.contains(app.lines().next().unwrap()), "{shown}");
+    browser.screenshot("18-read-file").await;
+
+    // A download request hands the file to the page once approved.
+    browser
+        .eval(
+            "window.__handed = []; const click = HTMLAnchorElement.prototype.click; HTMLAnchorElement.prototype.click = function () { if (this.download) window.__handed.push({ name: this.download, text: fetch(this.href).then((r) => r.text()) }); return click.call(this); }; return true;",
+            json!([]),
+        )
+        .await;
+    session.submit_prompt("download index.html").await;
+    session.wait_approval_card("workspace.downloadFile").await;
+    browser.click("#approvals .approve").await;
+    browser
+        .wait_for(
+            "the downloaded entry",
+            "return [...document.querySelectorAll('#chat-log .entry.completed .entry-text')].some((node) => node.textContent.startsWith('Downloaded index.html'));",
+        )
+        .await;
+    let handed = browser
+        .eval_async(
+            "const done = arguments[arguments.length - 1]; const file = window.__handed.at(-1); file.text.then((text) => done({ name: file.name, text }));",
+            json!([]),
+        )
+        .await;
+    assert_eq!(handed["name"], "index.html");
+    assert_eq!(handed["text"], session.source("index.html").await);
+
+    // On a person's own stylesheet (no accent tokens) the theme prompt says what is missing,
+    // without an approval card.
+    let revision = session.revision().await;
+    session
+        .call(
+            "workspace.writeFile",
+            json!({"path": "styles.css", "source": "body { color: navy; }\n", "expectedRevision": revision}),
+        )
+        .await;
+    session.wait_preview_ready().await;
+    session.submit_prompt("make it rose").await;
+    let failed = session.wait_chat_entry("failed").await;
+    assert!(
+        failed.starts_with("PREVIEW_TARGET_NOT_FOUND: styles.css has no --accent"),
+        "{failed}"
+    );
+    assert_eq!(
+        browser
+            .eval(
+                "return document.querySelectorAll('#approvals .approval').length;",
+                json!([])
+            )
+            .await,
+        json!(0),
+        "no approval that could only fail"
+    );
+    browser.screenshot("19-missing-theme-target").await;
+    session.close().await;
+}

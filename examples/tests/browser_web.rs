@@ -376,3 +376,59 @@ async fn leaving_the_page_cancels_the_run_in_flight() {
     assert_eq!(session.revision().await, revision, "nothing changed");
     session.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_prompt_shows_the_help_reply_and_a_status_prompt_the_status() {
+    let session = Session::open(1280, 800).await;
+    let browser = &session.browser;
+    session.side_tab("chat").await;
+    browser
+        .type_into("#web-prompt", "add a dark mode toggle")
+        .await;
+    browser.click("#web-run").await;
+    let reply = browser
+        .wait_for(
+            "the not-understood entry",
+            "return document.querySelector('#web-chat-log .entry.not-understood .entry-text')?.textContent ?? '';",
+        )
+        .await;
+    let reply = reply.as_str().unwrap();
+    assert!(reply.contains("did not understand"), "{reply}");
+    assert!(reply.contains("OpenRouter API key"), "{reply}");
+    let log = browser.text("#web-chat-log").await;
+    assert!(!log.contains("Done"), "{log}");
+    assert_eq!(
+        browser
+            .eval(
+                "return document.querySelectorAll('#web-chat-log .entry.completed').length;",
+                json!([])
+            )
+            .await,
+        json!(0)
+    );
+    browser
+        .wait_for(
+            "the badge to show the outcome",
+            "return document.getElementById('web-agent-badge').dataset.state === 'not-understood';",
+        )
+        .await;
+    browser.screenshot("web-05-not-understood").await;
+
+    browser
+        .type_into("#web-prompt", "what is the workspace status?")
+        .await;
+    browser.click("#web-run").await;
+    let status = browser
+        .wait_for(
+            "the status summary",
+            "return document.querySelector('#web-chat-log .entry.completed .entry-text')?.textContent ?? '';",
+        )
+        .await;
+    let status = status.as_str().unwrap();
+    assert!(
+        status.starts_with(&format!("Workspace revision {}", session.revision().await)),
+        "{status}"
+    );
+    assert!(status.contains("3 files"), "{status}");
+    session.close().await;
+}

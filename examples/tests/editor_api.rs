@@ -787,3 +787,52 @@ async fn the_local_agent_saves_the_open_document_to_the_opened_folder() {
     assert_eq!(status["dirtyPaths"], json!([]));
     studio.shutdown().await;
 }
+
+#[tokio::test]
+async fn the_editor_agent_never_claims_a_prompt_it_did_not_act_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let studio = start(dir.path()).await;
+    let client = Client::new(&studio);
+    let run = |prompt: &'static str| {
+        let client = &client;
+        async move {
+            let (status, run) = client
+                .post(
+                    "/api/agent/runs",
+                    json!({"prompt": prompt, "surface": "editor"}),
+                )
+                .await;
+            assert_eq!(status, 200, "{run}");
+            approve_until_done(client, run["runId"].as_str().unwrap()).await
+        }
+    };
+    let (unknown, asked) = run("make it ocean blue").await;
+    assert_eq!(unknown["state"], "not-understood", "{unknown}");
+    assert!(asked.is_empty());
+    let reply = unknown["report"]["outcome"]["message"].as_str().unwrap();
+    assert!(reply.contains("local editor agent understands"), "{reply}");
+    let (download, _) = run("download index.html").await;
+    assert_eq!(download["state"], "not-understood", "{download}");
+    assert!(
+        download["report"]["outcome"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no download tool")
+    );
+    let (status, _) = run("what is the editor status?").await;
+    let summary = status["report"]["outcome"]["message"].as_str().unwrap();
+    assert!(
+        summary.starts_with("Workspace revision ") && summary.contains("document revision"),
+        "{summary}"
+    );
+    let (missing, asked) = run("open notes.md").await;
+    assert_eq!(
+        missing["report"]["outcome"]["code"], "WORKSPACE_FILE_NOT_FOUND",
+        "{missing}"
+    );
+    assert!(
+        asked.is_empty(),
+        "no approval for a call that can only fail"
+    );
+    studio.shutdown().await;
+}

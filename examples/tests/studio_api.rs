@@ -548,3 +548,241 @@ async fn run_metadata_is_bounded_and_a_selection_must_validate() {
     assert_eq!(refused["error"]["code"], "PREVIEW_SELECTION_INVALID");
     studio.shutdown().await;
 }
+
+/// The run's final outcome, after it finished.
+async fn outcome_of(client: &Client, prompt: &str) -> Value {
+    let run_id = client.run(prompt).await;
+    let run = client.wait_run(&run_id).await;
+    run["report"]["outcome"].clone()
+}
+
+#[tokio::test]
+async fn the_local_agent_never_claims_a_prompt_it_did_not_act_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let studio = start(dir.path(), None).await;
+    let client = Client::new(&studio);
+
+    // Unknown prompts end as their own outcome, call nothing, and say what the agent can do.
+    for prompt in ["make it ocean blue", "add a dark mode toggle"] {
+        let run_id = client.run(prompt).await;
+        let run = client.wait_run(&run_id).await;
+        assert_eq!(run["state"], "not-understood", "{run}");
+        assert_eq!(run["report"]["steps"], json!([]), "{run}");
+        let message = run["report"]["outcome"]["message"].as_str().unwrap();
+        assert!(message.contains("did not understand"), "{message}");
+        assert!(
+            message.contains("make it violet, emerald, amber or rose"),
+            "{message}"
+        );
+        assert!(message.contains("OpenRouter API key"), "{message}");
+        assert!(!message.contains("Done"), "{message}");
+        let trace = client.get("/api/trace").await;
+        let row = trace["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|row| row["traceId"] == run_id.as_str())
+            .cloned()
+            .unwrap();
+        assert_eq!(row["status"], "not-understood", "{row}");
+    }
+
+    // Reads show what was read.
+    let app = structured(
+        &client
+            .call("workspace.readFile", json!({"path": "app.js"}))
+            .await,
+    )["source"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let read = outcome_of(&client, "read app.js").await;
+    assert_eq!(read["status"], "completed", "{read}");
+    let shown = read["message"].as_str().unwrap();
+    assert!(shown.starts_with("app.js · "), "{shown}");
+    assert!(shown.contains(app.lines().next().unwrap()), "{shown}");
+    let status = outcome_of(&client, "what is the workspace status?").await;
+    let summary = status["message"].as_str().unwrap();
+    assert!(summary.starts_with("Workspace revision "), "{summary}");
+    assert!(summary.contains("active index.html"), "{summary}");
+    assert!(summary.contains("Preview: revision"), "{summary}");
+
+    // "download index.html" hands the file to the page once approved.
+    let run_id = client.run("download index.html").await;
+    let approval = client.wait_approval().await;
+    assert_eq!(approval["name"], "workspace.downloadFile");
+    client
+        .post(
+            &format!("/api/approvals/{}", approval["id"].as_str().unwrap()),
+            json!({"decision": "allow"}),
+        )
+        .await;
+    let download = client.wait_run(&run_id).await["report"]["outcome"].clone();
+    assert_eq!(download["download"]["fileName"], "index.html", "{download}");
+    assert!(
+        download["download"]["content"]
+            .as_str()
+            .unwrap()
+            .contains("hero-title")
+    );
+
+    // "replace" patches the file holding the text, not the open one.
+    structured(
+        &client
+            .call("workspace.openFile", json!({"path": "styles.css"}))
+            .await,
+    );
+    let run_id = client.run(r#"replace "Ship" with "Build""#).await;
+    let approval = client.wait_approval().await;
+    assert_eq!(approval["name"], "workspace.applyPatch");
+    assert_eq!(
+        approval["safeArgumentPreview"], "path: index.html",
+        "{approval}"
+    );
+    client
+        .post(
+            &format!("/api/approvals/{}", approval["id"].as_str().unwrap()),
+            json!({"decision": "deny"}),
+        )
+        .await;
+    assert_eq!(client.wait_run(&run_id).await["state"], "denied");
+    let nowhere = outcome_of(&client, r#"replace "Nowhere to be found" with "x""#).await;
+    assert_eq!(nowhere["code"], "WORKSPACE_PATCH_NOT_FOUND", "{nowhere}");
+
+    // On a person's own site, a visual prompt whose target is missing says so, unasked.
+    let revision =
+        structured(&client.call("workspace.getStatus", json!({})).await)["revision"].clone();
+    structured(
+        &client
+            .call(
+                "workspace.writeFile",
+                json!({"path": "styles.css", "source": "body { color: navy; }\n", "expectedRevision": revision}),
+            )
+            .await,
+    );
+    let theme = outcome_of(&client, "make it rose").await;
+    assert_eq!(theme["status"], "failed", "{theme}");
+    assert_eq!(theme["code"], "PREVIEW_TARGET_NOT_FOUND");
+    assert!(
+        theme["message"]
+            .as_str()
+            .unwrap()
+            .contains("styles.css has no --accent and --accent-soft"),
+        "{theme}"
+    );
+    assert_eq!(
+        client.get("/api/approvals").await,
+        json!([]),
+        "nothing was asked"
+    );
+    studio.shutdown().await;
+}
+
+#[tokio::test]
+async fn preview_get_status_reports_the_bounded_preview_diagnostics() {
+    let dir = tempfile::tempdir().unwrap();
+    let studio = start(dir.path(), None).await;
+    let client = Client::new(&studio);
+    let clean = client.call("preview.getStatus", json!({})).await;
+    assert_eq!(structured(&clean)["diagnostics"], json!([]), "{clean}");
+    assert_eq!(structured(&clean)["diagnosticCount"], 0);
+
+    let scripts: String = (0..30)
+        .map(|n| format!("<script src=\"missing-{n}.js\"></script>\n"))
+        .collect();
+    let revision =
+        structured(&client.call("workspace.getStatus", json!({})).await)["revision"].clone();
+    structured(
+        &client
+            .call(
+                "workspace.writeFile",
+                json!({"path": "index.html", "source": format!("<h1>x</h1>\n{scripts}"), "expectedRevision": revision}),
+            )
+            .await,
+    );
+    let status = client.call("preview.getStatus", json!({})).await;
+    let status = structured(&status);
+    assert_eq!(status["diagnosticCount"], 30, "{status}");
+    let shown = status["diagnostics"].as_array().unwrap();
+    assert_eq!(shown.len(), 20, "bounded");
+    assert_eq!(shown[0]["requestedPath"], "missing-0.js");
+    assert_eq!(shown[0]["sourcePath"], "index.html");
+    studio.shutdown().await;
+}
+
+#[tokio::test]
+async fn unknown_routes_and_the_favicon_answer_404_without_leaking_anything() {
+    let dir = tempfile::tempdir().unwrap();
+    let studio = start(dir.path(), None).await;
+    let client = Client::new(&studio);
+    for path in ["/favicon.ico", "/nope", "/api/nope", "/ui/nope/../../x"] {
+        let response = client
+            .http
+            .get(format!("{}{path}", client.base))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 404, "{path}");
+        let body = response.text().await.unwrap();
+        assert!(body.contains("STUDIO_NOT_FOUND"), "{path}: {body}");
+        for leak in ["MCP", "token", studio.token()] {
+            assert!(!body.contains(leak), "{path} leaks {leak}: {body}");
+        }
+    }
+    let (status, body) = client.post("/api/nope", json!({})).await;
+    assert_eq!(status, 404, "{body}");
+    // The guards still come first: a foreign host learns nothing, and real routes keep
+    // their checks.
+    let forged = client
+        .http
+        .get(format!("{}/nope", client.base))
+        .header("host", "attacker.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(forged.status(), 403);
+    let untokened_mcp = client
+        .http
+        .post(format!("{}/mcp", client.base))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(untokened_mcp.status(), 403);
+    let untokened_stream = client
+        .http
+        .get(format!("{}/mcp/", client.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        untokened_stream.status(),
+        403,
+        "every /mcp path keeps its token check"
+    );
+    // The pages name a favicon the studio serves.
+    for page in ["/", "/editor", "/web"] {
+        let html = client
+            .http
+            .get(format!("{}{page}", client.base))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(
+            html.contains(r#"<link rel="icon" href="/ui/favicon.svg""#),
+            "{page}"
+        );
+    }
+    let icon = client
+        .http
+        .get(format!("{}/ui/favicon.svg", client.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(icon.status(), 200);
+    assert_eq!(icon.headers()["content-type"], "image/svg+xml");
+    studio.shutdown().await;
+}

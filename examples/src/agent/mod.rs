@@ -4,4 +4,6 @@
 pub mod design;
 pub mod outcome;
 pub mod planner;
+pub mod reply;
 pub mod runner;
+pub mod targets;

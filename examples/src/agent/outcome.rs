@@ -1,6 +1,6 @@
 //! Typed outcomes of an agent run and the recovery actions the chat offers for each.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tool_protocol::{ToolCallError, codes};
 
 /// What the person can do about a failed run.
@@ -29,6 +29,16 @@ pub enum RunOutcome {
     Completed {
         /// Final assistant text.
         message: String,
+        /// A file the run hands to the person (a download request), delivered by the page.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        download: Option<HandedFile>,
+    },
+    /// The local agent did not act: the prompt matched nothing it can do, or does not say enough
+    /// (which element, which file). The message says why and what it can do instead.
+    #[serde(rename = "not-understood")]
+    NotUnderstood {
+        /// The reply: why nothing was done and what the agent understands.
+        message: String,
     },
     /// A person (or policy) denied a call.
     Denied {
@@ -55,7 +65,29 @@ pub enum RunOutcome {
     },
 }
 
+/// A file a run hands over, as `workspace.downloadFile` returned it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HandedFile {
+    /// File name for the download.
+    pub file_name: String,
+    /// MIME type.
+    pub mime_type: String,
+    /// `utf-8` for text, `base64` for assets.
+    pub encoding: String,
+    /// The content in that encoding.
+    pub content: String,
+}
+
 impl RunOutcome {
+    /// A completed run answering `message` (and handing over nothing).
+    pub fn completed(message: impl Into<String>) -> Self {
+        Self::Completed {
+            message: message.into(),
+            download: None,
+        }
+    }
+
     /// The outcome of a run stopped by `error` (from a tool call or the provider).
     pub fn from_error(tool: &str, error: &ToolCallError, via_provider: bool) -> Self {
         match error.code.as_str() {
@@ -75,10 +107,11 @@ impl RunOutcome {
         }
     }
 
-    /// The status label (`completed`, `denied`, `cancelled`, `failed`).
+    /// The status label (`completed`, `not-understood`, `denied`, `cancelled`, `failed`).
     pub fn status(&self) -> &'static str {
         match self {
             Self::Completed { .. } => "completed",
+            Self::NotUnderstood { .. } => "not-understood",
             Self::Denied { .. } => "denied",
             Self::Cancelled { .. } => "cancelled",
             Self::Failed { .. } => "failed",

@@ -1,14 +1,20 @@
-//! Prompt -> planned tool calls, deterministically. The runner sends the calls through the
-//! registry's model-call path, fills `expectedRevision` of guarded calls from the revision the
-//! preflight observed, and stops at the first failure.
+//! Prompt -> planned tool calls, deterministically, or a stop: a prompt the agent does not
+//! understand, or a change whose target the workspace lacks, plans no call at all (see
+//! [`Stop`]). The runner sends the calls through the registry's model-call path, fills
+//! `expectedRevision` of guarded calls from the revision the preflight observed, and stops at
+//! the first failure.
 
 use live_code_editor::preview::PreviewSelection;
+use live_code_editor::workspace::Workspace;
 use serde_json::{Map, Value, json};
+use tool_protocol::ToolCallError;
 
 use super::design::{
     CssEdit, base_font_px, css_edit, declarations, refers_to_selection, requested_changes,
 };
-use crate::preview_edits::Theme;
+use super::targets::{missing_file, missing_visual_target, patch_path, resolve_path};
+use crate::catalog::preview::missing_target;
+use crate::preview_edits::{PreviewTarget, Theme};
 
 /// Tools whose calls carry the observed revision as `expectedRevision`.
 pub const REVISION_GUARDED_TOOLS: &[&str] = &[
@@ -107,6 +113,9 @@ pub struct PlannerContext {
     pub selection: Option<PreviewSelection>,
     /// The stylesheet Design Mode edits go to, read when a selection is present.
     pub stylesheet: Option<Stylesheet>,
+    /// The workspace the plan's targets are checked against (visual targets, named files, the
+    /// file holding a search text); `None` plans without those checks.
+    pub workspace: Option<Workspace>,
 }
 
 /// A stylesheet and its current source.
@@ -169,26 +178,33 @@ pub enum Intent {
     DesignChangeUnknown,
     /// A Design Mode change, but the workspace has no stylesheet to hold it.
     StylesheetRequired,
-    /// Nothing recognised: inspect status and explain the recipes.
+    /// Nothing recognised: the run calls nothing and lists what the agent understands.
     Help,
 }
 
-impl Intent {
-    /// What the run answers instead of a plain "done" when the intent only explains.
-    pub fn explanation(self) -> Option<&'static str> {
-        match self {
-            Self::SelectionRequired => Some(
-                "Select an element first: turn on Design Mode in the preview, click the element, then ask again.",
-            ),
-            Self::DesignChangeUnknown => Some(
-                "Say what to change about the selected element: bigger, smaller, a colour (red, blue, green…), a colour background, bold, italic, underline or hide.",
-            ),
-            Self::StylesheetRequired => Some(
-                "The workspace has no stylesheet for the change. Add a .css file linked from the page, then ask again.",
-            ),
-            _ => None,
-        }
-    }
+/// What the workspace's local agent understands (its reply to a prompt it cannot act on).
+pub const WORKSPACE_HELP: &str = "The local agent understands: a theme (make it violet, emerald, amber or rose); hero copy (set the hero title to \"…\"); a feature card (add a feature card \"Title\" \"Description\"); replace \"X\" with \"Y\"; create file notes.md \"text\"; read, open, download, delete or revert a file by name; undo, redo, save, reset; refresh the preview; reload or disconnect the folder; the workspace status; and, with an element selected in Design Mode, make the selected element bigger, red, bold or hidden.";
+
+/// How to get a model for what the local agent does not understand (same on every surface).
+pub const CONNECT_MODEL: &str = "To let a model handle any request, open Settings on the studio page, add an OpenRouter API key, and choose OpenRouter as the agent.";
+
+/// The reply to a prompt a surface's local agent does not understand: that it did nothing,
+/// what it understands (`help`), and how to connect a model.
+pub fn not_understood(help: &str) -> Stop {
+    Stop::NotUnderstood(format!(
+        "The local agent did not understand that request, so it changed nothing. {help} {CONNECT_MODEL}"
+    ))
+}
+
+/// Why a plan does not act, and what its run answers instead; a stopped plan calls no tool.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Stop {
+    /// The prompt matches nothing the agent can do, or does not say enough (which element,
+    /// which file): the run ends `not-understood` with this reply.
+    NotUnderstood(String),
+    /// The change needs something the workspace lacks: the run fails with the error the tool
+    /// would return, before any approval is asked for.
+    Unavailable(ToolCallError),
 }
 
 /// One call of a plan.
@@ -221,23 +237,78 @@ impl PlannedCall {
     }
 }
 
-/// A plan: the recognised intent and its calls, preflight first.
+/// A plan: the recognised intent and its calls, preflight first, or why it does not act.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
     /// The recognised intent.
     pub intent: Intent,
-    /// Calls in execution order (inspection preflight, then the action).
+    /// Calls in execution order (inspection preflight, then the action); empty when stopped.
     pub calls: Vec<PlannedCall>,
+    /// Why the plan does not act, if it does not.
+    pub stop: Option<Stop>,
 }
+
+impl Plan {
+    /// A plan running `calls`.
+    pub fn acting(intent: Intent, calls: Vec<PlannedCall>) -> Self {
+        Self {
+            intent,
+            calls,
+            stop: None,
+        }
+    }
+
+    /// A plan that calls nothing and answers `stop`.
+    pub fn stopped(intent: Intent, stop: Stop) -> Self {
+        Self {
+            intent,
+            calls: Vec::new(),
+            stop: Some(stop),
+        }
+    }
+}
+
+/// A recognised action: the call to make (`None` for a status read), or why there is none.
+pub type Action = Result<Option<PlannedCall>, Stop>;
 
 /// Plans the tool calls for `prompt`.
 pub fn plan(prompt: &str, context: &PlannerContext) -> Plan {
-    let prompt_facts = PromptFacts::read(prompt);
-    let (intent, action) = recognise(&prompt_facts, context);
-    Plan {
-        intent,
-        calls: with_preflight(action),
+    let mut prompt_facts = PromptFacts::read(prompt);
+    if let Some(workspace) = &context.workspace {
+        prompt_facts.path = prompt_facts.path.map(|path| resolve_path(workspace, &path));
     }
+    let (intent, action) = recognise(&prompt_facts, context);
+    match action.and_then(|call| checked(context.workspace.as_ref(), call)) {
+        Ok(call) => Plan::acting(intent, with_preflight(call)),
+        Err(stop) => Plan::stopped(intent, stop),
+    }
+}
+
+/// `call` if the workspace has what it needs: its visual target and the file it names (a
+/// created file excepted). Without a workspace nothing is checked.
+pub(crate) fn checked(
+    workspace: Option<&Workspace>,
+    call: Option<PlannedCall>,
+) -> Result<Option<PlannedCall>, Stop> {
+    let (Some(workspace), Some(planned)) = (workspace, &call) else {
+        return Ok(call);
+    };
+    let path = planned.arguments.get("path").and_then(Value::as_str);
+    let missing = missing_visual_target(workspace, planned).or_else(|| {
+        path.filter(|_| !planned.name.ends_with(".createFile"))
+            .and_then(|path| missing_file(workspace, path, operation_of(planned.name)))
+    });
+    match missing {
+        Some(error) => Err(Stop::Unavailable(error)),
+        None => Ok(call),
+    }
+}
+
+/// The operation word of a tool (`workspace.downloadFile` -> `download`), for error details.
+fn operation_of(tool: &str) -> &str {
+    let name = tool.rsplit('.').next().unwrap_or(tool);
+    let end = name.find(|c: char| c.is_uppercase()).unwrap_or(name.len());
+    &name[..end]
 }
 
 /// Words, quoted strings and the first file path of a prompt (shared by the surfaces' planners).
@@ -290,14 +361,14 @@ impl PromptFacts {
     }
 }
 
-fn recognise(facts: &PromptFacts, context: &PlannerContext) -> (Intent, Option<PlannedCall>) {
+fn recognise(facts: &PromptFacts, context: &PlannerContext) -> (Intent, Action) {
     let target_path = facts
         .path
         .clone()
         .or_else(|| context.active_path.clone())
         .unwrap_or_else(|| "index.html".to_owned());
     let quotes = &facts.quotes;
-    let call = |name, args| Some(PlannedCall::new(name, args));
+    let call = |name, args| Ok(Some(PlannedCall::new(name, args)));
 
     if let Some(planned) = design_action(facts, context) {
         return planned;
@@ -369,13 +440,18 @@ fn recognise(facts: &PromptFacts, context: &PlannerContext) -> (Intent, Option<P
         } else {
             "first"
         };
-        return (
-            Intent::ReplaceText,
-            call(
+        // The file that holds the text, not whichever file happens to be open.
+        let path = match &context.workspace {
+            Some(workspace) => patch_path(workspace, facts.path.as_deref(), &quotes[0], occurrence),
+            None => Ok(target_path),
+        };
+        let action = path.map(|path| {
+            Some(PlannedCall::new(
                 "workspace.applyPatch",
-                json!({"path": target_path, "search": quotes[0], "replace": quotes[1], "occurrence": occurrence}),
-            ),
-        );
+                json!({"path": path, "search": quotes[0], "replace": quotes[1], "occurrence": occurrence}),
+            ))
+        });
+        return (Intent::ReplaceText, action);
     }
     if facts.has_word("save") {
         let name = if context.folder_linked {
@@ -400,18 +476,15 @@ fn recognise(facts: &PromptFacts, context: &PlannerContext) -> (Intent, Option<P
         return (Intent::Reset, call("workspace.reset", json!({})));
     }
     if facts.has_any(&["status", "state", "dirty", "changed", "revision"]) {
-        return (Intent::Status, None);
+        return (Intent::Status, Ok(None));
     }
-    (Intent::Help, None)
+    (Intent::Help, Err(not_understood(WORKSPACE_HELP)))
 }
 
 /// A Design Mode prompt: "the selected element" (or "it"/"this" while a selection exists)
-/// plus a change. Without a selection, a change or a stylesheet, the run only inspects the
-/// status and explains what is missing.
-fn design_action(
-    facts: &PromptFacts,
-    context: &PlannerContext,
-) -> Option<(Intent, Option<PlannedCall>)> {
+/// plus a change. Without a selection, a change or a stylesheet, the run does nothing and
+/// explains what is missing.
+fn design_action(facts: &PromptFacts, context: &PlannerContext) -> Option<(Intent, Action)> {
     let words = facts.words();
     let changes = requested_changes(&words);
     let about_selection = refers_to_selection(&words)
@@ -422,13 +495,20 @@ fn design_action(
         return None;
     }
     let Some(selection) = &context.selection else {
-        return Some((Intent::SelectionRequired, None));
+        return Some((
+            Intent::SelectionRequired,
+            Err(Stop::NotUnderstood(SELECTION_REQUIRED.to_owned())),
+        ));
     };
     if changes.is_empty() {
-        return Some((Intent::DesignChangeUnknown, None));
+        return Some((
+            Intent::DesignChangeUnknown,
+            Err(Stop::NotUnderstood(DESIGN_CHANGE_UNKNOWN.to_owned())),
+        ));
     }
     let Some(sheet) = &context.stylesheet else {
-        return Some((Intent::StylesheetRequired, None));
+        let error = missing_target(PreviewTarget::Stylesheet, None, STYLESHEET_REQUIRED.into());
+        return Some((Intent::StylesheetRequired, Err(Stop::Unavailable(error))));
     };
     let font_px = base_font_px(&sheet.source, selection);
     let edit = css_edit(
@@ -446,10 +526,14 @@ fn design_action(
             json!({"path": sheet.path, "source": source}),
         ),
     };
-    Some((Intent::DesignEdit, Some(call)))
+    Some((Intent::DesignEdit, Ok(Some(call))))
 }
 
-fn path_action(facts: &PromptFacts, path: &str) -> Option<(Intent, Option<PlannedCall>)> {
+const SELECTION_REQUIRED: &str = "Select an element first: turn on Design Mode in the preview, click the element, then ask again.";
+const DESIGN_CHANGE_UNKNOWN: &str = "Say what to change about the selected element: bigger, smaller, a colour (red, blue, green…), a colour background, bold, italic, underline or hide.";
+const STYLESHEET_REQUIRED: &str = "The workspace has no stylesheet for the change. Add a .css file linked from the page, then ask again.";
+
+fn path_action(facts: &PromptFacts, path: &str) -> Option<(Intent, Action)> {
     let args = json!({"path": path});
     let planned = if facts.has_any(&["delete", "remove"]) {
         (
@@ -474,7 +558,7 @@ fn path_action(facts: &PromptFacts, path: &str) -> Option<(Intent, Option<Planne
     } else {
         return None;
     };
-    Some((planned.0, Some(planned.1)))
+    Some((planned.0, Ok(Some(planned.1))))
 }
 
 /// `updateHero` arguments from the quotes: a title (and subtitle), or only a subtitle when the
@@ -498,7 +582,7 @@ pub(crate) fn hero_arguments(facts: &PromptFacts) -> Value {
 
 /// Inspection preflight: a mutation first reads the status, plus the file list when a file is
 /// involved, plus the file itself before patching, writing or reverting it. Read-only intents
-/// run as they are; an unrecognised prompt only reads the status.
+/// run as they are; a status request (no action) reads the status.
 fn with_preflight(action: Option<PlannedCall>) -> Vec<PlannedCall> {
     let Some(action) = action else {
         return vec![PlannedCall::new("workspace.getStatus", json!({}))];
@@ -562,7 +646,7 @@ pub(crate) fn split_quotes(prompt: &str) -> (Vec<String>, String) {
 
 /// The first token that looks like a workspace file path (`dir/name.ext` with a known text or
 /// asset extension).
-fn first_path(text: &str) -> Option<String> {
+pub(crate) fn first_path(text: &str) -> Option<String> {
     text.split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')' | '`'))
         .map(|token| token.trim_end_matches(['.', ':', '!', '?']))
         .find(|token| {
@@ -676,10 +760,15 @@ mod tests {
         ] {
             let plan = plan(prompt, &context);
             assert_eq!(plan.intent, intent, "{prompt}");
-            assert_eq!(names(&plan), ["workspace.getStatus"]);
-            assert!(plan.intent.explanation().is_some());
+            assert!(names(&plan).is_empty(), "nothing is called");
+            match stop(&plan) {
+                Stop::NotUnderstood(reply) => assert!(!reply.is_empty()),
+                Stop::Unavailable(error) => {
+                    assert_eq!(intent, Intent::StylesheetRequired);
+                    assert_eq!(error.code, "PREVIEW_TARGET_NOT_FOUND");
+                }
+            }
         }
-        assert!(Intent::DesignEdit.explanation().is_none());
         // Without a selection, "it" is not the selection: the usual recipes still apply.
         assert_eq!(plan("make it rose", &ctx()).intent, Intent::SetTheme);
         assert_eq!(plan("make it red", &ctx()).intent, Intent::Help);
@@ -687,6 +776,122 @@ mod tests {
 
     fn action(plan: &Plan) -> &PlannedCall {
         plan.calls.last().unwrap()
+    }
+
+    fn stop(plan: &Plan) -> &Stop {
+        assert!(plan.calls.is_empty(), "a stopped plan calls nothing");
+        plan.stop.as_ref().expect("stopped")
+    }
+
+    /// A person's own site: no accent tokens, no hero ids, no feature slot.
+    fn own_site() -> PlannerContext {
+        let files = [
+            ("index.html", "<h1>My shop</h1>\n<p>Fresh bread</p>"),
+            ("css/site.css", "h1 { color: navy; }"),
+            ("js/app.js", "console.log('bread');"),
+        ];
+        PlannerContext {
+            active_path: Some("css/site.css".into()),
+            workspace: Some(
+                Workspace::new(
+                    files
+                        .iter()
+                        .map(|(path, source)| {
+                            live_code_editor::file::WorkspaceFile::text(*path, *source)
+                        })
+                        .collect(),
+                )
+                .unwrap(),
+            ),
+            ..PlannerContext::default()
+        }
+    }
+
+    #[test]
+    fn unknown_prompts_act_on_nothing_and_say_what_the_agent_can_do() {
+        for prompt in [
+            "make it ocean blue",
+            "add a dark mode toggle",
+            "sing me a song",
+        ] {
+            let plan = plan(prompt, &own_site());
+            assert_eq!(plan.intent, Intent::Help, "{prompt}");
+            let Stop::NotUnderstood(reply) = stop(&plan) else {
+                panic!("{prompt}: not understood");
+            };
+            assert!(reply.contains(WORKSPACE_HELP), "{reply}");
+            assert!(reply.contains(CONNECT_MODEL), "{reply}");
+        }
+    }
+
+    #[test]
+    fn visual_prompts_check_their_targets_before_asking() {
+        for (prompt, target) in [
+            ("make it rose", "theme-tokens"),
+            (r#"set the hero title to "Fresh""#, "hero-title"),
+            (r#"set the subtitle to "Daily""#, "hero-subtitle"),
+            (r#"add a feature card "Delivery""#, "feature-slot"),
+        ] {
+            let plan = plan(prompt, &own_site());
+            let Stop::Unavailable(error) = stop(&plan) else {
+                panic!("{prompt}: fails before any approval");
+            };
+            assert_eq!(error.code, "PREVIEW_TARGET_NOT_FOUND", "{prompt}");
+            let details = error.details.as_ref().unwrap();
+            assert_eq!(details["target"], target, "{prompt}");
+        }
+        // The seed has every target: the theme is planned as before.
+        let seed = PlannerContext {
+            workspace: Some(
+                Workspace::new(
+                    crate::seed::SEED_FILES
+                        .iter()
+                        .map(|(path, source)| {
+                            live_code_editor::file::WorkspaceFile::text(*path, *source)
+                        })
+                        .collect(),
+                )
+                .unwrap(),
+            ),
+            ..ctx()
+        };
+        assert_eq!(
+            action(&plan("make it rose", &seed)).name,
+            "preview.setTheme"
+        );
+    }
+
+    #[test]
+    fn replace_patches_the_file_holding_the_text_and_reads_name_real_files() {
+        let several = plan(r#"replace "bread" with "cake""#, &own_site());
+        let Stop::NotUnderstood(ask) = stop(&several) else {
+            panic!("several files hold the text: the agent asks which");
+        };
+        assert!(ask.contains("index.html, js/app.js"), "{ask}");
+        let named = plan(r#"replace "bread" with "cake" in js/app.js"#, &own_site());
+        assert_eq!(action(&named).arguments["path"], "js/app.js");
+        let shop = plan(r#"replace "My shop" with "Our shop""#, &own_site());
+        assert_eq!(
+            action(&shop).arguments["path"],
+            "index.html",
+            "not the open css/site.css"
+        );
+        let missing = plan("download notes.md", &own_site());
+        let Stop::Unavailable(error) = stop(&missing) else {
+            panic!("a missing file fails before any approval");
+        };
+        assert_eq!(error.code, "WORKSPACE_FILE_NOT_FOUND");
+        assert_eq!(error.details.as_ref().unwrap()["operation"], "download");
+        // A bare file name finds the one file of that name in a folder.
+        let read = plan("read app.js", &own_site());
+        assert_eq!(action(&read).arguments["path"], "js/app.js");
+        let download = plan("download", &own_site());
+        assert_eq!(action(&download).name, "workspace.downloadFile");
+        assert_eq!(
+            action(&download).arguments["path"],
+            "css/site.css",
+            "the active file"
+        );
     }
 
     #[test]
@@ -835,14 +1040,11 @@ mod tests {
     }
 
     #[test]
-    fn status_and_unknown_prompts_only_read() {
-        assert_eq!(
-            names(&plan("what is the status?", &ctx())),
-            ["workspace.getStatus"]
-        );
-        let help = plan("sing me a song", &ctx());
-        assert_eq!(help.intent, Intent::Help);
-        assert_eq!(names(&help), ["workspace.getStatus"]);
+    fn status_prompts_only_read_the_status() {
+        let status = plan("what is the workspace status?", &ctx());
+        assert_eq!(status.intent, Intent::Status);
+        assert_eq!(names(&status), ["workspace.getStatus"]);
+        assert_eq!(names(&plan("read app.js", &ctx())), ["workspace.readFile"]);
     }
 
     #[test]

@@ -11,7 +11,8 @@ use tool_protocol::{
 };
 
 use super::outcome::RunOutcome;
-use super::planner::{Plan, PlannedCall};
+use super::planner::{Plan, PlannedCall, Stop};
+use super::reply;
 
 /// Marker put in the call context metadata of local-agent calls.
 pub const LOCAL_FALLBACK_PROVIDER: &str = "local-fallback";
@@ -63,11 +64,19 @@ pub struct RunRequest<'a> {
 }
 
 /// Executes `plan` call by call, feeding the latest observed revision into revision-guarded
-/// calls, and stops at the first failure.
+/// calls, and stops at the first failure. A stopped plan calls nothing and answers its stop.
 pub async fn run_plan(plan: &Plan, request: RunRequest<'_>) -> RunReport {
+    if let Some(stop) = &plan.stop {
+        return RunReport {
+            steps: Vec::new(),
+            outcome: stopped(plan, stop),
+            revision: None,
+        };
+    }
     let mut steps = Vec::new();
     let mut observed = ObservedRevisions::default();
     let mut revision = None;
+    let mut last = None;
     for (index, planned) in plan.calls.iter().enumerate() {
         let tool_call_id = format!("{}-{}", request.run_id, index + 1);
         let result = execute(planned, &tool_call_id, &observed, &request).await;
@@ -87,13 +96,29 @@ pub async fn run_plan(plan: &Plan, request: RunRequest<'_>) -> RunReport {
         }
         observed.record(&result);
         revision = reported_revision(&result).or(revision);
+        last = Some((planned.name, result.structured_content));
     }
+    let outcome = match &last {
+        Some((tool, result)) => reply::completed(tool, result.as_ref(), revision),
+        None => RunOutcome::completed("Nothing to do."),
+    };
     RunReport {
-        outcome: RunOutcome::Completed {
-            message: summary(plan, revision),
-        },
+        outcome,
         steps,
         revision,
+    }
+}
+
+/// The outcome of a plan that does not act.
+fn stopped(plan: &Plan, stop: &Stop) -> RunOutcome {
+    match stop {
+        Stop::NotUnderstood(message) => RunOutcome::NotUnderstood {
+            message: message.clone(),
+        },
+        Stop::Unavailable(error) => {
+            let tool = plan.calls.last().map_or("local agent", |call| call.name);
+            RunOutcome::from_error(tool, error, false)
+        }
     }
 }
 
@@ -173,18 +198,4 @@ pub fn reported_revision(result: &ToolCallResult) -> Option<u64> {
         .as_ref()?
         .get("revision")?
         .as_u64()
-}
-
-fn summary(plan: &Plan, revision: Option<u64>) -> String {
-    if let Some(explanation) = plan.intent.explanation() {
-        return explanation.to_owned();
-    }
-    let action = plan
-        .calls
-        .last()
-        .map_or("workspace.getStatus", |call| call.name);
-    match revision {
-        Some(revision) => format!("Done: {action} (workspace revision {revision})."),
-        None => format!("Done: {action}."),
-    }
 }

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use live_code_editor::file::Language;
+use live_code_editor::preview::{PreviewDiagnostic, collect_preview_diagnostics};
 use live_code_editor::workspace::manager::{WorkspaceDocumentManager, WriteOptions};
 use live_code_editor::workspace::{Workspace, WorkspaceError, WorkspaceErrorCode};
 use schemars::JsonSchema;
@@ -15,7 +16,10 @@ use tool_protocol::ToolCallError;
 use super::inputs::{FeatureInput, HeroInput, NoInput, ThemeInput};
 use crate::preview_edits::{self, PreviewTarget};
 
-/// The preview acknowledgement as `preview.getStatus` reports it.
+/// Most diagnostics `preview.getStatus` lists; `diagnosticCount` tells how many there are.
+pub const MAX_STATUS_DIAGNOSTICS: usize = 20;
+
+/// The preview acknowledgement and diagnostics as `preview.getStatus` reports them.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PreviewStatusOutput {
@@ -27,6 +31,12 @@ pub struct PreviewStatusOutput {
     pub preview_status: String,
     /// Whether the preview shows the current revision.
     pub current: bool,
+    /// The preview compiler's diagnostics of `revision` (unresolved references, blocked
+    /// externals, budget notes), at most [`MAX_STATUS_DIAGNOSTICS`].
+    #[schemars(with = "Vec<serde_json::Value>")]
+    pub diagnostics: Vec<PreviewDiagnostic>,
+    /// How many diagnostics the revision has in all.
+    pub diagnostic_count: usize,
 }
 
 /// Every `preview.*` tool.
@@ -165,19 +175,53 @@ fn update_hero(manager: Arc<WorkspaceDocumentManager>) -> Tool {
 fn get_status(manager: Arc<WorkspaceDocumentManager>) -> Tool {
     Tool::typed(
         "preview.getStatus",
-        "Read the latest sandbox preview acknowledgement and whether it shows the current revision.",
+        "Read the latest sandbox preview acknowledgement, whether it shows the current revision, and the preview compiler's diagnostics of that revision (at most 20; diagnosticCount has the total).",
         move |_: NoInput, _: ToolInvocation| {
             let manager = manager.clone();
-            async move {
-                let revision = manager.revision().await;
-                let preview = manager.preview_acks().current();
-                let status = serde_json::to_value(&preview.status).ok().and_then(|v| v.get("status").and_then(|s| s.as_str()).map(str::to_owned)).unwrap_or_default();
-                Ok::<_, ToolCallError>(PreviewStatusOutput { revision, preview_revision: preview.revision, current: preview.revision == revision, preview_status: status })
-            }
+            async move { preview_status(&manager).await }
         },
     )
     .title("Preview status")
     .read_only()
+}
+
+/// The preview compiler's diagnostics of `workspace` (what `preview.getStatus` and
+/// `GET /api/preview/diagnostics` report), compiled off the async workers: it is CPU work.
+pub async fn workspace_diagnostics(
+    workspace: &Workspace,
+) -> Result<Vec<PreviewDiagnostic>, ToolCallError> {
+    let files: Vec<_> = workspace.files().cloned().collect();
+    tokio::task::spawn_blocking(move || collect_preview_diagnostics(&files))
+        .await
+        .map_err(|_| {
+            ToolCallError::new(
+                "STUDIO_PREVIEW_FAILED",
+                "The preview compiler stopped unexpectedly.",
+            )
+        })
+}
+
+async fn preview_status(
+    manager: &WorkspaceDocumentManager,
+) -> Result<PreviewStatusOutput, ToolCallError> {
+    let workspace = manager.snapshot().await;
+    let revision = workspace.revision();
+    let preview = manager.preview_acks().current();
+    let status = serde_json::to_value(&preview.status)
+        .ok()
+        .and_then(|value| value.get("status")?.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    let mut diagnostics = workspace_diagnostics(&workspace).await?;
+    let diagnostic_count = diagnostics.len();
+    diagnostics.truncate(MAX_STATUS_DIAGNOSTICS);
+    Ok(PreviewStatusOutput {
+        revision,
+        preview_revision: preview.revision,
+        preview_status: status,
+        current: preview.revision == revision,
+        diagnostics,
+        diagnostic_count,
+    })
 }
 
 fn refresh(manager: Arc<WorkspaceDocumentManager>) -> Tool {

@@ -109,9 +109,7 @@ impl CallObserver for StudioCalls {
             return;
         };
         let outcome = match &result.error {
-            None => RunOutcome::Completed {
-                message: format!("{} completed.", call.tool()),
-            },
+            None => RunOutcome::completed(format!("{} completed.", call.tool())),
             Some(error) => RunOutcome::from_error(call.tool(), error, false),
         };
         let report = json!({"outcome": outcome, "toolNames": [call.tool()]});
@@ -140,6 +138,9 @@ fn call_state(state: RunState) -> CallState {
         RunState::Denied => CallState::Denied,
         RunState::Failed => CallState::Failed,
         RunState::Cancelled => CallState::Cancelled,
+        // Never relayed (final states are not, and only local runs end not understood); a
+        // call that was not acted on is never reported as a success.
+        RunState::NotUnderstood => CallState::Failed,
     }
 }
 
@@ -150,9 +151,11 @@ pub fn router(state: &Arc<StudioState>) -> Router {
     close_on_shutdown(state, stop.clone());
     let config = StreamableHttpServerConfig::default().with_cancellation_token(stop);
     let service = streamable_http_service(&mcp_server(state), config);
+    // A route layer: only `/mcp` itself needs the token; other paths fall through to the
+    // studio's own routes (and its 404), never to an MCP token refusal.
     Router::new()
         .nest_service(MCP_PATH, service)
-        .layer(middleware::from_fn_with_state(
+        .route_layer(middleware::from_fn_with_state(
             state.security.clone(),
             require_token,
         ))

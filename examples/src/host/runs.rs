@@ -5,8 +5,9 @@
 //! The lifecycle is `started`, then any number of `waiting` (for the provider, or for the
 //! preview to acknowledge a revision a call of the run published) and `approval` (a call waits
 //! on a person), each followed by `started` again when the run goes on, and one final state:
-//! `completed`, `denied`, `failed` or `cancelled`. The hooks that move a run are synchronous
-//! with its calls, so the order of the events is the order things happened:
+//! `completed`, `not-understood` (the local agent did not act), `denied`, `failed` or
+//! `cancelled`. The hooks that move a run are synchronous with its calls, so the order of the
+//! events is the order things happened:
 //!
 //! - [`RunApprovals`] wraps the approval queue: a call of the run asks a person (`approval`),
 //!   and an approved call goes on (`started`);
@@ -47,6 +48,9 @@ pub enum RunState {
     Approval,
     /// Finished successfully.
     Completed,
+    /// The local agent did not act on the prompt (see [`RunOutcome::NotUnderstood`]).
+    #[serde(rename = "not-understood")]
+    NotUnderstood,
     /// A person or policy denied a call.
     Denied,
     /// Finished with an error.
@@ -60,13 +64,14 @@ impl RunState {
     pub fn is_final(self) -> bool {
         matches!(
             self,
-            Self::Completed | Self::Denied | Self::Failed | Self::Cancelled
+            Self::Completed | Self::NotUnderstood | Self::Denied | Self::Failed | Self::Cancelled
         )
     }
 
     fn of(outcome: &RunOutcome) -> Self {
         match outcome {
             RunOutcome::Completed { .. } => Self::Completed,
+            RunOutcome::NotUnderstood { .. } => Self::NotUnderstood,
             RunOutcome::Denied { .. } => Self::Denied,
             RunOutcome::Cancelled { .. } => Self::Cancelled,
             RunOutcome::Failed { .. } => Self::Failed,
@@ -490,6 +495,7 @@ impl AgentRuns {
             status: match view.state {
                 RunState::Started | RunState::Waiting | RunState::Approval => "running".into(),
                 RunState::Completed => "completed".into(),
+                RunState::NotUnderstood => "not-understood".into(),
                 RunState::Cancelled => "cancelled".into(),
                 RunState::Denied | RunState::Failed => "failed".into(),
             },
@@ -701,9 +707,7 @@ mod tests {
         );
         assert!(runs.transition(&view.run_id, RunState::Waiting, Some("x".into())));
         assert!(!runs.transition(&view.run_id, RunState::Waiting, Some("y".into())));
-        let outcome = RunOutcome::Completed {
-            message: "done".into(),
-        };
+        let outcome = RunOutcome::completed("done");
         runs.finish(&view.run_id, &outcome, json!({"outcome": outcome}));
         assert!(!runs.transition(&view.run_id, RunState::Started, None));
         assert_eq!(runs.find_external("mcp-1", "7"), None);

@@ -10,9 +10,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use live_code_editor::preview::{
-    PreviewOptions, collect_preview_diagnostics, compile_preview, export_standalone_html,
-};
+use live_code_editor::preview::{PreviewOptions, compile_preview, export_standalone_html};
 use live_code_editor::workspace::{ImportGuard, WorkspaceErrorCode};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -60,12 +58,23 @@ pub fn router(state: Arc<StudioState>) -> Router {
         .merge(crate::surfaces::web::routes())
         .merge(super::selection::routes())
         .with_state(state.clone())
-        .merge(super::mcp::router(&state));
+        .merge(super::mcp::router(&state))
+        .fallback(not_found);
     api.layer(middleware::from_fn_with_state(
         state.security.clone(),
         security::guard,
     ))
     .layer(middleware::from_fn(security::protect_responses))
+}
+
+/// Any path no route serves (`/favicon.ico` included: the pages link `/ui/favicon.svg`). It is
+/// behind the same Host/Origin/token guard as every route, and says nothing else.
+async fn not_found() -> Response {
+    api_error(
+        StatusCode::NOT_FOUND,
+        "STUDIO_NOT_FOUND",
+        "Nothing is served at this path.",
+    )
 }
 
 /// A coded, non-retryable error answer of the studio API.
@@ -452,16 +461,15 @@ async fn preview_ack(
 /// budget notes) for the current revision, so the page can list them beside the preview.
 async fn preview_diagnostics(State(state): State<Arc<StudioState>>) -> Response {
     let workspace = state.manager.snapshot().await;
-    let revision = workspace.revision();
-    let files: Vec<_> = workspace.files().cloned().collect();
-    match tokio::task::spawn_blocking(move || collect_preview_diagnostics(&files)).await {
+    match crate::catalog::preview::workspace_diagnostics(&workspace).await {
         Ok(diagnostics) => {
-            Json(json!({"revision": revision, "diagnostics": diagnostics})).into_response()
+            Json(json!({"revision": workspace.revision(), "diagnostics": diagnostics}))
+                .into_response()
         }
-        Err(_) => api_error(
+        Err(error) => api_error(
             StatusCode::INTERNAL_SERVER_ERROR,
-            "STUDIO_PREVIEW_FAILED",
-            "The preview compiler stopped unexpectedly.",
+            &error.code,
+            &error.message,
         ),
     }
 }

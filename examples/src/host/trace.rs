@@ -51,7 +51,8 @@ pub struct TraceRow {
     /// Call mode (`agent`, `direct`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<String>,
-    /// `running`, `completed`, `failed` or `cancelled`.
+    /// `running`, `completed`, `failed` or `cancelled`; an `agent.request` row may also end
+    /// `not-understood` (the local agent did not act).
     pub status: String,
     /// Provider correlation id.
     #[serde(skip_serializing_if = "Option::is_none")]

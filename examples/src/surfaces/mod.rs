@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use live_code_editor::file::FileContent;
 use live_code_editor::preview::{PreviewSelection, find_preview_stylesheet_file};
+use live_code_editor::workspace::Workspace;
 
 use crate::agent::planner::{Plan, PlannerContext, Stylesheet, plan};
 use crate::host::StudioState;
@@ -105,15 +106,16 @@ pub async fn plan_for(
             let selection = metadata
                 .and_then(|metadata| metadata.get("selection"))
                 .and_then(|value| PreviewSelection::from_value(value).ok());
-            let stylesheet = match selection {
-                Some(_) => workspace_stylesheet(state).await,
-                None => None,
-            };
+            let workspace = state.manager.snapshot().await;
+            let stylesheet = selection
+                .as_ref()
+                .and_then(|_| workspace_stylesheet(&workspace));
             let context = PlannerContext {
                 active_path: Some(status.active_path.clone()),
                 folder_linked: status.folder.connected,
                 selection,
                 stylesheet,
+                workspace: Some(workspace),
             };
             plan(prompt, &context)
         }
@@ -123,8 +125,7 @@ pub async fn plan_for(
 }
 
 /// The stylesheet Design Mode edits go to (`styles.css`, else the first CSS file) and its source.
-async fn workspace_stylesheet(state: &StudioState) -> Option<Stylesheet> {
-    let workspace = state.manager.snapshot().await;
+fn workspace_stylesheet(workspace: &Workspace) -> Option<Stylesheet> {
     let files: Vec<_> = workspace.files().cloned().collect();
     let sheet = find_preview_stylesheet_file(&files)?;
     match &sheet.content {

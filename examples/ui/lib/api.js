@@ -48,6 +48,14 @@ export function downloadBlob(fileName, content, type = 'application/json') {
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 
+/** Offers a `workspace.downloadFile` result ({ fileName, mimeType, encoding, content }) as a download. */
+export function downloadWorkspaceFile(file) {
+  const content = file.encoding === 'base64'
+    ? new Blob([Uint8Array.from(atob(file.content), (c) => c.charCodeAt(0))], { type: file.mimeType })
+    : new Blob([file.content], { type: file.mimeType });
+  downloadBlob(file.fileName, content);
+}
+
 /** Copies text to the clipboard; resolves to whether it worked (clipboard access can be refused). */
 export async function copyText(text) {
   try {

@@ -1,7 +1,7 @@
 // Chat: prompt recipes, agent runs with their running state and Cancel, typed outcome entries
-// (completed, failed, cancelled, denied) with recovery actions, and approval cards.
+// (completed, not understood, failed, cancelled, denied) with recovery actions, and approval cards.
 
-import { api, callTool } from './api.js';
+import { api, callTool, downloadWorkspaceFile } from './api.js';
 import { $, button, el } from './dom.js';
 import { PROMPT_RECIPES, describeRecipe } from './recipes.js';
 import { actions, state } from './store.js';
@@ -9,7 +9,7 @@ import { actions, state } from './store.js';
 /** Longest prompt the host accepts. */
 export const MAX_PROMPT_CHARS = 4000;
 const MAX_CHAT_ENTRIES = 200;
-const FINAL_STATES = ['completed', 'failed', 'denied', 'cancelled'];
+const FINAL_STATES = ['completed', 'not-understood', 'failed', 'denied', 'cancelled'];
 const RUN_STATE_TEXT = {
   started: 'Running…',
   waiting: 'Waiting…',
@@ -31,7 +31,7 @@ const MAX_SEEN_RUNS = 32;
 export function chat(text, kind, recoveries = []) {
   const log = $('chat-log');
   const entry = el('li', { className: `entry ${kind}`, dataset: { kind } },
-    kind === 'user' ? null : el('span', { className: 'entry-kind', textContent: kind === 'info' ? 'studio' : kind }),
+    kind === 'user' ? null : el('span', { className: 'entry-kind', textContent: kind === 'info' ? 'studio' : kind.replace('-', ' ') }),
     el('div', { className: 'entry-text', textContent: text }));
   if (recoveries.length) {
     entry.append(el('div', { className: 'recovery' }, recoveries.map(([label, handler]) => button(label, handler))));
@@ -124,6 +124,11 @@ function applyRun(run) {
   switch (outcome.status) {
     case 'completed':
       chat(outcome.message, 'completed');
+      // A download request's run hands the file over: the page delivers it.
+      if (outcome.download) downloadWorkspaceFile(outcome.download);
+      break;
+    case 'not-understood':
+      chat(outcome.message, 'not-understood');
       break;
     case 'denied':
       chat(`Denied ${outcome.tool ?? 'the call'}: ${outcome.message}`, 'denied', [['Retry', () => runPrompt(prompt)]]);

@@ -3,7 +3,7 @@
 // Typed text is a local draft, flushed through workspace.writeFile on idle, blur, tool and
 // save boundaries.
 
-import { callTool, downloadBlob } from './api.js';
+import { callTool, downloadWorkspaceFile } from './api.js';
 import { $, el, escapeHtml } from './dom.js';
 import { highlight } from './highlight.js';
 import { DRAFT_IDLE_MS, MAX_SOURCE_CHARS, actions, busy, fileAt, state } from './store.js';
@@ -282,10 +282,7 @@ export async function downloadActiveFile() {
     return;
   }
   const file = result.structuredContent;
-  const content = file.encoding === 'base64'
-    ? new Blob([Uint8Array.from(atob(file.content), (c) => c.charCodeAt(0))], { type: file.mimeType })
-    : new Blob([file.content], { type: file.mimeType });
-  downloadBlob(file.fileName, content);
+  downloadWorkspaceFile(file);
   showEditorStatus(`Downloaded ${file.fileName} (${file.sizeBytes.toLocaleString('en-US')} bytes)`);
 }
 

@@ -31,8 +31,8 @@
 //       applySettings(settings), activeRun(), say(text, kind) }
 //       Prompt + agent select (OpenRouter only when /api/settings reports a key) + Run/Cancel
 //       through /api/agent/runs with `surface`. The badge follows the run's `agent` events
-//       (started, waiting, approval, completed, denied, failed, cancelled); outcomes land in the
-//       log. Leaving the page (pagehide) cancels the in-flight run.
+//       (started, waiting, approval, completed, not-understood, denied, failed, cancelled);
+//       outcomes land in the log. Leaving the page (pagehide) cancels the in-flight run.
 //
 //   createPalette({ surface, list, detail, args, run, output, sample, onResult }) -> { load(),
 //       select(name), refreshSample() }
@@ -62,7 +62,7 @@ const MAX_OUTPUT_CHARS = 6000;
 const MAX_DETAIL_CHARS = 2000;
 const RECONNECT_MIN_MS = 500;
 const RECONNECT_MAX_MS = 8000;
-const FINAL_STATES = ['completed', 'failed', 'denied', 'cancelled'];
+const FINAL_STATES = ['completed', 'not-understood', 'failed', 'denied', 'cancelled'];
 const READY = 'context-action.preview.ready';
 const ERROR = 'context-action.preview.error';
 
@@ -285,7 +285,7 @@ export function createComposer({ surface, form, prompt, agent, cancel, submit, b
 
   function say(text, kind, recoveries = []) {
     const entry = el('li', { className: `entry ${kind}`, dataset: { kind } },
-      kind === 'user' ? null : el('span', { className: 'entry-kind', textContent: kind === 'info' ? 'studio' : kind }),
+      kind === 'user' ? null : el('span', { className: 'entry-kind', textContent: kind === 'info' ? 'studio' : kind.replace('-', ' ') }),
       el('div', { className: 'entry-text', textContent: text }));
     if (recoveries.length) entry.append(el('div', { className: 'recovery' }, recoveries.map(([label, handler]) => button(label, handler))));
     log.append(entry);
@@ -301,7 +301,7 @@ export function createComposer({ surface, form, prompt, agent, cancel, submit, b
     status.textContent = running ? (RUN_TEXT[run.state] ?? 'Running…') : '';
     const mode = run?.agent ?? agent.value;
     badge.dataset.state = run?.state ?? 'idle';
-    badge.textContent = `${mode === 'local' ? 'local agent' : 'OpenRouter'} · ${run?.state ?? 'idle'}`;
+    badge.textContent = `${mode === 'local' ? 'local agent' : 'OpenRouter'} · ${(run?.state ?? 'idle').replace('-', ' ')}`;
     onRunChange(running);
   }
 
@@ -311,6 +311,7 @@ export function createComposer({ surface, form, prompt, agent, cancel, submit, b
     const retry = ['Retry', () => start(lastPrompt)];
     switch (outcome.status) {
       case 'completed': say(outcome.message, 'completed'); break;
+      case 'not-understood': say(outcome.message, 'not-understood'); break;
       case 'denied': say(`Denied ${outcome.tool ?? 'the call'}: ${outcome.message}`, 'denied', [retry]); break;
       case 'cancelled': say(`Cancelled: ${outcome.message}`, 'cancelled', [retry]); break;
       default: say(`${outcome.code}: ${outcome.message}`, 'failed', outcome.retryable === false ? [] : [retry]);

@@ -87,5 +87,6 @@ pub fn routes() -> Router<Arc<StudioState>> {
 /// The local agent's plan on the editor (see [`planner`]).
 pub async fn plan(surface: &EditorSurface, prompt: &str) -> Plan {
     let context = surface.result_context().await;
-    planner::plan_prompt(prompt, &context.active_path)
+    let workspace = surface.manager().snapshot().await;
+    planner::plan_prompt(prompt, &context.active_path, Some(&workspace))
 }

@@ -1,36 +1,95 @@
 //! The local agent's editor planner, following the spec's sequence:
-//! `editor.getStatus -> editor.listFiles -> editor.openFile (when a path is named) ->
-//! editor.getDocument -> the mutation`. The runner fills `expectedDocumentRevision` of document
+//! `editor.getStatus -> editor.listFiles -> editor.openFile (when a path is named, or another
+//! file holds a patch's search text) -> editor.getDocument -> the mutation`. A prompt it does
+//! not understand, or one naming a file or text the workspace lacks, plans no call (the
+//! workspace planner's checks). The runner fills `expectedDocumentRevision` of document
 //! mutations from the `documentRevision` the preflight observed, and
 //! `expectedWorkspaceRevision` of saves from `workspaceRevision`.
 
 use live_code_editor::file::{is_asset_path, is_text_path};
+use live_code_editor::workspace::Workspace;
 use serde_json::json;
 
 use super::scenarios::Scenario;
-use crate::agent::planner::{Intent, Plan, PlannedCall, split_quotes};
+use super::state::text_source;
+use crate::agent::planner::{
+    Intent, Plan, PlannedCall, Stop, checked, not_understood, split_quotes,
+};
+use crate::agent::targets::{missing_file, patch_path, resolve_path};
 
-/// What the local agent understands on the editor (shown by the page next to a status-only run).
-pub const EDITOR_HELP: &str = "The local editor agent understands: replace \"X\" with \"Y\" (a patch of the open document, add \"all\" for every match); open app.js; use the counter, greeting or todo-list scenario; reset the document; save (the open file) or save all. Anything else reads the status.";
+/// What the local editor agent understands (its reply to a prompt it cannot act on).
+pub const EDITOR_HELP: &str = "The local editor agent understands: replace \"X\" with \"Y\" (in the file that holds X; add \"all\" for every match); open or read app.js; use the counter, greeting or todo-list scenario; reset the document; save (the open file) or save all; the editor status.";
 
-/// Plans `prompt` on the editor whose open document is `active_path`.
-pub fn plan_prompt(prompt: &str, active_path: &str) -> Plan {
-    let facts = Facts::read(prompt);
-    let (intent, action) = recognise(&facts, active_path);
-    Plan {
-        intent,
-        calls: with_preflight(intent, facts.path.as_deref(), action),
+/// Why the editor's agent does not download: its catalog has no download tool.
+pub const EDITOR_NO_DOWNLOAD: &str = "The editor's local agent cannot download files: the editor has no download tool. Save the file to the linked folder (save), or copy it from the editor.";
+
+/// What a prompt asks of the editor: a file to open first (if any), then the call.
+struct Step {
+    open: Option<String>,
+    call: Option<PlannedCall>,
+}
+
+/// Plans `prompt` on the editor whose open document is `active_path`, checking named files and
+/// search texts against `workspace` when given.
+pub fn plan_prompt(prompt: &str, active_path: &str, workspace: Option<&Workspace>) -> Plan {
+    let mut facts = Facts::read(prompt);
+    if let Some(workspace) = workspace {
+        facts.path = facts.path.map(|path| resolve_path(workspace, &path));
+    }
+    let (intent, step) = recognise(&facts, active_path, workspace);
+    let step = step.and_then(|step| {
+        let missing = workspace
+            .zip(step.open.as_deref())
+            .and_then(|(workspace, path)| unopenable(workspace, path));
+        match missing {
+            Some(error) => Err(Stop::Unavailable(error)),
+            None => Ok(Step {
+                call: checked(workspace, step.call)?,
+                ..step
+            }),
+        }
+    });
+    match step {
+        Ok(step) => Plan::acting(intent, with_preflight(intent, step)),
+        Err(stop) => Plan::stopped(intent, stop),
     }
 }
 
-fn recognise(facts: &Facts, active_path: &str) -> (Intent, Option<PlannedCall>) {
-    let call = |name, arguments| Some(PlannedCall::new(name, arguments));
+/// Why `editor.openFile` would fail on `path`: no such file, or an asset (text files only).
+fn unopenable(workspace: &Workspace, path: &str) -> Option<tool_protocol::ToolCallError> {
+    missing_file(workspace, path, "open").or_else(|| {
+        let file = workspace.file(path)?;
+        text_source(file, "open").err().map(Into::into)
+    })
+}
+
+fn recognise(
+    facts: &Facts,
+    active_path: &str,
+    workspace: Option<&Workspace>,
+) -> (Intent, Result<Step, Stop>) {
+    let named = facts.path.clone();
+    let step = |open: Option<String>, name, arguments| {
+        Ok(Step {
+            open,
+            call: Some(PlannedCall::new(name, arguments)),
+        })
+    };
+    if facts.has_word("download") {
+        return (
+            Intent::Download,
+            Err(Stop::NotUnderstood(EDITOR_NO_DOWNLOAD.to_owned())),
+        );
+    }
     if facts.has_word("save") {
         if facts.has_any(&["all", "everything", "every"]) {
-            return (Intent::Save, call("editor.saveAll", json!({})));
+            return (Intent::Save, step(None, "editor.saveAll", json!({})));
         }
         let path = facts.path.as_deref().unwrap_or(active_path);
-        return (Intent::Save, call("editor.saveFile", json!({"path": path})));
+        return (
+            Intent::Save,
+            step(None, "editor.saveFile", json!({"path": path})),
+        );
     }
     if facts.quotes.len() >= 2
         && facts.has_any(&["replace", "change", "swap", "rename", "rewrite", "patch"])
@@ -40,45 +99,72 @@ fn recognise(facts: &Facts, active_path: &str) -> (Intent, Option<PlannedCall>) 
         } else {
             "first"
         };
+        // The file that holds the text is opened first, not whichever file happens to be open.
+        let open = match workspace {
+            Some(workspace) => {
+                match patch_path(workspace, named.as_deref(), &facts.quotes[0], occurrence) {
+                    Ok(path) => (path != active_path).then_some(path),
+                    Err(stop) => return (Intent::ReplaceText, Err(stop)),
+                }
+            }
+            None => named,
+        };
         let arguments = json!({"search": facts.quotes[0], "replace": facts.quotes[1], "occurrence": occurrence});
-        return (Intent::ReplaceText, call("editor.applyPatch", arguments));
+        return (
+            Intent::ReplaceText,
+            step(open, "editor.applyPatch", arguments),
+        );
     }
     if let Some(scenario) = facts.scenario() {
         let arguments = json!({"scenario": scenario.name()});
-        return (Intent::SetScenario, call("editor.setScenario", arguments));
+        return (
+            Intent::SetScenario,
+            step(named, "editor.setScenario", arguments),
+        );
     }
     if facts.has_word("reset") {
-        return (Intent::Reset, call("editor.resetDocument", json!({})));
+        return (
+            Intent::Reset,
+            step(named, "editor.resetDocument", json!({})),
+        );
     }
-    if facts.path.is_some() {
-        return (Intent::OpenFile, None);
+    if named.is_some() {
+        return (
+            Intent::OpenFile,
+            Ok(Step {
+                open: named,
+                call: None,
+            }),
+        );
     }
     if facts.has_any(&["status", "state", "dirty", "changed", "revision", "preview"]) {
-        return (Intent::Status, None);
+        return (
+            Intent::Status,
+            Ok(Step {
+                open: None,
+                call: None,
+            }),
+        );
     }
-    (Intent::Help, None)
+    (Intent::Help, Err(not_understood(EDITOR_HELP)))
 }
 
-/// Status, file list, the named file opened, the document read, then the action. Saves skip
-/// the document read; status and help only read the status.
-fn with_preflight(
-    intent: Intent,
-    path: Option<&str>,
-    action: Option<PlannedCall>,
-) -> Vec<PlannedCall> {
+/// Status, file list, the file to open, the document read, then the action. Saves skip the
+/// document read; a status request only reads the status.
+fn with_preflight(intent: Intent, step: Step) -> Vec<PlannedCall> {
     let mut calls = vec![PlannedCall::new("editor.getStatus", json!({}))];
-    if matches!(intent, Intent::Status | Intent::Help) {
+    if intent == Intent::Status {
         return calls;
     }
     calls.push(PlannedCall::new("editor.listFiles", json!({})));
     let saving = intent == Intent::Save;
-    if let (Some(path), false) = (path, saving) {
+    if let (Some(path), false) = (step.open, saving) {
         calls.push(PlannedCall::new("editor.openFile", json!({"path": path})));
     }
     if !saving {
         calls.push(PlannedCall::new("editor.getDocument", json!({})));
     }
-    calls.extend(action);
+    calls.extend(step.call);
     calls
 }
 
@@ -133,8 +219,29 @@ fn looks_like_path(token: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::planner::DOCUMENT_GUARD;
+    use crate::agent::planner::{CONNECT_MODEL, DOCUMENT_GUARD};
+    use live_code_editor::file::WorkspaceFile;
     use serde_json::Value;
+
+    /// Plans without a workspace to check against (the sequence tests).
+    fn plan_prompt(prompt: &str, active_path: &str) -> Plan {
+        super::plan_prompt(prompt, active_path, None)
+    }
+
+    fn workspace() -> Workspace {
+        Workspace::new(vec![
+            WorkspaceFile::text("index.html", "<h1>Count</h1>"),
+            WorkspaceFile::text("styles.css", "h1 { margin: 12px; }"),
+            WorkspaceFile::text("app.js", "let count = 0; // 12px"),
+            WorkspaceFile::asset("assets/logo.svg", b"<svg/>".to_vec()),
+        ])
+        .unwrap()
+    }
+
+    fn stop(plan: &Plan) -> &Stop {
+        assert!(plan.calls.is_empty(), "a stopped plan calls nothing");
+        plan.stop.as_ref().expect("stopped")
+    }
 
     fn arguments(call: &PlannedCall) -> Value {
         Value::Object(call.arguments.clone())
@@ -240,9 +347,70 @@ mod tests {
         assert_eq!(names(&status), ["editor.getStatus"]);
         let help = plan_prompt("sing me a song", "index.html");
         assert_eq!(help.intent, Intent::Help);
-        assert_eq!(names(&help), ["editor.getStatus"]);
+        let Stop::NotUnderstood(reply) = stop(&help) else {
+            panic!("not understood");
+        };
+        assert!(
+            reply.contains(EDITOR_HELP) && reply.contains(CONNECT_MODEL),
+            "{reply}"
+        );
         let one_quote = plan_prompt(r#"replace "only one""#, "index.html");
         assert_eq!(one_quote.intent, Intent::Help);
+    }
+
+    #[test]
+    fn reads_patches_and_downloads_follow_the_workspace() {
+        let files = workspace();
+        let read = super::plan_prompt("read app.js", "index.html", Some(&files));
+        assert_eq!(
+            names(&read),
+            [
+                "editor.getStatus",
+                "editor.listFiles",
+                "editor.openFile",
+                "editor.getDocument"
+            ],
+            "the document read is what the run shows"
+        );
+        // The file holding the text is opened first, whichever file is open.
+        let patch = super::plan_prompt(
+            r#"replace "count" with "total""#,
+            "index.html",
+            Some(&files),
+        );
+        assert_eq!(arguments(&patch.calls[2]), json!({"path": "app.js"}));
+        assert_eq!(action(&patch).name, "editor.applyPatch");
+        let open = super::plan_prompt(
+            r#"replace "Count" with "Total""#,
+            "index.html",
+            Some(&files),
+        );
+        assert!(!names(&open).contains(&"editor.openFile"), "already open");
+        let several =
+            super::plan_prompt(r#"replace "12px" with "1rem""#, "index.html", Some(&files));
+        assert!(
+            matches!(stop(&several), Stop::NotUnderstood(ask) if ask.contains("styles.css, app.js"))
+        );
+        let none = super::plan_prompt(r#"replace "absent" with "x""#, "index.html", Some(&files));
+        assert!(
+            matches!(stop(&none), Stop::Unavailable(error) if error.code == "WORKSPACE_PATCH_NOT_FOUND")
+        );
+        let missing = super::plan_prompt("open notes.md", "index.html", Some(&files));
+        assert!(
+            matches!(stop(&missing), Stop::Unavailable(error) if error.code == "WORKSPACE_FILE_NOT_FOUND")
+        );
+        let asset = super::plan_prompt("open assets/logo.svg", "index.html", Some(&files));
+        assert!(
+            matches!(stop(&asset), Stop::Unavailable(error) if error.code == "WORKSPACE_FILE_TYPE_CONFLICT"),
+            "the editor opens text files only: no approval that can only fail"
+        );
+        let download = super::plan_prompt("download index.html", "index.html", Some(&files));
+        assert_eq!(
+            stop(&download),
+            &Stop::NotUnderstood(EDITOR_NO_DOWNLOAD.to_owned())
+        );
+        let theme = super::plan_prompt("make it ocean blue", "index.html", Some(&files));
+        assert!(matches!(stop(&theme), Stop::NotUnderstood(_)));
     }
 
     #[test]

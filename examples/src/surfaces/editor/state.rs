@@ -572,7 +572,11 @@ fn same_files(a: &[Arc<WorkspaceFile>], b: &[Arc<WorkspaceFile>]) -> bool {
 }
 
 /// The source of a text file; an asset cannot be a document.
-fn text_source<'f>(file: &'f WorkspaceFile, operation: &str) -> Result<&'f str, WorkspaceError> {
+/// The source of a text file; `WORKSPACE_FILE_TYPE_CONFLICT` for an asset (the editor edits text).
+pub(super) fn text_source<'f>(
+    file: &'f WorkspaceFile,
+    operation: &str,
+) -> Result<&'f str, WorkspaceError> {
     match &file.content {
         FileContent::Text { source } => Ok(source),
         FileContent::Asset { .. } => Err(WorkspaceError::file_type_conflict(

@@ -1,41 +1,39 @@
 //! The local agent on the web-coding route: prompt -> `web.*` calls, deterministically. Every
 //! plan starts with the `web.getWorkspace` preflight (its revision guards the mutation that
-//! follows, filled in by the runner); text mutations also read their file first.
+//! follows, filled in by the runner); text mutations also read their file first. Targets are
+//! checked against the workspace first, with the workspace planner's checks.
 
+use live_code_editor::workspace::Workspace;
 use serde_json::{Value, json};
 
 use super::WebSurface;
 use crate::agent::planner::{
-    DEFAULT_FEATURE_DESCRIPTION, Intent, Plan, PlannedCall, PromptFacts, hero_arguments,
+    Action, DEFAULT_FEATURE_DESCRIPTION, Intent, Plan, PlannedCall, PromptFacts, Stop, checked,
+    first_path, hero_arguments, not_understood,
 };
+use crate::agent::targets::{patch_path, resolve_path};
 use crate::preview_edits::Theme;
 
-/// File patched when the prompt names none and no file contains the search text.
-pub const DEFAULT_PATCH_PATH: &str = "index.html";
+/// What the local web-coding agent understands (its reply to a prompt it cannot act on).
+pub const WEB_HELP: &str = "The local web-coding agent understands: a theme (make it violet, emerald, amber or rose); hero copy (set the hero title to \"…\"); a feature card (add a feature \"Title\" \"Description\"); replace \"X\" with \"Y\" (in the file that holds X); write \"source\" to styles.css; read app.js; the workspace status.";
 
-/// What the planner knows about the workspace: `(path, source)` of every text file.
-#[derive(Debug, Clone, Default)]
-pub struct WebPlannerContext {
-    /// Files in canonical order.
-    pub files: Vec<(String, String)>,
-}
+/// Why the web-coding agent does not download: its catalog has no download tool.
+pub const WEB_NO_DOWNLOAD: &str = "The web-coding agent cannot download files: web coding has no download tool. Read the file (read index.html) and copy its source.";
 
 /// The local agent's plan for `prompt` against the surface's current files.
 pub async fn plan(surface: &WebSurface, prompt: &str) -> Plan {
     let workspace = surface.manager().snapshot().await;
-    let context = WebPlannerContext {
-        files: workspace
-            .files()
-            .filter_map(|file| Some((file.path.clone(), file.source()?.to_owned())))
-            .collect(),
-    };
-    plan_web(prompt, &context)
+    plan_web(prompt, &workspace)
 }
 
-/// Plans the `web.*` calls for `prompt`.
-pub fn plan_web(prompt: &str, context: &WebPlannerContext) -> Plan {
-    let facts = read_facts(prompt, context);
-    let (intent, action) = recognise(&facts, context);
+/// Plans the `web.*` calls for `prompt` against `workspace`.
+pub fn plan_web(prompt: &str, workspace: &Workspace) -> Plan {
+    let facts = read_facts(prompt, workspace);
+    let (intent, action) = recognise(&facts, workspace);
+    let action = match action.and_then(|call| checked(Some(workspace), call)) {
+        Ok(action) => action,
+        Err(stop) => return Plan::stopped(intent, stop),
+    };
     let mut calls = vec![PlannedCall::new("web.getWorkspace", json!({}))];
     if let Some(action) = action {
         let path = action.arguments.get("path").and_then(Value::as_str);
@@ -44,7 +42,7 @@ pub fn plan_web(prompt: &str, context: &WebPlannerContext) -> Plan {
         }
         calls.push(action);
     }
-    Plan { intent, calls }
+    Plan::acting(intent, calls)
 }
 
 /// Text mutations read the file they change first (the inspection boundary of the spec).
@@ -52,26 +50,34 @@ fn reads_first(tool: &str) -> bool {
     matches!(tool, "web.applyPatch" | "web.writeFile")
 }
 
-/// Reads `prompt`; its path is the workspace file it names.
-fn read_facts(prompt: &str, context: &WebPlannerContext) -> PromptFacts {
+/// Reads `prompt`; its path is the workspace file it names (any case), else the first token
+/// that looks like a path, resolved like the workspace planner's (a missing one is reported by
+/// the target check).
+fn read_facts(prompt: &str, workspace: &Workspace) -> PromptFacts {
     PromptFacts::read_with(prompt, |unquoted| {
         unquoted
             .to_lowercase()
             .split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')' | '`'))
             .map(|token| token.trim_end_matches(['.', ':', '!', '?']))
             .find_map(|token| {
-                context
-                    .files
-                    .iter()
-                    .find(|(path, _)| path.eq_ignore_ascii_case(token))
-                    .map(|(path, _)| path.clone())
+                workspace
+                    .files()
+                    .find(|file| file.path.eq_ignore_ascii_case(token))
+                    .map(|file| file.path.clone())
             })
+            .or_else(|| first_path(unquoted).map(|path| resolve_path(workspace, &path)))
     })
 }
 
-fn recognise(facts: &PromptFacts, context: &WebPlannerContext) -> (Intent, Option<PlannedCall>) {
+fn recognise(facts: &PromptFacts, workspace: &Workspace) -> (Intent, Action) {
     let quotes = &facts.quotes;
-    let call = |name, args| Some(PlannedCall::new(name, args));
+    let call = |name, args| Ok(Some(PlannedCall::new(name, args)));
+    if facts.has_word("download") {
+        return (
+            Intent::Download,
+            Err(Stop::NotUnderstood(WEB_NO_DOWNLOAD.to_owned())),
+        );
+    }
     if let Some(theme) = Theme::ALL
         .into_iter()
         .find(|theme| facts.has_word(theme.name()))
@@ -111,17 +117,15 @@ fn recognise(facts: &PromptFacts, context: &WebPlannerContext) -> (Intent, Optio
         } else {
             "first"
         };
-        let path = facts
-            .path
-            .clone()
-            .unwrap_or_else(|| file_containing(context, &quotes[0]));
-        return (
-            Intent::ReplaceText,
-            call(
-                "web.applyPatch",
-                json!({"path": path, "search": quotes[0], "replace": quotes[1], "occurrence": occurrence}),
-            ),
+        let action = patch_path(workspace, facts.path.as_deref(), &quotes[0], occurrence).map(
+            |path| {
+                Some(PlannedCall::new(
+                    "web.applyPatch",
+                    json!({"path": path, "search": quotes[0], "replace": quotes[1], "occurrence": occurrence}),
+                ))
+            },
         );
+        return (Intent::ReplaceText, action);
     }
     if let Some(path) = &facts.path {
         if quotes.len() == 1 && facts.has_any(&["write", "overwrite", "replace"]) {
@@ -139,34 +143,32 @@ fn recognise(facts: &PromptFacts, context: &WebPlannerContext) -> (Intent, Optio
         }
     }
     if facts.has_any(&["status", "state", "revision", "workspace", "files"]) {
-        return (Intent::Status, None);
+        return (Intent::Status, Ok(None));
     }
-    (Intent::Help, None)
-}
-
-/// The first file whose source contains `search`, else [`DEFAULT_PATCH_PATH`].
-fn file_containing(context: &WebPlannerContext, search: &str) -> String {
-    context
-        .files
-        .iter()
-        .find(|(_, source)| source.contains(search))
-        .map_or_else(|| DEFAULT_PATCH_PATH.to_owned(), |(path, _)| path.clone())
+    (Intent::Help, Err(not_understood(WEB_HELP)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::planner::split_quotes;
+    use crate::agent::planner::{CONNECT_MODEL, split_quotes};
     use crate::surfaces::web::seed::WEB_SEED_FILES;
+    use live_code_editor::file::WorkspaceFile;
     use serde_json::Map;
 
-    fn ctx() -> WebPlannerContext {
-        WebPlannerContext {
-            files: WEB_SEED_FILES
+    fn ctx() -> Workspace {
+        Workspace::new(
+            WEB_SEED_FILES
                 .iter()
-                .map(|(path, source)| ((*path).to_owned(), (*source).to_owned()))
+                .map(|(path, source)| WorkspaceFile::text(*path, *source))
                 .collect(),
-        }
+        )
+        .unwrap()
+    }
+
+    fn stop(plan: &Plan) -> &Stop {
+        assert!(plan.calls.is_empty(), "a stopped plan calls nothing");
+        plan.stop.as_ref().expect("stopped")
     }
 
     fn names(plan: &Plan) -> Vec<&'static str> {
@@ -251,7 +253,10 @@ mod tests {
         let named = plan_web(r#"in app.js replace "x" with "y""#, &ctx());
         assert_eq!(action(&named).arguments["path"], "app.js");
         let missing = plan_web(r#"replace "nowhere" with "y""#, &ctx());
-        assert_eq!(action(&missing).arguments["path"], DEFAULT_PATCH_PATH);
+        assert!(
+            matches!(stop(&missing), Stop::Unavailable(error) if error.code == "WORKSPACE_PATCH_NOT_FOUND"),
+            "no file holds the text: nothing to approve"
+        );
     }
 
     #[test]
@@ -270,9 +275,9 @@ mod tests {
             object(json!({"path": "styles.css", "source": "body { color: red; }"}))
         );
         assert!(action(&write).is_revision_guarded());
-        assert_eq!(
-            names(&plan_web("read notes.md", &ctx())),
-            ["web.getWorkspace"],
+        let missing = plan_web("read notes.md", &ctx());
+        assert!(
+            matches!(stop(&missing), Stop::Unavailable(error) if error.code == "WORKSPACE_FILE_NOT_FOUND"),
             "only workspace files are read"
         );
     }
@@ -282,9 +287,58 @@ mod tests {
         let status = plan_web("what is the revision?", &ctx());
         assert_eq!(status.intent, Intent::Status);
         assert_eq!(names(&status), ["web.getWorkspace"]);
-        let help = plan_web("sing me a song", &ctx());
+        let help = plan_web("make it ocean blue", &ctx());
         assert_eq!(help.intent, Intent::Help);
-        assert_eq!(names(&help), ["web.getWorkspace"]);
+        let Stop::NotUnderstood(reply) = stop(&help) else {
+            panic!("not understood");
+        };
+        assert!(
+            reply.contains(WEB_HELP) && reply.contains(CONNECT_MODEL),
+            "{reply}"
+        );
+        let download = plan_web("download index.html", &ctx());
+        assert_eq!(
+            stop(&download),
+            &Stop::NotUnderstood(WEB_NO_DOWNLOAD.to_owned())
+        );
+    }
+
+    #[test]
+    fn visual_prompts_check_their_targets_on_a_persons_own_site() {
+        let own = Workspace::new(vec![
+            WorkspaceFile::text("index.html", "<h1>My shop</h1>\n<p>Open daily</p>"),
+            WorkspaceFile::text("styles.css", "h1 { color: navy; }"),
+        ])
+        .unwrap();
+        for (prompt, target) in [
+            ("make it rose", "theme-tokens"),
+            (r#"set the hero title to "Fresh bread""#, "hero-title"),
+            (r#"set the subtitle to "Open late""#, "hero-subtitle"),
+            (r#"add a feature "Delivery""#, "feature-slot"),
+        ] {
+            let plan = plan_web(prompt, &own);
+            let Stop::Unavailable(error) = stop(&plan) else {
+                panic!("{prompt}: a missing target fails before any approval");
+            };
+            assert_eq!(error.code, "PREVIEW_TARGET_NOT_FOUND", "{prompt}");
+            assert_eq!(
+                error.details.as_ref().unwrap()["target"],
+                target,
+                "{prompt}"
+            );
+        }
+        let patch = plan_web(r#"replace "My shop" with "Our shop""#, &own);
+        assert_eq!(action(&patch).arguments["path"], "index.html");
+        let nested = Workspace::new(vec![
+            WorkspaceFile::text("index.html", "<p>x</p>"),
+            WorkspaceFile::text("js/app.js", "let x;"),
+        ])
+        .unwrap();
+        assert_eq!(
+            action(&plan_web("read app.js", &nested)).arguments["path"],
+            "js/app.js",
+            "a bare name finds the one file of that name"
+        );
     }
 
     #[test]
