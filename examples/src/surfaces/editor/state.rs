@@ -357,7 +357,8 @@ impl EditorSurface {
     // ---- internals ----
 
     /// Guard, change, new document revision (all under the ops lock), then the wait for its
-    /// acknowledgement (outside it, so readers and acknowledgements are never blocked).
+    /// acknowledgement (outside it, so readers and acknowledgements are never blocked); a
+    /// failed wait reports the document revision as committed.
     async fn mutate<F, Fut>(
         &self,
         operation: &'static str,
@@ -378,7 +379,7 @@ impl EditorSurface {
         self.announce("document").await;
         let preview = self
             .acks
-            .wait_for(document.revision, self.ack_timeout)
+            .wait_for_committed(document.revision, self.ack_timeout)
             .await?;
         let dirty_paths = self.manager.status().await.dirty_paths;
         Ok(DocumentOutcome {
