@@ -73,6 +73,18 @@ impl Client {
         panic!("run {run_id} did not finish");
     }
 
+    /// Like [`Self::wait_run`] for a run that waits out a preview acknowledgement timeout.
+    async fn wait_run_longer(&self, run_id: &str) -> Value {
+        for _ in 0..1_200 {
+            let run = self.get(&format!("/api/agent/runs/{run_id}")).await;
+            if run.get("report").is_some() {
+                return run;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("run {run_id} did not finish");
+    }
+
     async fn wait_approval(&self) -> Value {
         for _ in 0..200 {
             let pending = self.get("/api/approvals").await;
@@ -478,6 +490,74 @@ async fn an_unanswered_approval_times_out_as_a_typed_retryable_failure() {
             .unwrap()
             .contains("#f59e0b"),
         "nothing ran"
+    );
+    studio.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_committed_mutation_whose_preview_is_not_confirmed_completes_the_run_as_applied() {
+    let dir = tempfile::tempdir().unwrap();
+    let studio = start(dir.path(), None).await;
+    let client = Client::new(&studio);
+    // An attached page that never acknowledges: the mutation commits, its preview times out.
+    let url = format!(
+        "ws://127.0.0.1:{}/api/events?token={}&client=ui",
+        studio.addr.port(),
+        studio.token()
+    );
+    let (_socket, _) = tokio_tungstenite::connect_async(url)
+        .await
+        .expect("websocket connects");
+    let before = structured(&client.call("workspace.getStatus", json!({})).await)["revision"]
+        .as_u64()
+        .unwrap();
+    let run_id = client.run("make it amber").await;
+    let approval = client.wait_approval().await;
+    let id = approval["id"].as_str().unwrap();
+    let (status, _) = client
+        .post(
+            &format!("/api/approvals/{id}"),
+            json!({"decision": "allow"}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let run = client.wait_run_longer(&run_id).await;
+    assert_eq!(run["state"], "completed", "{run}");
+    let outcome = &run["report"]["outcome"];
+    assert_eq!(outcome["actions"], json!(["refresh-preview"]), "{run}");
+    let message = outcome["message"].as_str().unwrap();
+    assert!(message.contains("preview did not confirm"), "{message}");
+    let last = run["report"]["steps"].as_array().unwrap().last().unwrap();
+    assert_eq!(
+        (
+            &last["tool"],
+            &last["ok"],
+            &last["committed"],
+            &last["code"]
+        ),
+        (
+            &json!("preview.setTheme"),
+            &json!(true),
+            &json!(true),
+            &json!("PREVIEW_ACK_TIMEOUT")
+        ),
+        "{run}"
+    );
+    assert_eq!(run["report"]["revision"], before + 1, "{run}");
+    let status = client.call("workspace.getStatus", json!({})).await;
+    assert_eq!(
+        structured(&status)["revision"],
+        before + 1,
+        "applied once, never retried"
+    );
+    let css = client
+        .call("workspace.readFile", json!({"path": "styles.css"}))
+        .await;
+    assert!(
+        structured(&css)["source"]
+            .as_str()
+            .unwrap()
+            .contains("#f59e0b")
     );
     studio.shutdown().await;
 }

@@ -109,9 +109,7 @@ impl CallObserver for StudioCalls {
             return;
         };
         let outcome = match &result.error {
-            None => RunOutcome::Completed {
-                message: format!("{} completed.", call.tool()),
-            },
+            None => RunOutcome::completed(format!("{} completed.", call.tool())),
             Some(error) => RunOutcome::from_error(call.tool(), error, false),
         };
         let report = json!({"outcome": outcome, "toolNames": [call.tool()]});

@@ -114,9 +114,7 @@ async fn drive(
         .with_session_id(view.session_id.clone());
     let (outcome, tool_names) = match client.run(&executor, request, options).await {
         Ok(completion) => (
-            RunOutcome::Completed {
-                message: completion.text,
-            },
+            RunOutcome::completed(completion.text),
             completion.trace.tool_names,
         ),
         Err(failure) => (

@@ -701,9 +701,7 @@ mod tests {
         );
         assert!(runs.transition(&view.run_id, RunState::Waiting, Some("x".into())));
         assert!(!runs.transition(&view.run_id, RunState::Waiting, Some("y".into())));
-        let outcome = RunOutcome::Completed {
-            message: "done".into(),
-        };
+        let outcome = RunOutcome::completed("done");
         runs.finish(&view.run_id, &outcome, json!({"outcome": outcome}));
         assert!(!runs.transition(&view.run_id, RunState::Started, None));
         assert_eq!(runs.find_external("mcp-1", "7"), None);

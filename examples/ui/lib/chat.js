@@ -121,9 +121,11 @@ function applyRun(run) {
   if (!run.report) return;
   const outcome = run.report.outcome;
   const prompt = state.lastPrompt;
+  const recoveries = (outcome.actions ?? []).map((action) => [RECOVERY_LABELS[action] ?? action, recoveryHandler(action, prompt)]);
   switch (outcome.status) {
     case 'completed':
-      chat(outcome.message, 'completed');
+      // An applied change whose preview was not confirmed offers a refresh, never a retry.
+      chat(outcome.message, 'completed', recoveries);
       break;
     case 'denied':
       chat(`Denied ${outcome.tool ?? 'the call'}: ${outcome.message}`, 'denied', [['Retry', () => runPrompt(prompt)]]);
@@ -131,10 +133,8 @@ function applyRun(run) {
     case 'cancelled':
       chat(`Cancelled: ${outcome.message}`, 'cancelled', [['Retry', () => runPrompt(prompt)]]);
       break;
-    default: {
-      const recoveries = (outcome.actions ?? []).map((action) => [RECOVERY_LABELS[action] ?? action, recoveryHandler(action, prompt)]);
+    default:
       chat(`${outcome.code}: ${outcome.message}`, 'failed', recoveries);
-    }
   }
   actions.refreshState();
 }
