@@ -1,8 +1,9 @@
 // Chat: prompt recipes, agent runs with their running state and Cancel, typed outcome entries
 // (completed, failed, cancelled, denied) with recovery actions, and approval cards.
 
-import { api, callTool } from './api.js';
+import { api } from './api.js';
 import { $, button, el } from './dom.js';
+import { refreshPreview } from './preview.js';
 import { PROMPT_RECIPES, describeRecipe } from './recipes.js';
 import { actions, state } from './store.js';
 
@@ -87,7 +88,7 @@ const RECOVERY_LABELS = {
 
 function recoveryHandler(action, prompt) {
   switch (action) {
-    case 'refresh-preview': return () => callTool('preview.refresh').then(() => actions.refreshState());
+    case 'refresh-preview': return refreshPreview;
     case 'reconnect-folder':
     case 'grant-permission': return () => $('folder-path').focus();
     case 'use-local-agent': return () => runPrompt(prompt, 'local');
