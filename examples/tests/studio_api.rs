@@ -494,6 +494,90 @@ async fn an_unanswered_approval_times_out_as_a_typed_retryable_failure() {
     studio.shutdown().await;
 }
 
+/// Sixteen concurrent writers against a page that acknowledges only odd revisions: every
+/// answer is a success, a revision conflict that changed nothing, or a committed preview failure
+/// whose change is in the final file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_writers_are_never_told_an_applied_change_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let studio = start(dir.path(), None).await;
+    let client = Client::new(&studio);
+    let url = format!(
+        "ws://127.0.0.1:{}/api/events?token={}&client=ui",
+        studio.addr.port(),
+        studio.token()
+    );
+    let (mut socket, _) = tokio_tungstenite::connect_async(url)
+        .await
+        .expect("websocket connects");
+    let acker = tokio::spawn({
+        let client = Client::new(&studio);
+        async move {
+            while let Some(Ok(frame)) = socket.next().await {
+                let Ok(text) = frame.to_text() else { continue };
+                let message: Value = serde_json::from_str(text).unwrap_or_default();
+                let revision = message["revision"].as_u64().unwrap_or(0);
+                if message["type"] == "workspace" && revision % 2 == 1 {
+                    let ack = json!({"type": "context-action.preview.ready", "revision": revision});
+                    client.post("/api/preview/ack", ack).await;
+                }
+            }
+        }
+    });
+    let start_revision =
+        structured(&client.call("workspace.getStatus", json!({})).await)["revision"]
+            .as_u64()
+            .unwrap();
+    let writers: Vec<_> = (0..16)
+        .map(|writer| {
+            let client = Client::new(&studio);
+            tokio::spawn(async move {
+                let marker = format!("/* writer {writer} */");
+                let mut arguments = json!({"path": "app.js", "search": "const", "replace": format!("{marker}const"), "occurrence": "first"});
+                if writer % 2 == 0 {
+                    arguments["expectedRevision"] = json!(start_revision);
+                }
+                (marker, client.call("workspace.applyPatch", arguments).await)
+            })
+        })
+        .collect();
+    let mut results = Vec::new();
+    for writer in writers {
+        results.push(writer.await.unwrap());
+    }
+    let final_source = structured(
+        &client
+            .call("workspace.readFile", json!({"path": "app.js"}))
+            .await,
+    )["source"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let mut committed = 0;
+    for (marker, result) in &results {
+        let applied = final_source.contains(marker.as_str());
+        match result["error"]["code"].as_str() {
+            None => assert!(applied, "{marker} succeeded: {result}"),
+            Some("WORKSPACE_REVISION_CONFLICT") => {
+                assert!(!applied, "{marker} changed nothing: {result}");
+                assert_eq!(result["error"]["details"].get("committed"), None);
+            }
+            Some(
+                "PREVIEW_ACK_TIMEOUT" | "PREVIEW_REVISION_SUPERSEDED" | "PREVIEW_RUNTIME_ERROR",
+            ) => {
+                assert_eq!(result["error"]["details"]["committed"], true, "{result}");
+                assert!(result["error"]["details"]["revision"].as_u64() > Some(start_revision));
+                assert!(applied, "{marker} is applied: {result}");
+                committed += 1;
+            }
+            Some(other) => panic!("unexpected outcome {other}: {result}"),
+        }
+    }
+    assert!(committed > 0, "even revisions are never acknowledged");
+    acker.abort();
+    studio.shutdown().await;
+}
+
 #[tokio::test]
 async fn a_committed_mutation_whose_preview_is_not_confirmed_completes_the_run_as_applied() {
     let dir = tempfile::tempdir().unwrap();
