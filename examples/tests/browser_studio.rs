@@ -5,7 +5,7 @@
 
 mod browser_support;
 
-use browser_support::{Browser, browser_slot, keys};
+use browser_support::{Browser, DELIVER_PREVIEW_ACKS, DROP_PREVIEW_ACKS, browser_slot, keys};
 use live_code_studio::host::{self, RunningStudio, StudioOptions};
 use serde_json::{Value, json};
 
@@ -1451,14 +1451,6 @@ async fn cancelling_a_run_waiting_for_approval_shows_a_cancelled_entry() {
     assert_eq!(session.source("styles.css").await, styles);
     session.close().await;
 }
-
-/// Drops the page's forwarded preview acknowledgements (a lost `/api/preview/ack` request),
-/// so the host never hears that the iframe rendered a revision.
-const DROP_PREVIEW_ACKS: &str = "window.realFetch = window.realFetch ?? window.fetch; \
-     window.fetch = (url, init) => String(url).includes('/api/preview/ack') \
-       ? Promise.resolve(new Response('{}', { status: 200 })) : window.realFetch(url, init);";
-/// Delivers acknowledgements again.
-const DELIVER_PREVIEW_ACKS: &str = "if (window.realFetch) window.fetch = window.realFetch;";
 
 impl Session {
     /// Waits until the status line reports a refreshed preview of the current revision and the

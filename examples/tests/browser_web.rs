@@ -5,7 +5,7 @@
 
 mod browser_support;
 
-use browser_support::{Browser, browser_slot};
+use browser_support::{Browser, DELIVER_PREVIEW_ACKS, DROP_PREVIEW_ACKS, browser_slot};
 use live_code_studio::host::{self, RunningStudio, StudioOptions};
 use serde_json::{Value, json};
 
@@ -373,5 +373,60 @@ async fn leaving_the_page_cancels_the_run_in_flight() {
             .is_empty()
     );
     assert_eq!(session.revision().await, revision, "nothing changed");
+    session.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_save_applied_without_preview_confirmation_leaves_no_draft() {
+    let session = Session::open(1280, 800).await;
+    let browser = &session.browser;
+    let before = session.revision().await;
+    browser.eval(DROP_PREVIEW_ACKS, json!([])).await;
+    browser
+        .eval(
+            "const editor = document.getElementById('web-editor'); editor.value += '\\n<!-- applied -->'; \
+             editor.dispatchEvent(new Event('input', { bubbles: true }));",
+            json!([]),
+        )
+        .await;
+    browser.click("#web-save").await;
+    let status = browser
+        .wait_for(
+            "the save's answer",
+            "const text = document.getElementById('web-editor-status').textContent; \
+             return text.startsWith('Saved') || text.includes('PREVIEW_') ? text : '';",
+        )
+        .await;
+    assert_eq!(
+        status,
+        json!(format!(
+            "Saved index.html · revision {} · the preview did not confirm it (PREVIEW_ACK_TIMEOUT)",
+            before + 1
+        ))
+    );
+    assert_eq!(session.revision().await, before + 1, "saved once");
+    let read = session
+        .call("web.readFile", json!({"path": "index.html"}))
+        .await;
+    assert!(
+        read["structuredContent"]["source"]
+            .as_str()
+            .unwrap()
+            .ends_with("<!-- applied -->")
+    );
+    assert_eq!(
+        browser
+            .eval(
+                "return [document.getElementById('web-save').disabled, document.querySelectorAll('.file-tab.dirty').length];",
+                json!([])
+            )
+            .await,
+        json!([true, 0]),
+        "no draft is left to save again"
+    );
+    browser.screenshot("web-applied-preview-unconfirmed").await;
+    browser.eval(DELIVER_PREVIEW_ACKS, json!([])).await;
+    browser.click("#web-preview-reload").await;
+    session.wait_revision_ready(before + 1).await;
     session.close().await;
 }

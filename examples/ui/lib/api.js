@@ -43,6 +43,11 @@ export function isCommitted(result) {
   return result?.isError === true && result.error?.details?.committed === true;
 }
 
+/** What an applied change whose preview confirmation failed reports after its success text. */
+export function unconfirmedText(result) {
+  return `revision ${result.error.details.revision} · the preview did not confirm it (${result.error.code})`;
+}
+
 /** Offers `text` (or a Blob) to the person as a file download. */
 export function downloadBlob(fileName, content, type = 'application/json') {
   const blob = content instanceof Blob ? content : new Blob([content], { type });

@@ -3,9 +3,9 @@
 // Run sample with an argument editor. Samples follow the selection and the workspace revision
 // until the person edits them; edited JSON is kept.
 
-import { api, callTool, copyText, downloadBlob, isCommitted, toolsCallRequest } from './api.js';
+import { api, callTool, copyText, downloadBlob, isCommitted, toolsCallRequest, unconfirmedText } from './api.js';
 import { $, button, el } from './dom.js';
-import { refreshPreview, unconfirmedText } from './preview.js';
+import { refreshPreview } from './preview.js';
 import { sampleArguments } from './samples.js';
 import { actions, state } from './store.js';
 

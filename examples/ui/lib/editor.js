@@ -3,10 +3,10 @@
 // Typed text is a local draft, flushed through workspace.writeFile on idle, blur, tool and
 // save boundaries.
 
-import { callTool, downloadBlob, isCommitted } from './api.js';
+import { callTool, downloadBlob, isCommitted, unconfirmedText } from './api.js';
 import { $, el, escapeHtml } from './dom.js';
 import { highlight } from './highlight.js';
-import { offerRefresh, unconfirmedText } from './preview.js';
+import { offerRefresh } from './preview.js';
 import { DRAFT_IDLE_MS, MAX_SOURCE_CHARS, actions, busy, fileAt, state } from './store.js';
 
 let draftTimer = null;

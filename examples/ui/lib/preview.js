@@ -3,7 +3,7 @@
 // window and only for the revision it shows, forwards them to the host, and lists compiler
 // diagnostics.
 
-import { api, callTool, isCommitted } from './api.js';
+import { api, callTool, isCommitted, unconfirmedText } from './api.js';
 import { onDesignMessage, onPreviewReady } from './design.js';
 import { $, el } from './dom.js';
 import { actions, state } from './store.js';
@@ -117,14 +117,6 @@ export async function refreshPreview() {
 /** Shows (or hides) the status bar's "Refresh preview" offer. */
 export function offerRefresh(on) {
   $('refresh-unconfirmed').hidden = !on;
-}
-
-/**
- * The status line of an applied change whose preview confirmation failed (a committed error
- * result); offers a refresh instead of a retry.
- */
-export function unconfirmedText(result) {
-  return `revision ${result.error.details.revision} · the preview did not confirm it (${result.error.code})`;
 }
 
 /** Reports `result` of a mutation: an applied one is never shown as failed or left unsaved. */

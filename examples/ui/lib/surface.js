@@ -49,11 +49,11 @@
 //   wireTabs(tablist), showConnection(badge, connected, status)
 //       Keyboard-navigable side tabs, and the event socket's state on a badge.
 
-import { api, callTool, downloadBlob, copyText, studioToken } from './api.js';
+import { api, callTool, downloadBlob, copyText, isCommitted, studioToken, unconfirmedText } from './api.js';
 import { button, el } from './dom.js';
 import { modalOpen } from './modal.js';
 
-export { api, callTool, studioToken };
+export { api, callTool, isCommitted, studioToken, unconfirmedText };
 
 /** Longest prompt the host accepts. */
 export const MAX_PROMPT_CHARS = 4000;
