@@ -746,6 +746,35 @@ async fn an_edit_applied_without_preview_confirmation_is_the_new_base() {
         .screenshot("editor-applied-preview-unconfirmed")
         .await;
 
+    // A document action applied the same way is reported as done, not as an error.
+    browser
+        .wait_for(
+            "the page to follow the applied revision",
+            &format!(
+                "return document.getElementById('editor-document-revision').dataset.revision === '{}';",
+                before + 1
+            ),
+        )
+        .await;
+    browser
+        .click("#editor-scenario option[value=\"greeting\"]")
+        .await;
+    let status = browser
+        .wait_for(
+            "the scenario change's answer",
+            "const text = document.getElementById('editor-status').textContent; \
+             return text.endsWith('…') ? '' : text;",
+        )
+        .await;
+    assert_eq!(
+        status,
+        json!(format!(
+            "Scenario greeting: done · document revision {} · the preview did not confirm it (PREVIEW_ACK_TIMEOUT); ⟳ reloads the preview",
+            before + 2
+        ))
+    );
+    assert_eq!(session.state().await["status"]["scenario"], "greeting");
+
     // The applied text is the draft's new base: the next edit is no stale conflict.
     browser.eval(DELIVER_PREVIEW_ACKS, json!([])).await;
     browser.click("#editor-preview-reload").await;
@@ -755,7 +784,7 @@ async fn an_edit_applied_without_preview_confirmation_is_the_new_base() {
     let next = session
         .wait_acknowledged(|state| source(state).contains("id=\"next\""))
         .await;
-    assert!(document_revision(&next) >= before + 2);
+    assert!(document_revision(&next) >= before + 3);
     assert_eq!(
         browser
             .eval(

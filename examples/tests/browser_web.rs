@@ -425,8 +425,40 @@ async fn a_save_applied_without_preview_confirmation_leaves_no_draft() {
         "no draft is left to save again"
     );
     browser.screenshot("web-applied-preview-unconfirmed").await;
+
+    // A palette call applied the same way is reported as applied, not as an error.
+    browser
+        .wait_for(
+            "the page to follow the saved revision",
+            &format!(
+                "return document.getElementById('web-revision').dataset.revision === '{}';",
+                before + 1
+            ),
+        )
+        .await;
+    session.side_tab("tools").await;
+    browser
+        .click("#web-palette [data-tool=\"web.setTheme\"]")
+        .await;
+    browser.click("#web-tool-run").await;
+    let state = browser
+        .wait_for(
+            "the palette result",
+            "const state = document.getElementById('web-tool-output').dataset.state; \
+             return state === 'running' ? '' : state;",
+        )
+        .await;
+    assert_eq!(state, "applied");
+    assert_eq!(
+        browser.text("#web-status").await,
+        format!(
+            "web.setTheme applied · revision {} · the preview did not confirm it (PREVIEW_ACK_TIMEOUT); ⟳ reloads the preview",
+            before + 2
+        )
+    );
+    assert_eq!(session.revision().await, before + 2);
     browser.eval(DELIVER_PREVIEW_ACKS, json!([])).await;
     browser.click("#web-preview-reload").await;
-    session.wait_revision_ready(before + 1).await;
+    session.wait_revision_ready(before + 2).await;
     session.close().await;
 }

@@ -439,7 +439,8 @@ export function createPalette({ surface, list, detail, args, run, output, sample
       const result = await callTool(selected, parsed);
       const text = JSON.stringify(result.isError ? { error: result.error } : result.structuredContent ?? result.content, null, 2);
       output.textContent = text.length > MAX_OUTPUT_CHARS ? `${text.slice(0, MAX_OUTPUT_CHARS)}\n… (truncated)` : text;
-      output.dataset.state = result.isError ? 'error' : 'ok';
+      // A committed result is applied (only its preview was not confirmed), not an error.
+      output.dataset.state = isCommitted(result) ? 'applied' : result.isError ? 'error' : 'ok';
       edited = false;
       onResult(selected, result);
     } catch (error) {
