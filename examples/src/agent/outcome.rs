@@ -112,7 +112,7 @@ impl RunOutcome {
 }
 
 /// Says a change is applied but its preview did not confirm it, naming the code.
-pub fn unconfirmed_preview_note(error: &ToolCallError) -> String {
+fn unconfirmed_preview_note(error: &ToolCallError) -> String {
     format!(
         "The change is applied; the preview did not confirm it ({}), so refresh the preview.",
         error.code
