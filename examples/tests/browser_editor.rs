@@ -8,7 +8,9 @@ mod browser_support;
 
 use std::time::{Duration, Instant};
 
-use browser_support::{Browser, WAIT_TIMEOUT, browser_slot, keys};
+use browser_support::{
+    Browser, DELIVER_PREVIEW_ACKS, DROP_PREVIEW_ACKS, WAIT_TIMEOUT, browser_slot, keys,
+};
 use live_code_studio::host::{self, RunningStudio, StudioOptions};
 use serde_json::{Value, json};
 
@@ -713,6 +715,92 @@ async fn leaving_the_editor_cancels_its_run_in_flight() {
     assert_eq!(
         after["status"]["documentRevision"],
         first["status"]["documentRevision"]
+    );
+    session.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_applied_without_preview_confirmation_is_the_new_base() {
+    let session = Session::open(1440, 900).await;
+    let browser = &session.browser;
+    let before = document_revision(&session.state().await);
+    browser.eval(DROP_PREVIEW_ACKS, json!([])).await;
+    browser
+        .type_into("#editor-document", "<p id=\"applied\">Applied</p>")
+        .await;
+    let status = browser
+        .wait_for(
+            "the write's answer",
+            "const text = document.getElementById('editor-document-status').textContent; \
+             return /^(Sending|Editing)/.test(text) ? '' : text;",
+        )
+        .await;
+    assert_eq!(
+        status,
+        json!(format!(
+            "Saved to the editor · document revision {} · the preview did not confirm it (PREVIEW_ACK_TIMEOUT)",
+            before + 1
+        ))
+    );
+    assert!(source(&session.state().await).contains("id=\"applied\""));
+    browser
+        .screenshot("editor-applied-preview-unconfirmed")
+        .await;
+
+    // A document action applied the same way is reported as done, not as an error.
+    browser
+        .wait_for(
+            "the page to follow the applied revision",
+            &format!(
+                "return document.getElementById('editor-document-revision').dataset.revision === '{}';",
+                before + 1
+            ),
+        )
+        .await;
+    browser
+        .click("#editor-scenario option[value=\"greeting\"]")
+        .await;
+    let status = browser
+        .wait_for(
+            "the scenario change's answer",
+            "const text = document.getElementById('editor-status').textContent; \
+             return text.endsWith('…') ? '' : text;",
+        )
+        .await;
+    assert_eq!(
+        status,
+        json!(format!(
+            "Scenario greeting: done · document revision {} · the preview did not confirm it (PREVIEW_ACK_TIMEOUT); ⟳ reloads the preview",
+            before + 2
+        ))
+    );
+    assert_eq!(session.state().await["status"]["scenario"], "greeting");
+
+    // The applied text is the draft's new base: the next edit is no stale conflict.
+    browser.eval(DELIVER_PREVIEW_ACKS, json!([])).await;
+    browser.click("#editor-preview-reload").await;
+    browser
+        .type_into("#editor-document", "<p id=\"next\">Next</p>")
+        .await;
+    let next = session
+        .wait_acknowledged(|state| source(state).contains("id=\"next\""))
+        .await;
+    assert!(document_revision(&next) >= before + 3);
+    assert_eq!(
+        browser
+            .eval(
+                "return document.getElementById('editor-stale').hidden;",
+                json!([])
+            )
+            .await,
+        Value::Bool(true),
+        "no stale-draft conflict"
+    );
+    assert!(
+        browser
+            .text("#editor-document-status")
+            .await
+            .starts_with("Saved to the editor"),
     );
     session.close().await;
 }

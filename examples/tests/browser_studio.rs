@@ -5,7 +5,7 @@
 
 mod browser_support;
 
-use browser_support::{Browser, browser_slot, keys};
+use browser_support::{Browser, DELIVER_PREVIEW_ACKS, DROP_PREVIEW_ACKS, browser_slot, keys};
 use live_code_studio::host::{self, RunningStudio, StudioOptions};
 use serde_json::{Value, json};
 
@@ -1554,5 +1554,187 @@ async fn an_unknown_prompt_shows_the_help_reply_and_reads_and_downloads_show_the
         "no approval that could only fail"
     );
     browser.screenshot("19-missing-theme-target").await;
+    session.close().await;
+}
+
+impl Session {
+    /// Waits until the status line reports a refreshed preview of the current revision and the
+    /// host holds the iframe's fresh acknowledgement.
+    async fn wait_preview_refreshed(&self, path: &str) {
+        let revision = self.revision().await;
+        self.browser
+            .wait_for(
+                &format!("the preview refresh from {path}"),
+                "const text = document.getElementById('status-message').textContent; \
+                 return text.startsWith('Preview refreshed') || text.includes('PREVIEW_');",
+            )
+            .await;
+        assert_eq!(
+            self.browser.text("#status-message").await,
+            format!("Preview refreshed · revision {revision}"),
+            "{path}"
+        );
+        assert_eq!(
+            self.api("/api/state").await["status"]["preview"],
+            json!({"revision": revision, "status": "ready"}),
+            "{path}: the attached iframe acknowledged the refresh"
+        );
+    }
+
+    async fn clear_status(&self) {
+        self.browser
+            .eval(
+                "document.getElementById('status-message').textContent = '';",
+                json!([]),
+            )
+            .await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_refresh_path_is_acknowledged_by_the_attached_iframe() {
+    let session = Session::open(1280, 800).await;
+    let browser = &session.browser;
+
+    // 1. The ⟳ button in the preview chrome.
+    session.clear_status().await;
+    browser.click("#refresh-preview").await;
+    session.wait_preview_refreshed("the ⟳ button").await;
+    browser.screenshot("20-refreshed-by-button").await;
+
+    // 2. preview.refresh from the Tools tab.
+    session.clear_status().await;
+    session.side_tab("catalog").await;
+    browser
+        .click("#catalog-scopes [data-scope=\"preview\"]")
+        .await;
+    browser
+        .click("#catalog-list [data-tool=\"preview.refresh\"]")
+        .await;
+    browser.click("#run-sample").await;
+    let head = browser
+        .wait_for(
+            "the preview.refresh sample result",
+            "return document.querySelector('#sample-result .result-head')?.textContent ?? '';",
+        )
+        .await;
+    assert_eq!(head, "Succeeded", "preview.refresh from the Tools tab");
+    browser.screenshot("21-refreshed-from-tools").await;
+
+    // 3. The "refresh preview" recipe, approved.
+    session.side_tab("chat").await;
+    browser
+        .click("#recipe-select option[value=\"refresh\"]")
+        .await;
+    assert_eq!(
+        browser
+            .eval("return document.getElementById('prompt').value;", json!([]))
+            .await,
+        json!("refresh the preview")
+    );
+    browser.click("#send-prompt").await;
+    session.wait_approval_card("preview.refresh").await;
+    browser.click("#approvals .approve").await;
+    let entry = browser
+        .wait_for(
+            "the refresh run to finish",
+            "const entry = document.querySelector('#chat-log .entry.completed, #chat-log .entry.failed'); \
+             return entry ? `${entry.dataset.kind}: ${entry.textContent}` : '';",
+        )
+        .await;
+    assert!(entry.as_str().unwrap().starts_with("completed"), "{entry}");
+    browser.screenshot("22-refreshed-by-recipe").await;
+
+    // 4. The "Refresh preview" recovery of a run whose change was applied while the preview
+    // acknowledgement got lost.
+    let before = session.revision().await;
+    browser.eval(DROP_PREVIEW_ACKS, json!([])).await;
+    session.submit_prompt("make it amber").await;
+    session.wait_approval_card("preview.setTheme").await;
+    browser.click("#approvals .approve").await;
+    let applied = browser
+        .wait_for(
+            "the applied run offering a preview refresh",
+            "const entries = [...document.querySelectorAll('#chat-log .entry')]; \
+             const last = entries[entries.length - 1]; \
+             return last && last.querySelector('.recovery button') ? `${last.dataset.kind}: ${last.textContent}` : '';",
+        )
+        .await;
+    let applied = applied.as_str().unwrap();
+    assert!(applied.starts_with("completed"), "{applied}");
+    assert!(
+        applied.contains("Refresh preview") && !applied.contains("Retry"),
+        "{applied}"
+    );
+    assert_eq!(session.revision().await, before + 1, "applied once");
+    assert!(session.source("styles.css").await.contains("#f59e0b"));
+    browser.screenshot("23-applied-preview-unconfirmed").await;
+    browser.eval(DELIVER_PREVIEW_ACKS, json!([])).await;
+    session.clear_status().await;
+    browser
+        .click("#chat-log .entry:last-child .recovery button")
+        .await;
+    session.wait_preview_refreshed("the recovery button").await;
+    browser.screenshot("24-refreshed-by-recovery").await;
+    session.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_applied_without_preview_confirmation_is_never_called_unsaved() {
+    let session = Session::open(1280, 800).await;
+    let browser = &session.browser;
+    session.open_file("README.md").await;
+    let before = session.revision().await;
+    browser.eval(DROP_PREVIEW_ACKS, json!([])).await;
+    browser
+        .eval(
+            "const editor = document.getElementById('editor'); editor.value = '# Applied'; \
+             editor.dispatchEvent(new Event('input', { bubbles: true }));",
+            json!([]),
+        )
+        .await;
+    let status = browser
+        .wait_for(
+            "the write's answer",
+            "const text = document.getElementById('editor-status').textContent; \
+             return text === 'Writing…' ? '' : text;",
+        )
+        .await;
+    let status = status.as_str().unwrap();
+    assert!(!status.contains("unsaved"), "{status}");
+    assert_eq!(
+        status,
+        format!(
+            "Written · revision {} · the preview did not confirm it (PREVIEW_ACK_TIMEOUT)",
+            before + 1
+        )
+    );
+    assert_eq!(session.source("README.md").await, "# Applied");
+    assert_eq!(
+        session.revision().await,
+        before + 1,
+        "written once, never retried"
+    );
+    browser
+        .screenshot("25-write-applied-preview-unconfirmed")
+        .await;
+
+    browser.eval(DELIVER_PREVIEW_ACKS, json!([])).await;
+    session.clear_status().await;
+    browser.click("#refresh-unconfirmed").await;
+    session
+        .wait_preview_refreshed("the status bar's Refresh preview")
+        .await;
+    assert_eq!(
+        browser
+            .eval(
+                "return document.getElementById('refresh-unconfirmed').hidden;",
+                json!([])
+            )
+            .await,
+        Value::Bool(true),
+        "the offer goes once the preview is confirmed"
+    );
+    assert_eq!(session.revision().await, before + 1);
     session.close().await;
 }

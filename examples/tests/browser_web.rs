@@ -5,7 +5,7 @@
 
 mod browser_support;
 
-use browser_support::{Browser, browser_slot};
+use browser_support::{Browser, DELIVER_PREVIEW_ACKS, DROP_PREVIEW_ACKS, browser_slot};
 use live_code_studio::host::{self, RunningStudio, StudioOptions};
 use serde_json::{Value, json};
 
@@ -430,5 +430,92 @@ async fn an_unknown_prompt_shows_the_help_reply_and_a_status_prompt_the_status()
         "{status}"
     );
     assert!(status.contains("3 files"), "{status}");
+    session.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_save_applied_without_preview_confirmation_leaves_no_draft() {
+    let session = Session::open(1280, 800).await;
+    let browser = &session.browser;
+    let before = session.revision().await;
+    browser.eval(DROP_PREVIEW_ACKS, json!([])).await;
+    browser
+        .eval(
+            "const editor = document.getElementById('web-editor'); editor.value += '\\n<!-- applied -->'; \
+             editor.dispatchEvent(new Event('input', { bubbles: true }));",
+            json!([]),
+        )
+        .await;
+    browser.click("#web-save").await;
+    let status = browser
+        .wait_for(
+            "the save's answer",
+            "const text = document.getElementById('web-editor-status').textContent; \
+             return text.startsWith('Saved') || text.includes('PREVIEW_') ? text : '';",
+        )
+        .await;
+    assert_eq!(
+        status,
+        json!(format!(
+            "Saved index.html · revision {} · the preview did not confirm it (PREVIEW_ACK_TIMEOUT)",
+            before + 1
+        ))
+    );
+    assert_eq!(session.revision().await, before + 1, "saved once");
+    let read = session
+        .call("web.readFile", json!({"path": "index.html"}))
+        .await;
+    assert!(
+        read["structuredContent"]["source"]
+            .as_str()
+            .unwrap()
+            .ends_with("<!-- applied -->")
+    );
+    assert_eq!(
+        browser
+            .eval(
+                "return [document.getElementById('web-save').disabled, document.querySelectorAll('.file-tab.dirty').length];",
+                json!([])
+            )
+            .await,
+        json!([true, 0]),
+        "no draft is left to save again"
+    );
+    browser.screenshot("web-applied-preview-unconfirmed").await;
+
+    // A palette call applied the same way is reported as applied, not as an error.
+    browser
+        .wait_for(
+            "the page to follow the saved revision",
+            &format!(
+                "return document.getElementById('web-revision').dataset.revision === '{}';",
+                before + 1
+            ),
+        )
+        .await;
+    session.side_tab("tools").await;
+    browser
+        .click("#web-palette [data-tool=\"web.setTheme\"]")
+        .await;
+    browser.click("#web-tool-run").await;
+    let state = browser
+        .wait_for(
+            "the palette result",
+            "const state = document.getElementById('web-tool-output').dataset.state; \
+             return state === 'running' ? '' : state;",
+        )
+        .await;
+    assert_eq!(state, "applied");
+    assert_eq!(
+        browser.text("#web-status").await,
+        format!(
+            "web.setTheme applied · revision {} · the preview did not confirm it (PREVIEW_ACK_TIMEOUT); ⟳ reloads the preview",
+            before + 2
+        )
+    );
+    assert_eq!(session.revision().await, before + 2);
+    browser.eval(DELIVER_PREVIEW_ACKS, json!([])).await;
+    browser.click("#web-preview-reload").await;
+    session.wait_revision_ready(before + 2).await;
     session.close().await;
 }

@@ -523,6 +523,53 @@ async fn an_attached_page_acknowledges_document_revisions_from_its_iframe() {
         }
     };
     assert_eq!(acked["preview"]["status"], "ready");
+
+    // A page reporting a runtime error does not undo the patch: the result says it is applied.
+    let failing = tokio::spawn({
+        let client = Client::new(&studio);
+        async move {
+            client
+                .call(
+                    "editor.applyPatch",
+                    json!({"search": "Browser runner", "replace": "Broken runner", "occurrence": "all"}),
+                )
+                .await
+        }
+    });
+    let next = loop {
+        let message: Value =
+            serde_json::from_str(socket.next().await.unwrap().unwrap().to_text().unwrap()).unwrap();
+        if message["type"] == "surface"
+            && message["data"]["change"] == "document"
+            && message["data"]["documentRevision"].as_u64() > Some(revision)
+        {
+            break message["data"]["documentRevision"].as_u64().unwrap();
+        }
+    };
+    client
+        .post(
+            "/api/editor/preview/ack",
+            json!({"type": "context-action.preview.error", "revision": next, "message": "boom"}),
+        )
+        .await;
+    let result = failing.await.unwrap();
+    let error = &result["error"];
+    assert_eq!(error["code"], "PREVIEW_RUNTIME_ERROR", "{result}");
+    assert_eq!(error["details"]["committed"], true, "{result}");
+    assert_eq!(error["details"]["revision"], next);
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("The change was applied")
+    );
+    let document = client.ok("editor.getDocument", json!({})).await;
+    assert!(
+        document["source"]
+            .as_str()
+            .unwrap()
+            .contains("Broken runner")
+    );
     studio.shutdown().await;
 }
 

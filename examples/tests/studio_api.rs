@@ -73,6 +73,18 @@ impl Client {
         panic!("run {run_id} did not finish");
     }
 
+    /// Like [`Self::wait_run`] for a run that waits out a preview acknowledgement timeout.
+    async fn wait_run_longer(&self, run_id: &str) -> Value {
+        for _ in 0..1_200 {
+            let run = self.get(&format!("/api/agent/runs/{run_id}")).await;
+            if run.get("report").is_some() {
+                return run;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("run {run_id} did not finish");
+    }
+
     async fn wait_approval(&self) -> Value {
         for _ in 0..200 {
             let pending = self.get("/api/approvals").await;
@@ -479,6 +491,158 @@ async fn an_unanswered_approval_times_out_as_a_typed_retryable_failure() {
             .unwrap()
             .contains("#f59e0b"),
         "nothing ran"
+    );
+    studio.shutdown().await;
+}
+
+/// Sixteen concurrent writers against a page that acknowledges only odd revisions: every
+/// answer is a success, a revision conflict that changed nothing, or a committed preview failure
+/// whose change is in the final file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_writers_are_never_told_an_applied_change_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let studio = start(dir.path(), None).await;
+    let client = Client::new(&studio);
+    let url = format!(
+        "ws://127.0.0.1:{}/api/events?token={}&client=ui",
+        studio.addr.port(),
+        studio.token()
+    );
+    let (mut socket, _) = tokio_tungstenite::connect_async(url)
+        .await
+        .expect("websocket connects");
+    let acker = tokio::spawn({
+        let client = Client::new(&studio);
+        async move {
+            while let Some(Ok(frame)) = socket.next().await {
+                let Ok(text) = frame.to_text() else { continue };
+                let message: Value = serde_json::from_str(text).unwrap_or_default();
+                let revision = message["revision"].as_u64().unwrap_or(0);
+                if message["type"] == "workspace" && revision % 2 == 1 {
+                    let ack = json!({"type": "context-action.preview.ready", "revision": revision});
+                    client.post("/api/preview/ack", ack).await;
+                }
+            }
+        }
+    });
+    let start_revision =
+        structured(&client.call("workspace.getStatus", json!({})).await)["revision"]
+            .as_u64()
+            .unwrap();
+    let writers: Vec<_> = (0..16)
+        .map(|writer| {
+            let client = Client::new(&studio);
+            tokio::spawn(async move {
+                let marker = format!("/* writer {writer} */");
+                let mut arguments = json!({"path": "app.js", "search": "const", "replace": format!("{marker}const"), "occurrence": "first"});
+                if writer % 2 == 0 {
+                    arguments["expectedRevision"] = json!(start_revision);
+                }
+                (marker, client.call("workspace.applyPatch", arguments).await)
+            })
+        })
+        .collect();
+    let mut results = Vec::new();
+    for writer in writers {
+        results.push(writer.await.unwrap());
+    }
+    let final_source = structured(
+        &client
+            .call("workspace.readFile", json!({"path": "app.js"}))
+            .await,
+    )["source"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let mut committed = 0;
+    for (marker, result) in &results {
+        let applied = final_source.contains(marker.as_str());
+        match result["error"]["code"].as_str() {
+            None => assert!(applied, "{marker} succeeded: {result}"),
+            Some("WORKSPACE_REVISION_CONFLICT") => {
+                assert!(!applied, "{marker} changed nothing: {result}");
+                assert_eq!(result["error"]["details"].get("committed"), None);
+            }
+            Some(
+                "PREVIEW_ACK_TIMEOUT" | "PREVIEW_REVISION_SUPERSEDED" | "PREVIEW_RUNTIME_ERROR",
+            ) => {
+                assert_eq!(result["error"]["details"]["committed"], true, "{result}");
+                assert!(result["error"]["details"]["revision"].as_u64() > Some(start_revision));
+                assert!(applied, "{marker} is applied: {result}");
+                committed += 1;
+            }
+            Some(other) => panic!("unexpected outcome {other}: {result}"),
+        }
+    }
+    assert!(committed > 0, "even revisions are never acknowledged");
+    acker.abort();
+    studio.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_committed_mutation_whose_preview_is_not_confirmed_completes_the_run_as_applied() {
+    let dir = tempfile::tempdir().unwrap();
+    let studio = start(dir.path(), None).await;
+    let client = Client::new(&studio);
+    // An attached page that never acknowledges: the mutation commits, its preview times out.
+    let url = format!(
+        "ws://127.0.0.1:{}/api/events?token={}&client=ui",
+        studio.addr.port(),
+        studio.token()
+    );
+    let (_socket, _) = tokio_tungstenite::connect_async(url)
+        .await
+        .expect("websocket connects");
+    let before = structured(&client.call("workspace.getStatus", json!({})).await)["revision"]
+        .as_u64()
+        .unwrap();
+    let run_id = client.run("make it amber").await;
+    let approval = client.wait_approval().await;
+    let id = approval["id"].as_str().unwrap();
+    let (status, _) = client
+        .post(
+            &format!("/api/approvals/{id}"),
+            json!({"decision": "allow"}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let run = client.wait_run_longer(&run_id).await;
+    assert_eq!(run["state"], "completed", "{run}");
+    let outcome = &run["report"]["outcome"];
+    assert_eq!(outcome["actions"], json!(["refresh-preview"]), "{run}");
+    let message = outcome["message"].as_str().unwrap();
+    assert!(message.contains("preview did not confirm"), "{message}");
+    let last = run["report"]["steps"].as_array().unwrap().last().unwrap();
+    assert_eq!(
+        (
+            &last["tool"],
+            &last["ok"],
+            &last["committed"],
+            &last["code"]
+        ),
+        (
+            &json!("preview.setTheme"),
+            &json!(true),
+            &json!(true),
+            &json!("PREVIEW_ACK_TIMEOUT")
+        ),
+        "{run}"
+    );
+    assert_eq!(run["report"]["revision"], before + 1, "{run}");
+    let status = client.call("workspace.getStatus", json!({})).await;
+    assert_eq!(
+        structured(&status)["revision"],
+        before + 1,
+        "applied once, never retried"
+    );
+    let css = client
+        .call("workspace.readFile", json!({"path": "styles.css"}))
+        .await;
+    assert!(
+        structured(&css)["source"]
+            .as_str()
+            .unwrap()
+            .contains("#f59e0b")
     );
     studio.shutdown().await;
 }

@@ -11,7 +11,7 @@ import { flushDraft, findStep, loadActiveFile, openFind, renderTabs, showEditorS
 import { renderTree, save, wireExplorer } from './lib/explorer.js';
 import { exitDesignMode, onSurfaceEvent, wireDesign } from './lib/design.js';
 import { modalOpen } from './lib/modal.js';
-import { exitFullscreen, showPreview, wirePreview } from './lib/preview.js';
+import { exitFullscreen, reportApplied, showPreview, wirePreview } from './lib/preview.js';
 import { focusWorkspaceSearch, wireSearch } from './lib/search.js';
 import { applySettings, wireSettings } from './lib/settings.js';
 import { actions, state } from './lib/store.js';
@@ -145,8 +145,13 @@ function connectEvents() {
   socket.addEventListener('message', (event) => {
     const message = JSON.parse(event.data);
     switch (message.type) {
-      case 'hello':
-      case 'workspace': refreshState(); break;
+      case 'workspace':
+        // A refresh republishes the revision the iframe may already show: reload it so the
+        // iframe acknowledges it again.
+        if (message.refresh) showPreview(message.revision, true);
+        refreshState();
+        break;
+      case 'hello': refreshState(); break;
       case 'approvals': renderApprovals(message.pending); break;
       case 'trace': onTraceRow(message.row); break;
       case 'agent': onAgentEvent(message.run); break;
@@ -190,7 +195,10 @@ function wireSideTabs() {
 async function historyStep(tool) {
   if (!(await flushDraft())) return;
   const result = await callTool(tool, { expectedRevision: state.status.revision });
-  setStatusMessage(result.isError ? `${result.error.code}: ${result.error.message}` : `${tool === 'workspace.undo' ? 'Undone' : 'Redone'} · revision ${result.structuredContent.revision}`, Boolean(result.isError));
+  const done = tool === 'workspace.undo' ? 'Undone' : 'Redone';
+  if (!reportApplied(result, done)) {
+    setStatusMessage(result.isError ? `${result.error.code}: ${result.error.message}` : `${done} · revision ${result.structuredContent.revision}`, Boolean(result.isError));
+  }
   await refreshState({ reloadEditor: true });
 }
 

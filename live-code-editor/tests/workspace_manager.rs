@@ -8,11 +8,11 @@ use std::time::Duration;
 use async_trait::async_trait;
 use live_code_editor::WorkspaceFile;
 use live_code_editor::workspace::{
-    COALESCE_WINDOW, HeadlessPreviewBridge, ImportGuard, MAX_HISTORY_ENTRIES,
+    COALESCE_WINDOW, FolderImport, HeadlessPreviewBridge, ImportGuard, MAX_HISTORY_ENTRIES,
     MAX_STORAGE_ERROR_CHARS, ManagerOptions, ManualClock, ManualPreviewBridge,
-    MemoryWorkspaceRepository, Occurrence, PreviewBridge, PreviewStatus, RepositoryError,
-    SqliteWorkspaceRepository, StoredWorkspace, WorkspaceDelta, WorkspaceDocumentManager,
-    WorkspaceErrorCode as Code, WorkspaceRepository, WriteOptions,
+    MemoryWorkspaceRepository, Occurrence, PreviewAcks, PreviewBridge, PreviewSnapshot,
+    PreviewStatus, RepositoryError, SqliteWorkspaceRepository, StoredWorkspace, WorkspaceDelta,
+    WorkspaceDocumentManager, WorkspaceErrorCode as Code, WorkspaceRepository, WriteOptions,
 };
 
 fn seed() -> Vec<WorkspaceFile> {
@@ -376,10 +376,18 @@ async fn an_unacknowledged_revision_times_out_after_the_default_wait() {
         .await
         .unwrap_err();
     assert_eq!(error.code, Code::PreviewAckTimeout);
-    assert!(error.retryable);
+    assert!(
+        error.retryable,
+        "the contract's flag: the confirmation may be retried"
+    );
     assert_eq!(
         error.details,
-        serde_json::json!({"revision": 3, "timeoutMs": 2500})
+        serde_json::json!({"revision": 3, "timeoutMs": 2500, "committed": true})
+    );
+    assert_eq!(
+        error.message,
+        "The change was applied as revision 3; only the preview confirmation failed: \
+         Preview revision 3 was not acknowledged within 2500ms."
     );
     assert_eq!(
         h.manager.revision().await,
@@ -409,7 +417,7 @@ async fn a_newer_revision_supersedes_the_awaited_one_and_stale_acks_are_ignored(
     assert_eq!(error.code, Code::PreviewRevisionSuperseded);
     assert_eq!(
         error.details,
-        serde_json::json!({"requestedRevision": 3, "actualRevision": 4})
+        serde_json::json!({"requestedRevision": 3, "actualRevision": 4, "committed": true, "revision": 3})
     );
     assert!(
         !h.manager.acknowledge_preview(3, PreviewStatus::Ready),
@@ -440,9 +448,144 @@ async fn a_preview_runtime_error_is_coded() {
         .unwrap_err();
     assert_eq!(error.code, Code::PreviewRuntimeError);
     assert!(!error.retryable);
-    assert_eq!(error.details, serde_json::json!({"revision": 3}));
+    assert_eq!(
+        error.details,
+        serde_json::json!({"revision": 3, "committed": true})
+    );
     let fixed = h.manager.undo(None).await.unwrap();
     assert_eq!(fixed.preview.status, PreviewStatus::Compiled);
+}
+
+/// Acknowledges odd revisions at once and never even ones, so concurrent writers meet every
+/// preview outcome: success, supersession and timeout.
+#[derive(Debug, Default)]
+struct OddRevisionsBridge;
+
+impl PreviewBridge for OddRevisionsBridge {
+    fn publish(&self, snapshot: PreviewSnapshot, acks: &PreviewAcks) {
+        if snapshot.revision % 2 == 1 {
+            acks.acknowledge(snapshot.revision, PreviewStatus::Ready);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_writers_are_told_the_truth_about_what_was_applied() {
+    let options = ManagerOptions {
+        ack_timeout: Duration::from_millis(300),
+        ..ManagerOptions::default()
+    };
+    let manager = Arc::new(
+        WorkspaceDocumentManager::open(
+            seed(),
+            Arc::new(MemoryWorkspaceRepository::new()),
+            Arc::new(OddRevisionsBridge),
+            options,
+        )
+        .await
+        .unwrap(),
+    );
+    let start = manager.revision().await;
+    let writers: Vec<_> = (0..16)
+        .map(|writer| {
+            let manager = Arc::clone(&manager);
+            // Half the writers guard on the starting revision, so at most one of them can apply.
+            let expected = (writer % 2 == 0).then_some(start);
+            tokio::spawn(async move {
+                let marker = format!("/* w{writer} */");
+                let replace = format!("{marker}console.log('a');");
+                let result = manager
+                    .apply_patch(
+                        "app.js",
+                        "console.log('a');",
+                        &replace,
+                        Occurrence::First,
+                        expected,
+                    )
+                    .await;
+                (marker, result)
+            })
+        })
+        .collect();
+    let mut results = Vec::new();
+    for writer in writers {
+        results.push(writer.await);
+    }
+    let final_source = manager.read_file("app.js").await.unwrap().source;
+    let mut committed_errors = 0;
+    for joined in results {
+        let (marker, result) = joined.unwrap();
+        match result {
+            Ok(_) => assert!(final_source.contains(&marker), "{marker} succeeded"),
+            Err(error) if error.code == Code::WorkspaceRevisionConflict => {
+                assert!(!final_source.contains(&marker), "{marker} changed nothing");
+                assert_eq!(error.details.get("committed"), None);
+            }
+            Err(error) => {
+                assert!(
+                    matches!(
+                        error.code,
+                        Code::PreviewAckTimeout
+                            | Code::PreviewRevisionSuperseded
+                            | Code::PreviewRuntimeError
+                    ),
+                    "{error}"
+                );
+                assert_eq!(error.details["committed"], true, "{error}");
+                let revision = error.details["revision"].as_u64().unwrap();
+                assert!(revision > start && revision <= manager.revision().await);
+                assert!(final_source.contains(&marker), "{marker} was applied");
+                assert!(error.message.starts_with("The change was applied"));
+                committed_errors += 1;
+            }
+        }
+    }
+    assert!(
+        committed_errors > 0,
+        "even revisions are never acknowledged"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_import_whose_preview_is_not_confirmed_is_committed() {
+    let h = harness_with(
+        Arc::new(MemoryWorkspaceRepository::new()),
+        Arc::new(ManualPreviewBridge::default()),
+    )
+    .await;
+    let import = FolderImport {
+        root_name: "site".to_owned(),
+        files: vec![WorkspaceFile::text("index.html", "<p>imported</p>")],
+        ..FolderImport::default()
+    };
+    let error = h
+        .manager
+        .import_files(import, ImportGuard::default())
+        .await
+        .unwrap_err();
+    assert_eq!(error.code, Code::PreviewAckTimeout);
+    assert_eq!(error.details["committed"], true);
+    assert_eq!(error.details["revision"], 3);
+    let read = h.manager.read_file("index.html").await.unwrap();
+    assert_eq!(
+        (read.revision, read.source.as_str()),
+        (3, "<p>imported</p>")
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_refresh_commits_nothing_so_its_timeout_is_not_committed() {
+    let h = harness_with(
+        Arc::new(MemoryWorkspaceRepository::new()),
+        Arc::new(ManualPreviewBridge::default()),
+    )
+    .await;
+    let error = h.manager.refresh_preview().await.unwrap_err();
+    assert_eq!(error.code, Code::PreviewAckTimeout);
+    assert_eq!(
+        error.details,
+        serde_json::json!({"revision": 2, "timeoutMs": 2500})
+    );
 }
 
 #[tokio::test]

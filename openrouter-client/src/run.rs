@@ -439,6 +439,17 @@ impl<'a, E: ToolExecutor + ?Sized> Run<'a, E> {
             self.finished(id, name, ToolCallStatus::Completed, None, duration_ms);
             return Ok(());
         };
+        if error.is_committed() {
+            // Applied: a completed call (code kept for the trace), never a repeated failure.
+            self.finished(
+                id,
+                name,
+                ToolCallStatus::Completed,
+                Some(&error),
+                duration_ms,
+            );
+            return Ok(());
+        }
         self.finished(id, name, ToolCallStatus::Failed, Some(&error), duration_ms);
         if self.guard.record(name, arguments, &error.code) >= MAX_IDENTICAL_TOOL_FAILURES {
             return Err(OpenRouterError::new(
@@ -466,7 +477,9 @@ impl<'a, E: ToolExecutor + ?Sized> Run<'a, E> {
             name: name.to_owned(),
             status,
             code: error.map(|error| error.code.clone()),
-            retryable: error.and_then(|error| error.retryable),
+            retryable: error
+                .filter(|error| !error.is_committed())
+                .and_then(|error| error.retryable),
             duration_ms,
         });
     }

@@ -20,12 +20,16 @@ pub const RESULT_SERIALIZATION_FAILED_MESSAGE: &str =
 pub struct ToolMessage {
     /// JSON text sent as the `tool` message content.
     pub content: String,
-    /// The error reported to the model, when the call failed.
+    /// The error reported to the model, when the call failed or when its change was applied
+    /// but a later step failed ([`ToolCallError::is_committed`]).
     pub error: Option<ToolCallError>,
 }
 
 /// The tool message of a result:
 /// - an invalid result: `{"status":"error","code":"TOOL_RESULT_VALIDATION_FAILED","message":...}`;
+/// - a committed error (the change is applied, only a later confirmation failed):
+///   `{"status":"applied","previewConfirmed":false,"code","message","details"}`, without a
+///   `retryable` flag, so the model never repeats an applied change;
 /// - an error: `{"status":"error","code","message","retryable"?,"details"?}` (retried without
 ///   details if they cannot be serialized);
 /// - a success: its `structuredContent`, else `{"status":"completed","content": <text>}`;
@@ -38,6 +42,7 @@ pub fn tool_message(result: &ToolCallResult) -> ToolMessage {
         ));
     };
     match &result.error {
+        Some(error) if error.is_committed() => applied_message(error.clone()),
         Some(error) => error_message(error.clone()),
         None => match &result.structured_content {
             Some(structured) => success_message(structured),
@@ -55,6 +60,21 @@ pub fn error_message(error: ToolCallError) -> ToolMessage {
         .unwrap_or_else(serialization_failed_content);
     ToolMessage {
         content,
+        error: Some(error),
+    }
+}
+
+/// The message of a call whose change was applied although its result is an error.
+fn applied_message(error: ToolCallError) -> ToolMessage {
+    let payload = json!({
+        "status": "applied",
+        "previewConfirmed": false,
+        "code": error.code,
+        "message": error.message,
+        "details": error.details,
+    });
+    ToolMessage {
+        content: payload.to_string(),
         error: Some(error),
     }
 }

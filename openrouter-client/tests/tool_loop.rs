@@ -213,6 +213,7 @@ async fn the_request_payload_matches_the_golden_shape() {
             "math_add",
             "workspace_readFile",
             "fail_always",
+            "write_unconfirmed",
             "bad_result",
             "slow_wait",
             "panic_now"
@@ -524,6 +525,64 @@ async fn the_same_failing_call_three_times_ends_the_run() {
             r#"{"status":"error","code":"OPENROUTER_REPEATED_TOOL_FAILURE","message":"Tool call was not executed because the run stopped.","retryable":false}"#
         ),
         "the skipped call is still answered"
+    );
+}
+
+#[tokio::test]
+async fn a_committed_result_reaches_the_model_as_applied_and_is_no_failure() {
+    let write = |id: &str| {
+        (
+            id.to_owned(),
+            provider_name("write.unconfirmed"),
+            r#"{"path":"x"}"#.to_owned(),
+        )
+    };
+    let fake = FakeOpenRouter::start(vec![
+        calls(&[write("c1"), write("c2"), write("c3")]),
+        Reply::text("applied"),
+    ])
+    .await;
+    let tools = FakeTools::default();
+    let done = fake
+        .client()
+        .run(&tools, RunRequest::new("x"), RunOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        done.text, "applied",
+        "the repeated-failure guard did not fire"
+    );
+    assert_eq!(tools.executions(), 3);
+    let sent = messages_of(&fake.requests()[1].body);
+    assert_eq!(
+        sent[2],
+        ChatMessage::tool(
+            "c1",
+            r#"{"status":"applied","previewConfirmed":false,"code":"PREVIEW_ACK_TIMEOUT","message":"The change was applied as revision 4; only the preview confirmation failed.","details":{"revision":4,"timeoutMs":2500,"committed":true}}"#
+        ),
+        "applied, not an error, and no retryable flag inviting a repeat"
+    );
+    let finished: Vec<_> = done
+        .trace
+        .transcript
+        .iter()
+        .filter_map(|event| match event {
+            RunEvent::ToolCallFinished {
+                status,
+                code,
+                retryable,
+                ..
+            } => Some((*status, code.clone(), *retryable)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        finished[0],
+        (
+            ToolCallStatus::Completed,
+            Some("PREVIEW_ACK_TIMEOUT".to_owned()),
+            None
+        )
     );
 }
 

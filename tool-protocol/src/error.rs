@@ -91,6 +91,16 @@ impl ToolCallError {
     pub fn is_retryable(&self) -> bool {
         self.retryable == Some(true)
     }
+
+    /// Whether the call's change was applied although the call failed afterwards
+    /// (`details.committed: true`, e.g. a workspace mutation whose preview confirmation
+    /// failed): the change must be treated as done and the call never repeated.
+    pub fn is_committed(&self) -> bool {
+        self.details
+            .as_ref()
+            .and_then(|details| details.get("committed"))
+            == Some(&Value::Bool(true))
+    }
 }
 
 #[cfg(test)]
@@ -118,6 +128,22 @@ mod tests {
                 json!({"code": "X", "message": "m", "retryable": "no"})
             )
             .is_err()
+        );
+    }
+
+    #[test]
+    fn committed_means_details_committed_true() {
+        let base = ToolCallError::new("PREVIEW_ACK_TIMEOUT", "m").with_retryable(true);
+        assert!(!base.is_committed());
+        assert!(
+            !base
+                .clone()
+                .with_details(json!({"committed": "yes"}))
+                .is_committed()
+        );
+        assert!(
+            base.with_details(json!({"committed": true, "revision": 4}))
+                .is_committed()
         );
     }
 }

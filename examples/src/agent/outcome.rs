@@ -25,13 +25,17 @@ pub enum RecoveryAction {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "status", rename_all = "lowercase")]
 pub enum RunOutcome {
-    /// Every planned call succeeded.
+    /// Every planned call succeeded (or was applied with an unconfirmed preview).
     Completed {
         /// Final assistant text.
         message: String,
         /// A file the run hands to the person (a download request), delivered by the page.
         #[serde(skip_serializing_if = "Option::is_none")]
         download: Option<HandedFile>,
+        /// Actions still worth offering, e.g. `refresh-preview` after a change whose preview
+        /// confirmation failed.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        actions: Vec<RecoveryAction>,
     },
     /// The local agent did not act: the prompt matched nothing it can do, or does not say enough
     /// (which element, which file). The message says why and what it can do instead.
@@ -80,16 +84,31 @@ pub struct HandedFile {
 }
 
 impl RunOutcome {
-    /// A completed run answering `message` (and handing over nothing).
+    /// A completed run answering `message` (handing over nothing, offering nothing).
     pub fn completed(message: impl Into<String>) -> Self {
         Self::Completed {
             message: message.into(),
             download: None,
+            actions: Vec::new(),
         }
     }
 
-    /// The outcome of a run stopped by `error` (from a tool call or the provider).
+    /// A completed run whose change `error` says is applied (`details.committed`) while its
+    /// preview confirmation failed: `message` plus that note, and a preview refresh to offer.
+    pub fn applied_unconfirmed(message: &str, error: &ToolCallError) -> Self {
+        Self::Completed {
+            message: format!("{message} {}", unconfirmed_preview_note(error)),
+            download: None,
+            actions: vec![RecoveryAction::RefreshPreview],
+        }
+    }
+
+    /// The outcome of a run stopped by `error` (from a tool call or the provider). A committed
+    /// error is no failure: its change is applied.
     pub fn from_error(tool: &str, error: &ToolCallError, via_provider: bool) -> Self {
+        if error.is_committed() {
+            return Self::applied_unconfirmed(&format!("Applied: {tool}."), error);
+        }
         match error.code.as_str() {
             codes::TOOL_POLICY_DENIED => Self::Denied {
                 tool: tool.to_owned(),
@@ -117,6 +136,14 @@ impl RunOutcome {
             Self::Failed { .. } => "failed",
         }
     }
+}
+
+/// Says a change is applied but its preview did not confirm it, naming the code.
+fn unconfirmed_preview_note(error: &ToolCallError) -> String {
+    format!(
+        "The change is applied; the preview did not confirm it ({}), so refresh the preview.",
+        error.code
+    )
 }
 
 /// The recovery actions for a failure: a specific action for known codes, `Retry` when the
@@ -203,6 +230,19 @@ mod tests {
         assert_eq!(
             recovery_actions(&error("OPENROUTER_AUTHENTICATION_FAILED", false), true),
             [UseLocalAgent]
+        );
+        let committed = error("PREVIEW_ACK_TIMEOUT", true)
+            .with_details(serde_json::json!({"committed": true, "revision": 4}));
+        assert_eq!(
+            RunOutcome::from_error("preview.setTheme", &committed, false),
+            RunOutcome::Completed {
+                message: "Applied: preview.setTheme. The change is applied; the preview did not \
+                          confirm it (PREVIEW_ACK_TIMEOUT), so refresh the preview."
+                    .into(),
+                download: None,
+                actions: vec![RefreshPreview]
+            },
+            "an applied change is never reported as failed or offered for retry"
         );
         let failed = RunOutcome::from_error("t", &error("TOOL_TIMEOUT", true), false);
         assert_eq!(

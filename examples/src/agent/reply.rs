@@ -158,6 +158,7 @@ fn handed_over(result: &Value) -> RunOutcome {
     RunOutcome::Completed {
         message: format!("Downloaded {} ({size} bytes).", file.file_name),
         download: Some(file),
+        actions: Vec::new(),
     }
 }
 
@@ -224,8 +225,9 @@ mod tests {
     fn a_download_hands_the_file_over_unless_too_large() {
         let file = json!({"path": "index.html", "fileName": "index.html", "mimeType": "text/html",
             "encoding": "utf-8", "content": "<h1>", "sizeBytes": 4, "revision": 2});
-        let RunOutcome::Completed { message, download } =
-            completed("workspace.downloadFile", Some(&file), Some(2))
+        let RunOutcome::Completed {
+            message, download, ..
+        } = completed("workspace.downloadFile", Some(&file), Some(2))
         else {
             panic!("completed");
         };
@@ -233,8 +235,9 @@ mod tests {
         assert_eq!(download.unwrap().content, "<h1>");
         let mut big = file.clone();
         big["content"] = json!("x".repeat(MAX_HANDED_BYTES + 1));
-        let RunOutcome::Completed { message, download } =
-            completed("workspace.downloadFile", Some(&big), Some(2))
+        let RunOutcome::Completed {
+            message, download, ..
+        } = completed("workspace.downloadFile", Some(&big), Some(2))
         else {
             panic!("completed");
         };

@@ -27,9 +27,13 @@ pub struct RunStep {
     pub tool: String,
     /// Whether it succeeded.
     pub ok: bool,
-    /// Its error code when it failed.
+    /// Its error code when it failed (or was applied without a confirmed preview).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
+    /// The call's change is applied although its result is an error (`details.committed`):
+    /// `ok` is true and the call is never repeated.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub committed: bool,
 }
 
 /// The report of one run.
@@ -64,7 +68,9 @@ pub struct RunRequest<'a> {
 }
 
 /// Executes `plan` call by call, feeding the latest observed revision into revision-guarded
-/// calls, and stops at the first failure. A stopped plan calls nothing and answers its stop.
+/// calls, and stops at the first failure. A stopped plan calls nothing and answers its stop. A
+/// committed error is no failure: its change is applied, so the run goes on (never repeating
+/// it) and completes with a preview refresh to offer.
 pub async fn run_plan(plan: &Plan, request: RunRequest<'_>) -> RunReport {
     if let Some(stop) = &plan.stop {
         return RunReport {
@@ -77,30 +83,51 @@ pub async fn run_plan(plan: &Plan, request: RunRequest<'_>) -> RunReport {
     let mut observed = ObservedRevisions::default();
     let mut revision = None;
     let mut last = None;
+    let mut unconfirmed = None;
     for (index, planned) in plan.calls.iter().enumerate() {
         let tool_call_id = format!("{}-{}", request.run_id, index + 1);
         let result = execute(planned, &tool_call_id, &observed, &request).await;
         let error = result.error.clone();
+        let committed = error.as_ref().is_some_and(ToolCallError::is_committed);
         steps.push(RunStep {
             tool_call_id,
             tool: planned.name.to_owned(),
-            ok: error.is_none(),
+            ok: error.is_none() || committed,
             code: error.as_ref().map(|e| e.code.clone()),
+            committed,
         });
-        if let Some(error) = error {
-            return RunReport {
-                steps,
-                outcome: RunOutcome::from_error(planned.name, &error, false),
-                revision,
-            };
+        match error {
+            Some(error) if committed => {
+                let field = planned
+                    .revision_guard()
+                    .map_or("revision", |g| g.result_field);
+                let applied = committed_revision(&error);
+                observed.record_committed(field, applied);
+                if field == "revision" {
+                    revision = applied.or(revision);
+                }
+                unconfirmed = Some((planned.name, error));
+            }
+            Some(error) => {
+                return RunReport {
+                    steps,
+                    outcome: RunOutcome::from_error(planned.name, &error, false),
+                    revision,
+                };
+            }
+            None => {
+                observed.record(&result);
+                revision = reported_revision(&result).or(revision);
+                last = Some((planned.name, result.structured_content));
+            }
         }
-        observed.record(&result);
-        revision = reported_revision(&result).or(revision);
-        last = Some((planned.name, result.structured_content));
     }
-    let outcome = match &last {
-        Some((tool, result)) => reply::completed(tool, result.as_ref(), revision),
-        None => RunOutcome::completed("Nothing to do."),
+    let outcome = match (unconfirmed, &last) {
+        (Some((tool, error)), _) => {
+            RunOutcome::applied_unconfirmed(&format!("Applied: {tool}."), &error)
+        }
+        (None, Some((tool, result))) => reply::completed(tool, result.as_ref(), revision),
+        (None, None) => RunOutcome::completed("Nothing to do."),
     };
     RunReport {
         outcome,
@@ -122,6 +149,11 @@ fn stopped(plan: &Plan, stop: &Stop) -> RunOutcome {
     }
 }
 
+/// The revision a committed error says its change was applied as.
+fn committed_revision(error: &ToolCallError) -> Option<u64> {
+    error.details.as_ref()?.get("revision")?.as_u64()
+}
+
 /// Result fields that carry a revision clock.
 const REVISION_FIELDS: &[&str] = &["revision", "documentRevision", "workspaceRevision"];
 
@@ -139,6 +171,13 @@ impl ObservedRevisions {
             if let Some(value) = content.get(*field).filter(|value| value.is_u64()) {
                 self.0.insert((*field).to_owned(), value.clone());
             }
+        }
+    }
+
+    /// A committed error's revision, under the clock its call is guarded by.
+    fn record_committed(&mut self, field: &str, revision: Option<u64>) {
+        if let Some(revision) = revision {
+            self.0.insert(field.to_owned(), json!(revision));
         }
     }
 

@@ -4,7 +4,7 @@
 //! there.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use live_code_editor::WorkspaceFile;
 use live_code_editor::preview::{PreviewOptions, compile_preview};
@@ -41,8 +41,10 @@ impl Drop for ViewerGuard {
     }
 }
 
-/// Tells the attached pages that a revision was published.
-type Announce = Box<dyn Fn(u64) + Send + Sync>;
+/// Tells the attached pages that a revision was published: `(revision, republished)`, where
+/// `republished` means the same revision again (a preview refresh), which a page already
+/// showing it must reload so its iframe acknowledges it once more.
+type Announce = Box<dyn Fn(u64, bool) + Send + Sync>;
 
 /// Browser acknowledgement when a tab renders the preview, headless compilation otherwise.
 /// The standalone workspace announces revisions as [`StudioEvent::Workspace`]; another surface
@@ -51,6 +53,8 @@ pub struct StudioPreviewBridge {
     viewers: PreviewViewers,
     headless: HeadlessPreviewBridge,
     announce: Announce,
+    /// The newest revision announced so far (revisions only grow, so an equal one is a refresh).
+    announced: AtomicU64,
 }
 
 impl std::fmt::Debug for StudioPreviewBridge {
@@ -65,8 +69,8 @@ impl StudioPreviewBridge {
     /// The standalone workspace's bridge: announces revisions on `hub` as
     /// [`StudioEvent::Workspace`] and counts `viewers`.
     pub fn new(viewers: PreviewViewers, hub: EventHub) -> Self {
-        Self::with_announcer(viewers, "/preview/assets/", move |revision| {
-            hub.publish(StudioEvent::Workspace { revision });
+        Self::with_announcer(viewers, "/preview/assets/", move |revision, refresh| {
+            hub.publish(StudioEvent::Workspace { revision, refresh });
         })
     }
 
@@ -75,7 +79,7 @@ impl StudioPreviewBridge {
     pub fn with_announcer(
         viewers: PreviewViewers,
         asset_base: impl Into<String>,
-        announce: impl Fn(u64) + Send + Sync + 'static,
+        announce: impl Fn(u64, bool) + Send + Sync + 'static,
     ) -> Self {
         let asset_base = asset_base.into();
         // Preview mode with an asset base, not export mode: the acknowledgement only needs the
@@ -88,15 +92,46 @@ impl StudioPreviewBridge {
             viewers,
             headless,
             announce: Box::new(announce),
+            announced: AtomicU64::new(0),
         }
     }
 }
 
 impl PreviewBridge for StudioPreviewBridge {
     fn publish(&self, snapshot: PreviewSnapshot, acks: &PreviewAcks) {
-        (self.announce)(snapshot.revision);
+        let previous = self
+            .announced
+            .fetch_max(snapshot.revision, Ordering::SeqCst);
+        (self.announce)(snapshot.revision, previous >= snapshot.revision);
         if self.viewers.count() == 0 {
             self.headless.publish(snapshot, acks);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    #[tokio::test]
+    async fn the_same_revision_published_again_is_announced_as_a_refresh() {
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&heard);
+        let viewers = PreviewViewers::default();
+        let _page = viewers.attach();
+        let bridge =
+            StudioPreviewBridge::with_announcer(viewers, "/a/", move |revision, refresh| {
+                sink.lock().unwrap().push((revision, refresh));
+            });
+        let acks = PreviewAcks::new(1);
+        for revision in [1, 2, 2, 3] {
+            let files = Vec::new();
+            bridge.publish(PreviewSnapshot { revision, files }, &acks);
+        }
+        assert_eq!(
+            *heard.lock().unwrap(),
+            [(1, false), (2, false), (2, true), (3, false)]
+        );
     }
 }

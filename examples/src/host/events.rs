@@ -23,10 +23,13 @@ pub enum StudioEvent {
         /// Pending approval snapshots.
         pending: Value,
     },
-    /// The workspace moved to a new revision.
+    /// The workspace moved to a new revision, or (`refresh`) republished the current one.
     Workspace {
         /// The new revision.
         revision: u64,
+        /// The same revision was published again: pages reload their preview of it.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        refresh: bool,
     },
     /// The preview acknowledged (or failed) a revision.
     Preview {
@@ -91,9 +94,15 @@ mod tests {
     #[tokio::test]
     async fn subscribers_receive_events_in_order() {
         let hub = EventHub::new();
-        hub.publish(StudioEvent::Workspace { revision: 1 });
+        hub.publish(StudioEvent::Workspace {
+            revision: 1,
+            refresh: false,
+        });
         let mut receiver = hub.subscribe();
-        hub.publish(StudioEvent::Workspace { revision: 2 });
+        hub.publish(StudioEvent::Workspace {
+            revision: 2,
+            refresh: false,
+        });
         hub.publish(StudioEvent::Preview {
             state: json!({"revision": 2, "status": "ready"}),
         });

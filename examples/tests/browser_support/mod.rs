@@ -24,6 +24,14 @@ const STALE_RETRIES: usize = 3;
 const MAX_BROWSERS: usize = 2;
 static BROWSER_SLOTS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(MAX_BROWSERS);
 
+/// Drops a page's forwarded preview acknowledgements (a lost `…/preview/ack` request of any
+/// surface), so the host never hears that the iframe rendered a revision.
+pub const DROP_PREVIEW_ACKS: &str = "window.realFetch = window.realFetch ?? window.fetch; \
+     window.fetch = (url, init) => String(url).includes('/preview/ack') \
+       ? Promise.resolve(new Response('{}', { status: 200 })) : window.realFetch(url, init);";
+/// Delivers acknowledgements again after [`DROP_PREVIEW_ACKS`].
+pub const DELIVER_PREVIEW_ACKS: &str = "if (window.realFetch) window.fetch = window.realFetch;";
+
 /// Waits for one of the [`MAX_BROWSERS`] browser slots; hold it while the browser runs.
 pub async fn browser_slot() -> tokio::sync::SemaphorePermit<'static> {
     BROWSER_SLOTS

@@ -4,7 +4,7 @@
 // run, the palette, another tab), the host rejects the write as stale and the page says so and
 // keeps the draft; it never silently overwrites the newer document or the person's text.
 
-import { callTool } from '../lib/surface.js';
+import { callTool, isCommitted, unconfirmedText } from '../lib/surface.js';
 
 /** Longest document the host accepts (`editor.setDocument` enforces the same bound). */
 export const MAX_DOCUMENT_CHARS = 80000;
@@ -67,6 +67,13 @@ export function createDocumentEditor({ textarea, path, status, stale, staleText,
     setStatus(`Sending ${sent.path} · document revision ${sent.base}…`);
     const result = await callTool('editor.setDocument', { source: sent.text, expectedDocumentRevision: sent.base })
       .catch((error) => ({ isError: true, error }));
+    if (isCommitted(result)) {
+      // Stored at the reported document revision; only the preview did not confirm it.
+      written(sent, sent.path, result.error.details.revision);
+      setStatus(`Saved to the editor · document ${unconfirmedText(result)}`);
+      onWritten(result);
+      return;
+    }
     if (result.isError) {
       if (result.error.code === STALE_CODE) {
         conflict = { path: sent.path, base: sent.base, current: result.error.details?.currentRevision ?? '?' };
@@ -78,12 +85,17 @@ export function createDocumentEditor({ textarea, path, status, stale, staleText,
       return;
     }
     const outcome = result.structuredContent;
-    stored = { path: outcome.activePath, source: sent.text, revision: outcome.documentRevision };
-    if (draft === sent || draft?.text === sent.text) draft = null;
-    else if (draft) draft.base = outcome.documentRevision;
-    textarea.dataset.revision = String(outcome.documentRevision);
+    written(sent, outcome.activePath, outcome.documentRevision);
     setStatus(`Saved to the editor · document revision ${outcome.documentRevision} · preview ${outcome.preview.status}`);
     onWritten(outcome);
+  }
+
+  /** `sent` is stored at `revision`: it is the new base of any draft typed since. */
+  function written(sent, path, revision) {
+    stored = { path, source: sent.text, revision };
+    if (draft === sent || draft?.text === sent.text) draft = null;
+    else if (draft) draft.base = revision;
+    textarea.dataset.revision = String(revision);
   }
 
   textarea.addEventListener('input', () => {

@@ -6,8 +6,8 @@
 // agent run) and the page follows the host's surface events.
 
 import {
-  api, callTool, connectEvents, createApprovals, createComposer, createPalette, createPreview, createTrace,
-  showConnection, wireTabs,
+  api, callTool, connectEvents, createApprovals, createComposer, createPalette, createPreview, createTrace, isCommitted,
+  showConnection, unconfirmedText, wireTabs,
 } from '../lib/surface.js';
 import { $ } from '../lib/dom.js';
 import { confirmAction } from '../lib/modal.js';
@@ -109,7 +109,8 @@ const palette = createPalette({
   onResult: (name, result) => {
     const outcome = result.structuredContent;
     const clocks = outcome?.documentRevision !== undefined ? ` · document r${outcome.documentRevision}, workspace r${outcome.workspaceRevision}` : '';
-    status(result.isError ? `${name}: ${result.error.code}` : `${name} done${clocks}`, Boolean(result.isError));
+    if (isCommitted(result)) status(`${name} applied · document ${unconfirmedText(result)}; ⟳ reloads the preview`);
+    else status(result.isError ? `${name}: ${result.error.code}` : `${name} done${clocks}`, Boolean(result.isError));
     refresh();
   },
 });
@@ -143,7 +144,8 @@ async function documentAction(label, tool, args, { guarded = false } = {}) {
     }
     const guard = guarded ? { expectedDocumentRevision: view?.status?.documentRevision } : {};
     const result = await callTool(tool, { ...args(), ...guard }).catch((error) => ({ isError: true, error }));
-    if (result.isError) fail(result.error);
+    if (isCommitted(result)) status(`${label}: done · document ${unconfirmedText(result)}; ⟳ reloads the preview`);
+    else if (result.isError) fail(result.error);
     else status(`${label}: done · document r${result.structuredContent.documentRevision} · preview ${result.structuredContent.preview.status}`);
   } finally {
     acting = false;

@@ -35,6 +35,19 @@ export function callTool(name, args = {}) {
   return api('/api/tools/call', { method: 'POST', body: toolsCallRequest(name, args) });
 }
 
+/**
+ * Whether an error result's change was applied anyway (`details.committed`): only the preview
+ * confirmation failed, so the change is done and must never be repeated.
+ */
+export function isCommitted(result) {
+  return result?.isError === true && result.error?.details?.committed === true;
+}
+
+/** What an applied change whose preview confirmation failed reports after its success text. */
+export function unconfirmedText(result) {
+  return `revision ${result.error.details.revision} · the preview did not confirm it (${result.error.code})`;
+}
+
 /** Offers `text` (or a Blob) to the person as a file download. */
 export function downloadBlob(fileName, content, type = 'application/json') {
   const blob = content instanceof Blob ? content : new Blob([content], { type });

@@ -3,8 +3,9 @@
 // Run sample with an argument editor. Samples follow the selection and the workspace revision
 // until the person edits them; edited JSON is kept.
 
-import { api, callTool, copyText, downloadBlob, toolsCallRequest } from './api.js';
+import { api, callTool, copyText, downloadBlob, isCommitted, toolsCallRequest, unconfirmedText } from './api.js';
 import { $, button, el } from './dom.js';
+import { refreshPreview } from './preview.js';
 import { sampleArguments } from './samples.js';
 import { actions, state } from './store.js';
 
@@ -166,10 +167,15 @@ function callBody(tool) {
 
 function resultBlock(result) {
   const failed = Boolean(result.isError);
-  return el('div', { className: `sample-result ${failed ? 'failed' : 'ok'}`, id: 'sample-result', attrs: { 'aria-live': 'polite' } },
-    el('div', { className: 'result-head', textContent: failed ? `Failed · ${result.error?.code}${result.error?.retryable ? ' · retryable' : ''}` : 'Succeeded' }),
+  // An applied change whose preview was not confirmed offers a refresh, never a repeat.
+  const applied = isCommitted(result);
+  const head = applied ? `Applied · ${unconfirmedText(result)}`
+    : failed ? `Failed · ${result.error?.code}${result.error?.retryable ? ' · retryable' : ''}` : 'Succeeded';
+  return el('div', { className: `sample-result ${applied ? 'applied' : failed ? 'failed' : 'ok'}`, id: 'sample-result', attrs: { 'aria-live': 'polite' } },
+    el('div', { className: 'result-head', textContent: head }),
     el('pre', { textContent: JSON.stringify(failed ? result.error : (result.structuredContent ?? result.content), null, 2).slice(0, 4000) }),
-    failed && result.error?.retryable ? button('Retry', () => runSample(selectedTool())) : null);
+    applied ? button('Refresh preview', refreshPreview)
+      : failed && result.error?.retryable ? button('Retry', () => runSample(selectedTool())) : null);
 }
 
 async function copyWithNote(text, note) {

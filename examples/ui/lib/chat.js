@@ -1,8 +1,9 @@
 // Chat: prompt recipes, agent runs with their running state and Cancel, typed outcome entries
 // (completed, not understood, failed, cancelled, denied) with recovery actions, and approval cards.
 
-import { api, callTool, downloadWorkspaceFile } from './api.js';
+import { api, downloadWorkspaceFile } from './api.js';
 import { $, button, el } from './dom.js';
+import { refreshPreview } from './preview.js';
 import { PROMPT_RECIPES, describeRecipe } from './recipes.js';
 import { actions, state } from './store.js';
 
@@ -87,7 +88,7 @@ const RECOVERY_LABELS = {
 
 function recoveryHandler(action, prompt) {
   switch (action) {
-    case 'refresh-preview': return () => callTool('preview.refresh').then(() => actions.refreshState());
+    case 'refresh-preview': return refreshPreview;
     case 'reconnect-folder':
     case 'grant-permission': return () => $('folder-path').focus();
     case 'use-local-agent': return () => runPrompt(prompt, 'local');
@@ -121,9 +122,11 @@ function applyRun(run) {
   if (!run.report) return;
   const outcome = run.report.outcome;
   const prompt = state.lastPrompt;
+  const recoveries = (outcome.actions ?? []).map((action) => [RECOVERY_LABELS[action] ?? action, recoveryHandler(action, prompt)]);
   switch (outcome.status) {
     case 'completed':
-      chat(outcome.message, 'completed');
+      // An applied change whose preview was not confirmed offers a refresh, never a retry.
+      chat(outcome.message, 'completed', recoveries);
       // A download request's run hands the file over: the page delivers it.
       if (outcome.download) downloadWorkspaceFile(outcome.download);
       break;
@@ -136,10 +139,8 @@ function applyRun(run) {
     case 'cancelled':
       chat(`Cancelled: ${outcome.message}`, 'cancelled', [['Retry', () => runPrompt(prompt)]]);
       break;
-    default: {
-      const recoveries = (outcome.actions ?? []).map((action) => [RECOVERY_LABELS[action] ?? action, recoveryHandler(action, prompt)]);
+    default:
       chat(`${outcome.code}: ${outcome.message}`, 'failed', recoveries);
-    }
   }
   actions.refreshState();
 }

@@ -3,9 +3,10 @@
 // Typed text is a local draft, flushed through workspace.writeFile on idle, blur, tool and
 // save boundaries.
 
-import { callTool, downloadWorkspaceFile } from './api.js';
+import { callTool, downloadWorkspaceFile, isCommitted, unconfirmedText } from './api.js';
 import { $, el, escapeHtml } from './dom.js';
 import { highlight } from './highlight.js';
+import { offerRefresh } from './preview.js';
 import { DRAFT_IDLE_MS, MAX_SOURCE_CHARS, actions, busy, fileAt, state } from './store.js';
 
 let draftTimer = null;
@@ -140,6 +141,14 @@ async function flushOnce() {
   if (source === state.source && path === state.activePath) return true;
   showEditorStatus('Writing…');
   const result = await callTool('workspace.writeFile', { path, source, expectedRevision: state.status.revision });
+  if (isCommitted(result)) {
+    // Stored: only the preview did not confirm it. Never kept as unsaved, never written again.
+    state.source = source;
+    state.status.revision = result.error.details.revision;
+    showEditorStatus(`Written · ${unconfirmedText(result)}`);
+    offerRefresh(true);
+    return true;
+  }
   if (result.isError) {
     // Keep the text: a refused write must not lose what the person typed.
     if (state.draft === null) state.draft = { path, source };

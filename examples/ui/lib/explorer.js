@@ -2,10 +2,11 @@
 // the file and folder commands (new, rename, delete, save, reload, disconnect, open by path).
 // Every command is a registry tool call; destructive ones confirm in the page first.
 
-import { api, callTool } from './api.js';
+import { api, callTool, isCommitted } from './api.js';
 import { $, el } from './dom.js';
 import { chat } from './chat.js';
 import { confirmAction, openModal } from './modal.js';
+import { reportApplied } from './preview.js';
 import { skippedReport, skippedSummary } from './skipped.js';
 import { MAX_SOURCE_CHARS, actions, busy, fileAt, state } from './store.js';
 
@@ -112,6 +113,7 @@ function reportSkipped(what, outcome) {
 }
 
 function report(result, success) {
+  if (reportApplied(result, success.replace(/\.$/, ''))) return true;
   if (result.isError) {
     actions.status(`${result.error.code}: ${result.error.message}`, true);
     return false;
@@ -221,9 +223,10 @@ export function wireExplorer() {
     if (!path) return 'Enter a path, for example docs/notes.md.';
     await actions.flushDraft();
     const result = await callTool('workspace.createFile', { path, source: '', expectedRevision: state.status.revision });
-    if (result.isError) return `${result.error.message} (${result.error.code})`;
+    if (result.isError && !isCommitted(result)) return `${result.error.message} (${result.error.code})`;
+    reportApplied(result, `Created ${path}`);
     await actions.refreshState();
-    await actions.openFile(result.structuredContent.activePath ?? path);
+    await actions.openFile(result.structuredContent?.activePath ?? path);
     return null;
   });
 
@@ -240,11 +243,11 @@ export function wireExplorer() {
     if (to === from) return 'The new path is the same as the current one.';
     await actions.flushDraft();
     const result = await callTool('workspace.renameFile', { fromPath: from, toPath: to, expectedRevision: state.status.revision });
-    if (result.isError) return `${result.error.message} (${result.error.code})`;
+    if (result.isError && !isCommitted(result)) return `${result.error.message} (${result.error.code})`;
     state.openTabs = state.openTabs.map((tab) => (tab === from ? to : tab));
     state.activePath = to;
     await actions.refreshState({ reloadEditor: true });
-    actions.status(`Renamed ${from} to ${to}.`);
+    if (!reportApplied(result, `Renamed ${from} to ${to}`)) actions.status(`Renamed ${from} to ${to}.`);
     return null;
   });
 

@@ -3,7 +3,7 @@
 // window and only for the revision it shows, forwards them to the host, and lists compiler
 // diagnostics.
 
-import { api, callTool } from './api.js';
+import { api, callTool, isCommitted, unconfirmedText } from './api.js';
 import { onDesignMessage, onPreviewReady } from './design.js';
 import { $, el } from './dom.js';
 import { actions, state } from './store.js';
@@ -97,15 +97,40 @@ export function exitFullscreen() {
   return on;
 }
 
+/**
+ * Refreshes the preview through preview.refresh (the ⟳ button and every "Refresh preview"
+ * offer): the host republishes the revision, the page reloads its iframe on that event, and the
+ * result is the iframe's new acknowledgement.
+ */
+export async function refreshPreview() {
+  await actions.flushDraft();
+  const result = await callTool('preview.refresh');
+  if (result.isError) {
+    actions.status(`${result.error.code}: ${result.error.message}`, true);
+  } else {
+    offerRefresh(false);
+    actions.status(`Preview refreshed · revision ${result.structuredContent.revision}`);
+  }
+  await actions.refreshState();
+}
+
+/** Shows (or hides) the status bar's "Refresh preview" offer. */
+export function offerRefresh(on) {
+  $('refresh-unconfirmed').hidden = !on;
+}
+
+/** Reports `result` of a mutation: an applied one is never shown as failed or left unsaved. */
+export function reportApplied(result, success) {
+  if (!isCommitted(result)) return false;
+  actions.status(`${success} · ${unconfirmedText(result)}`);
+  offerRefresh(true);
+  return true;
+}
+
 /** Wires the preview chrome and the bridge listener. */
 export function wirePreview() {
   window.addEventListener('message', onBridgeMessage);
-  $('refresh-preview').addEventListener('click', async () => {
-    await actions.flushDraft();
-    const result = await callTool('preview.refresh');
-    if (result.isError) actions.status(`${result.error.code}: ${result.error.message}`, true);
-    await actions.refreshState();
-    showPreview(state.status.revision, true);
-  });
+  $('refresh-preview').addEventListener('click', refreshPreview);
+  $('refresh-unconfirmed').addEventListener('click', refreshPreview);
   $('fullscreen-preview').addEventListener('click', () => setFullscreen(!document.querySelector('.preview-pane').classList.contains('fullscreen')));
 }

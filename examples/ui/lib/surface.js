@@ -49,11 +49,11 @@
 //   wireTabs(tablist), showConnection(badge, connected, status)
 //       Keyboard-navigable side tabs, and the event socket's state on a badge.
 
-import { api, callTool, downloadBlob, copyText, studioToken } from './api.js';
+import { api, callTool, downloadBlob, copyText, isCommitted, studioToken, unconfirmedText } from './api.js';
 import { button, el } from './dom.js';
 import { modalOpen } from './modal.js';
 
-export { api, callTool, studioToken };
+export { api, callTool, isCommitted, studioToken, unconfirmedText };
 
 /** Longest prompt the host accepts. */
 export const MAX_PROMPT_CHARS = 4000;
@@ -440,7 +440,8 @@ export function createPalette({ surface, list, detail, args, run, output, sample
       const result = await callTool(selected, parsed);
       const text = JSON.stringify(result.isError ? { error: result.error } : result.structuredContent ?? result.content, null, 2);
       output.textContent = text.length > MAX_OUTPUT_CHARS ? `${text.slice(0, MAX_OUTPUT_CHARS)}\n… (truncated)` : text;
-      output.dataset.state = result.isError ? 'error' : 'ok';
+      // A committed result is applied (only its preview was not confirmed), not an error.
+      output.dataset.state = isCommitted(result) ? 'applied' : result.isError ? 'error' : 'ok';
       edited = false;
       onResult(selected, result);
     } catch (error) {

@@ -2,7 +2,7 @@
 // revision it was started from; Save sends that revision as expectedRevision to web.writeFile,
 // so an edit based on an older revision is rejected by the host instead of overwriting newer work.
 
-import { callTool } from '../lib/surface.js';
+import { callTool, isCommitted, unconfirmedText } from '../lib/surface.js';
 import { el } from '../lib/dom.js';
 
 /** Creates the editor over its elements; `onSaved(result)` runs after a successful write. */
@@ -72,16 +72,18 @@ export function createFileEditor({ tabs, panel, textarea, save, revert, status, 
     save.disabled = true;
     setStatus(`Saving ${path}…`);
     const result = await callTool('web.writeFile', { path, source: draft.text, expectedRevision: draft.base }).catch((error) => ({ isError: true, error }));
-    if (result.isError) {
+    // A committed result is saved: only the preview did not confirm it, so no draft remains.
+    const applied = isCommitted(result);
+    if (result.isError && !applied) {
       setStatus(`${result.error.code}: ${result.error.message}`, true);
       save.disabled = false;
       return;
     }
-    const written = result.structuredContent;
+    const revision = applied ? result.error.details.revision : result.structuredContent.revision;
     drafts.delete(path);
     // Other drafts based on the revision this save replaced move with it: the save was ours.
-    for (const other of drafts.values()) if (other.base === draft.base) other.base = written.revision;
-    setStatus(`Saved ${path} · revision ${written.revision} (${written.preview.status})`);
+    for (const other of drafts.values()) if (other.base === draft.base) other.base = revision;
+    setStatus(applied ? `Saved ${path} · ${unconfirmedText(result)}` : `Saved ${path} · revision ${revision} (${result.structuredContent.preview.status})`);
     onSaved(result);
   }
 

@@ -4,7 +4,8 @@
 // the page follows the host's events. Shared panels come from lib/surface.js.
 
 import {
-  api, connectEvents, createApprovals, createComposer, createPalette, createPreview, createTrace, showConnection, wireTabs,
+  api, connectEvents, createApprovals, createComposer, createPalette, createPreview, createTrace, isCommitted, showConnection,
+  unconfirmedText, wireTabs,
 } from '../lib/surface.js';
 import { $ } from '../lib/dom.js';
 import { createFileEditor } from './files.js';
@@ -75,7 +76,8 @@ const palette = createPalette({
   output: $('web-tool-output'),
   sample: (name) => sampleArguments(name, workspace, editor.activePath() ?? 'index.html'),
   onResult: (name, result) => {
-    status(result.isError ? `${name}: ${result.error.code}` : `${name} done${result.structuredContent?.revision ? ` · revision ${result.structuredContent.revision}` : ''}`, Boolean(result.isError));
+    if (isCommitted(result)) status(`${name} applied · ${unconfirmedText(result)}; ⟳ reloads the preview`);
+    else status(result.isError ? `${name}: ${result.error.code}` : `${name} done${result.structuredContent?.revision ? ` · revision ${result.structuredContent.revision}` : ''}`, Boolean(result.isError));
     refresh();
   },
 });

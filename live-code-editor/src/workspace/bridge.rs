@@ -139,6 +139,19 @@ impl PreviewAcks {
             ))
         })
     }
+
+    /// [`wait_for`](Self::wait_for) after a mutation committed `revision`: a failed wait is
+    /// reported as [committed](WorkspaceError::committed), because the change is applied and
+    /// only its preview confirmation is missing.
+    pub async fn wait_for_committed(
+        &self,
+        revision: u64,
+        timeout: Duration,
+    ) -> WorkspaceResult<PreviewState> {
+        self.wait_for(revision, timeout)
+            .await
+            .map_err(|error| error.committed(revision))
+    }
 }
 
 /// `Some` once the wait for `revision` is decided by `state`.

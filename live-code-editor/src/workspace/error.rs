@@ -459,6 +459,28 @@ impl WorkspaceError {
         )
     }
 
+    /// Marks the preview failure of a mutation already committed as `revision`. The code and
+    /// `retryable` flag stay (they are the contract, and a preview refresh may still
+    /// succeed); `details.committed: true` and `details.revision` tell every caller the change
+    /// is applied, so retrying the mutation would only duplicate it.
+    pub fn committed(self, revision: u64) -> Self {
+        let message = format!(
+            "The change was applied as revision {revision}; only the preview confirmation \
+             failed: {}",
+            self.message
+        );
+        let mut error = self
+            .with_detail("committed", json!(true))
+            .with_detail("revision", json!(revision));
+        error.message = message;
+        error
+    }
+
+    /// Whether the mutation this error reports was applied (see [`Self::committed`]).
+    pub fn is_committed(&self) -> bool {
+        self.details.get("committed") == Some(&Value::Bool(true))
+    }
+
     /// Adds one detail key, keeping the rest.
     pub fn with_detail(mut self, key: &str, value: Value) -> Self {
         if !self.details.is_object() {

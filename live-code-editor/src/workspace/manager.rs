@@ -686,14 +686,19 @@ impl WorkspaceDocumentManager {
         .await
     }
 
-    /// Republishes the current revision and waits for it to be acknowledged again.
+    /// Republishes the current revision and waits for it to be acknowledged again. Nothing is
+    /// committed, so a failed wait is a plain preview failure (retrying it is harmless).
     pub async fn refresh_preview(&self) -> WorkspaceResult<MutationOutcome> {
-        let outcome = {
+        let mut outcome = {
             let state = self.state.lock().await;
             self.publish(&state.workspace);
             self.outcome(&state, "refresh", None, self.acks.current())
         };
-        self.finish(outcome).await
+        outcome.preview = self
+            .acks
+            .wait_for(outcome.revision, self.ack_timeout)
+            .await?;
+        Ok(outcome)
     }
 
     /// Restores the seed workspace. Refused while a folder is linked, and over unsaved work
@@ -961,11 +966,11 @@ impl WorkspaceDocumentManager {
         self.finish(outcome).await
     }
 
-    /// Waits for the preview to acknowledge the outcome's revision.
+    /// Waits for the preview to acknowledge the committed outcome's revision.
     async fn finish(&self, mut outcome: MutationOutcome) -> WorkspaceResult<MutationOutcome> {
         outcome.preview = self
             .acks
-            .wait_for(outcome.revision, self.ack_timeout)
+            .wait_for_committed(outcome.revision, self.ack_timeout)
             .await?;
         Ok(outcome)
     }
@@ -1202,7 +1207,7 @@ impl WorkspaceDocumentManager {
         outcome.folder = folder_status(folder.as_deref()).await;
         outcome.preview = self
             .acks
-            .wait_for(outcome.revision, self.ack_timeout)
+            .wait_for_committed(outcome.revision, self.ack_timeout)
             .await?;
         Ok(outcome)
     }

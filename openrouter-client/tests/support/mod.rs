@@ -243,6 +243,11 @@ pub fn definitions() -> Vec<ToolDefinition> {
             object(json!({"path": {"type": "string"}}), json!([])),
         ),
         ToolDefinition::new(
+            "write.unconfirmed",
+            "Applies a change whose preview confirmation fails.",
+            object(json!({"path": {"type": "string"}}), json!([])),
+        ),
+        ToolDefinition::new(
             "bad.result",
             "Returns an invalid result.",
             object(json!({}), json!([])),
@@ -306,6 +311,14 @@ impl ToolExecutor for FakeTools {
                 ToolCallError::new("WORKSPACE_FILE_NOT_FOUND", "Workspace file not found: x")
                     .with_retryable(false)
                     .with_details(json!({"path": "x"})),
+            ),
+            "write.unconfirmed" => ToolCallResult::failure(
+                ToolCallError::new(
+                    "PREVIEW_ACK_TIMEOUT",
+                    "The change was applied as revision 4; only the preview confirmation failed.",
+                )
+                .with_retryable(true)
+                .with_details(json!({"revision": 4, "timeoutMs": 2500, "committed": true})),
             ),
             "bad.result" => ToolCallResult::failure(ToolCallError::new(" ", "blank code")),
             "slow.wait" => {

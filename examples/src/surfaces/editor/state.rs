@@ -317,10 +317,11 @@ impl EditorSurface {
         expected: Option<u64>,
     ) -> Result<DocumentOutcome, WorkspaceError> {
         self.mutate("applyPatch", expected, |document| async move {
-            self.manager
-                .apply_patch(&document.active_path, search, replace, occurrence, None)
-                .await
-                .map(drop)
+            applied(
+                self.manager
+                    .apply_patch(&document.active_path, search, replace, occurrence, None)
+                    .await,
+            )
         })
         .await
     }
@@ -357,7 +358,8 @@ impl EditorSurface {
     // ---- internals ----
 
     /// Guard, change, new document revision (all under the ops lock), then the wait for its
-    /// acknowledgement (outside it, so readers and acknowledgements are never blocked).
+    /// acknowledgement (outside it, so readers and acknowledgements are never blocked); a
+    /// failed wait reports the document revision as committed.
     async fn mutate<F, Fut>(
         &self,
         operation: &'static str,
@@ -378,7 +380,7 @@ impl EditorSurface {
         self.announce("document").await;
         let preview = self
             .acks
-            .wait_for(document.revision, self.ack_timeout)
+            .wait_for_committed(document.revision, self.ack_timeout)
             .await?;
         let dirty_paths = self.manager.status().await.dirty_paths;
         Ok(DocumentOutcome {
@@ -394,10 +396,7 @@ impl EditorSurface {
             expected_revision: None,
             coalesce: false,
         };
-        self.manager
-            .write_file(path, source, options)
-            .await
-            .map(drop)
+        applied(self.manager.write_file(path, source, options).await)
     }
 
     /// Moves the document to a new revision when the workspace's files or active path changed
@@ -563,6 +562,17 @@ pub struct DocumentOutcome {
     pub dirty_paths: Vec<String>,
 }
 
+/// A workspace write is done once applied: a failed confirmation of the workspace clock's own
+/// preview (`details.committed`) is no failure here, since the document clock carries the
+/// preview a page confirms and its wait reports on it.
+fn applied<T>(result: Result<T, WorkspaceError>) -> Result<(), WorkspaceError> {
+    match result {
+        Ok(_) => Ok(()),
+        Err(error) if error.is_committed() => Ok(()),
+        Err(error) => Err(error),
+    }
+}
+
 /// Whether two file lists hold the same files (shared pointers first, then contents).
 fn same_files(a: &[Arc<WorkspaceFile>], b: &[Arc<WorkspaceFile>]) -> bool {
     a.len() == b.len()
@@ -609,5 +619,50 @@ fn missing_example(path: &str, scenario: Scenario) -> WorkspaceError {
         ),
         retryable: false,
         details: json!({"path": path, "operation": "reset", "scenario": scenario.name(), "reason": EDITOR_SCENARIO_EXAMPLE_MISSING}),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use live_code_editor::workspace::bridge::ManualPreviewBridge;
+    use live_code_editor::workspace::repository::MemoryWorkspaceRepository;
+
+    use super::*;
+
+    /// An editor whose workspace manager never hears a preview acknowledgement (its own clock's
+    /// preview is not the one a page renders), so every workspace write ends committed.
+    async fn editor_over_a_silent_workspace_preview() -> Arc<EditorSurface> {
+        let options = ManagerOptions {
+            ack_timeout: Duration::from_millis(20),
+            ..ManagerOptions::default()
+        };
+        let manager = WorkspaceDocumentManager::open(
+            seed_files(),
+            Arc::new(MemoryWorkspaceRepository::new()),
+            Arc::new(ManualPreviewBridge::default()),
+            options,
+        )
+        .await
+        .unwrap();
+        EditorSurface::with_manager(
+            Arc::new(manager),
+            EventHub::new(),
+            DEFAULT_PREVIEW_ACK_TIMEOUT,
+            EditorSaves::memory(),
+        )
+        .await
+    }
+
+    #[tokio::test]
+    async fn a_committed_workspace_write_still_moves_and_confirms_the_document() {
+        let editor = editor_over_a_silent_workspace_preview().await;
+        let before = editor.result_context().await.document_revision;
+        let outcome = editor
+            .set_document("<p>applied</p>", Some(before))
+            .await
+            .expect("the write is applied and the document preview confirms it");
+        assert_eq!(outcome.context.document_revision, before + 1);
+        assert_eq!(outcome.context.preview.status, PreviewStatus::Compiled);
+        assert_eq!(editor.document().await.unwrap().source, "<p>applied</p>");
     }
 }

@@ -58,7 +58,9 @@ impl WebSurface {
         let bridge = StudioPreviewBridge::with_announcer(
             viewers.clone(),
             format!("{WEB_PREVIEW_PREFIX}/assets/"),
-            move |revision| publish(&announce, json!({"revision": revision})),
+            move |revision, refresh| {
+                publish(&announce, json!({"revision": revision, "refresh": refresh}))
+            },
         );
         let repository = crate::host::open_repository(&deps.data_dir, WEB_WORKSPACE_ID).await;
         let manager = WorkspaceDocumentManager::open(
