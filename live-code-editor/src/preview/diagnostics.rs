@@ -114,6 +114,8 @@ pub(crate) struct Position {
 impl Position {
     /// The position of byte `offset` in `source` (clamped to the source, snapped to a char).
     pub(crate) fn of_offset(source: &str, offset: usize) -> Self {
+        #[cfg(test)]
+        POSITIONS_COMPUTED.with(|count| count.set(count.get() + 1));
         let mut offset = offset.min(source.len());
         while !source.is_char_boundary(offset) {
             offset -= 1;
@@ -127,6 +129,32 @@ impl Position {
             column: saturate(column),
         }
     }
+}
+
+/// Where a diagnostic points, resolved to a [`Position`] only for a diagnostic that is kept:
+/// each resolution scans the text before the offset, so resolving one per reference made a
+/// compile quadratic in the references of a file.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Location<'s> {
+    source: &'s str,
+    offset: usize,
+}
+
+impl<'s> Location<'s> {
+    /// Byte `offset` of `source`.
+    pub(crate) fn new(source: &'s str, offset: usize) -> Self {
+        Self { source, offset }
+    }
+
+    fn position(self) -> Position {
+        Position::of_offset(self.source, self.offset)
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// How many positions this thread computed: each costs a scan of the text before it.
+    pub(crate) static POSITIONS_COMPUTED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 fn saturate(value: usize) -> u32 {
@@ -150,7 +178,7 @@ impl DiagnosticSink {
         label: ReferenceLabel,
         source_path: &str,
         requested: &str,
-        position: Option<Position>,
+        location: Option<Location<'_>>,
     ) {
         let requested = requested.trim();
         let message = match kind {
@@ -185,10 +213,11 @@ impl DiagnosticSink {
                 severity,
                 source_path: source_path.to_owned(),
                 requested_path: requested.to_owned(),
-                line: position.map(|position| position.line),
-                column: position.map(|position| position.column),
+                line: None,
+                column: None,
                 message,
             },
+            location,
         );
     }
 
@@ -198,7 +227,7 @@ impl DiagnosticSink {
         kind: DiagnosticKind,
         source_path: &str,
         requested: &str,
-        position: Option<Position>,
+        location: Option<Location<'_>>,
         message: String,
     ) {
         let diagnostic = PreviewDiagnostic {
@@ -211,14 +240,21 @@ impl DiagnosticSink {
             },
             source_path: source_path.to_owned(),
             requested_path: requested.trim().to_owned(),
-            line: position.map(|position| position.line),
-            column: position.map(|position| position.column),
+            line: None,
+            column: None,
             message,
         };
-        self.push(kind.code(), diagnostic);
+        self.push(kind.code(), diagnostic, location);
     }
 
-    fn push(&mut self, label_key: &'static str, diagnostic: PreviewDiagnostic) {
+    /// Keeps `diagnostic` unless it is a duplicate or past the bound; only a kept one gets
+    /// its `location` resolved.
+    fn push(
+        &mut self,
+        label_key: &'static str,
+        mut diagnostic: PreviewDiagnostic,
+        location: Option<Location<'_>>,
+    ) {
         let key = (
             diagnostic.source_path.clone(),
             label_key,
@@ -232,6 +268,10 @@ impl DiagnosticSink {
             return;
         }
         self.seen.insert(key);
+        if let Some(position) = location.map(Location::position) {
+            diagnostic.line = Some(position.line);
+            diagnostic.column = Some(position.column);
+        }
         self.diagnostics.push(diagnostic);
     }
 
