@@ -22,7 +22,8 @@ pub enum DiagnosticKind {
     ModuleGraphLimit,
     /// A JavaScript module the parser rejected; its imports may be incomplete.
     ModuleSyntaxError,
-    /// Inlining would exceed the output budget; the rest was left out.
+    /// Inlining would exceed the output budget; the rest was left out (an error: the document
+    /// is incomplete).
     OutputLimit,
 }
 
@@ -73,9 +74,10 @@ impl ReferenceLabel {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
-    /// A stylesheet, script or module is missing or unparsable.
+    /// A stylesheet, script or module is missing or unparsable, or the output limit left
+    /// content out.
     Error,
-    /// Blocked externals, bare specifiers, missing assets and limits.
+    /// Blocked externals, bare specifiers, missing assets and the module graph limit.
     Warning,
 }
 
@@ -162,7 +164,9 @@ fn saturate(value: usize) -> u32 {
 }
 
 /// Collects diagnostics: drops duplicates (same source, label and reference) and stops storing
-/// at [`MAX_PREVIEW_DIAGNOSTICS`], counting what it left out.
+/// at [`MAX_PREVIEW_DIAGNOSTICS`], counting what it left out. A full list without an error
+/// gives its last warning up for the first error, so the kept list never hides that one
+/// occurred.
 #[derive(Debug, Default)]
 pub(crate) struct DiagnosticSink {
     diagnostics: Vec<PreviewDiagnostic>,
@@ -233,10 +237,9 @@ impl DiagnosticSink {
         let diagnostic = PreviewDiagnostic {
             kind,
             label: None,
-            severity: if kind == DiagnosticKind::ModuleSyntaxError {
-                Severity::Error
-            } else {
-                Severity::Warning
+            severity: match kind {
+                DiagnosticKind::ModuleSyntaxError | DiagnosticKind::OutputLimit => Severity::Error,
+                _ => Severity::Warning,
             },
             source_path: source_path.to_owned(),
             requested_path: requested.trim().to_owned(),
@@ -265,7 +268,10 @@ impl DiagnosticSink {
         }
         if self.diagnostics.len() >= MAX_PREVIEW_DIAGNOSTICS {
             self.omitted += 1;
-            return;
+            if !self.first_error_when_full(&diagnostic) {
+                return;
+            }
+            self.diagnostics.pop();
         }
         self.seen.insert(key);
         if let Some(position) = location.map(Location::position) {
@@ -273,6 +279,15 @@ impl DiagnosticSink {
             diagnostic.column = Some(position.column);
         }
         self.diagnostics.push(diagnostic);
+    }
+
+    /// Whether `diagnostic` is the first error to reach a full list (only warnings in it).
+    fn first_error_when_full(&self, diagnostic: &PreviewDiagnostic) -> bool {
+        diagnostic.severity == Severity::Error
+            && self
+                .diagnostics
+                .iter()
+                .all(|kept| kept.severity == Severity::Warning)
     }
 
     /// The kept diagnostics and how many were left out past the bound.
@@ -406,6 +421,42 @@ mod tests {
             omitted, 1,
             "only the new one counts, the duplicate is dropped"
         );
+    }
+
+    #[test]
+    fn a_full_list_of_warnings_gives_its_last_one_up_for_the_first_error_only() {
+        let mut sink = DiagnosticSink::default();
+        for index in 0..MAX_PREVIEW_DIAGNOSTICS {
+            sink.reference(
+                DiagnosticKind::MissingReference,
+                ReferenceLabel::Asset,
+                "a.css",
+                &format!("{index}.png"),
+                None,
+            );
+        }
+        for requested in ["first", "second"] {
+            let message = format!("left out: {requested}");
+            sink.other(
+                DiagnosticKind::OutputLimit,
+                "index.html",
+                requested,
+                None,
+                message,
+            );
+        }
+        let (diagnostics, omitted) = sink.finish();
+        assert_eq!(diagnostics.len(), MAX_PREVIEW_DIAGNOSTICS);
+        let last = &diagnostics[MAX_PREVIEW_DIAGNOSTICS - 1];
+        assert_eq!(
+            (last.severity, last.requested_path.as_str()),
+            (Severity::Error, "first")
+        );
+        assert_eq!(
+            diagnostics[MAX_PREVIEW_DIAGNOSTICS - 2].requested_path,
+            format!("{}.png", MAX_PREVIEW_DIAGNOSTICS - 2)
+        );
+        assert_eq!(omitted, 2, "the replaced warning and the second error");
     }
 
     #[test]
