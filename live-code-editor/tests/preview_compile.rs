@@ -462,12 +462,14 @@ fn the_output_budget_is_enforced_at_its_edge() {
         "exactly at the budget"
     );
     assert!(compiled.diagnostics.is_empty() && !compiled.has_errors());
+    assert!(!compiled.output_limited());
     options.max_output_bytes = 9;
     let compiled = compile_preview(&files, &options);
     assert_eq!(compiled.html.matches("12345").count(), 1, "one byte over");
     assert_eq!(compiled.diagnostics[0].kind, DiagnosticKind::OutputLimit);
     assert_eq!(compiled.diagnostics[0].severity, Severity::Error);
     assert!(compiled.has_errors(), "content was left out");
+    assert!(compiled.output_limited());
 }
 
 #[test]

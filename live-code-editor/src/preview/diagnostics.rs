@@ -164,9 +164,9 @@ fn saturate(value: usize) -> u32 {
 }
 
 /// Collects diagnostics: drops duplicates (same source, label and reference) and stops storing
-/// at [`MAX_PREVIEW_DIAGNOSTICS`], counting what it left out. A full list without an error
-/// gives its last warning up for the first error, so the kept list never hides that one
-/// occurred.
+/// at [`MAX_PREVIEW_DIAGNOSTICS`], counting what it left out. A full list gives its last entry
+/// up for the first error and for the first output-limit diagnostic, so the kept list never
+/// hides that either occurred.
 #[derive(Debug, Default)]
 pub(crate) struct DiagnosticSink {
     diagnostics: Vec<PreviewDiagnostic>,
@@ -268,7 +268,7 @@ impl DiagnosticSink {
         }
         if self.diagnostics.len() >= MAX_PREVIEW_DIAGNOSTICS {
             self.omitted += 1;
-            if !self.first_error_when_full(&diagnostic) {
+            if !self.outranks_a_full_list(&diagnostic) {
                 return;
             }
             self.diagnostics.pop();
@@ -281,13 +281,13 @@ impl DiagnosticSink {
         self.diagnostics.push(diagnostic);
     }
 
-    /// Whether `diagnostic` is the first error to reach a full list (only warnings in it).
-    fn first_error_when_full(&self, diagnostic: &PreviewDiagnostic) -> bool {
-        diagnostic.severity == Severity::Error
-            && self
-                .diagnostics
-                .iter()
-                .all(|kept| kept.severity == Severity::Warning)
+    /// Whether `diagnostic` is the first error, or the first output-limit diagnostic, kept.
+    fn outranks_a_full_list(&self, diagnostic: &PreviewDiagnostic) -> bool {
+        let first = |matches: fn(&PreviewDiagnostic) -> bool| {
+            matches(diagnostic) && !self.diagnostics.iter().any(matches)
+        };
+        first(|kept| kept.severity == Severity::Error)
+            || first(|kept| kept.kind == DiagnosticKind::OutputLimit)
     }
 
     /// The kept diagnostics and how many were left out past the bound.
@@ -457,6 +457,35 @@ mod tests {
             format!("{}.png", MAX_PREVIEW_DIAGNOSTICS - 2)
         );
         assert_eq!(omitted, 2, "the replaced warning and the second error");
+    }
+
+    #[test]
+    fn a_full_list_of_errors_still_keeps_the_first_output_limit() {
+        let mut sink = DiagnosticSink::default();
+        for index in 0..=MAX_PREVIEW_DIAGNOSTICS {
+            sink.reference(
+                DiagnosticKind::MissingReference,
+                ReferenceLabel::Script,
+                "index.html",
+                &format!("{index}.js"),
+                None,
+            );
+        }
+        let message = "left out: a.css".to_owned();
+        sink.other(
+            DiagnosticKind::OutputLimit,
+            "index.html",
+            "a.css",
+            None,
+            message,
+        );
+        let (diagnostics, omitted) = sink.finish();
+        assert_eq!(diagnostics.len(), MAX_PREVIEW_DIAGNOSTICS);
+        assert_eq!(
+            diagnostics[MAX_PREVIEW_DIAGNOSTICS - 1].kind,
+            DiagnosticKind::OutputLimit
+        );
+        assert_eq!(omitted, 2);
     }
 
     #[test]

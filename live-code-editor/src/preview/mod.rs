@@ -162,6 +162,14 @@ impl CompiledPreview {
                 .iter()
                 .any(|diagnostic| diagnostic.severity == Severity::Error)
     }
+
+    /// Whether the output limit left content out: the document is incomplete. The first
+    /// [`DiagnosticKind::OutputLimit`] diagnostic is kept however full the list is.
+    pub fn output_limited(&self) -> bool {
+        self.diagnostics
+            .iter()
+            .any(|diagnostic| diagnostic.kind == DiagnosticKind::OutputLimit)
+    }
 }
 
 /// Stack of the thread a compile runs on: the JavaScript parser recurses once per nesting
