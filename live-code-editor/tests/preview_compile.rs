@@ -3,8 +3,8 @@
 use live_code_editor::WorkspaceFile;
 use live_code_editor::preview::{
     CompiledPreview, DiagnosticKind, MAX_INLINE_CSS_IMPORTS, MAX_MODULE_IMPORT_EDGES,
-    MAX_MODULE_NESTING_DEPTH, PREVIEW_READY_MESSAGE, PreviewOptions, Severity, compile_preview,
-    workspace_module_specifier,
+    MAX_MODULE_NESTING_DEPTH, MAX_PREVIEW_DIAGNOSTICS, PREVIEW_READY_MESSAGE, PreviewOptions,
+    Severity, compile_preview, workspace_module_specifier,
 };
 
 fn text(path: &str, source: &str) -> WorkspaceFile {
@@ -461,10 +461,51 @@ fn the_output_budget_is_enforced_at_its_edge() {
         2,
         "exactly at the budget"
     );
+    assert!(compiled.diagnostics.is_empty() && !compiled.has_errors());
+    assert!(!compiled.output_limited());
     options.max_output_bytes = 9;
     let compiled = compile_preview(&files, &options);
     assert_eq!(compiled.html.matches("12345").count(), 1, "one byte over");
     assert_eq!(compiled.diagnostics[0].kind, DiagnosticKind::OutputLimit);
+    assert_eq!(compiled.diagnostics[0].severity, Severity::Error);
+    assert!(compiled.has_errors(), "content was left out");
+    assert!(compiled.output_limited());
+}
+
+#[test]
+fn output_left_out_is_an_error_even_past_the_diagnostic_bound() {
+    // Every missing asset of the stylesheet is a warning, reported before the entry's own
+    // assets are inlined, so the list is full when the budget runs out on the image.
+    let css: String = (0..MAX_PREVIEW_DIAGNOSTICS)
+        .map(|index| format!("a{{background:url(gone-{index}.png)}}"))
+        .collect();
+    let files = [
+        text(
+            "index.html",
+            "<link rel=stylesheet href=s.css><img src=a.gif>",
+        ),
+        text("s.css", &css),
+        WorkspaceFile::asset("a.gif", b"GIF89a".to_vec()),
+    ];
+    let style = format!("<style data-workspace-source=\"s.css\">{css}</style>");
+    let image = "data:image/gif;base64,R0lGODlh";
+    let mut options = PreviewOptions::export();
+    options.max_output_bytes = style.len() + image.len();
+    let compiled = compile_preview(&files, &options);
+    assert!(compiled.html.contains(image), "exactly at the budget");
+    assert_eq!(compiled.diagnostics.len(), MAX_PREVIEW_DIAGNOSTICS);
+    assert!(!compiled.has_errors(), "{:?}", compiled.diagnostics);
+    options.max_output_bytes -= 1;
+    let compiled = compile_preview(&files, &options);
+    assert!(!compiled.html.contains(image), "one byte over");
+    assert_eq!(compiled.diagnostics.len(), MAX_PREVIEW_DIAGNOSTICS);
+    let last = compiled.diagnostics.last().unwrap();
+    assert_eq!(
+        (last.kind, last.severity),
+        (DiagnosticKind::OutputLimit, Severity::Error)
+    );
+    assert_eq!(compiled.omitted_diagnostics, 1, "the warning it replaced");
+    assert!(compiled.has_errors());
 }
 
 #[test]

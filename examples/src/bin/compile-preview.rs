@@ -1,4 +1,4 @@
-//! `compile-preview <folder> [-o out.html] [--export] [--json]`
+//! `compile-preview <folder> [-o out.html] [--export] [--json] [--max-output-bytes N]`
 //!
 //! Reads a folder through the workspace folder import (same limits and skip rules as the
 //! studio), compiles it with the preview compiler and writes one HTML document.
@@ -11,7 +11,8 @@
 //!   is written (a check mode). Otherwise diagnostics go to stderr and the HTML to `-o` or stdout.
 //!
 //! Exit codes: 0 success (warnings allowed), 1 errors (missing entry, missing stylesheet or
-//! script, unparsable module, unreadable folder, failed write), 2 bad usage.
+//! script, unparsable module, content left out by the output limit, unreadable folder, failed
+//! write), 2 bad usage.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -20,7 +21,8 @@ use std::process::ExitCode;
 use clap::Parser;
 use live_code_editor::OsFolder;
 use live_code_editor::preview::{
-    CompiledPreview, PreviewDiagnostic, PreviewOptions, compile_preview,
+    CompiledPreview, DEFAULT_MAX_PREVIEW_OUTPUT_BYTES, PreviewDiagnostic, PreviewOptions,
+    compile_preview,
 };
 use live_code_editor::workspace::folder::{FolderAdapter, FolderImport};
 use serde_json::json;
@@ -51,6 +53,10 @@ struct Args {
     /// Preview mode: inject the bridge reporting this revision to a parent window.
     #[arg(long, value_name = "N", conflicts_with = "export")]
     revision: Option<u64>,
+    /// Bound on the bytes inlined beyond the entry HTML; what does not fit is left out and is
+    /// an error.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_PREVIEW_OUTPUT_BYTES)]
+    max_output_bytes: usize,
 }
 
 const EXIT_ERRORS: u8 = 1;
@@ -79,11 +85,12 @@ fn run(args: &Args) -> u8 {
             return EXIT_ERRORS;
         }
     };
-    let options = if args.export {
+    let mut options = if args.export {
         PreviewOptions::export()
     } else {
         PreviewOptions::preview(args.revision, args.asset_base.clone())
     };
+    options.max_output_bytes = args.max_output_bytes;
     let compiled = compile_preview(&import.files, &options);
     if let Err(message) = write_document(args, &compiled) {
         eprintln!("compile-preview: {message}");
@@ -248,6 +255,20 @@ mod tests {
             EXIT_ERRORS
         );
         assert_eq!(run(&args(&[&fixture("no-entry"), "--json"])), EXIT_ERRORS);
+    }
+
+    #[test]
+    fn content_left_out_by_the_output_limit_exits_one() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("index.html"), "<script src=a.js></script>").unwrap();
+        std::fs::write(dir.path().join("a.js"), "12345").unwrap();
+        let folder = dir.path().to_str().unwrap();
+        for mode in [&["--export"][..], &[]] {
+            let at_cap = [&[folder, "--json", "--max-output-bytes", "5"], mode].concat();
+            assert_eq!(run(&args(&at_cap)), 0, "the script fits exactly");
+            let one_over = [&[folder, "--json", "--max-output-bytes", "4"], mode].concat();
+            assert_eq!(run(&args(&one_over)), EXIT_ERRORS, "the script is left out");
+        }
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! HTTP responses of preview documents and their assets, shared by the three surfaces' preview
-//! routes (`/preview/…`, `/editor/preview/…`, `/web/preview/…`).
+//! routes (`/preview/…`, `/editor/preview/…`, `/web/preview/…`), and of the standalone export.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -10,7 +10,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use live_code_editor::WorkspaceFile;
 use live_code_editor::file::FileContent;
-use live_code_editor::preview::{PreviewBridgeMessage, parse_bridge_message};
+use live_code_editor::preview::{CompiledPreview, PreviewBridgeMessage, parse_bridge_message};
 use live_code_editor::workspace::bridge::PreviewStatus;
 use serde_json::Value;
 use tokio::sync::OnceCell;
@@ -172,5 +172,63 @@ impl PreviewDocuments {
             *slot = (revision, Arc::default());
         }
         Arc::clone(&slot.1)
+    }
+}
+
+/// The error code of an export the output limit cut short.
+pub const STUDIO_EXPORT_OUTPUT_LIMIT: &str = "STUDIO_EXPORT_OUTPUT_LIMIT";
+
+/// The standalone export as a download, or a coded `422` when the output limit left content
+/// out: the file would look complete while missing stylesheets, scripts or assets.
+pub fn export(compiled: CompiledPreview) -> Response {
+    if compiled.output_limited() {
+        return api_error(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            STUDIO_EXPORT_OUTPUT_LIMIT,
+            "The export exceeds the output limit; content was left out.",
+        );
+    }
+    let mut response = (
+        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+        compiled.html,
+    )
+        .into_response();
+    response.headers_mut().insert(
+        header::CONTENT_DISPOSITION,
+        HeaderValue::from_static("attachment; filename=\"standalone.html\""),
+    );
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use live_code_editor::preview::{PreviewOptions, compile_preview};
+
+    use super::*;
+
+    async fn exported(max_output_bytes: usize) -> (StatusCode, String) {
+        let files = [
+            WorkspaceFile::text("index.html", "<script src=a.js></script>"),
+            WorkspaceFile::text("a.js", "12345"),
+        ];
+        let mut options = PreviewOptions::export();
+        options.max_output_bytes = max_output_bytes;
+        let response = export(compile_preview(&files, &options));
+        let status = response.status();
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        (status, String::from_utf8(body.to_vec()).unwrap())
+    }
+
+    #[tokio::test]
+    async fn an_export_the_output_limit_cuts_short_is_a_coded_error() {
+        let (status, body) = exported(5).await;
+        assert_eq!(status, StatusCode::OK, "the script fits exactly");
+        assert!(body.contains("12345"));
+        let (status, body) = exported(4).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "one byte over");
+        let error: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(error["error"]["code"], STUDIO_EXPORT_OUTPUT_LIMIT);
     }
 }

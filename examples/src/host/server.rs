@@ -6,7 +6,7 @@ use axum::Json;
 use axum::Router;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{StatusCode, header};
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -527,17 +527,7 @@ async fn open_folder(
 async fn export_html(State(state): State<Arc<StudioState>>) -> Response {
     let workspace = state.manager.snapshot().await;
     let files: Vec<_> = workspace.files().cloned().collect();
-    let compiled = export_standalone_html(&files);
-    let mut response = (
-        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
-        compiled.html,
-    )
-        .into_response();
-    response.headers_mut().insert(
-        header::CONTENT_DISPOSITION,
-        HeaderValue::from_static("attachment; filename=\"standalone.html\""),
-    );
-    response
+    crate::host::preview_http::export(export_standalone_html(&files))
 }
 
 /// Content-Security-Policy header of preview documents: always sandboxed (even when opened

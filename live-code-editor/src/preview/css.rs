@@ -12,7 +12,7 @@ use std::rc::Rc;
 use cssparser::{ParseError, Parser, ParserInput, Token};
 
 use super::Compiler;
-use super::diagnostics::{DiagnosticKind, Position, ReferenceLabel};
+use super::diagnostics::{DiagnosticKind, Location, ReferenceLabel};
 use super::resolve::{Reference, classify_reference};
 use crate::file::Language;
 
@@ -347,8 +347,8 @@ impl<'a> Compiler<'a> {
             let root = queue[next].clone();
             next += 1;
             let references = self.css_references(&root.key, root.source);
-            let position = |offset: usize| {
-                Some(Position::of_offset(
+            let location = |offset: usize| {
+                Some(Location::new(
                     root.position_source,
                     root.position_base + offset,
                 ))
@@ -361,7 +361,7 @@ impl<'a> Compiler<'a> {
                     ReferenceLabel::StylesheetImport,
                     root.path,
                     &reference.requested,
-                    position(reference.offset),
+                    location(reference.offset),
                     false,
                 );
                 if let Some((path, source)) =
@@ -380,7 +380,7 @@ impl<'a> Compiler<'a> {
                     ReferenceLabel::Asset,
                     root.path,
                     &reference.requested,
-                    position(reference.offset),
+                    location(reference.offset),
                     true,
                 );
             }
@@ -394,7 +394,7 @@ impl<'a> Compiler<'a> {
         label: ReferenceLabel,
         source_path: &str,
         requested: &str,
-        position: Option<Position>,
+        location: Option<Location<'_>>,
         allow_external: bool,
     ) {
         match classify_reference(source_path, requested) {
@@ -406,7 +406,7 @@ impl<'a> Compiler<'a> {
                     label,
                     source_path,
                     requested,
-                    position,
+                    location,
                 );
             }
             Reference::Local(Some(path)) if self.index.exists(&path) => {}
@@ -416,7 +416,7 @@ impl<'a> Compiler<'a> {
                     label,
                     source_path,
                     requested,
-                    position,
+                    location,
                 );
             }
         }

@@ -22,7 +22,8 @@ pub enum DiagnosticKind {
     ModuleGraphLimit,
     /// A JavaScript module the parser rejected; its imports may be incomplete.
     ModuleSyntaxError,
-    /// Inlining would exceed the output budget; the rest was left out.
+    /// Inlining would exceed the output budget; the rest was left out (an error: the document
+    /// is incomplete).
     OutputLimit,
 }
 
@@ -73,9 +74,10 @@ impl ReferenceLabel {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
-    /// A stylesheet, script or module is missing or unparsable.
+    /// A stylesheet, script or module is missing or unparsable, or the output limit left
+    /// content out.
     Error,
-    /// Blocked externals, bare specifiers, missing assets and limits.
+    /// Blocked externals, bare specifiers, missing assets and the module graph limit.
     Warning,
 }
 
@@ -114,6 +116,8 @@ pub(crate) struct Position {
 impl Position {
     /// The position of byte `offset` in `source` (clamped to the source, snapped to a char).
     pub(crate) fn of_offset(source: &str, offset: usize) -> Self {
+        #[cfg(test)]
+        POSITIONS_COMPUTED.with(|count| count.set(count.get() + 1));
         let mut offset = offset.min(source.len());
         while !source.is_char_boundary(offset) {
             offset -= 1;
@@ -129,12 +133,40 @@ impl Position {
     }
 }
 
+/// Where a diagnostic points, resolved to a [`Position`] only for a diagnostic that is kept:
+/// each resolution scans the text before the offset, so resolving one per reference made a
+/// compile quadratic in the references of a file.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Location<'s> {
+    source: &'s str,
+    offset: usize,
+}
+
+impl<'s> Location<'s> {
+    /// Byte `offset` of `source`.
+    pub(crate) fn new(source: &'s str, offset: usize) -> Self {
+        Self { source, offset }
+    }
+
+    fn position(self) -> Position {
+        Position::of_offset(self.source, self.offset)
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// How many positions this thread computed: each costs a scan of the text before it.
+    pub(crate) static POSITIONS_COMPUTED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 fn saturate(value: usize) -> u32 {
     u32::try_from(value).unwrap_or(u32::MAX)
 }
 
 /// Collects diagnostics: drops duplicates (same source, label and reference) and stops storing
-/// at [`MAX_PREVIEW_DIAGNOSTICS`], counting what it left out.
+/// at [`MAX_PREVIEW_DIAGNOSTICS`], counting what it left out. A full list gives its last entry
+/// up for the first error and for the first output-limit diagnostic, so the kept list never
+/// hides that either occurred.
 #[derive(Debug, Default)]
 pub(crate) struct DiagnosticSink {
     diagnostics: Vec<PreviewDiagnostic>,
@@ -150,7 +182,7 @@ impl DiagnosticSink {
         label: ReferenceLabel,
         source_path: &str,
         requested: &str,
-        position: Option<Position>,
+        location: Option<Location<'_>>,
     ) {
         let requested = requested.trim();
         let message = match kind {
@@ -185,10 +217,11 @@ impl DiagnosticSink {
                 severity,
                 source_path: source_path.to_owned(),
                 requested_path: requested.to_owned(),
-                line: position.map(|position| position.line),
-                column: position.map(|position| position.column),
+                line: None,
+                column: None,
                 message,
             },
+            location,
         );
     }
 
@@ -198,27 +231,33 @@ impl DiagnosticSink {
         kind: DiagnosticKind,
         source_path: &str,
         requested: &str,
-        position: Option<Position>,
+        location: Option<Location<'_>>,
         message: String,
     ) {
         let diagnostic = PreviewDiagnostic {
             kind,
             label: None,
-            severity: if kind == DiagnosticKind::ModuleSyntaxError {
-                Severity::Error
-            } else {
-                Severity::Warning
+            severity: match kind {
+                DiagnosticKind::ModuleSyntaxError | DiagnosticKind::OutputLimit => Severity::Error,
+                _ => Severity::Warning,
             },
             source_path: source_path.to_owned(),
             requested_path: requested.trim().to_owned(),
-            line: position.map(|position| position.line),
-            column: position.map(|position| position.column),
+            line: None,
+            column: None,
             message,
         };
-        self.push(kind.code(), diagnostic);
+        self.push(kind.code(), diagnostic, location);
     }
 
-    fn push(&mut self, label_key: &'static str, diagnostic: PreviewDiagnostic) {
+    /// Keeps `diagnostic` unless it is a duplicate or past the bound; only a kept one gets
+    /// its `location` resolved.
+    fn push(
+        &mut self,
+        label_key: &'static str,
+        mut diagnostic: PreviewDiagnostic,
+        location: Option<Location<'_>>,
+    ) {
         let key = (
             diagnostic.source_path.clone(),
             label_key,
@@ -229,10 +268,26 @@ impl DiagnosticSink {
         }
         if self.diagnostics.len() >= MAX_PREVIEW_DIAGNOSTICS {
             self.omitted += 1;
-            return;
+            if !self.outranks_a_full_list(&diagnostic) {
+                return;
+            }
+            self.diagnostics.pop();
         }
         self.seen.insert(key);
+        if let Some(position) = location.map(Location::position) {
+            diagnostic.line = Some(position.line);
+            diagnostic.column = Some(position.column);
+        }
         self.diagnostics.push(diagnostic);
+    }
+
+    /// Whether `diagnostic` is the first error, or the first output-limit diagnostic, kept.
+    fn outranks_a_full_list(&self, diagnostic: &PreviewDiagnostic) -> bool {
+        let first = |matches: fn(&PreviewDiagnostic) -> bool| {
+            matches(diagnostic) && !self.diagnostics.iter().any(matches)
+        };
+        first(|kept| kept.severity == Severity::Error)
+            || first(|kept| kept.kind == DiagnosticKind::OutputLimit)
     }
 
     /// The kept diagnostics and how many were left out past the bound.
@@ -366,6 +421,71 @@ mod tests {
             omitted, 1,
             "only the new one counts, the duplicate is dropped"
         );
+    }
+
+    #[test]
+    fn a_full_list_of_warnings_gives_its_last_one_up_for_the_first_error_only() {
+        let mut sink = DiagnosticSink::default();
+        for index in 0..MAX_PREVIEW_DIAGNOSTICS {
+            sink.reference(
+                DiagnosticKind::MissingReference,
+                ReferenceLabel::Asset,
+                "a.css",
+                &format!("{index}.png"),
+                None,
+            );
+        }
+        for requested in ["first", "second"] {
+            let message = format!("left out: {requested}");
+            sink.other(
+                DiagnosticKind::OutputLimit,
+                "index.html",
+                requested,
+                None,
+                message,
+            );
+        }
+        let (diagnostics, omitted) = sink.finish();
+        assert_eq!(diagnostics.len(), MAX_PREVIEW_DIAGNOSTICS);
+        let last = &diagnostics[MAX_PREVIEW_DIAGNOSTICS - 1];
+        assert_eq!(
+            (last.severity, last.requested_path.as_str()),
+            (Severity::Error, "first")
+        );
+        assert_eq!(
+            diagnostics[MAX_PREVIEW_DIAGNOSTICS - 2].requested_path,
+            format!("{}.png", MAX_PREVIEW_DIAGNOSTICS - 2)
+        );
+        assert_eq!(omitted, 2, "the replaced warning and the second error");
+    }
+
+    #[test]
+    fn a_full_list_of_errors_still_keeps_the_first_output_limit() {
+        let mut sink = DiagnosticSink::default();
+        for index in 0..=MAX_PREVIEW_DIAGNOSTICS {
+            sink.reference(
+                DiagnosticKind::MissingReference,
+                ReferenceLabel::Script,
+                "index.html",
+                &format!("{index}.js"),
+                None,
+            );
+        }
+        let message = "left out: a.css".to_owned();
+        sink.other(
+            DiagnosticKind::OutputLimit,
+            "index.html",
+            "a.css",
+            None,
+            message,
+        );
+        let (diagnostics, omitted) = sink.finish();
+        assert_eq!(diagnostics.len(), MAX_PREVIEW_DIAGNOSTICS);
+        assert_eq!(
+            diagnostics[MAX_PREVIEW_DIAGNOSTICS - 1].kind,
+            DiagnosticKind::OutputLimit
+        );
+        assert_eq!(omitted, 2);
     }
 
     #[test]

@@ -72,7 +72,7 @@ pub use selection::{
 
 use crate::file::{FileContent, Language, WorkspaceFile};
 use css::{CssReference, CssRoot};
-use diagnostics::{DiagnosticSink, Position};
+use diagnostics::{DiagnosticSink, Location};
 use html::{HtmlPlan, HtmlScan, ScriptAction, escape_attribute, escape_raw_text};
 use modules::{ModuleGraph, ModuleSource, module_bootstrap_script};
 use resolve::{Reference, WorkspaceIndex, classify_reference, push_encoded_path};
@@ -161,6 +161,14 @@ impl CompiledPreview {
                 .diagnostics
                 .iter()
                 .any(|diagnostic| diagnostic.severity == Severity::Error)
+    }
+
+    /// Whether the output limit left content out: the document is incomplete. The first
+    /// [`DiagnosticKind::OutputLimit`] diagnostic is kept however full the list is.
+    pub fn output_limited(&self) -> bool {
+        self.diagnostics
+            .iter()
+            .any(|diagnostic| diagnostic.kind == DiagnosticKind::OutputLimit)
     }
 }
 
@@ -296,12 +304,12 @@ impl<'a> Compiler<'a> {
         let (scripts, roots) = self.plan_scripts(entry_path, source, scan);
         let graph = self.build_module_graph(roots);
         for asset in &scan.assets {
-            let position = Some(Position::of_offset(source, asset.offset));
+            let location = Some(Location::new(source, asset.offset));
             self.report_reference(
                 ReferenceLabel::Asset,
                 entry_path,
                 &asset.value,
-                position,
+                location,
                 true,
             );
         }
@@ -327,12 +335,12 @@ impl<'a> Compiler<'a> {
     ) -> Vec<Option<String>> {
         let mut links = Vec::with_capacity(scan.links.len());
         for link in &scan.links {
-            let position = Some(Position::of_offset(source, link.href.offset));
+            let location = Some(Location::new(source, link.href.offset));
             self.report_reference(
                 ReferenceLabel::Stylesheet,
                 entry_path,
                 &link.href.value,
-                position,
+                location,
                 false,
             );
             let Some((path, css)) =
@@ -390,12 +398,12 @@ impl<'a> Compiler<'a> {
                 actions.push(ScriptAction::Keep);
                 continue;
             };
-            let position = Some(Position::of_offset(source, src.offset));
+            let location = Some(Location::new(source, src.offset));
             self.report_reference(
                 ReferenceLabel::Script,
                 entry_path,
                 &src.value,
-                position,
+                location,
                 false,
             );
             let Some((path, javascript)) =
@@ -690,4 +698,56 @@ span {{ color: #b9a9ff; font: 700 11px/1.2 ui-monospace, monospace; letter-spaci
 h1 {{ margin: 12px 0 8px; font-size: 22px; }}\n      p {{ margin: 0; color: #a4aabd; font-size: 13px; line-height: 1.6; }}\n    \
 </style>\n  </head>\n  <body>\n    <main>\n      <span>Preview waiting</span>\n      <h1>{heading}</h1>\n      <p>{body}</p>\n    </main>\n  </body>\n</html>"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use diagnostics::POSITIONS_COMPUTED;
+
+    /// Compiles on this thread and counts the positions computed meanwhile.
+    fn compile_counting_positions(
+        files: &[WorkspaceFile],
+        options: &PreviewOptions,
+    ) -> (CompiledPreview, usize) {
+        POSITIONS_COMPUTED.with(|count| count.set(0));
+        let compiled = compile_on_this_thread(files, options);
+        (compiled, POSITIONS_COMPUTED.with(std::cell::Cell::get))
+    }
+
+    /// Each position scans the text before it, so computing one per reference is quadratic in
+    /// the references of a file; only diagnostics that are kept need one.
+    #[test]
+    fn positions_are_computed_only_for_kept_diagnostics() {
+        let references = 500;
+        let html = format!(
+            "<link rel=stylesheet href=s.css><script type=module src=m.js></script>{}<img src=gone.gif>",
+            "<img src=a.gif>".repeat(references)
+        );
+        let css = format!(
+            "{}b{{background:url(gone.gif)}}",
+            "a{background:url(a.gif)}".repeat(references)
+        );
+        // Bare specifiers: one deduplicated diagnostic for all of them.
+        let module = format!(
+            "{}import './gone.js';",
+            "import 'react';".repeat(references)
+        );
+        let files = [
+            WorkspaceFile::text("index.html", html),
+            WorkspaceFile::text("s.css", css),
+            WorkspaceFile::text("m.js", module),
+            WorkspaceFile::asset("a.gif", b"GIF89a".to_vec()),
+        ];
+        for options in [PreviewOptions::export(), PreviewOptions::preview(None, "")] {
+            let (compiled, computed) = compile_counting_positions(&files, &options);
+            let located = compiled
+                .diagnostics
+                .iter()
+                .filter(|diagnostic| diagnostic.line.is_some())
+                .count();
+            assert_eq!(located, 4, "{:?}", compiled.diagnostics);
+            assert_eq!(computed, located);
+        }
+    }
 }

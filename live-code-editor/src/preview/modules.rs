@@ -15,7 +15,7 @@ use oxc_parser::Parser;
 use oxc_span::SourceType;
 
 use super::Compiler;
-use super::diagnostics::{DiagnosticKind, Position, ReferenceLabel};
+use super::diagnostics::{DiagnosticKind, Location, ReferenceLabel};
 use super::resolve::{
     Reference, classify_reference, is_local_looking, json_string, throwing_module_url,
     workspace_module_specifier,
@@ -274,8 +274,8 @@ impl<'a> Compiler<'a> {
         enqueue: &mut dyn FnMut(&'a str, &'a str),
     ) -> String {
         let scan = scan_module(module.source);
-        let position = |offset: usize| {
-            Some(Position::of_offset(
+        let location = |offset: usize| {
+            Some(Location::new(
                 module.position_source,
                 module.position_base + offset,
             ))
@@ -285,7 +285,7 @@ impl<'a> Compiler<'a> {
                 DiagnosticKind::ModuleSyntaxError,
                 module.path,
                 module.path,
-                position(*offset),
+                location(*offset),
                 format!("JavaScript module could not be parsed: {message}"),
             );
         }
@@ -294,7 +294,7 @@ impl<'a> Compiler<'a> {
         for request in &scan.requests {
             out.push_str(&module.source[last..request.range.start]);
             last = request.range.end;
-            let at = position(request.range.start);
+            let at = location(request.range.start);
             match self.rewrite_request(module.path, request, at, edges, enqueue) {
                 Some(replacement) => out.push_str(&json_string(&replacement)),
                 None => out.push_str(&module.source[request.range.clone()]),
@@ -309,7 +309,7 @@ impl<'a> Compiler<'a> {
         &mut self,
         from: &'a str,
         request: &ModuleRequest,
-        at: Option<Position>,
+        at: Option<Location<'_>>,
         edges: &mut usize,
         enqueue: &mut dyn FnMut(&'a str, &'a str),
     ) -> Option<String> {
