@@ -212,3 +212,124 @@ async fn the_data_directory_and_its_files_are_owner_only() {
     }
     studio.shutdown().await;
 }
+
+async fn send(
+    studio: &RunningStudio,
+    method: reqwest::Method,
+    path: &str,
+    content_type: &str,
+    body: Vec<u8>,
+) -> (u16, String, Value) {
+    let response = reqwest::Client::new()
+        .request(method, url(studio, path))
+        .header("x-studio-token", studio.token())
+        .header("content-type", content_type)
+        .header("accept", "application/json, text/event-stream")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    let kind = header(&response, "content-type").to_owned();
+    let text = response.text().await.unwrap();
+    let body = serde_json::from_str(&text).unwrap_or_else(|_| panic!("{status} not JSON: {text}"));
+    (status, kind, body)
+}
+
+#[tokio::test]
+async fn every_rejected_body_gets_a_coded_json_error() {
+    use reqwest::Method;
+    let data = tempfile::tempdir().unwrap();
+    let studio = start(data.path()).await;
+    let json = "application/json";
+    let huge = format!("{{\"prompt\": \"{}\"}}", "x".repeat(3 * 1024 * 1024)).into_bytes();
+    // method, path, content type, body, expected status and code
+    type Case<'a> = (Method, &'a str, &'a str, Vec<u8>, u16, &'a str);
+    let cases: Vec<Case<'_>> = vec![
+        (
+            Method::POST,
+            "/api/tools/call",
+            json,
+            b"{not json".to_vec(),
+            400,
+            "STUDIO_BAD_REQUEST",
+        ),
+        (
+            Method::POST,
+            "/api/tools/call",
+            "text/plain",
+            b"{}".to_vec(),
+            415,
+            "STUDIO_UNSUPPORTED_MEDIA_TYPE",
+        ),
+        (
+            Method::POST,
+            "/api/agent/runs",
+            json,
+            br#"{"prompt": 5}"#.to_vec(),
+            422,
+            "STUDIO_INVALID_REQUEST",
+        ),
+        (
+            Method::POST,
+            "/api/agent/runs",
+            json,
+            huge,
+            413,
+            "STUDIO_BODY_TOO_LARGE",
+        ),
+        (
+            Method::POST,
+            "/api/folder/open",
+            json,
+            br#"{"path": "/x", "surprise": 1}"#.to_vec(),
+            422,
+            "STUDIO_INVALID_REQUEST",
+        ),
+        (
+            Method::POST,
+            "/api/approvals/x",
+            "text/plain",
+            b"deny".to_vec(),
+            415,
+            "STUDIO_UNSUPPORTED_MEDIA_TYPE",
+        ),
+        (
+            Method::PUT,
+            "/api/tools/call",
+            json,
+            b"{}".to_vec(),
+            405,
+            "STUDIO_METHOD_NOT_ALLOWED",
+        ),
+    ];
+    for (method, path, kind, body, status, code) in cases {
+        let (got, content_type, answer) = send(&studio, method.clone(), path, kind, body).await;
+        assert_eq!(
+            (got, answer["error"]["code"].as_str()),
+            (status, Some(code)),
+            "{method} {path}: {answer}"
+        );
+        assert!(content_type.contains("json"), "{method} {path}");
+        assert_eq!(answer["error"]["retryable"], false);
+    }
+    studio.shutdown().await;
+}
+
+#[tokio::test]
+async fn mcp_answers_unreadable_requests_with_json_rpc_errors() {
+    use reqwest::Method;
+    let data = tempfile::tempdir().unwrap();
+    let studio = start(data.path()).await;
+    for (kind, body) in [
+        ("application/json", b"{not json".to_vec()),
+        ("text/plain", b"{}".to_vec()),
+    ] {
+        let (status, content_type, answer) = send(&studio, Method::POST, "/mcp", kind, body).await;
+        assert!((400..500).contains(&status), "{status}");
+        assert!(content_type.contains("json"), "{content_type}");
+        assert_eq!(answer["jsonrpc"], "2.0", "{answer}");
+        assert!(answer["error"]["code"].as_i64().unwrap() < 0, "{answer}");
+    }
+    studio.shutdown().await;
+}

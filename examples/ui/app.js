@@ -206,7 +206,11 @@ async function exportHtml() {
   if (!(await flushDraft())) return;
   try {
     const response = await fetch('/api/export', { headers: { 'x-studio-token': studioToken } });
-    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    if (!response.ok) {
+      // Coded refusals (e.g. STUDIO_EXPORT_OUTPUT_LIMIT) say what went wrong; show that.
+      const error = await response.json().then((body) => body.error).catch(() => null);
+      throw new Error(error ? `${error.code}: ${error.message}` : `HTTP ${response.status}`);
+    }
     downloadBlob('standalone.html', await response.blob());
     setStatusMessage(`Exported revision ${state.status.revision} as standalone.html.`);
   } catch (error) {

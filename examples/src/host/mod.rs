@@ -8,6 +8,7 @@ pub mod mcp;
 pub mod openrouter;
 pub mod preview_http;
 pub mod private_files;
+pub mod rejections;
 pub mod runs;
 pub mod security;
 pub mod selection;

@@ -60,11 +60,12 @@ pub fn router(state: Arc<StudioState>) -> Router {
         .with_state(state.clone())
         .merge(super::mcp::router(&state))
         .fallback(not_found);
-    api.layer(middleware::from_fn_with_state(
-        state.security.clone(),
-        security::guard,
-    ))
-    .layer(middleware::from_fn(security::protect_responses))
+    api.layer(middleware::from_fn(super::rejections::code_rejections))
+        .layer(middleware::from_fn_with_state(
+            state.security.clone(),
+            security::guard,
+        ))
+        .layer(middleware::from_fn(security::protect_responses))
 }
 
 /// Any path no route serves (`/favicon.ico` included: the pages link `/ui/favicon.svg`). It is
@@ -172,6 +173,7 @@ async fn pending_approvals(State(state): State<Arc<StudioState>>) -> Json<Value>
 }
 
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct ApprovalBody {
     decision: String,
 }
@@ -230,7 +232,7 @@ async fn clear_trace(State(state): State<Arc<StudioState>>) -> Response {
 }
 
 #[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct RunBody {
     prompt: String,
     #[serde(default)]
@@ -475,7 +477,7 @@ async fn preview_diagnostics(State(state): State<Arc<StudioState>>) -> Response 
 }
 
 #[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct OpenFolderBody {
     path: String,
     #[serde(default)]

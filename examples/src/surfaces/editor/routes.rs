@@ -135,7 +135,7 @@ async fn editor_state(State(state): State<Arc<StudioState>>) -> Response {
 }
 
 #[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct OpenFolderBody {
     path: String,
     #[serde(default)]
