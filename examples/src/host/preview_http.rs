@@ -67,6 +67,24 @@ pub fn document(html: String) -> Response {
 /// another origin would run it and expose its top-level values).
 const CROSS_ORIGIN_RESOURCE_POLICY: &str = "cross-origin-resource-policy";
 
+/// The document of `surface` at `revision` from `previews` (compiled by `compile` the first
+/// time), or the coded `500` when the compiler panicked.
+pub async fn cached_document(
+    previews: &PreviewDocuments,
+    surface: &'static str,
+    revision: u64,
+    compile: impl FnOnce() -> String + Send + 'static,
+) -> Response {
+    match previews.get_or_compile(surface, revision, compile).await {
+        Some(html) => document(html.to_string()),
+        None => api_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "STUDIO_PREVIEW_FAILED",
+            "The preview compiler stopped unexpectedly.",
+        ),
+    }
+}
+
 /// `410 Gone` for a preview revision a newer one replaced.
 pub fn superseded(revision: u64, current: u64) -> Response {
     let body = format!("Preview revision {revision} was superseded by revision {current}.");

@@ -548,20 +548,10 @@ async fn preview_document(
     let files: Vec<_> = workspace.files().cloned().collect();
     let assets = preview_http::asset_prefix("/preview", revision, state.security.preview_key());
     let options = PreviewOptions::preview(Some(revision), assets);
-    let compiled = state
-        .previews
-        .get_or_compile("workspace", revision, move || {
-            compile_preview(&files, &options).html
-        })
-        .await;
-    let Some(html) = compiled else {
-        return api_error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "STUDIO_PREVIEW_FAILED",
-            "The preview compiler stopped unexpectedly.",
-        );
-    };
-    crate::host::preview_http::document(html.to_string())
+    preview_http::cached_document(&state.previews, "workspace", revision, move || {
+        compile_preview(&files, &options).html
+    })
+    .await
 }
 
 async fn preview_asset(

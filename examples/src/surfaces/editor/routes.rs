@@ -50,24 +50,12 @@ async fn preview_document(
     };
     let key = state.security.preview_key();
     let assets = crate::host::preview_http::asset_prefix("/editor/preview", revision, key);
-    let compiled = state
-        .previews
-        .get_or_compile("editor", revision, move || {
-            let files: Vec<_> = document.files.iter().map(|file| (**file).clone()).collect();
-            let options = PreviewOptions::preview(Some(revision), assets);
-            inject_scenario(&compile_preview(&files, &options).html, document.scenario)
-        })
-        .await;
-    let Some(html) = compiled else {
-        return api_error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            ToolCallError::new(
-                "STUDIO_PREVIEW_FAILED",
-                "The preview compiler stopped unexpectedly.",
-            ),
-        );
-    };
-    crate::host::preview_http::document(html.to_string())
+    crate::host::preview_http::cached_document(&state.previews, "editor", revision, move || {
+        let files: Vec<_> = document.files.iter().map(|file| (**file).clone()).collect();
+        let options = PreviewOptions::preview(Some(revision), assets);
+        inject_scenario(&compile_preview(&files, &options).html, document.scenario)
+    })
+    .await
 }
 
 /// `GET /editor/preview/{documentRevision}/assets/{key}/{path}`: a file of the current document;

@@ -62,20 +62,10 @@ async fn preview_document(
     let key = state.security.preview_key();
     let assets = crate::host::preview_http::asset_prefix(WEB_PREVIEW_PREFIX, revision, key);
     let options = PreviewOptions::preview(Some(revision), assets);
-    let compiled = state
-        .previews
-        .get_or_compile("web", revision, move || {
-            compile_preview(&files, &options).html
-        })
-        .await;
-    let Some(html) = compiled else {
-        return api_error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "STUDIO_PREVIEW_FAILED",
-            "The preview compiler stopped unexpectedly.",
-        );
-    };
-    crate::host::preview_http::document(html.to_string())
+    crate::host::preview_http::cached_document(&state.previews, "web", revision, move || {
+        compile_preview(&files, &options).html
+    })
+    .await
 }
 
 async fn preview_asset(
