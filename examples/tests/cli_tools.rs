@@ -461,3 +461,43 @@ fn an_interactive_terminal_is_asked_y_or_n() {
         "read-only tools never ask"
     );
 }
+
+#[test]
+fn a_headless_edit_is_kept_for_its_folder_and_another_folder_needs_discard_changes() {
+    let workspace = Workspace::new();
+    let edit = r#"{"path":"styles.css","source":"h1 { color: red; }"}"#;
+    let written =
+        workspace.tools_in_folder(&["call", "workspace.writeFile", "--args", edit, "--approve"]);
+    ok_json(&written);
+    // The same folder again: the unsaved edit is resumed, not re-imported over.
+    let status = ok_json(&workspace.tools_in_folder(&["call", "workspace.getStatus"]));
+    assert_eq!(
+        status["dirtyPaths"],
+        serde_json::json!(["styles.css"]),
+        "{status}"
+    );
+    assert_eq!(
+        status["resumed"]["unsavedPaths"],
+        serde_json::json!(["styles.css"])
+    );
+
+    let other = Workspace::new();
+    let elsewhere = ["call", "workspace.getStatus", "--folder", other.folder()];
+    let refused = workspace.tools(&elsewhere);
+    assert_eq!(refused.status.code(), Some(1), "{}", stdout(&refused));
+    let message = stderr(&refused);
+    assert!(
+        message.contains("WORKSPACE_FOLDER_STATE_CONFLICT"),
+        "{message}"
+    );
+    assert!(message.contains("--discard-changes"), "{message}");
+    assert_eq!(
+        workspace.read("styles.css")["source"],
+        "h1 { color: red; }",
+        "the refusal kept the edit"
+    );
+    let mut discarding = elsewhere.to_vec();
+    discarding.push("--discard-changes");
+    let replaced = ok_json(&workspace.tools(&discarding));
+    assert_eq!(replaced["isDirty"], false, "{replaced}");
+}

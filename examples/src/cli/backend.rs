@@ -43,7 +43,7 @@ impl Backend {
             port: 0,
             data_dir: target.data_dir.clone(),
             folder: target.folder.clone(),
-            discard_changes: false,
+            discard_changes: target.discard_changes,
         };
         let state = host::build_state(&options, options.port)
             .await

@@ -87,6 +87,10 @@ pub struct Target {
     /// Headless: a folder to open (imported into the workspace, saved back with `--save`).
     #[arg(long, conflicts_with = "url")]
     pub folder: Option<PathBuf>,
+    /// Headless: let `--folder` replace unsaved edits stored from another source (edits stored
+    /// from the same folder are always kept).
+    #[arg(long, requires = "folder")]
+    pub discard_changes: bool,
     /// Directory of the workspace database and settings (with `--url`: where the running
     /// studio wrote its token file, read when no token is given).
     #[arg(long, default_value = DEFAULT_DATA_DIR)]
