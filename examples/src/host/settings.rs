@@ -39,9 +39,10 @@ pub struct SettingsUpdate {
     /// Forget the API key.
     #[serde(default)]
     pub clear_key: bool,
-    /// Also store the API key in the data directory.
+    /// Store the API key in the data directory (`true`) or only in memory (`false`); absent,
+    /// a key stays saved or unsaved as it was.
     #[serde(default)]
-    pub save_key: bool,
+    pub save_key: Option<bool>,
 }
 
 impl std::fmt::Debug for Stored {
@@ -131,7 +132,8 @@ impl Settings {
                 stored.api_key = Some(key.trim().to_owned()).filter(|k| !k.is_empty());
             }
         }
-        let save_key = update.save_key && !update.clear_key && !key_dropped;
+        let keep_saved = *self.key_saved.read().expect("settings lock");
+        let save_key = update.save_key.unwrap_or(keep_saved) && !update.clear_key && !key_dropped;
         self.persist(save_key)
             .map_err(|error| format!("Settings could not be saved: {error}"))?;
         *self.key_saved.write().expect("settings lock") = save_key;
@@ -274,7 +276,7 @@ mod tests {
         settings
             .update(SettingsUpdate {
                 api_key: Some("sk-saved".into()),
-                save_key: true,
+                save_key: Some(true),
                 ..SettingsUpdate::default()
             })
             .unwrap();
@@ -379,6 +381,39 @@ mod tests {
             settings.public_view()["endpoint"],
             openrouter_tool_loop::DEFAULT_CHAT_COMPLETIONS_URL
         );
+    }
+
+    #[test]
+    fn a_change_without_save_key_keeps_a_saved_key_saved() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = Settings::load(dir.path());
+        settings
+            .update(SettingsUpdate {
+                api_key: Some("sk-saved-not-real".into()),
+                save_key: Some(true),
+                ..SettingsUpdate::default()
+            })
+            .unwrap();
+        let view = settings
+            .update(SettingsUpdate {
+                model: Some("openai/gpt-4o-mini".into()),
+                ..SettingsUpdate::default()
+            })
+            .unwrap();
+        assert_eq!(view["keySaved"], true);
+        let file = std::fs::read_to_string(dir.path().join("settings.json")).unwrap();
+        assert!(file.contains("sk-saved-not-real"), "still saved");
+        assert!(file.contains("gpt-4o-mini"), "the other change applied");
+        let view = settings
+            .update(SettingsUpdate {
+                save_key: Some(false),
+                ..SettingsUpdate::default()
+            })
+            .unwrap();
+        assert_eq!(view["keySaved"], false);
+        let file = std::fs::read_to_string(dir.path().join("settings.json")).unwrap();
+        assert!(!file.contains("sk-saved-not-real"), "unsaved on request");
+        assert_eq!(view["hasApiKey"], true, "kept in memory");
     }
 
     #[test]
