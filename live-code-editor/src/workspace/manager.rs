@@ -750,15 +750,16 @@ impl WorkspaceDocumentManager {
         folder: Arc<dyn FolderAdapter>,
     ) -> WorkspaceResult<Option<ResumedWork>> {
         let _folder_ops = self.folder_ops.lock().await;
-        if !self.resumable(folder.as_ref()).await {
+        if !resumable(&*self.state.lock().await, folder.as_ref()) {
             return Ok(None);
         }
         folder.read().await?;
         let mut state = self.state.lock().await;
-        let unsaved = unsaved_paths(&state.workspace);
-        if unsaved.is_empty() {
+        // A reset may have run during the read (it does not take the folder lock).
+        if !resumable(&state, folder.as_ref()) {
             return Ok(None);
         }
+        let unsaved = unsaved_paths(&state.workspace);
         let resumed = ResumedWork {
             folder_name: folder.name().to_owned(),
             unsaved_count: unsaved.len(),
@@ -767,13 +768,6 @@ impl WorkspaceDocumentManager {
         state.folder = Some(folder);
         state.resumed = Some(resumed.clone());
         Ok(Some(resumed))
-    }
-
-    /// Whether the workspace holds unsaved work whose checkpoint came from `folder`.
-    async fn resumable(&self, folder: &dyn FolderAdapter) -> bool {
-        let state = self.state.lock().await;
-        state.folder_scope.as_deref() == Some(folder.scope().as_str())
-            && !unsaved_paths(&state.workspace).is_empty()
     }
 
     /// Imports files read elsewhere (an upload list); unlinks any folder. Refused over unsaved
@@ -1257,6 +1251,12 @@ fn unsaved_paths(workspace: &Workspace) -> Vec<String> {
     paths.sort();
     paths.dedup();
     paths
+}
+
+/// Whether the workspace holds unsaved work whose checkpoint came from `folder`.
+fn resumable(state: &State, folder: &dyn FolderAdapter) -> bool {
+    state.folder_scope.as_deref() == Some(folder.scope().as_str())
+        && !unsaved_paths(&state.workspace).is_empty()
 }
 
 /// Refuses `operation` over unsaved work unless `guard` discards it.
