@@ -177,19 +177,19 @@ impl DurableLedger {
             .unwrap_or(None)
     }
 
-    /// Resolves a claim the caller stopped waiting for: an owner claim is marked unknown (the
-    /// handler never runs). Returns what the shared execution's record now says (see
-    /// [`Self::record_outcome`]), or `None` when that is not settled within the bounded wait.
-    pub(crate) async fn persist_abandoned_claim(
-        self: Arc<Self>,
+    /// Resolves a claim the caller stopped waiting for, on its own task: an owner claim is
+    /// marked unknown (the handler never runs). The task yields what the shared execution's
+    /// record then says (see [`Self::record_outcome`]), `None` when the claim failed.
+    pub(crate) fn spawn_abandoned_claim(
+        self: &Arc<Self>,
         claim: JoinHandle<ClaimResult>,
         key: &str,
         tool: &str,
         reason: &ToolCallError,
-    ) -> Option<ToolCallResult> {
+    ) -> JoinHandle<Option<ToolCallResult>> {
         let (key, tool, reason) = (key.to_owned(), tool.to_owned(), reason.clone());
-        let ledger = Arc::clone(&self);
-        let settled = tokio::spawn(async move {
+        let ledger = Arc::clone(self);
+        tokio::spawn(async move {
             let Ok(Ok(claim)) = claim.await else {
                 return None;
             };
@@ -202,7 +202,15 @@ impl DurableLedger {
                 Ok(DurableClaim::Replayed(result)) => Some(result),
                 Err(error) => Some(ToolCallResult::failure(error)),
             }
-        });
+        })
+    }
+
+    /// Waits at most [`Self::abort_wait`] for an abandoned claim's outcome; `None` when it is
+    /// not settled by then (the task runs on).
+    pub(crate) async fn await_abandoned_claim(
+        &self,
+        settled: JoinHandle<Option<ToolCallResult>>,
+    ) -> Option<ToolCallResult> {
         tokio::time::timeout(self.abort_wait(), settled)
             .await
             .ok()

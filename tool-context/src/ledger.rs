@@ -121,9 +121,13 @@ impl Ledger {
         let claimed = match signal.race(WaitStage::DurableStore, &mut claim).await {
             Ok(claimed) => claimed,
             Err(interrupted) => {
-                return Err(self
-                    .abandoned_claim(ticket, &key, tool, claim, interrupted)
-                    .await);
+                let abandoned = AbandonedClaim {
+                    key: &key,
+                    tool,
+                    claim,
+                    shut_down: signal.is_shut_down(),
+                };
+                return Err(self.abandoned_claim(ticket, abandoned, interrupted).await);
             }
         };
         match durable.interpret_claim(&key, tool, claimed) {
@@ -236,22 +240,26 @@ impl Ledger {
 
     /// The caller aborted while the durable claim was in flight: an owner claim is marked
     /// unknown within the bounded wait, and the handler never runs. Followers get what the
-    /// record then says.
+    /// record then says. On shutdown nobody waits: the registry is going away, so the caller
+    /// gets its `TOOL_EXECUTION_ABORTED` at once while the late claim is still marked unknown.
     async fn abandoned_claim(
         &self,
         ticket: OwnerTicket,
-        key: &str,
-        tool: &str,
-        claim: JoinHandle<ClaimResult>,
+        abandoned: AbandonedClaim<'_>,
         interrupted: ToolCallError,
     ) -> ToolCallError {
+        let key = abandoned.key;
         let Some(durable) = &self.durable else {
             self.settle_memory(ticket, key, &interrupted, true);
             return interrupted;
         };
-        let persisted = Arc::clone(durable)
-            .persist_abandoned_claim(claim, key, tool, &interrupted)
-            .await;
+        let settled =
+            durable.spawn_abandoned_claim(abandoned.claim, key, abandoned.tool, &interrupted);
+        if abandoned.shut_down {
+            self.settle_memory(ticket, key, &interrupted, true);
+            return interrupted;
+        }
+        let persisted = durable.await_abandoned_claim(settled).await;
         let (error, shared) = interrupted_outcome(key, interrupted, persisted);
         self.settle_shared(ticket, key, shared);
         error
@@ -289,6 +297,15 @@ fn interrupted_outcome(
             (error.clone(), ToolCallResult::failure(error))
         }
     }
+}
+
+/// A durable claim still in flight when its caller stopped waiting.
+struct AbandonedClaim<'a> {
+    key: &'a str,
+    tool: &'a str,
+    claim: JoinHandle<ClaimResult>,
+    /// The registry shut down (rather than a timeout or cancellation).
+    shut_down: bool,
 }
 
 /// Why an abort transition is reported as uncertain.

@@ -66,6 +66,11 @@ impl CallSignal {
         }
     }
 
+    /// Whether the registry has shut down.
+    pub(crate) fn is_shut_down(&self) -> bool {
+        self.shutdown.is_cancelled()
+    }
+
     /// The token given to policy, interaction and handler.
     pub(crate) fn token(&self) -> &CancellationToken {
         &self.token

@@ -191,3 +191,39 @@ async fn a_follower_of_a_completed_execution_still_gets_its_result() {
     assert_eq!(follower.structured_content, first.structured_content);
     assert_eq!(runs.get(), 1);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_shutdown_while_claiming_answers_at_once_and_still_marks_the_late_claim_unknown() {
+    // Write 1 is the claim: it lands 10 s later, long after the shutdown.
+    let started = CancellationToken::new();
+    let store = delayed_store(1, Duration::from_secs(10), &started);
+    let runs = Runs::default();
+    let registry = registry(&store, "worker-a", charging_tool(&runs));
+    let call = tokio::spawn({
+        let registry = registry.clone();
+        async move { call(&registry, "a-1", "charge-f6", 5).await }
+    });
+    started.cancelled().await;
+    let shut_down_at = tokio::time::Instant::now();
+    registry.shutdown();
+    let result = call.await.unwrap();
+    assert_eq!(
+        shut_down_at.elapsed(),
+        Duration::ZERO,
+        "no bounded wait for the claim"
+    );
+    let error = result.error.expect("an error");
+    assert_eq!(
+        (error.code.as_str(), error.retryable),
+        (codes::TOOL_EXECUTION_ABORTED, Some(true))
+    );
+    assert_eq!(error.details, Some(json!({"executionState": "detached"})));
+    tokio::time::sleep(Duration::from_secs(11)).await;
+    let record = status(&registry, "charge-f6").await;
+    assert_eq!(record.state, OperationState::Unknown);
+    assert_eq!(
+        record.reason.as_deref(),
+        Some("Tool execution ended with TOOL_EXECUTION_ABORTED; reconcile before retrying.")
+    );
+    assert_eq!(runs.get(), 0);
+}
