@@ -104,7 +104,12 @@ impl Ledger {
         let Some(identity) = identity else {
             return Ok(LedgerClaim::Unguarded);
         };
-        let ticket = match self.memory.claim(&identity.key, &identity.fingerprint) {
+        // An operation key is JSON text and a fingerprint a digest, neither ever blank.
+        let claimed = self
+            .memory
+            .claim(&identity.key, &identity.fingerprint)
+            .map_err(|_| invalid_options(INVALID_IDEMPOTENCY_KEY))?;
+        let ticket = match claimed {
             IdempotencyClaim::Owner(ticket) => ticket,
             IdempotencyClaim::Replay(waiter) => return Ok(LedgerClaim::Replay(waiter)),
             IdempotencyClaim::Conflict => return Err(idempotency_conflict(tool)),

@@ -70,7 +70,9 @@ pub use approval::{ApprovalDecision, ApprovalQueue, ApprovalQueueConfig, Approva
 pub use catalog::ListToolsError;
 pub use durable::{DEFAULT_DURABLE_LEASE_MS, MAX_ABORT_TRANSITION_WAIT_MS};
 pub use failure::{EXECUTION_STATE_DETACHED, PERSISTENCE_STATE_UNCERTAIN};
-pub use idempotency::{IdempotencyClaim, IdempotencyConfig, IdempotencyRegistry};
+pub use idempotency::{
+    IdempotencyClaim, IdempotencyClaimError, IdempotencyConfig, IdempotencyRegistry,
+};
 pub use interaction::{InteractionKind, InteractionOutcome, InteractionRequest, ToolInteraction};
 pub use observer::ToolCallObserver;
 pub use operations::OperationError;
