@@ -314,8 +314,10 @@ impl<'r> CallRun<'r> {
             cancellation: self.signal.token().clone(),
         };
         let handler = Arc::clone(&tool.handler);
-        let mut run =
-            Box::pin(async move { handler.call(arguments, invocation).await }.in_current_span());
+        let run = async move { handler.call(arguments, invocation).await };
+        let mut run = Box::pin(
+            crate::tool::with_validation_mode(self.registry.validation_mode, run).in_current_span(),
+        );
         // A panic in the first poll is caught here; later ones end the handler's task.
         let work = match futures::poll!(std::panic::AssertUnwindSafe(&mut run).catch_unwind()) {
             Poll::Ready(done) => Either::Left(std::future::ready(done.map_err(drop))),
