@@ -78,8 +78,8 @@ pub use observer::ToolCallObserver;
 pub use operations::OperationError;
 pub use options::ToolCallOptions;
 pub use policy::{
-    AllowAll, BoxError, FixedPolicy, PolicyDecision, PolicyRequest, ReadOnlyOrDirectLocal,
-    StandardPolicy, ToolPolicy,
+    AllowAll, BoxError, FixedPolicy, FnPolicy, PolicyCall, PolicyDecision, PolicyRequest,
+    ReadOnlyOrDirectLocal, StandardPolicy, ToolPolicy, policy_fn,
 };
 pub use registry::{BuildError, ToolRegistry, ToolRegistryBuilder, ValidationMode};
 pub use tool::{HandlerOutput, Tool, ToolHandler, ToolInvocation};
