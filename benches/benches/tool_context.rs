@@ -119,7 +119,10 @@ fn pipeline(c: &mut Criterion) {
 }
 
 fn claim_and_settle(registry: &IdempotencyRegistry, key: &str) {
-    match registry.claim(key, "sha256:fingerprint") {
+    match registry
+        .claim(key, "sha256:fingerprint")
+        .expect("a valid key")
+    {
         IdempotencyClaim::Owner(ticket) => ticket.settle(ToolCallResult::empty_success()),
         other => panic!("a distinct key must be owned, got {other:?}"),
     }

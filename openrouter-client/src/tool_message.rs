@@ -174,7 +174,10 @@ mod tests {
 
     #[test]
     fn invalid_results_are_reported_before_serialization() {
-        let blank_code = ToolCallResult::failure(ToolCallError::new(" ", "m"));
+        let blank_code = ToolCallResult::failure(ToolCallError {
+            code: " ".into(),
+            ..ToolCallError::new("X", "m")
+        });
         let message = tool_message(&blank_code);
         assert_eq!(
             message.content,

@@ -7,6 +7,7 @@
 //! deny and remove the entry: a pending approval can never turn into a silent allow.
 
 use std::fmt;
+use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use async_trait::async_trait;
@@ -149,25 +150,33 @@ impl ApprovalQueue {
         self.inner.updates.subscribe()
     }
 
-    /// Queues `call` and waits for a decision. Returns [`ApprovalDecision::Deny`] at once when
-    /// `cancellation` has already fired, the queue is closed or full; resolves to deny when
-    /// `cancellation` fires while pending. Dropping the returned future removes the entry.
-    pub async fn request(
-        &self,
+    /// Queues `call` now, when called (so the approval is visible in [`Self::snapshot`] before
+    /// the returned future is first polled), and returns a future that waits for the decision.
+    /// The decision is [`ApprovalDecision::Deny`] at once when `cancellation` has already
+    /// fired, the queue is closed or full (nothing is queued then), and deny when
+    /// `cancellation` fires while pending. The future borrows neither `call` nor
+    /// `cancellation`; dropping it, polled or not, removes the entry.
+    pub fn request<'q>(
+        &'q self,
         call: ApprovalCall<'_>,
         cancellation: &CancellationToken,
-    ) -> ApprovalDecision {
-        if cancellation.is_cancelled() {
-            return ApprovalDecision::Deny;
-        }
-        let Some((id, decision)) = self.enqueue(call) else {
-            return ApprovalDecision::Deny;
+    ) -> impl Future<Output = ApprovalDecision> + Send + 'q {
+        let queued = if cancellation.is_cancelled() {
+            None
+        } else {
+            self.enqueue(call)
         };
-        let _removal = PendingRemoval { queue: self, id };
-        tokio::select! {
-            biased;
-            () = cancellation.cancelled() => ApprovalDecision::Deny,
-            decision = decision => decision.unwrap_or(ApprovalDecision::Deny),
+        let waiting = queued.map(|(id, decision)| (PendingRemoval { queue: self, id }, decision));
+        let cancellation = cancellation.clone();
+        async move {
+            let Some((_removal, decision)) = waiting else {
+                return ApprovalDecision::Deny;
+            };
+            tokio::select! {
+                biased;
+                () = cancellation.cancelled() => ApprovalDecision::Deny,
+                decision = decision => decision.unwrap_or(ApprovalDecision::Deny),
+            }
         }
     }
 
@@ -305,6 +314,36 @@ mod tests {
     use serde_json::Map;
     use tool_durable_operations::ManualClock;
     use tool_protocol::ToolCallId;
+
+    #[tokio::test]
+    async fn a_request_is_queued_when_called_not_when_first_polled() {
+        let queue = ApprovalQueue::new();
+        let call = || ApprovalCall {
+            name: "fs.delete",
+            ..ApprovalCall::default()
+        };
+        let waiting = {
+            // The token and call may be temporaries: the future borrows neither.
+            let token = CancellationToken::new();
+            queue.request(call(), &token)
+        };
+        let pending = queue.snapshot();
+        assert_eq!(pending.len(), 1, "queued before any poll");
+        assert!(queue.resolve(&pending[0].id, ApprovalDecision::Allow));
+        assert_eq!(waiting.await, ApprovalDecision::Allow);
+        let never_polled = queue.request(call(), &CancellationToken::new());
+        assert_eq!(queue.snapshot().len(), 1);
+        drop(never_polled);
+        assert!(
+            queue.snapshot().is_empty(),
+            "dropping an unpolled request removes it"
+        );
+        let cancelled = CancellationToken::new();
+        cancelled.cancel();
+        let refused = queue.request(call(), &cancelled);
+        assert!(queue.snapshot().is_empty(), "nothing queued when cancelled");
+        assert_eq!(refused.await, ApprovalDecision::Deny);
+    }
 
     #[tokio::test]
     async fn ids_are_call_id_or_prefix_and_time_plus_one_sequence() {

@@ -151,53 +151,84 @@ impl DurableLedger {
     }
 
     /// Starts the transition of `claim` to `unknown` (because of `reason`) and waits at most
-    /// [`Self::abort_wait`] for it or for a `competing` terminal write to persist. `true` when
-    /// one of them did; either way the writes keep running on their tasks.
+    /// [`Self::abort_wait`] for it or for a `competing` terminal write to persist. Returns the
+    /// record that persisted first, if one did; either way the writes keep running on their
+    /// tasks.
     pub(crate) async fn persist_abort(
         &self,
         claim: &Claim,
         reason: &ToolCallError,
         competing: Option<StoreWrite>,
-    ) -> bool {
+    ) -> Option<OperationRecord> {
         let (reason, diagnostic) = self.diagnostic(&ToolCallResult::failure(reason.clone()));
         let unknown = self.spawn_write(claim, Settlement::Unknown { reason, diagnostic });
         let mut writes: FuturesUnordered<StoreWrite> =
             std::iter::once(unknown).chain(competing).collect();
         let first_persisted = async move {
             while let Some(write) = writes.next().await {
-                if matches!(write, Ok(Ok(_))) {
-                    return true;
+                if let Ok(Ok(record)) = write {
+                    return Some(record);
                 }
             }
-            false
+            None
         };
         tokio::time::timeout(self.abort_wait(), first_persisted)
             .await
-            .unwrap_or(false)
+            .unwrap_or(None)
     }
 
-    /// Resolves a claim the caller stopped waiting for: an owner claim is marked unknown (the
-    /// handler never runs). `true` when nothing of this call is left pending.
-    pub(crate) async fn persist_abandoned_claim(
-        self: Arc<Self>,
+    /// Resolves a claim the caller stopped waiting for, on its own task: an owner claim is
+    /// marked unknown (the handler never runs). The task yields what the shared execution's
+    /// record then says (see [`Self::record_outcome`]), `None` when the claim failed.
+    pub(crate) fn spawn_abandoned_claim(
+        self: &Arc<Self>,
         claim: JoinHandle<ClaimResult>,
+        key: &str,
+        tool: &str,
         reason: &ToolCallError,
-    ) -> bool {
-        let reason = reason.clone();
-        let ledger = Arc::clone(&self);
-        let settled = tokio::spawn(async move {
-            match claim.await {
-                Ok(Ok(claim)) if claim.status == ClaimStatus::Owner => {
-                    ledger.persist_abort(&claim, &reason, None).await
-                }
-                // Someone else's record: this call wrote nothing.
-                Ok(Ok(_)) => true,
-                Ok(Err(_)) | Err(_) => false,
+    ) -> JoinHandle<Option<ToolCallResult>> {
+        let (key, tool, reason) = (key.to_owned(), tool.to_owned(), reason.clone());
+        let ledger = Arc::clone(self);
+        tokio::spawn(async move {
+            let Ok(Ok(claim)) = claim.await else {
+                return None;
+            };
+            match ledger.interpret_claim(&key, &tool, Ok(Ok(claim))) {
+                Ok(DurableClaim::Owner(claim)) => ledger
+                    .persist_abort(&claim, &reason, None)
+                    .await
+                    .map(|record| ledger.record_outcome(&record)),
+                // Someone else's record: this call wrote nothing; it says what a retry sees.
+                Ok(DurableClaim::Replayed(result)) => Some(result),
+                Err(error) => Some(ToolCallResult::failure(error)),
             }
-        });
+        })
+    }
+
+    /// Waits at most [`Self::abort_wait`] for an abandoned claim's outcome; `None` when it is
+    /// not settled by then (the task runs on).
+    pub(crate) async fn await_abandoned_claim(
+        &self,
+        settled: JoinHandle<Option<ToolCallResult>>,
+    ) -> Option<ToolCallResult> {
         tokio::time::timeout(self.abort_wait(), settled)
             .await
-            .is_ok_and(|settled| settled.unwrap_or(false))
+            .ok()
+            .and_then(Result::ok)
+            .flatten()
+    }
+
+    /// What a persisted record says about the shared execution, exactly as a later retry's
+    /// claim would read it: a settled record replays, an unknown one needs reconciliation.
+    pub(crate) fn record_outcome(&self, record: &OperationRecord) -> ToolCallResult {
+        match record.state {
+            OperationState::Completed | OperationState::Failed => {
+                self.replay(record).unwrap_or_else(ToolCallResult::failure)
+            }
+            OperationState::Pending | OperationState::Unknown => {
+                ToolCallResult::failure(idempotency_unknown(record.reason.as_deref()))
+            }
+        }
     }
 
     /// `min(lease, 1 s)`, at least 1 ms.

@@ -66,6 +66,17 @@ pub enum IdempotencyConfigError {
     ZeroMaxEntries,
 }
 
+/// A claim [`IdempotencyRegistry::claim`] refuses (nothing is registered).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum IdempotencyClaimError {
+    /// The key is empty or whitespace.
+    #[error("Idempotency key must be a non-empty string.")]
+    BlankKey,
+    /// The fingerprint is empty or whitespace.
+    #[error("Idempotency fingerprint must be a non-empty string.")]
+    BlankFingerprint,
+}
+
 type Outcome = Option<Arc<ToolCallResult>>;
 
 /// A bounded registry of in-flight and recently settled executions. Cheap to clone; clones
@@ -163,8 +174,24 @@ impl IdempotencyRegistry {
         })
     }
 
-    /// Claims `key` for an execution whose arguments have `fingerprint`.
-    pub fn claim(&self, key: &str, fingerprint: &str) -> IdempotencyClaim {
+    /// Claims `key` for an execution whose arguments have `fingerprint`. A blank key or
+    /// fingerprint is refused before anything is registered: it would make unrelated calls
+    /// share (or conflict over) one entry.
+    pub fn claim(
+        &self,
+        key: &str,
+        fingerprint: &str,
+    ) -> Result<IdempotencyClaim, IdempotencyClaimError> {
+        if key.trim().is_empty() {
+            return Err(IdempotencyClaimError::BlankKey);
+        }
+        if fingerprint.trim().is_empty() {
+            return Err(IdempotencyClaimError::BlankFingerprint);
+        }
+        Ok(self.claim_checked(key, fingerprint))
+    }
+
+    fn claim_checked(&self, key: &str, fingerprint: &str) -> IdempotencyClaim {
         let now = self.inner.config.clock.now_ms();
         let mut entries = self.lock();
         entries.purge_expired(now, self.inner.config.retention_ms);

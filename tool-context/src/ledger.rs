@@ -104,7 +104,12 @@ impl Ledger {
         let Some(identity) = identity else {
             return Ok(LedgerClaim::Unguarded);
         };
-        let ticket = match self.memory.claim(&identity.key, &identity.fingerprint) {
+        // An operation key is JSON text and a fingerprint a digest, neither ever blank.
+        let claimed = self
+            .memory
+            .claim(&identity.key, &identity.fingerprint)
+            .map_err(|_| invalid_options(INVALID_IDEMPOTENCY_KEY))?;
+        let ticket = match claimed {
             IdempotencyClaim::Owner(ticket) => ticket,
             IdempotencyClaim::Replay(waiter) => return Ok(LedgerClaim::Replay(waiter)),
             IdempotencyClaim::Conflict => return Err(idempotency_conflict(tool)),
@@ -121,7 +126,13 @@ impl Ledger {
         let claimed = match signal.race(WaitStage::DurableStore, &mut claim).await {
             Ok(claimed) => claimed,
             Err(interrupted) => {
-                return Err(self.abandoned_claim(ticket, &key, claim, interrupted).await);
+                let abandoned = AbandonedClaim {
+                    key: &key,
+                    tool,
+                    claim,
+                    shut_down: signal.is_shut_down(),
+                };
+                return Err(self.abandoned_claim(ticket, abandoned, interrupted).await);
             }
         };
         match durable.interpret_claim(&key, tool, claimed) {
@@ -158,13 +169,17 @@ impl Ledger {
             return Ok(result);
         };
         let mut write = durable.spawn_settle(claim, &result);
-        let error = match signal.race(WaitStage::DurableStore, &mut write).await {
-            Ok(Ok(Ok(_))) => {
-                let ambiguous = is_ambiguous(&result);
-                if ambiguous {
+        let (error, shared) = match signal.race(WaitStage::DurableStore, &mut write).await {
+            Ok(Ok(Ok(record))) => {
+                // An ambiguous outcome left the record unknown: followers see that, as a
+                // later retry does, and the in-memory entry defers to the record.
+                let shared = if is_ambiguous(&result) {
                     self.memory.clear(&owner.key);
-                }
-                owner.ticket.settle(result.clone());
+                    durable.record_outcome(&record)
+                } else {
+                    result.clone()
+                };
+                owner.ticket.settle(shared);
                 return Ok(result);
             }
             Ok(Ok(Err(error))) => {
@@ -175,24 +190,22 @@ impl Ledger {
             }
             Err(interrupted) => {
                 // The write runs on: it competes with the abort transition for the fence.
-                if durable
+                let persisted = durable
                     .persist_abort(claim, &interrupted, Some(write))
                     .await
-                {
-                    interrupted
-                } else {
-                    DurableLedger::uncertain(&owner.key, ABORT_NOT_PERSISTED)
-                }
+                    .map(|record| durable.record_outcome(&record));
+                interrupted_outcome(&owner.key, interrupted, persisted)
             }
         };
-        self.settle_memory(owner.ticket, &owner.key, &error, true);
+        self.settle_shared(owner.ticket, &owner.key, shared);
         Err(error)
     }
 
     /// Records that the owner stopped waiting (timeout, cancellation, shutdown) while the
     /// handler may still be running: its outcome is unknown, so replays must never see success.
     /// Returns the caller's error: `interrupted`, or an uncertain store failure when the
-    /// durable `unknown` transition did not persist in time.
+    /// durable `unknown` transition did not persist in time. Followers get what the persisted
+    /// record says, never the caller's own interruption.
     pub(crate) async fn record_interrupted(
         &self,
         claim: LedgerClaim,
@@ -207,15 +220,13 @@ impl Ledger {
             drop(owner);
             return interrupted;
         };
-        let persisted = durable.persist_abort(claim, &interrupted, None).await;
-        let key = owner.key.clone();
-        drop(owner.ticket);
-        self.memory.clear(&key);
-        if persisted {
-            interrupted
-        } else {
-            DurableLedger::uncertain(&key, ABORT_NOT_PERSISTED)
-        }
+        let persisted = durable
+            .persist_abort(claim, &interrupted, None)
+            .await
+            .map(|record| durable.record_outcome(&record));
+        let (error, shared) = interrupted_outcome(&owner.key, interrupted, persisted);
+        self.settle_shared(owner.ticket, &owner.key, shared);
+        error
     }
 
     /// The terminal write failed: the record may still be pending, and a reclaim after the
@@ -226,32 +237,36 @@ impl Ledger {
         claim: &Claim,
         key: &str,
         message: &str,
-    ) -> ToolCallError {
+    ) -> (ToolCallError, ToolCallResult) {
         let error = DurableLedger::uncertain(key, message);
         durable.persist_abort(claim, &error, None).await;
-        error
+        (error.clone(), ToolCallResult::failure(error))
     }
 
     /// The caller aborted while the durable claim was in flight: an owner claim is marked
-    /// unknown within the bounded wait, and the handler never runs.
+    /// unknown within the bounded wait, and the handler never runs. Followers get what the
+    /// record then says. On shutdown nobody waits: the registry is going away, so the caller
+    /// gets its `TOOL_EXECUTION_ABORTED` at once while the late claim is still marked unknown.
     async fn abandoned_claim(
         &self,
         ticket: OwnerTicket,
-        key: &str,
-        claim: JoinHandle<ClaimResult>,
+        abandoned: AbandonedClaim<'_>,
         interrupted: ToolCallError,
     ) -> ToolCallError {
-        let error = match &self.durable {
-            Some(durable)
-                if !Arc::clone(durable)
-                    .persist_abandoned_claim(claim, &interrupted)
-                    .await =>
-            {
-                DurableLedger::uncertain(key, ABORT_NOT_PERSISTED)
-            }
-            _ => interrupted,
+        let key = abandoned.key;
+        let Some(durable) = &self.durable else {
+            self.settle_memory(ticket, key, &interrupted, true);
+            return interrupted;
         };
-        self.settle_memory(ticket, key, &error, true);
+        let settled =
+            durable.spawn_abandoned_claim(abandoned.claim, key, abandoned.tool, &interrupted);
+        if abandoned.shut_down {
+            self.settle_memory(ticket, key, &interrupted, true);
+            return interrupted;
+        }
+        let persisted = durable.await_abandoned_claim(settled).await;
+        let (error, shared) = interrupted_outcome(key, interrupted, persisted);
+        self.settle_shared(ticket, key, shared);
         error
     }
 
@@ -263,6 +278,39 @@ impl Ledger {
             self.memory.clear(key);
         }
     }
+
+    /// Gives the waiters the `shared` outcome and clears the entry so later retries consult
+    /// the durable record.
+    fn settle_shared(&self, ticket: OwnerTicket, key: &str, shared: ToolCallResult) {
+        ticket.settle(shared);
+        self.memory.clear(key);
+    }
+}
+
+/// The caller's error and the followers' outcome after an interruption: the caller keeps its
+/// own `interrupted` error and followers get what the record says (`persisted`); when nothing
+/// persisted in time both get the uncertain store failure.
+fn interrupted_outcome(
+    key: &str,
+    interrupted: ToolCallError,
+    persisted: Option<ToolCallResult>,
+) -> (ToolCallError, ToolCallResult) {
+    match persisted {
+        Some(shared) => (interrupted, shared),
+        None => {
+            let error = DurableLedger::uncertain(key, ABORT_NOT_PERSISTED);
+            (error.clone(), ToolCallResult::failure(error))
+        }
+    }
+}
+
+/// A durable claim still in flight when its caller stopped waiting.
+struct AbandonedClaim<'a> {
+    key: &'a str,
+    tool: &'a str,
+    claim: JoinHandle<ClaimResult>,
+    /// The registry shut down (rather than a timeout or cancellation).
+    shut_down: bool,
 }
 
 /// Why an abort transition is reported as uncertain.

@@ -70,14 +70,16 @@ pub use approval::{ApprovalDecision, ApprovalQueue, ApprovalQueueConfig, Approva
 pub use catalog::ListToolsError;
 pub use durable::{DEFAULT_DURABLE_LEASE_MS, MAX_ABORT_TRANSITION_WAIT_MS};
 pub use failure::{EXECUTION_STATE_DETACHED, PERSISTENCE_STATE_UNCERTAIN};
-pub use idempotency::{IdempotencyClaim, IdempotencyConfig, IdempotencyRegistry};
+pub use idempotency::{
+    IdempotencyClaim, IdempotencyClaimError, IdempotencyConfig, IdempotencyRegistry,
+};
 pub use interaction::{InteractionKind, InteractionOutcome, InteractionRequest, ToolInteraction};
 pub use observer::ToolCallObserver;
 pub use operations::OperationError;
 pub use options::ToolCallOptions;
 pub use policy::{
-    AllowAll, BoxError, FixedPolicy, PolicyDecision, PolicyRequest, ReadOnlyOrDirectLocal,
-    StandardPolicy, ToolPolicy,
+    AllowAll, BoxError, FixedPolicy, FnPolicy, PolicyCall, PolicyDecision, PolicyRequest,
+    ReadOnlyOrDirectLocal, StandardPolicy, ToolPolicy, policy_fn,
 };
 pub use registry::{BuildError, ToolRegistry, ToolRegistryBuilder, ValidationMode};
 pub use tool::{HandlerOutput, Tool, ToolHandler, ToolInvocation};

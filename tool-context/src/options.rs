@@ -37,6 +37,13 @@ pub struct ToolCallOptions {
     /// Call context; `call_tool` defaults it to `{source: mcp}`.
     pub context: Option<ToolCallContext>,
     /// One wall-clock budget for policy, interaction and handler, in ms (`0..=2147483647`).
+    ///
+    /// The deadline stops only work that is still waiting when it passes: a stage whose work
+    /// is ready when polled completes. So `0` is valid and means "no time beyond what is
+    /// already ready": a call whose policy and handler finish without waiting succeeds, while
+    /// one that has to wait (a timer, I/O, a durable store round trip, even one scheduler turn)
+    /// ends with `TOOL_TIMEOUT`. Cancellation and shutdown, in contrast, win even over ready
+    /// work.
     pub timeout_ms: Option<i64>,
     /// Caller cancellation; firing it ends the call with `TOOL_CANCELLED`.
     pub cancellation: Option<CancellationToken>,
@@ -71,7 +78,8 @@ impl ToolCallOptions {
         self
     }
 
-    /// Sets the timeout in milliseconds.
+    /// Sets the timeout in milliseconds (`0` allows only work that needs no waiting; see
+    /// [`Self::timeout_ms`]).
     pub fn with_timeout_ms(mut self, timeout_ms: i64) -> Self {
         self.timeout_ms = Some(timeout_ms);
         self

@@ -9,9 +9,11 @@
 //! (policy, interaction, handler, shared execution) race the call signal.
 
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use futures::FutureExt;
+use futures::future::Either;
 use serde_json::Value;
 use tokio::time::Instant;
 use tool_protocol::validate::{ValidationIssue, parse_tool_call_request};
@@ -295,8 +297,10 @@ impl<'r> CallRun<'r> {
         .map(Some)
     }
 
-    /// Spawns the handler so that a call that stops waiting (timeout, cancellation, shutdown)
-    /// leaves it to drain detached with its token cancelled. `Err` only when the signal fired.
+    /// Runs the handler: a first poll inline, so a handler that needs no waiting completes
+    /// even under a zero timeout; a handler that waits moves to its own task, so a call that
+    /// stops waiting (timeout, cancellation, shutdown) leaves it to drain detached with its
+    /// token cancelled. `Err` only when the signal fired.
     async fn execute(
         &self,
         tool: &RegisteredTool,
@@ -310,14 +314,20 @@ impl<'r> CallRun<'r> {
             cancellation: self.signal.token().clone(),
         };
         let handler = Arc::clone(&tool.handler);
-        let task = tokio::spawn(
-            async move { handler.call(arguments, invocation).await }.in_current_span(),
+        let run = async move { handler.call(arguments, invocation).await };
+        let mut run = Box::pin(
+            crate::tool::with_validation_mode(self.registry.validation_mode, run).in_current_span(),
         );
+        // A panic in the first poll is caught here; later ones end the handler's task.
+        let work = match futures::poll!(std::panic::AssertUnwindSafe(&mut run).catch_unwind()) {
+            Poll::Ready(done) => Either::Left(std::future::ready(done.map_err(drop))),
+            Poll::Pending => Either::Right(tokio::spawn(run).map(|joined| joined.map_err(drop))),
+        };
         let handler_id = &self.request.name;
-        Ok(match self.signal.race(WaitStage::Handler, task).await? {
+        Ok(match self.signal.race(WaitStage::Handler, work).await? {
             Ok(Ok(output)) => self.handler_result(output),
             Ok(Err(error)) => ToolCallResult::failure(failure::from_handler(error, handler_id)),
-            Err(_) => ToolCallResult::failure(failure::handler_panicked(handler_id)),
+            Err(()) => ToolCallResult::failure(failure::handler_panicked(handler_id)),
         })
     }
 

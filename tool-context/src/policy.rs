@@ -47,6 +47,75 @@ pub trait ToolPolicy: Send + Sync {
     async fn decide(&self, request: PolicyRequest<'_>) -> Result<PolicyDecision, BoxError>;
 }
 
+/// What a policy built with [`policy_fn`] gets: an owned copy of the [`PolicyRequest`], so
+/// the closure's future can outlive the borrow.
+#[derive(Debug, Clone)]
+pub struct PolicyCall {
+    /// The canonical request.
+    pub request: ToolCallRequest,
+    /// The tool's definition as listed.
+    pub definition: ToolDefinition,
+    /// The call context (source, mode, session).
+    pub context: ToolCallContext,
+    /// The decision the tool declared for itself, if any.
+    pub tool_default: Option<PolicyDecision>,
+    /// Fires when the call is cancelled, times out or the registry shuts down.
+    pub cancellation: CancellationToken,
+}
+
+impl From<PolicyRequest<'_>> for PolicyCall {
+    fn from(request: PolicyRequest<'_>) -> Self {
+        Self {
+            request: request.request.clone(),
+            definition: request.definition.clone(),
+            context: request.context.clone(),
+            tool_default: request.tool_default,
+            cancellation: request.cancellation.clone(),
+        }
+    }
+}
+
+/// A policy from an async closure (see [`policy_fn`]).
+#[derive(Clone, Copy)]
+pub struct FnPolicy<F>(F);
+
+impl<F> std::fmt::Debug for FnPolicy<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FnPolicy")
+    }
+}
+
+/// Builds a policy from an async closure over an owned [`PolicyCall`].
+///
+/// ```
+/// use tool_context::{PolicyDecision, ToolRegistry, policy_fn};
+/// let registry = ToolRegistry::builder()
+///     .policy(policy_fn(|call| async move {
+///         Ok(if call.definition.is_read_only() { PolicyDecision::Allow } else { PolicyDecision::Ask })
+///     }))
+///     .build()
+///     .unwrap();
+/// # let _ = registry;
+/// ```
+pub fn policy_fn<F, Fut>(decide: F) -> FnPolicy<F>
+where
+    F: Fn(PolicyCall) -> Fut + Send + Sync,
+    Fut: std::future::Future<Output = Result<PolicyDecision, BoxError>> + Send,
+{
+    FnPolicy(decide)
+}
+
+#[async_trait]
+impl<F, Fut> ToolPolicy for FnPolicy<F>
+where
+    F: Fn(PolicyCall) -> Fut + Send + Sync,
+    Fut: std::future::Future<Output = Result<PolicyDecision, BoxError>> + Send,
+{
+    async fn decide(&self, request: PolicyRequest<'_>) -> Result<PolicyDecision, BoxError> {
+        (self.0)(PolicyCall::from(request)).await
+    }
+}
+
 /// Allows every call. Use only where every caller is trusted.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct AllowAll;

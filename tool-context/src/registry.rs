@@ -36,7 +36,10 @@ pub enum ValidationMode {
     /// schema issues and never reach approval or the handler.
     #[default]
     Strict,
-    /// At dispatch: issues are logged (`tracing` warning) and the handler still runs.
+    /// At dispatch: issues are logged (`tracing` warning) and the handler still runs. A typed
+    /// tool ([`Tool::typed`]) runs as long as the arguments still decode into its input type;
+    /// arguments that cannot decode return `TOOL_VALIDATION_FAILED` with a message saying warn
+    /// mode could not decode them (and the decode error in `details.issues`).
     Warn,
     /// No schema check; the handler gets the arguments as sent.
     Silent,

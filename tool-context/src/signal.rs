@@ -66,40 +66,48 @@ impl CallSignal {
         }
     }
 
+    /// Whether the registry has shut down.
+    pub(crate) fn is_shut_down(&self) -> bool {
+        self.shutdown.is_cancelled()
+    }
+
     /// The token given to policy, interaction and handler.
     pub(crate) fn token(&self) -> &CancellationToken {
         &self.token
     }
 
     /// Runs `work` until it finishes or the signal fires; on firing, cancels the call token
-    /// and returns the coded error for `stage`. The signal wins a tie, so a timed-out or
-    /// cancelled call never reports the work's result.
+    /// and returns the coded error for `stage`. Cancellation and shutdown win a tie with the
+    /// work, so a cancelled call never reports the work's result. The deadline only stops work
+    /// that is still waiting when it passes: work that is ready when polled completes, which is
+    /// what makes a zero timeout mean "nothing beyond what is already ready".
     pub(crate) async fn race<T>(
         &self,
         stage: WaitStage,
         work: impl Future<Output = T>,
     ) -> Result<T, ToolCallError> {
         let work = pin!(work);
-        tokio::select! {
-            biased;
-            reason = self.fired() => {
-                self.token.cancel();
-                Err(self.error(reason, stage))
-            }
-            value = work => Ok(value),
-        }
-    }
-
-    async fn fired(&self) -> AbortReason {
-        let caller = async {
-            match &self.caller {
-                Some(token) => token.cancelled().await,
-                None => std::future::pending().await,
-            }
-        };
         let deadline = async {
             match self.deadline {
                 Some((at, _)) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        let reason = tokio::select! {
+            biased;
+            reason = self.interrupted() => reason,
+            value = work => return Ok(value),
+            () = deadline => AbortReason::TimedOut,
+        };
+        self.token.cancel();
+        Err(self.error(reason, stage))
+    }
+
+    /// Fires on caller cancellation or registry shutdown.
+    async fn interrupted(&self) -> AbortReason {
+        let caller = async {
+            match &self.caller {
+                Some(token) => token.cancelled().await,
                 None => std::future::pending().await,
             }
         };
@@ -107,7 +115,6 @@ impl CallSignal {
             biased;
             () = caller => AbortReason::Cancelled,
             () = self.shutdown.cancelled() => AbortReason::Shutdown,
-            () = deadline => AbortReason::TimedOut,
         }
     }
 

@@ -22,6 +22,7 @@ use tool_protocol::{
 
 use crate::failure::result_unserializable;
 use crate::policy::PolicyDecision;
+use crate::registry::ValidationMode;
 
 /// What a handler gets besides its arguments.
 #[derive(Debug, Clone)]
@@ -117,8 +118,10 @@ where
         invocation: ToolInvocation,
     ) -> Result<HandlerOutput, ToolCallError> {
         let name = invocation.tool_name.clone();
-        let input = serde_json::from_value::<I>(arguments)
-            .map_err(|error| undecodable_arguments(&name, &error))?;
+        let input = serde_json::from_value::<I>(arguments).map_err(|error| {
+            let mode = VALIDATION_MODE.try_with(|mode| *mode).unwrap_or_default();
+            undecodable_arguments(&name, &error, mode)
+        })?;
         let output = (self.handler)(input, invocation).await?;
         if TypeId::of::<O>() == TypeId::of::<()>() {
             return Ok(HandlerOutput::Empty);
@@ -129,12 +132,35 @@ where
     }
 }
 
-fn undecodable_arguments(name: &str, error: &serde_json::Error) -> ToolCallError {
-    ToolCallError::new(
-        codes::TOOL_VALIDATION_FAILED,
-        format!("Tool \"{name}\" arguments could not be decoded"),
-    )
-    .with_details(json!({ "issues": [{ "path": "", "message": error.to_string() }] }))
+tokio::task_local! {
+    /// The registry's validation mode while a handler runs: a typed handler's decode error
+    /// says when warn mode let arguments through that its input type cannot hold.
+    static VALIDATION_MODE: ValidationMode;
+}
+
+/// Runs a handler future under the registry's validation `mode`.
+pub(crate) fn with_validation_mode<F: Future>(
+    mode: ValidationMode,
+    handler: F,
+) -> impl Future<Output = F::Output> {
+    VALIDATION_MODE.scope(mode, handler)
+}
+
+fn undecodable_arguments(
+    name: &str,
+    error: &serde_json::Error,
+    mode: ValidationMode,
+) -> ToolCallError {
+    let message = match mode {
+        ValidationMode::Warn => format!(
+            "Tool \"{name}\" arguments could not be decoded in warn mode: warn mode runs a typed handler only on arguments that decode into its input type"
+        ),
+        ValidationMode::Strict | ValidationMode::Silent => {
+            format!("Tool \"{name}\" arguments could not be decoded")
+        }
+    };
+    ToolCallError::new(codes::TOOL_VALIDATION_FAILED, message)
+        .with_details(json!({ "issues": [{ "path": "", "message": error.to_string() }] }))
 }
 
 /// A tool: its definition, handler and optional default policy decision. Schemas are compiled

@@ -12,8 +12,8 @@ use tool_context::idempotency::{
     DEFAULT_IDEMPOTENCY_MAX_ENTRIES, DEFAULT_IDEMPOTENCY_RETENTION_MS,
 };
 use tool_context::{
-    AllowAll, IdempotencyClaim, IdempotencyConfig, IdempotencyRegistry, Tool, ToolCallOptions,
-    ToolInvocation, ToolRegistry,
+    AllowAll, IdempotencyClaim, IdempotencyClaimError, IdempotencyConfig, IdempotencyRegistry,
+    Tool, ToolCallOptions, ToolInvocation, ToolRegistry,
 };
 use tool_durable_operations::ManualClock;
 use tool_protocol::{ToolCallContext, ToolCallError, ToolCallResult, ToolDefinition, codes};
@@ -241,7 +241,7 @@ async fn settled_entries_expire_after_retention() {
 #[tokio::test]
 async fn settled_entries_are_bounded_and_least_recently_used_go_first() {
     let idempotency = IdempotencyRegistry::default();
-    let settle = |key: &str| match idempotency.claim(key, "f") {
+    let settle = |key: &str| match idempotency.claim(key, "f").unwrap() {
         IdempotencyClaim::Owner(ticket) => ticket.settle(ToolCallResult::empty_success()),
         other => panic!("expected owner, got {other:?}"),
     };
@@ -252,16 +252,16 @@ async fn settled_entries_are_bounded_and_least_recently_used_go_first() {
     // Touch k0 so that k1 is the least recently used.
     assert!(matches!(
         idempotency.claim("k0", "f"),
-        IdempotencyClaim::Replay(_)
+        Ok(IdempotencyClaim::Replay(_))
     ));
     settle("one-over");
     assert_eq!(idempotency.len(), DEFAULT_IDEMPOTENCY_MAX_ENTRIES);
     assert!(matches!(
         idempotency.claim("k0", "f"),
-        IdempotencyClaim::Replay(_)
+        Ok(IdempotencyClaim::Replay(_))
     ));
     assert!(
-        matches!(idempotency.claim("k1", "f"), IdempotencyClaim::Owner(_)),
+        matches!(idempotency.claim("k1", "f"), Ok(IdempotencyClaim::Owner(_))),
         "k1 was evicted"
     );
 }
@@ -274,22 +274,24 @@ async fn pending_entries_are_never_evicted() {
     })
     .unwrap();
     let tickets: Vec<_> = (0..3)
-        .map(|n| match idempotency.claim(&format!("p{n}"), "f") {
-            IdempotencyClaim::Owner(ticket) => ticket,
-            other => panic!("{other:?}"),
-        })
+        .map(
+            |n| match idempotency.claim(&format!("p{n}"), "f").unwrap() {
+                IdempotencyClaim::Owner(ticket) => ticket,
+                other => panic!("{other:?}"),
+            },
+        )
         .collect();
     assert_eq!(
         idempotency.len(),
         3,
         "three pending entries over a bound of two"
     );
-    let IdempotencyClaim::Replay(waiter) = idempotency.claim("p0", "f") else {
+    let Ok(IdempotencyClaim::Replay(waiter)) = idempotency.claim("p0", "f") else {
         panic!("expected replay")
     };
     assert!(matches!(
         idempotency.claim("p0", "g"),
-        IdempotencyClaim::Conflict
+        Ok(IdempotencyClaim::Conflict)
     ));
     let mut tickets = tickets.into_iter();
     drop(tickets.next());
@@ -306,6 +308,36 @@ async fn pending_entries_are_never_evicted() {
     idempotency.clear("p2");
     assert!(matches!(
         idempotency.claim("p2", "g"),
-        IdempotencyClaim::Owner(_)
+        Ok(IdempotencyClaim::Owner(_))
+    ));
+}
+
+#[test]
+fn blank_keys_and_fingerprints_are_refused_and_never_registered() {
+    let idempotency = IdempotencyRegistry::default();
+    for (key, fingerprint, refused) in [
+        ("", "f", IdempotencyClaimError::BlankKey),
+        (" \t\n", "f", IdempotencyClaimError::BlankKey),
+        ("k", "", IdempotencyClaimError::BlankFingerprint),
+        ("k", "  ", IdempotencyClaimError::BlankFingerprint),
+    ] {
+        assert_eq!(
+            idempotency.claim(key, fingerprint).unwrap_err(),
+            refused,
+            "{key:?} / {fingerprint:?}"
+        );
+    }
+    assert!(idempotency.is_empty());
+    assert_eq!(
+        IdempotencyClaimError::BlankKey.to_string(),
+        "Idempotency key must be a non-empty string."
+    );
+    assert_eq!(
+        IdempotencyClaimError::BlankFingerprint.to_string(),
+        "Idempotency fingerprint must be a non-empty string."
+    );
+    assert!(matches!(
+        idempotency.claim(" k ", "f"),
+        Ok(IdempotencyClaim::Owner(_))
     ));
 }

@@ -356,7 +356,12 @@ async fn handlers_return_values_nothing_or_full_results() {
                     ToolCallError::new("APP_BUSY", "busy").with_retryable(true),
                 )
                 .into(),
-                _ => ToolCallResult::failure(ToolCallError::new(" ", "m")).into(),
+                // Fields are public: a handler can still build a blank code by hand.
+                _ => ToolCallResult::failure(ToolCallError {
+                    code: " ".into(),
+                    ..ToolCallError::new("X", "m")
+                })
+                .into(),
             })
         },
     );

@@ -102,7 +102,7 @@ async fn the_timeout_is_one_budget_and_fast_calls_finish_inside_it() {
     assert_eq!(
         zero.error_code(),
         Some(codes::TOOL_TIMEOUT),
-        "a zero timeout is valid and expires at once"
+        "a handler that has to wait is past a zero timeout"
     );
 }
 
@@ -240,4 +240,57 @@ async fn dropping_a_call_cancels_its_handler_token() {
         .await
         .expect("the token fires when the call is dropped");
     registry.shutdown();
+}
+
+/// A tool that answers at once, or after yielding once to the scheduler when `yield` is set.
+fn instant() -> Tool {
+    Tool::new(
+        ToolDefinition::new("instant", "Answers at once.", json!({"type": "object"})),
+        |arguments: Value, _call: ToolInvocation| async move {
+            if arguments["yield"] == true {
+                tokio::task::yield_now().await;
+            }
+            Ok::<_, ToolCallError>(json!({"ok": true}))
+        },
+    )
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_zero_timeout_runs_what_needs_no_waiting_and_nothing_more() {
+    let recorder = Recorder::default();
+    let registry = ToolRegistry::builder()
+        .tool(instant())
+        .policy(AllowAll)
+        .observer(recorder.clone())
+        .build()
+        .unwrap();
+    let zero = || ToolCallOptions::default().with_timeout_ms(0);
+    let ready = registry
+        .call_tool(request("instant", json!({})), zero())
+        .await;
+    assert!(!ready.is_error(), "{ready:?}");
+    assert_eq!(ready.structured_content, Some(json!({"ok": true})));
+    assert_eq!(
+        recorder.events().pop().unwrap().provenance.timeout_ms,
+        Some(0)
+    );
+    // A keyed call and its replay of the settled outcome need no waiting either.
+    for _ in 0..2 {
+        let keyed = registry
+            .call_tool(
+                request("instant", json!({})),
+                zero().with_idempotency_key("zero-1"),
+            )
+            .await;
+        assert_eq!(keyed.structured_content, Some(json!({"ok": true})));
+    }
+    // A handler that has to wait, even one scheduler turn, is past the deadline.
+    let waiting = registry
+        .call_tool(request("instant", json!({"yield": true})), zero())
+        .await;
+    assert_eq!(waiting.error_code(), Some(codes::TOOL_TIMEOUT));
+    assert_eq!(
+        waiting.error.unwrap().details,
+        Some(json!({"timeoutMs": 0, "executionState": "detached"}))
+    );
 }

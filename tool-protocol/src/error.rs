@@ -43,19 +43,71 @@ impl<'de> Deserialize<'de> for ToolCallError {
     }
 }
 
+/// Which field of a tool call error [`ToolCallError::try_new`] found blank.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum BlankErrorField {
+    /// The code is empty or whitespace.
+    #[error("A tool call error requires a non-empty code.")]
+    Code,
+    /// The message is empty or whitespace.
+    #[error("A tool call error requires a non-empty message.")]
+    Message,
+}
+
 impl ToolCallError {
     /// An error with a code and message, no retryable flag and no details.
+    ///
+    /// Never builds an error the deserializer (and `isToolCallResult`) would reject: a blank
+    /// code becomes `TOOL_EXECUTION_FAILED` (the default code of a tool call error) and a
+    /// blank message becomes `Tool call failed with <code>.`. Use [`Self::try_new`] to refuse
+    /// blank input instead.
+    ///
+    /// ```
+    /// use tool_protocol::{ToolCallError, codes};
+    /// let error = ToolCallError::new("", "disk full");
+    /// assert_eq!(error.code, codes::TOOL_EXECUTION_FAILED);
+    /// assert_eq!(ToolCallError::new("APP_BUSY", " ").message, "Tool call failed with APP_BUSY.");
+    /// ```
     pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
+        let mut code = code.into();
+        if code.trim().is_empty() {
+            crate::codes::TOOL_EXECUTION_FAILED.clone_into(&mut code);
+        }
+        let mut message = message.into();
+        if message.trim().is_empty() {
+            message = format!("Tool call failed with {code}.");
+        }
         Self {
-            code: code.into(),
-            message: message.into(),
+            code,
+            message,
             retryable: None,
             details: None,
         }
     }
 
+    /// Like [`Self::new`], but refuses a blank code or message instead of defaulting it.
+    ///
+    /// ```
+    /// use tool_protocol::{BlankErrorField, ToolCallError};
+    /// assert_eq!(ToolCallError::try_new("X", " "), Err(BlankErrorField::Message));
+    /// assert!(ToolCallError::try_new("X", "m").is_ok());
+    /// ```
+    pub fn try_new(
+        code: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Result<Self, BlankErrorField> {
+        let (code, message) = (code.into(), message.into());
+        if code.trim().is_empty() {
+            return Err(BlankErrorField::Code);
+        }
+        if message.trim().is_empty() {
+            return Err(BlankErrorField::Message);
+        }
+        Ok(Self::new(code, message))
+    }
+
     /// An error whose `retryable` flag is the one [`crate::codes::TOOL_CALL_ERROR_CODES`] gives
-    /// its code (none for domain codes).
+    /// its code (none for domain codes). Blank input is defaulted as in [`Self::new`].
     ///
     /// ```
     /// use tool_protocol::{ToolCallError, codes};
@@ -63,14 +115,10 @@ impl ToolCallError {
     /// assert_eq!(ToolCallError::canonical(codes::TOOL_NOT_FOUND, "missing").retryable, None);
     /// ```
     pub fn canonical(code: &str, message: impl Into<String>) -> Self {
-        let retryable = crate::codes::error_code_info(code)
+        let mut error = Self::new(code, message);
+        error.retryable = crate::codes::error_code_info(&error.code)
             .and_then(crate::codes::ErrorCodeInfo::default_retryable);
-        Self {
-            code: code.to_owned(),
-            message: message.into(),
-            retryable,
-            details: None,
-        }
+        error
     }
 
     /// Sets the retryable flag.
@@ -128,6 +176,43 @@ mod tests {
                 json!({"code": "X", "message": "m", "retryable": "no"})
             )
             .is_err()
+        );
+    }
+
+    #[test]
+    fn constructors_never_build_what_the_deserializer_rejects() {
+        let round_trips = |error: &ToolCallError| {
+            serde_json::from_value::<ToolCallError>(serde_json::to_value(error).unwrap()).is_ok()
+        };
+        for (code, message) in [("", "m"), (" \t", "m"), ("X", ""), ("X", "\n "), ("", "")] {
+            for error in [
+                ToolCallError::new(code, message),
+                ToolCallError::canonical(code, message),
+            ] {
+                assert!(round_trips(&error), "{code:?} / {message:?} -> {error:?}");
+            }
+        }
+        let defaulted = ToolCallError::new(" ", "disk full");
+        assert_eq!(
+            (defaulted.code.as_str(), defaulted.message.as_str()),
+            (crate::codes::TOOL_EXECUTION_FAILED, "disk full")
+        );
+        assert_eq!(
+            ToolCallError::new("APP_BUSY", " ").message,
+            "Tool call failed with APP_BUSY."
+        );
+        assert_eq!(ToolCallError::try_new(" ", "m"), Err(BlankErrorField::Code));
+        assert_eq!(
+            ToolCallError::try_new("X", ""),
+            Err(BlankErrorField::Message)
+        );
+        assert_eq!(
+            ToolCallError::try_new("X", "m"),
+            Ok(ToolCallError::new("X", "m"))
+        );
+        assert_eq!(
+            BlankErrorField::Message.to_string(),
+            "A tool call error requires a non-empty message."
         );
     }
 

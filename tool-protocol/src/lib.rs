@@ -49,7 +49,7 @@ pub use codes::TOOL_CALL_ERROR_CODES;
 pub use content::{ToolContent, stringify_tool_content, stringify_tool_content_block};
 pub use context::{ToolCallContext, ToolCallMode, ToolCallSource};
 pub use definition::{ToolAnnotations, ToolDefinition};
-pub use error::ToolCallError;
+pub use error::{BlankErrorField, ToolCallError};
 pub use event::{ProvenanceState, ToolCallEvent, ToolCallEventType, ToolExecutionProvenance};
 pub use request::{
     ModelToolCall, StringOrNumber, ToolCallId, ToolCallRequest, ToolListRequest, ToolListResult,

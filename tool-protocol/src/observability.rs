@@ -577,7 +577,8 @@ pub fn observation_sink_record(event: &ToolCallEvent, policy: &ObservabilityPoli
 }
 
 /// The form of a failed or ambiguous result a durable record may keep: fixed text content, no
-/// correlation id or structured content, and the error's code (cut to `maxStringLength`),
+/// correlation id or structured content, and the error's code (always whole: a replay in
+/// another process must see the contract code, so no string limit or redaction applies to it),
 /// retryable flag and redacted, byte-bounded details; its message is replaced by the fixed text.
 /// A result without an error stays without one (a result cannot be an error without an error
 /// object in this contract).
@@ -586,7 +587,7 @@ pub fn sanitize_tool_call_diagnostic(
     policy: &ObservabilityPolicy,
 ) -> ToolCallResult {
     let error = result.error.as_ref().map(|error| ToolCallError {
-        code: truncate_text(&error.code, policy.max_string_length),
+        code: error.code.clone(),
         message: DIAGNOSTIC_TEXT.into(),
         retryable: error.retryable,
         details: error
@@ -1111,6 +1112,31 @@ mod tests {
         assert_eq!(
             (sanitized.error, sanitized.structured_content),
             (None, None)
+        );
+    }
+
+    #[test]
+    fn diagnostics_keep_the_error_code_whole_under_any_string_limit() {
+        let tiny = policy(ObservabilityPolicyOptions {
+            max_string_length: Some(4),
+            ..Default::default()
+        });
+        let failure = ToolCallResult::failure(
+            ToolCallError::new("WORKSPACE_WRITE_FAILED", "disk full")
+                .with_details(json!({"path": "index.html"})),
+        );
+        let error = sanitize_tool_call_diagnostic(&failure, &tiny)
+            .error
+            .unwrap();
+        assert_eq!(error.code, "WORKSPACE_WRITE_FAILED");
+        assert_eq!(error.details, Some(json!({"path": "inde… [truncated]"})));
+        let tokenish = ToolCallResult::failure(ToolCallError::new("TOKEN_EXPIRED", "m"));
+        assert_eq!(
+            sanitize_tool_call_diagnostic(&tokenish, &ObservabilityPolicy::default())
+                .error
+                .unwrap()
+                .code,
+            "TOKEN_EXPIRED"
         );
     }
 

@@ -491,6 +491,27 @@ impl WorkspaceError {
     }
 }
 
+/// `normalize_workspace_path(raw)?` in workspace code: the coded `WORKSPACE_PATH_INVALID`
+/// with details `{reason}`. The conversion never sees the raw path; use
+/// [`WorkspaceError::path_invalid`] where it should be echoed as `details.path`.
+impl From<PathError> for WorkspaceError {
+    fn from(reason: PathError) -> Self {
+        Self::new(
+            WorkspaceErrorCode::WorkspacePathInvalid,
+            format!("Invalid workspace path: {reason}."),
+            json!({ "reason": reason.reason() }),
+        )
+    }
+}
+
+/// `normalize_workspace_path(raw)?` in a tool handler: the coded `WORKSPACE_PATH_INVALID`
+/// (non-retryable, details `{reason}`), as the conversion into [`WorkspaceError`] builds it.
+impl From<PathError> for tool_protocol::ToolCallError {
+    fn from(reason: PathError) -> Self {
+        WorkspaceError::from(reason).into()
+    }
+}
+
 impl From<WorkspaceError> for tool_protocol::ToolCallError {
     fn from(error: WorkspaceError) -> Self {
         Self {
@@ -532,6 +553,31 @@ pub(crate) fn group_thousands(value: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_error_converts_into_the_coded_path_invalid_error() {
+        fn open(raw: &str) -> WorkspaceResult<String> {
+            Ok(crate::path::normalize_workspace_path(raw)?)
+        }
+        fn handler(raw: &str) -> Result<String, tool_protocol::ToolCallError> {
+            Ok(crate::path::normalize_workspace_path(raw)?)
+        }
+        let error = open("a/../b").unwrap_err();
+        assert_eq!(error.code, WorkspaceErrorCode::WorkspacePathInvalid);
+        assert!(!error.retryable);
+        assert_eq!(error.details, json!({"reason": "parent-traversal"}));
+        assert_eq!(
+            error.message,
+            "Invalid workspace path: workspace paths cannot contain '..' segments."
+        );
+        let coded = handler("").unwrap_err();
+        assert_eq!(
+            (coded.code.as_str(), coded.retryable),
+            ("WORKSPACE_PATH_INVALID", Some(false))
+        );
+        assert_eq!(coded.details, Some(json!({"reason": "empty"})));
+        assert_eq!(open(" src/./a.js ").unwrap(), "src/a.js");
+    }
 
     #[test]
     fn retryable_only_for_conflict_folder_and_preview_timing_codes() {

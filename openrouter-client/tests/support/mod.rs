@@ -320,7 +320,10 @@ impl ToolExecutor for FakeTools {
                 .with_retryable(true)
                 .with_details(json!({"revision": 4, "timeoutMs": 2500, "committed": true})),
             ),
-            "bad.result" => ToolCallResult::failure(ToolCallError::new(" ", "blank code")),
+            "bad.result" => ToolCallResult::failure(ToolCallError {
+                code: " ".into(),
+                ..ToolCallError::new("X", "blank code")
+            }),
             "slow.wait" => {
                 self.slow_started.notify_one();
                 cancel.cancelled().await;
