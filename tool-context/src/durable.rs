@@ -11,8 +11,8 @@ use futures::stream::FuturesUnordered;
 use serde_json::Value;
 use tokio::task::JoinHandle;
 use tool_durable_operations::{
-    Claim, ClaimRequest, ClaimStatus, DurableOperationError, DurableOperationStore,
-    OperationRecord, OperationState, Settlement,
+    Claim, ClaimRequest, ClaimStatus, DurableOperationError, DurableOperationStore, LeaseHeartbeat,
+    LeaseLost, OperationRecord, OperationState, Settlement,
 };
 use tool_protocol::observability::{
     ObservabilityPolicy, sanitize_tool_call_diagnostic, sanitize_tool_call_diagnostic_reason,
@@ -92,6 +92,45 @@ impl DurableLedger {
             ClaimStatus::Unknown => Err(idempotency_unknown(claim.record.reason.as_deref())),
             ClaimStatus::Conflict => Err(idempotency_conflict(tool)),
             ClaimStatus::Replay => self.replay(&claim.record).map(DurableClaim::Replayed),
+        }
+    }
+
+    /// Renews the owner's lease while the handler runs, so a handler that outlives one lease
+    /// is not reclaimed and run again by another registry.
+    pub(crate) fn keep_lease(&self, claim: Claim) -> LeaseHeartbeat {
+        let lease = Some(Duration::from_millis(self.lease_ms));
+        LeaseHeartbeat::start((*self.store).clone(), claim, lease)
+    }
+
+    /// Stops the renewals and returns the claim to write with, waiting at most
+    /// [`Self::abort_wait`] for a renewal in flight (a hung one counts as a lost lease).
+    pub(crate) async fn stop_lease(&self, heartbeat: LeaseHeartbeat) -> Result<Claim, LeaseLost> {
+        let latest = heartbeat.current();
+        match tokio::time::timeout(self.abort_wait(), heartbeat.stop()).await {
+            Ok(kept) => kept,
+            Err(_) => Err(LeaseLost {
+                claim: latest,
+                error: DurableOperationError::Backend {
+                    backend: self.store.backend().name(),
+                    message: "the lease renewal did not finish in time".into(),
+                },
+            }),
+        }
+    }
+
+    /// The lease could not be renewed while the handler ran: its outcome is unknown, whatever
+    /// it returned. Marks the record unknown while the fence still allows it.
+    pub(crate) async fn lease_lost(&self, key: &str, lost: LeaseLost) -> ToolCallError {
+        let message = format!(
+            "the durable lease was lost while the tool ran: {}",
+            lost.error
+        );
+        let ambiguous = ToolCallError::new(codes::TOOL_EXECUTION_UNKNOWN, message.clone())
+            .with_retryable(false);
+        if self.persist_abort(&lost.claim, &ambiguous, None).await {
+            idempotency_unknown(Some(&message))
+        } else {
+            idempotency_store_uncertain(key, &message)
         }
     }
 

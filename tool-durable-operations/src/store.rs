@@ -376,6 +376,57 @@ impl DurableOperationStore {
         .await
     }
 
+    /// Extends the lease of this store's own `Owner` claim: a fenced heartbeat that writes
+    /// revision + 1 with the deadline now + `lease` (`None`: the store default), so a reclaim
+    /// racing it on the old fence loses. Returns the claim to use from now on.
+    ///
+    /// Unlike the terminal transitions, a deadline that already passed is accepted while the
+    /// fence still matches: a matching fence proves nobody reclaimed the record. Otherwise the
+    /// error names the precondition that failed (`Missing`, `OwnerMismatch`, `StaleFence`,
+    /// `AlreadySettled`), as [`settle`](Self::settle) does.
+    pub async fn renew_lease(
+        &self,
+        claim: &Claim,
+        lease: Option<Duration>,
+    ) -> Result<Claim, DurableOperationError> {
+        if claim.status != ClaimStatus::Owner {
+            return Err(DurableOperationError::invalid(
+                "claim",
+                "only an owner claim can renew its lease",
+            ));
+        }
+        let lease_ms = self.lease_ms(lease)?;
+        let (known, fence) = (&claim.record, &claim.fence);
+        let (key, owner_id) = (known.key.as_str(), known.owner_id.as_str());
+        validate_key(key)?;
+        // As in `finish`: a record that matches the fence is exactly the stored one, so the
+        // first try skips the read; anything else reads and names the failed precondition.
+        if known.matches(fence) && check_owner_holds(known, owner_id, fence).is_ok() {
+            let next = reclaimed(known.clone(), owner_id, self.clock.now_ms(), lease_ms);
+            if self
+                .backend
+                .compare_and_set(key, Some(fence), Some(&next))
+                .await?
+            {
+                return Ok(claim_of(ClaimStatus::Owner, next));
+            }
+        }
+        let current = self.require(key).await?;
+        check_owner_holds(&current, owner_id, fence)?;
+        let next = reclaimed(current, owner_id, self.clock.now_ms(), lease_ms);
+        if self
+            .backend
+            .compare_and_set(key, Some(fence), Some(&next))
+            .await?
+        {
+            Ok(claim_of(ClaimStatus::Owner, next))
+        } else {
+            Err(DurableOperationError::FenceChangedDuringTransition {
+                key: key.to_owned(),
+            })
+        }
+    }
+
     /// Completes the owner's pending record with a replayable `result`.
     pub async fn complete(
         &self,
@@ -636,7 +687,7 @@ impl DurableOperationStore {
             })
     }
 
-    fn lease_ms(&self, lease: Option<Duration>) -> Result<u64, DurableOperationError> {
+    pub(crate) fn lease_ms(&self, lease: Option<Duration>) -> Result<u64, DurableOperationError> {
         let lease = lease.unwrap_or(self.options.default_lease);
         let ms = duration_ms(lease);
         if ms == 0 || lease > MAX_LEASE {
@@ -687,7 +738,8 @@ fn observed_status(current: &OperationRecord, fingerprint: &str, now: u64) -> Op
     }
 }
 
-/// The pending record after a new owner takes over an expired lease (same incarnation).
+/// The pending record after a new owner takes over an expired lease, or its owner renews it
+/// (same incarnation, revision + 1, new deadline).
 fn reclaimed(current: OperationRecord, owner_id: &str, now: u64, lease_ms: u64) -> OperationRecord {
     OperationRecord {
         owner_id: owner_id.to_owned(),
@@ -726,6 +778,21 @@ fn check_owner_may_finish(
     fence: &Fence,
     now: u64,
 ) -> Result<(), DurableOperationError> {
+    check_owner_holds(current, owner_id, fence)?;
+    if current.lease_expired(now) {
+        return Err(DurableOperationError::LeaseExpired {
+            key: current.key.clone(),
+        });
+    }
+    Ok(())
+}
+
+/// `owner_id` still holds `current` under `fence`, and it is pending (the lease aside).
+fn check_owner_holds(
+    current: &OperationRecord,
+    owner_id: &str,
+    fence: &Fence,
+) -> Result<(), DurableOperationError> {
     let key = || current.key.clone();
     if current.owner_id != owner_id {
         return Err(DurableOperationError::OwnerMismatch {
@@ -741,9 +808,6 @@ fn check_owner_may_finish(
             key: key(),
             state: current.state,
         });
-    }
-    if current.lease_expired(now) {
-        return Err(DurableOperationError::LeaseExpired { key: key() });
     }
     Ok(())
 }

@@ -6,11 +6,13 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
+use tokio::sync::oneshot;
 use tool_durable_operations::record::MAX_STORED_RESULT_BYTES;
 use tool_durable_operations::{
     ClaimRequest, ClaimStatus, DurableOperationBackend, DurableOperationError,
     DurableOperationStore, Fence, ManualClock, OperationRecord, OperationState, RecordPage,
-    RecoverOutcome, Resolution, Settlement, StoreOptions,
+    RecoverOutcome, Resolution, Settlement, SideEffectOutcome, SideEffectRequest, SideEffectResult,
+    SideEffectRunner, StoreOptions,
 };
 
 /// Start of the injected clock.
@@ -46,6 +48,8 @@ macro_rules! conformance_suite {
             unusual_keys_round_trip,
             settle_takes_one_round_trip_and_keeps_exact_errors,
             race_each_key_runs_exactly_once,
+            slow_effect_keeps_its_lease_and_runs_once,
+            renew_lease_is_fenced_and_blocks_a_reclaim,
         );
     };
     (@cases $factory:expr; $($case:ident,)*) => {
@@ -1110,4 +1114,121 @@ pub async fn settle_takes_one_round_trip_and_keeps_exact_errors(factory: &dyn Ba
         .await
         .unwrap_err();
     assert_eq!(err.code(), "DURABLE_OPERATION_OWNER_MISMATCH");
+}
+
+/// Lease of the slow-effect case, far shorter than the effect: only renewal keeps it.
+pub const SLOW_EFFECT_LEASE: Duration = Duration::from_millis(20);
+
+/// A 60 ms effect under a 20 ms lease, with a second runner (its own connection) trying the
+/// same key after twice the lease: the first runner's heartbeat keeps the record pending, so
+/// the second one waits, the effect runs once and the first runner completes it.
+pub async fn slow_effect_keeps_its_lease_and_runs_once(factory: &dyn BackendFactory) {
+    let mut backends = factory.open(2).await;
+    let runner =
+        |backend, owner| SideEffectRunner::new(DurableOperationStore::new(backend), owner).unwrap();
+    let second = runner(backends.pop().unwrap(), "runner-b");
+    let first = runner(backends.pop().unwrap(), "runner-a");
+    let runs = Arc::new(AtomicUsize::new(0));
+    let request = || SideEffectRequest::new("slow-effect", "fp").with_lease(SLOW_EFFECT_LEASE);
+    let (past_lease_tx, past_lease_rx) = oneshot::channel();
+    let (resume_tx, resume_rx) = oneshot::channel::<()>();
+    let slow = tokio::spawn({
+        let (runs, request) = (runs.clone(), request());
+        async move {
+            first
+                .run(request, move |_| async move {
+                    runs.fetch_add(1, Ordering::SeqCst);
+                    tokio::time::sleep(SLOW_EFFECT_LEASE * 2).await;
+                    past_lease_tx.send(()).ok();
+                    resume_rx.await.ok();
+                    tokio::time::sleep(SLOW_EFFECT_LEASE).await;
+                    Ok(SideEffectOutcome::Completed {
+                        result: json!("written"),
+                    })
+                })
+                .await
+        }
+    });
+    past_lease_rx.await.unwrap();
+    let again = |runs: Arc<AtomicUsize>| {
+        move |_| async move {
+            runs.fetch_add(1, Ordering::SeqCst);
+            Ok(SideEffectOutcome::Completed {
+                result: json!("written again"),
+            })
+        }
+    };
+    let during = second.run(request(), again(runs.clone())).await.unwrap();
+    resume_tx.send(()).ok();
+    let outcome = slow.await.unwrap();
+    assert!(
+        matches!(&during, SideEffectResult::Pending { operation } if operation.owner_id == "runner-a"),
+        "the live heartbeat must block the second runner: {during:?}"
+    );
+    let Ok(SideEffectResult::Completed { operation, result }) = outcome else {
+        panic!("the first runner must complete its own effect: {outcome:?}")
+    };
+    assert_eq!(
+        (operation.state, operation.owner_id.as_str(), result),
+        (OperationState::Completed, "runner-a", json!("written"))
+    );
+    let after = second.run(request(), again(runs.clone())).await.unwrap();
+    assert!(
+        matches!(&after, SideEffectResult::Replayed { result: Some(r), .. } if *r == json!("written")),
+        "{after:?}"
+    );
+    assert_eq!(
+        runs.load(Ordering::SeqCst),
+        1,
+        "the effect ran exactly once"
+    );
+}
+
+pub async fn renew_lease_is_fenced_and_blocks_a_reclaim(factory: &dyn BackendFactory) {
+    let (store, clock) = one(factory).await;
+    let lease = Some(Duration::from_millis(10));
+    let claim_with = |owner| ClaimRequest {
+        lease,
+        ..request("k", owner)
+    };
+    let claim = store.claim(claim_with("a")).await.unwrap();
+    clock.advance(Duration::from_millis(8));
+    let renewed = store.renew_lease(&claim, lease).await.unwrap();
+    assert_eq!(renewed.status, ClaimStatus::Owner);
+    assert_eq!(renewed.fence.revision, 2);
+    assert_eq!(renewed.record.lease_expires_at, Some(T0 + 18));
+    assert_eq!(
+        store.get("k").await.unwrap().as_ref(),
+        Some(&renewed.record)
+    );
+    // Past the first deadline, inside the renewed one: nobody may take over.
+    clock.advance(Duration::from_millis(8));
+    let other = store.claim(claim_with("b")).await.unwrap();
+    assert_eq!(other.status, ClaimStatus::Pending);
+    let err = store.renew_lease(&claim, lease).await.unwrap_err();
+    assert_eq!(err.code(), "DURABLE_OPERATION_STALE_FENCE");
+    let err = store.renew_lease(&other, lease).await.unwrap_err();
+    assert_eq!(
+        err.code(),
+        "DURABLE_OPERATION_INVALID_INPUT",
+        "only owners renew"
+    );
+    // Expired but not reclaimed: the matching fence proves the record is still a's.
+    clock.advance(Duration::from_millis(20));
+    let kept = store.renew_lease(&renewed, lease).await.unwrap();
+    assert_eq!(kept.fence.revision, 3);
+    clock.advance(Duration::from_millis(20));
+    let taken = store.claim(claim_with("b")).await.unwrap();
+    assert_eq!(taken.status, ClaimStatus::Owner);
+    let err = store.renew_lease(&kept, lease).await.unwrap_err();
+    assert_eq!(err.code(), "DURABLE_OPERATION_OWNER_MISMATCH");
+    let settled = store
+        .settle(&taken, Settlement::Completed { result: json!(1) })
+        .await
+        .unwrap();
+    let mut stale_owner = taken.clone();
+    stale_owner.fence = settled.fence();
+    stale_owner.record = settled;
+    let err = store.renew_lease(&stale_owner, lease).await.unwrap_err();
+    assert_eq!(err.code(), "DURABLE_OPERATION_ALREADY_SETTLED");
 }

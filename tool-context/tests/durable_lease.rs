@@ -1,0 +1,85 @@
+//! Lease renewal of the registry's durable calls: a handler that outlives its lease keeps the
+//! record, so a second registry sharing the store waits instead of running it again.
+
+mod durable_support;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use durable_support::*;
+use serde_json::json;
+use tokio::sync::oneshot;
+use tool_durable_operations::backend::sqlite::SqliteBackend;
+use tool_durable_operations::{DurableOperationStore, OperationState};
+use tool_protocol::{ToolCallResult, codes};
+
+/// Far shorter than the handler: only renewal keeps the lease.
+const SHORT_LEASE_MS: u64 = 20;
+
+/// A 60 ms handler under a 20 ms lease on `first`, and a call of the same key on `second` after
+/// twice the lease: it must wait (pending), the handler runs once and `first` completes.
+async fn slow_handler_keeps_its_lease(
+    first: Arc<DurableOperationStore>,
+    second: Arc<DurableOperationStore>,
+) {
+    let runs = Runs::default();
+    let (past_lease_tx, past_lease_rx) = oneshot::channel::<()>();
+    let (resume_tx, resume_rx) = oneshot::channel::<()>();
+    let signals = Arc::new(std::sync::Mutex::new(Some((past_lease_tx, resume_rx))));
+    let slow = tool(&runs, move |_args, _call| {
+        let signals = signals.lock().unwrap().take();
+        async move {
+            let (past_lease, resume) = signals.expect("the handler runs once");
+            tokio::time::sleep(Duration::from_millis(SHORT_LEASE_MS * 2)).await;
+            past_lease.send(()).ok();
+            resume.await.ok();
+            tokio::time::sleep(Duration::from_millis(SHORT_LEASE_MS)).await;
+            Ok(ToolCallResult::success(json!("charged once")))
+        }
+    });
+    let first = registry_with_lease(&first, "worker-a", slow, SHORT_LEASE_MS);
+    let second = registry_with_lease(&second, "worker-b", charging_tool(&runs), SHORT_LEASE_MS);
+    let running = tokio::spawn({
+        let first = first.clone();
+        async move { call(&first, "a-1", "slow-charge", 5).await }
+    });
+    past_lease_rx.await.unwrap();
+    let during = call(&second, "b-1", "slow-charge", 5).await;
+    resume_tx.send(()).ok();
+    let done = running.await.unwrap();
+    assert_eq!(
+        during.error_code(),
+        Some(codes::TOOL_IDEMPOTENCY_PENDING),
+        "the renewed lease must block the second registry: {during:?}"
+    );
+    assert!(!done.is_error(), "the first registry completes: {done:?}");
+    let record = status(&second, "slow-charge").await;
+    assert_eq!(
+        (record.state, record.owner_id.as_str()),
+        (OperationState::Completed, "worker-a")
+    );
+    let replay = call(&second, "b-2", "slow-charge", 5).await;
+    assert_eq!(without_id(&replay), without_id(&done));
+    assert_eq!(runs.get(), 1, "the handler ran exactly once");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_handler_keeps_its_lease_on_memory() {
+    let store = memory_store();
+    slow_handler_keeps_its_lease(Arc::clone(&store), store).await;
+}
+
+async fn sqlite_store(path: &Path) -> Arc<DurableOperationStore> {
+    let backend = SqliteBackend::open(path)
+        .await
+        .expect("open the SQLite file");
+    Arc::new(DurableOperationStore::new(Arc::new(backend)))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_handler_keeps_its_lease_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("operations.sqlite");
+    slow_handler_keeps_its_lease(sqlite_store(&path).await, sqlite_store(&path).await).await;
+}
