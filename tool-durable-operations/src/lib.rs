@@ -42,7 +42,7 @@ pub mod side_effect;
 pub mod store;
 
 pub use backend::memory::MemoryBackend;
-pub use backend::{DurableOperationBackend, RecordPage};
+pub use backend::{CorruptEntry, DurableOperationBackend, RecordPage};
 pub use clock::{Clock, IncarnationGenerator, ManualClock, SystemClock};
 pub use error::{BoxError, DurableOperationError};
 pub use lease::{LeaseHeartbeat, LeaseLost};

@@ -152,15 +152,23 @@ pub enum RecoverOutcome {
     Resolved(OperationRecord),
 }
 
+/// Most corrupt keys one [`PruneReport`] lists (the count stays exact).
+pub const MAX_REPORTED_CORRUPT_KEYS: usize = 100;
+
 /// Totals of one [`DurableOperationStore::prune`] call.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PruneReport {
     /// Records deleted.
     pub deleted: usize,
-    /// Records inspected.
+    /// Records inspected (decoded ones; corrupt ones are counted in `corrupt`).
     pub scanned: usize,
     /// Pages read.
     pub pages: usize,
+    /// Stored records that could not be decoded: skipped and kept, for an operator (or the
+    /// legacy incarnation backfill) to repair.
+    pub corrupt: usize,
+    /// The first [`MAX_REPORTED_CORRUPT_KEYS`] of their keys, in key order.
+    pub corrupt_keys: Vec<String>,
 }
 
 /// The terminal outcome of [`DurableOperationStore::settle`].
@@ -579,7 +587,8 @@ impl DurableOperationStore {
         self.prune_before(before).await
     }
 
-    /// Deletes non-pending records with `updated_at < before_ms`, page by page.
+    /// Deletes non-pending records with `updated_at < before_ms`, page by page. Records the
+    /// backend cannot decode are skipped and reported, so one bad record never stops it.
     pub async fn prune_before(&self, before_ms: u64) -> Result<PruneReport, DurableOperationError> {
         let mut report = PruneReport::default();
         let mut cursor: Option<String> = None;
@@ -592,6 +601,12 @@ impl DurableOperationStore {
                 .list_page(cursor.as_deref(), self.options.prune_page_size)
                 .await?;
             report.pages += 1;
+            for corrupt in page.corrupt {
+                report.corrupt += 1;
+                if report.corrupt_keys.len() < MAX_REPORTED_CORRUPT_KEYS {
+                    report.corrupt_keys.push(corrupt.key);
+                }
+            }
             for record in page.records {
                 report.scanned += 1;
                 if record.state != OperationState::Pending && record.updated_at < before_ms {

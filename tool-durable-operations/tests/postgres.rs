@@ -161,3 +161,34 @@ async fn connect_validates_the_table_before_connecting_and_reports_backend_error
         .unwrap();
     backend.ping().await.unwrap();
 }
+
+#[tokio::test]
+async fn prune_skips_and_reports_a_row_with_a_null_incarnation() {
+    let postgres = Postgres::default();
+    let backend = postgres.open(1).await.remove(0);
+    let clock = tool_durable_operations::ManualClock::new(support::conformance::T0);
+    let store = support::conformance::pruning_store(backend, &clock);
+    support::conformance::settle_good_records_and_age_them(&store, &clock).await;
+    let schema = postgres.0.0.lock().unwrap()[0].clone();
+    let table = format!("\"{schema}\".\"operations\"");
+    // As a table the reference created before fencing, then migrated halfway.
+    let sql = format!(
+        "ALTER TABLE {table} ALTER COLUMN incarnation DROP NOT NULL;\n\
+         INSERT INTO {table} (operation_key, fingerprint, owner_id, incarnation, revision, state, \
+         result, result_present, created_at, updated_at) VALUES ('m-legacy', 'fp-1', 'reference', \
+         NULL, 2, 'completed', '{{\"ok\": true}}', true, {t0}, {t0})",
+        t0 = support::conformance::T0
+    );
+    sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+        .execute(&pool(1).await)
+        .await
+        .unwrap();
+    support::conformance::prune_skips_and_reports_the_corrupt_record(&store, "m-legacy").await;
+    // The same error as on every other backend.
+    assert_eq!(
+        store.get("m-legacy").await.unwrap_err(),
+        tool_durable_operations::DurableOperationError::CorruptRecord(
+            tool_durable_operations::record::MISSING_INCARNATION.into()
+        )
+    );
+}

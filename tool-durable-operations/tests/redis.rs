@@ -169,3 +169,44 @@ async fn connect_and_ping_report_coded_backend_errors() {
     assert_eq!(err.code(), "DURABLE_OPERATION_BACKEND_FAILED");
     assert!(err.is_retryable());
 }
+
+/// A record as the TypeScript reference wrote it before fencing: no `incarnation`.
+fn legacy_json(key: &str) -> String {
+    serde_json::json!({
+        "key": key, "fingerprint": "fp-1", "ownerId": "reference", "revision": 2,
+        "state": "completed", "result": {"ok": true},
+        "createdAt": support::conformance::T0, "updatedAt": support::conformance::T0,
+    })
+    .to_string()
+}
+
+#[tokio::test]
+async fn prune_skips_and_reports_a_legacy_record_without_incarnation() {
+    let prefixes = Prefixes::default();
+    let client = redis::Client::open(support::redis_url()).unwrap();
+    let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+    let backend = RedisBackend::with_prefix(connection.clone(), &prefixes.fresh()).unwrap();
+    let clock = tool_durable_operations::ManualClock::new(support::conformance::T0);
+    let store = support::conformance::pruning_store(Arc::new(backend.clone()), &clock);
+    support::conformance::settle_good_records_and_age_them(&store, &clock).await;
+    let _: () = redis::pipe()
+        .atomic()
+        .cmd("SET")
+        .arg(backend.record_key("m-legacy"))
+        .arg(legacy_json("m-legacy"))
+        .cmd("ZADD")
+        .arg(backend.index_key())
+        .arg(0)
+        .arg(hex::encode("m-legacy"))
+        .query_async(&mut connection)
+        .await
+        .unwrap();
+    support::conformance::prune_skips_and_reports_the_corrupt_record(&store, "m-legacy").await;
+    // The same error as on every other backend.
+    assert_eq!(
+        store.get("m-legacy").await.unwrap_err(),
+        tool_durable_operations::DurableOperationError::CorruptRecord(
+            tool_durable_operations::record::MISSING_INCARNATION.into()
+        )
+    );
+}

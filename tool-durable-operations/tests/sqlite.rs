@@ -51,3 +51,24 @@ async fn custom_table_names_are_validated_and_schema_is_explicit() {
     custom.apply_schema().await.unwrap();
     assert_eq!(custom.read("k").await.unwrap(), None);
 }
+
+#[tokio::test]
+async fn prune_skips_and_reports_a_row_whose_result_is_not_json() {
+    let factory = Sqlite::default();
+    let backend = factory.open(1).await.remove(0);
+    let clock = tool_durable_operations::ManualClock::new(support::conformance::T0);
+    let store = support::conformance::pruning_store(backend, &clock);
+    support::conformance::settle_good_records_and_age_them(&store, &clock).await;
+    let dir = factory.dirs.lock().unwrap()[0].path().join("operations.db");
+    let pool = SqliteBackend::open(&dir).await.unwrap().pool().clone();
+    sqlx::query(
+        "INSERT INTO context_action_durable_operations (operation_key, fingerprint, owner_id, \
+         incarnation, revision, state, result, result_present, created_at, updated_at) \
+         VALUES ('m-corrupt', 'fp-1', 'o', 'i', 2, 'completed', '{not json', 1, ?1, ?1)",
+    )
+    .bind(support::conformance::T0 as i64)
+    .execute(&pool)
+    .await
+    .unwrap();
+    support::conformance::prune_skips_and_reports_the_corrupt_record(&store, "m-corrupt").await;
+}

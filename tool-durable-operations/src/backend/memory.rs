@@ -83,7 +83,7 @@ impl DurableOperationBackend for MemoryBackend {
             .lock()
             .range((lower, Bound::Unbounded))
             .take(limit + 1)
-            .map(|(_, r)| r.clone())
+            .map(|(key, r)| (key.clone(), Ok(r.clone())))
             .collect();
         Ok(page_from_rows(rows, limit))
     }

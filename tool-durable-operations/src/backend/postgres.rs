@@ -11,7 +11,9 @@ use async_trait::async_trait;
 use sqlx::postgres::PgPool;
 use sqlx::{AssertSqlSafe, SqlSafeStr, SqlStr};
 
-use super::sql::{COLUMNS, RecordRow, bind_row, fence_revision, index_name, quote_table_name};
+use super::sql::{
+    COLUMNS, RecordRow, bind_row, decode_rows, fence_revision, index_name, quote_table_name,
+};
 use super::{
     DurableOperationBackend, RecordPage, check_cas_arguments, check_page_limit, page_from_rows,
 };
@@ -222,10 +224,6 @@ impl DurableOperationBackend for PostgresBackend {
             .fetch_all(&self.pool)
             .await
             .map_err(|e| DurableOperationError::backend(NAME, e))?;
-        let records = rows
-            .into_iter()
-            .map(RecordRow::into_record)
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(page_from_rows(records, limit))
+        Ok(page_from_rows(decode_rows(rows), limit))
     }
 }

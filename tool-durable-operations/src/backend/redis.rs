@@ -9,7 +9,10 @@
 use async_trait::async_trait;
 use redis::aio::ConnectionLike;
 
-use super::{DurableOperationBackend, RecordPage, check_cas_arguments, check_page_limit};
+use super::{
+    DecodedRow, DurableOperationBackend, RecordPage, check_cas_arguments, check_page_limit,
+    page_from_rows,
+};
 use crate::error::DurableOperationError;
 use crate::record::{Fence, OperationRecord};
 
@@ -126,6 +129,14 @@ fn decode(stored: Option<String>) -> Result<Option<OperationRecord>, DurableOper
         .transpose()
 }
 
+/// The operation key of an index member (the member itself if it is not hex of UTF-8).
+fn operation_key(member: &str) -> String {
+    hex::decode(member)
+        .ok()
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .unwrap_or_else(|| member.to_owned())
+}
+
 /// Rejects cursors that are not index members (lowercase hex).
 fn check_cursor(cursor: &str) -> Result<(), DurableOperationError> {
     if cursor.is_empty()
@@ -223,15 +234,12 @@ where
             .query_async(&mut connection)
             .await
             .map_err(redis_error)?;
+        if members.is_empty() {
+            return Ok(RecordPage::default());
+        }
+        // The extra member only signals that more follow: its record is not fetched.
         let more = members.len() > limit;
         members.truncate(limit);
-        let next_cursor = if more { members.last().cloned() } else { None };
-        if members.is_empty() {
-            return Ok(RecordPage {
-                records: Vec::new(),
-                next_cursor,
-            });
-        }
         let keys: Vec<String> = members
             .iter()
             .map(|m| self.record_key_for_member(m))
@@ -241,14 +249,21 @@ where
             .query_async(&mut connection)
             .await
             .map_err(redis_error)?;
+        let cursor_member = more.then(|| members.last().cloned()).flatten();
         // A record deleted between the two commands is simply skipped.
-        let records = stored
+        let rows: Vec<DecodedRow> = members
             .into_iter()
-            .filter_map(|value| decode(value).transpose())
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(RecordPage {
-            records,
-            next_cursor,
-        })
+            .zip(stored)
+            .filter_map(|(member, value)| {
+                let decoded = decode(value).transpose()?;
+                Some((member, decoded))
+            })
+            .collect();
+        let mut page = page_from_rows(rows, limit);
+        page.next_cursor = cursor_member;
+        for corrupt in &mut page.corrupt {
+            corrupt.key = operation_key(&corrupt.key);
+        }
+        Ok(page)
     }
 }

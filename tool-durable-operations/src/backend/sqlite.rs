@@ -11,7 +11,9 @@ use async_trait::async_trait;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 use sqlx::{AssertSqlSafe, SqlSafeStr, SqlStr};
 
-use super::sql::{COLUMNS, RecordRow, bind_row, fence_revision, index_name, quote_table_name};
+use super::sql::{
+    COLUMNS, RecordRow, bind_row, decode_rows, fence_revision, index_name, quote_table_name,
+};
 use super::{
     DurableOperationBackend, RecordPage, check_cas_arguments, check_page_limit, page_from_rows,
 };
@@ -148,10 +150,6 @@ impl SqliteBackend {
     }
 }
 
-fn rows_to_records(rows: Vec<RecordRow>) -> Result<Vec<OperationRecord>, DurableOperationError> {
-    rows.into_iter().map(RecordRow::into_record).collect()
-}
-
 #[async_trait]
 impl DurableOperationBackend for SqliteBackend {
     fn name(&self) -> &'static str {
@@ -225,6 +223,6 @@ impl DurableOperationBackend for SqliteBackend {
             .fetch_all(&self.pool)
             .await
             .map_err(|e| DurableOperationError::backend(NAME, e))?;
-        Ok(page_from_rows(rows_to_records(rows)?, limit))
+        Ok(page_from_rows(decode_rows(rows), limit))
     }
 }

@@ -731,7 +731,8 @@ pub async fn prune_pages_while_deleting_and_respects_the_page_limit(factory: &dy
         tool_durable_operations::PruneReport {
             deleted: 10,
             scanned: 13,
-            pages: 5
+            pages: 5,
+            ..Default::default()
         }
     );
     let left: Vec<String> = backend
@@ -1231,4 +1232,54 @@ pub async fn renew_lease_is_fenced_and_blocks_a_reclaim(factory: &dyn BackendFac
     stale_owner.record = settled;
     let err = store.renew_lease(&stale_owner, lease).await.unwrap_err();
     assert_eq!(err.code(), "DURABLE_OPERATION_ALREADY_SETTLED");
+}
+
+/// Keys of the good records around the corrupt one, so it sits mid-scan.
+pub const GOOD_KEYS: [&str; 2] = ["a-good", "z-good"];
+
+/// A store over `backend` with one-record prune pages (the corrupt record ends its page).
+pub fn pruning_store(
+    backend: Arc<dyn DurableOperationBackend>,
+    clock: &ManualClock,
+) -> DurableOperationStore {
+    let options = StoreOptions {
+        prune_page_size: 1,
+        ..StoreOptions::default()
+    };
+    DurableOperationStore::with_options(backend, options)
+        .unwrap()
+        .with_clock(Arc::new(clock.clone()))
+}
+
+/// Completes [`GOOD_KEYS`] at [`T0`], then lets them age past the retention.
+pub async fn settle_good_records_and_age_them(store: &DurableOperationStore, clock: &ManualClock) {
+    for key in GOOD_KEYS {
+        let fence = owned(store, key, "a").await;
+        store.complete(key, "a", json!(key), &fence).await.unwrap();
+    }
+    clock.advance(store.options().retention + Duration::from_millis(1));
+}
+
+/// One record the backend cannot decode (`corrupt_key`, already written) neither stops the
+/// prune nor hides: the good records are deleted, the corrupt one is reported and kept, and
+/// reading it is the non-retryable corrupt-record error.
+pub async fn prune_skips_and_reports_the_corrupt_record(
+    store: &DurableOperationStore,
+    corrupt_key: &str,
+) {
+    let report = store.prune().await;
+    let err = store.get(corrupt_key).await.unwrap_err();
+    assert_eq!(
+        (err.code(), err.is_retryable()),
+        ("DURABLE_OPERATION_CORRUPT_RECORD", false),
+        "{err}"
+    );
+    let report = report.expect("one corrupt record must not stop the prune");
+    assert_eq!((report.deleted, report.corrupt), (GOOD_KEYS.len(), 1));
+    assert_eq!(report.corrupt_keys, [corrupt_key]);
+    for key in GOOD_KEYS {
+        assert_eq!(store.get(key).await.unwrap(), None, "{key} was pruned");
+    }
+    let again = store.prune().await.unwrap();
+    assert_eq!((again.deleted, again.corrupt), (0, 1), "still reported");
 }
