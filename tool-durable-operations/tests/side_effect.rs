@@ -429,9 +429,7 @@ async fn recover_is_status_first_and_resolves_only_unknown() {
         move |record: tool_durable_operations::OperationRecord| async move {
             calls.fetch_add(1, Ordering::SeqCst);
             assert_eq!(record.state, OperationState::Unknown);
-            Ok::<_, BoxError>(SideEffectResolution::Completed {
-                result: json!({"charge": "ch_9"}),
-            })
+            Ok::<_, BoxError>(SideEffectResolution::completed(json!({"charge": "ch_9"})))
         }
     };
     assert_eq!(
@@ -648,9 +646,9 @@ async fn queue_bridge_acknowledges_replays_and_keeps_a_lost_ack_unknown() {
     let recovered = b
         .recover("q2", None, None, move |_| async move {
             match status.status("q2") {
-                Some(message) => Ok(SideEffectResolution::Completed {
-                    result: json!({"published": message}),
-                }),
+                Some(message) => Ok(SideEffectResolution::completed(
+                    json!({"published": message}),
+                )),
                 None => Ok(SideEffectResolution::Failed {
                     reason: "not published".into(),
                     result: None,
@@ -832,4 +830,53 @@ async fn a_lease_taken_over_mid_effect_is_reported_unknown() {
     assert!(saw_cancel_rx.await.unwrap(), "the adapter was told to stop");
     assert_eq!(backend.read("taken").await.unwrap(), Some(intruder));
     assert_eq!(ran.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_completed_resolution_keeps_the_reconcilers_reason_and_diagnostic() {
+    let (a, b) = runners();
+    a.run(SideEffectRequest::new("why", "fp"), |_| {
+        outcome(SideEffectOutcome::unknown("socket closed after send"))
+    })
+    .await
+    .unwrap();
+    let resolved = a
+        .recover("why", None, Some("operator-1"), |_| async {
+            Ok::<_, BoxError>(SideEffectResolution::Completed {
+                result: json!({"charge": "ch_7"}),
+                reason: Some("provider status query found ch_7".into()),
+                diagnostic: Some(json!({"queriedAt": 42})),
+            })
+        })
+        .await
+        .unwrap();
+    let SideEffectRecovery::Resolved {
+        operation,
+        result,
+        diagnostic,
+        reason,
+    } = resolved
+    else {
+        panic!("{resolved:?}")
+    };
+    assert_eq!(operation.state, OperationState::Completed);
+    assert_eq!(operation.reconciled_by.as_deref(), Some("operator-1"));
+    assert_eq!(
+        (result, diagnostic, reason.as_deref()),
+        (
+            Some(json!({"charge": "ch_7"})),
+            Some(json!({"queriedAt": 42})),
+            Some("provider status query found ch_7")
+        )
+    );
+    let replay = b
+        .run(SideEffectRequest::new("why", "fp"), |_| async {
+            panic!("reconciled: must not run")
+        })
+        .await
+        .unwrap();
+    assert!(
+        matches!(&replay, SideEffectResult::Replayed { reason: Some(r), diagnostic: Some(_), .. } if r == "provider status query found ch_7"),
+        "{replay:?}"
+    );
 }

@@ -82,6 +82,11 @@ pub enum SideEffectResolution {
     Completed {
         /// Result to replay.
         result: Value,
+        /// Optional note of the reconciler (what the status query found), kept as the
+        /// record's reason.
+        reason: Option<String>,
+        /// Optional bounded evidence, kept next to the result.
+        diagnostic: Option<Value>,
     },
     /// The effect did not happen.
     Failed {
@@ -92,6 +97,17 @@ pub enum SideEffectResolution {
         /// Optional diagnostic.
         diagnostic: Option<Value>,
     },
+}
+
+impl SideEffectResolution {
+    /// A `Completed` resolution without reason or diagnostic.
+    pub fn completed(result: Value) -> Self {
+        Self::Completed {
+            result,
+            reason: None,
+            diagnostic: None,
+        }
+    }
 }
 
 /// Maps an adapter error to an outcome (the default keeps it `unknown`).
@@ -613,9 +629,13 @@ fn truncate_reason(reason: &str) -> String {
 
 fn to_store_resolution(resolution: SideEffectResolution) -> Resolution {
     match resolution {
-        SideEffectResolution::Completed { result } => Resolution::Completed {
-            result: payload(Some(result), None),
-            reason: None,
+        SideEffectResolution::Completed {
+            result,
+            reason,
+            diagnostic,
+        } => Resolution::Completed {
+            result: payload(Some(result), diagnostic),
+            reason,
         },
         SideEffectResolution::Failed {
             reason,
