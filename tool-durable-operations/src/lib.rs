@@ -52,6 +52,6 @@ pub use side_effect::{
     SideEffectResolution, SideEffectResult, SideEffectRunner,
 };
 pub use store::{
-    Claim, ClaimRequest, ClaimStatus, DurableOperationStore, FENCING_CAPABILITY, PruneReport,
-    RecoverOutcome, Resolution, Settlement, StoreOptions,
+    BackfillReport, Claim, ClaimRequest, ClaimStatus, DurableOperationStore, FENCING_CAPABILITY,
+    PruneReport, RecoverOutcome, Resolution, Settlement, StoreOptions,
 };

@@ -162,7 +162,7 @@ impl OperationRecord {
             DurableOperationError::CorruptRecord(format!("invalid JSON: {e}"))
         };
         let value: Value = serde_json::from_str(text).map_err(invalid)?;
-        if value.is_object() && value.get("incarnation").is_none_or(Value::is_null) {
+        if value.is_object() && value.get("incarnation").is_none() {
             return Err(missing_incarnation());
         }
         let record: Self = serde_json::from_value(value).map_err(invalid)?;

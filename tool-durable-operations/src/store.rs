@@ -11,7 +11,8 @@ use crate::clock::{Clock, IncarnationGenerator, SystemClock, duration_ms, random
 use crate::error::{BoxError, DurableOperationError};
 use crate::record::{
     Fence, MAX_FINGERPRINT_BYTES, MAX_OWNER_ID_BYTES, OperationRecord, OperationState,
-    validate_incarnation, validate_key, validate_reason, validate_result, validate_text,
+    missing_incarnation, validate_incarnation, validate_key, validate_reason, validate_result,
+    validate_text,
 };
 
 /// Capability string a consumer checks before trusting a store's fences.
@@ -169,6 +170,19 @@ pub struct PruneReport {
     pub corrupt: usize,
     /// The first [`MAX_REPORTED_CORRUPT_KEYS`] of their keys, in key order.
     pub corrupt_keys: Vec<String>,
+}
+
+/// Totals of one [`DurableOperationStore::backfill_legacy_incarnations`] call.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BackfillReport {
+    /// Records that got an incarnation from this call.
+    pub backfilled: usize,
+    /// Records without an incarnation that another store backfilled first (or that vanished).
+    pub raced: usize,
+    /// Records still undecodable for another reason, left as they are.
+    pub corrupt: usize,
+    /// Pages read.
+    pub pages: usize,
 }
 
 /// The terminal outcome of [`DurableOperationStore::settle`].
@@ -576,6 +590,68 @@ impl DurableOperationStore {
             .resolve_unknown(key, reconciler_id, resolution, &fence)
             .await?;
         Ok(RecoverOutcome::Resolved(record))
+    }
+
+    /// Gives the record under `key`, written by the reference before fencing (no incarnation),
+    /// a fresh incarnation, and returns the record as stored afterwards. Atomic in the backend:
+    /// when stores race, one incarnation wins and every one of them returns it. A record that
+    /// already has an incarnation is returned unchanged. Never run implicitly: a legacy record
+    /// reads as [`MISSING_INCARNATION`](crate::record::MISSING_INCARNATION) until this is called.
+    pub async fn backfill_legacy_incarnation(
+        &self,
+        key: &str,
+    ) -> Result<OperationRecord, DurableOperationError> {
+        validate_key(key)?;
+        let incarnation = (self.incarnations)();
+        validate_incarnation(&incarnation)?;
+        self.backend
+            .backfill_legacy_incarnation(key, &incarnation)
+            .await?;
+        // Won or lost, the record now holds exactly one incarnation.
+        self.require(key).await
+    }
+
+    /// Walks every page (bounded like `prune`) and backfills each record the backend reports
+    /// as missing its incarnation; other corrupt records are counted and left alone.
+    pub async fn backfill_legacy_incarnations(
+        &self,
+    ) -> Result<BackfillReport, DurableOperationError> {
+        let mut report = BackfillReport::default();
+        let mut cursor: Option<String> = None;
+        loop {
+            if report.pages == self.options.max_prune_pages {
+                return Err(DurableOperationError::PrunePageLimitExceeded);
+            }
+            let page = self
+                .backend
+                .list_page(cursor.as_deref(), self.options.prune_page_size)
+                .await?;
+            report.pages += 1;
+            for corrupt in page.corrupt {
+                if corrupt.error != missing_incarnation() {
+                    report.corrupt += 1;
+                    continue;
+                }
+                let incarnation = (self.incarnations)();
+                validate_incarnation(&incarnation)?;
+                if self
+                    .backend
+                    .backfill_legacy_incarnation(&corrupt.key, &incarnation)
+                    .await?
+                {
+                    report.backfilled += 1;
+                } else {
+                    report.raced += 1;
+                }
+            }
+            match page.next_cursor {
+                None => return Ok(report),
+                Some(next) if cursor.as_deref().is_some_and(|c| next.as_str() <= c) => {
+                    return Err(DurableOperationError::CursorDidNotAdvance);
+                }
+                Some(next) => cursor = Some(next),
+            }
+        }
     }
 
     /// Deletes completed, failed and unknown records last written before now − retention.

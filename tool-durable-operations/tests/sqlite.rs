@@ -72,3 +72,33 @@ async fn prune_skips_and_reports_a_row_whose_result_is_not_json() {
     .unwrap();
     support::conformance::prune_skips_and_reports_the_corrupt_record(&store, "m-corrupt").await;
 }
+
+#[tokio::test]
+async fn concurrent_backfills_of_a_null_incarnation_agree_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("legacy.db");
+    let mut backends: Vec<Arc<dyn DurableOperationBackend>> = Vec::new();
+    for _ in 0..2 {
+        let pool = SqliteBackend::open(&path).await.unwrap().pool().clone();
+        backends.push(Arc::new(SqliteBackend::new(pool, "legacy_ops").unwrap()));
+    }
+    let pool = SqliteBackend::open(&path).await.unwrap().pool().clone();
+    let schema = SqliteBackend::new(pool.clone(), "legacy_ops")
+        .unwrap()
+        .schema_sql()
+        .replace("incarnation TEXT NOT NULL", "incarnation TEXT");
+    sqlx::raw_sql(sqlx::AssertSqlSafe(schema))
+        .execute(&pool)
+        .await
+        .unwrap();
+    sqlx::query(
+        "INSERT INTO legacy_ops (operation_key, fingerprint, owner_id, incarnation, revision, \
+         state, result_present, created_at, updated_at) \
+         VALUES ('legacy-1', 'fp-1', 'reference', NULL, 2, 'failed', 0, 1, 1)",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    let stores = support::conformance::backfilling_stores(backends);
+    support::conformance::concurrent_backfills_agree_on_one_incarnation(&stores, "legacy-1").await;
+}

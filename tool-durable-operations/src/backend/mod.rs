@@ -69,6 +69,24 @@ pub trait DurableOperationBackend: Send + Sync {
         next: Option<&OperationRecord>,
     ) -> Result<bool, DurableOperationError>;
 
+    /// Gives the record under `key`, written before fencing (no incarnation), `incarnation`,
+    /// in one atomic step that only applies while it has none: of concurrent backfills exactly
+    /// one wins and the others return `Ok(false)`, so every store then reads the same one.
+    ///
+    /// Only ever called by
+    /// [`DurableOperationStore::backfill_legacy_incarnation`](crate::DurableOperationStore::backfill_legacy_incarnation)
+    /// and its bulk form, never implicitly. The default refuses with [`DurableOperationError::BackfillUnsupported`].
+    async fn backfill_legacy_incarnation(
+        &self,
+        key: &str,
+        incarnation: &str,
+    ) -> Result<bool, DurableOperationError> {
+        let _ = (key, incarnation);
+        Err(DurableOperationError::BackfillUnsupported {
+            backend: self.name(),
+        })
+    }
+
     /// Lists up to `limit` records with keys strictly after `cursor`, ascending.
     ///
     /// The cursor is a position in key order, so deleting earlier records never invalidates it.

@@ -48,6 +48,25 @@ pub fn postgres_schema_sql(table: &str) -> Result<String, DurableOperationError>
     ))
 }
 
+/// The explicit migration of a `table` the reference created before fencing (no
+/// `incarnation` column): adds the column, backfills every row with
+/// `legacy:<md5 of key, revision and updated_at>` (the reference's formula, so every host
+/// computes the same value) and sets it NOT NULL, in one transaction. Idempotent; run it
+/// yourself, this backend never does.
+pub fn postgres_legacy_incarnation_migration_sql(
+    table: &str,
+) -> Result<String, DurableOperationError> {
+    let t = quote_table_name(table)?;
+    Ok(format!(
+        "BEGIN;
+ALTER TABLE {t} ADD COLUMN IF NOT EXISTS incarnation text;
+UPDATE {t} SET incarnation = 'legacy:' || md5(operation_key || ':' || revision::text || ':' || updated_at::text) WHERE incarnation IS NULL;
+ALTER TABLE {t} ALTER COLUMN incarnation SET NOT NULL;
+COMMIT;
+"
+    ))
+}
+
 const NAME: &str = "postgres";
 
 /// Columns as read back: integer revision widened, jsonb as text (decoded by serde_json).
@@ -62,6 +81,7 @@ struct Statements {
     insert: SqlStr,
     update: SqlStr,
     delete: SqlStr,
+    backfill: SqlStr,
     first_page: SqlStr,
     next_page: SqlStr,
 }
@@ -87,6 +107,9 @@ impl Statements {
             )),
             delete: sql(format!(
                 "DELETE FROM {t} WHERE operation_key = $1 AND incarnation = $2 AND revision = $3"
+            )),
+            backfill: sql(format!(
+                "UPDATE {t} SET incarnation = $2 WHERE operation_key = $1 AND incarnation IS NULL"
             )),
             first_page: sql(format!(
                 "SELECT {SELECT_COLUMNS} FROM {t} ORDER BY operation_key COLLATE \"C\" ASC LIMIT $1"
@@ -201,6 +224,23 @@ impl DurableOperationBackend for PostgresBackend {
                 .bind(fence_revision(fence)?),
         };
         let done = query
+            .execute(&self.pool)
+            .await
+            .map_err(|e| DurableOperationError::backend(NAME, e))?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn backfill_legacy_incarnation(
+        &self,
+        key: &str,
+        incarnation: &str,
+    ) -> Result<bool, DurableOperationError> {
+        crate::record::validate_key(key)?;
+        crate::record::validate_incarnation(incarnation)?;
+        // One statement: a concurrent backfill waits for the row lock, then finds it set.
+        let done = sqlx::query(self.statements.backfill.clone())
+            .bind(key.to_owned())
+            .bind(incarnation.to_owned())
             .execute(&self.pool)
             .await
             .map_err(|e| DurableOperationError::backend(NAME, e))?;

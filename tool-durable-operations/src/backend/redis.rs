@@ -43,6 +43,21 @@ end
 return 1
 "#;
 
+/// The legacy backfill script: KEYS = record; ARGV = incarnation. Sets it only on a record
+/// without one (0 otherwise). The incarnation is spliced in as text after the opening brace, so
+/// the rest of the stored JSON (number precision, empty arrays) stays byte for byte.
+pub const REDIS_LEGACY_INCARNATION_BACKFILL_SCRIPT: &str = r#"
+local current = redis.call('GET', KEYS[1])
+if not current then return 0 end
+local ok, decoded = pcall(cjson.decode, current)
+if not ok or type(decoded) ~= 'table' or decoded.key == nil then return 0 end
+if decoded.incarnation ~= nil then return 0 end
+local open = string.find(current, '{', 1, true)
+local field = '"incarnation":' .. cjson.encode(ARGV[1]) .. ','
+redis.call('SET', KEYS[1], string.sub(current, 1, open) .. field .. string.sub(current, open + 1))
+return 1
+"#;
+
 const NAME: &str = "redis";
 
 /// Operation records in Redis over any async connection that can be cloned cheaply:
@@ -54,6 +69,7 @@ pub struct RedisBackend<C> {
     prefix: String,
     index_key: String,
     script: redis::Script,
+    backfill: redis::Script,
 }
 
 impl<C> std::fmt::Debug for RedisBackend<C> {
@@ -95,6 +111,7 @@ where
             index_key: format!("{prefix}index"),
             prefix,
             script: redis::Script::new(REDIS_DURABLE_OPERATION_CAS_SCRIPT),
+            backfill: redis::Script::new(REDIS_LEGACY_INCARNATION_BACKFILL_SCRIPT),
         }
     }
 
@@ -204,6 +221,24 @@ where
             .arg(expected.map_or(String::new(), |f| f.revision.to_string()))
             .arg(next_json)
             .arg(member)
+            .invoke_async(&mut connection)
+            .await
+            .map_err(redis_error)?;
+        Ok(written == 1)
+    }
+
+    async fn backfill_legacy_incarnation(
+        &self,
+        key: &str,
+        incarnation: &str,
+    ) -> Result<bool, DurableOperationError> {
+        crate::record::validate_key(key)?;
+        crate::record::validate_incarnation(incarnation)?;
+        let mut connection = self.connection.clone();
+        let written: i64 = self
+            .backfill
+            .key(self.record_key(key))
+            .arg(incarnation)
             .invoke_async(&mut connection)
             .await
             .map_err(redis_error)?;

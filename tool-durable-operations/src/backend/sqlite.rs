@@ -55,6 +55,7 @@ struct Statements {
     insert: SqlStr,
     update: SqlStr,
     delete: SqlStr,
+    backfill: SqlStr,
     first_page: SqlStr,
     next_page: SqlStr,
 }
@@ -80,6 +81,9 @@ impl Statements {
             )),
             delete: sql(format!(
                 "DELETE FROM {t} WHERE operation_key = ?1 AND incarnation = ?2 AND revision = ?3"
+            )),
+            backfill: sql(format!(
+                "UPDATE {t} SET incarnation = ?2 WHERE operation_key = ?1 AND incarnation IS NULL"
             )),
             first_page: sql(format!(
                 "SELECT {COLUMNS} FROM {t} ORDER BY operation_key ASC LIMIT ?1"
@@ -200,6 +204,23 @@ impl DurableOperationBackend for SqliteBackend {
                 .bind(fence_revision(fence)?),
         };
         let done = query
+            .execute(&self.pool)
+            .await
+            .map_err(|e| DurableOperationError::backend(NAME, e))?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn backfill_legacy_incarnation(
+        &self,
+        key: &str,
+        incarnation: &str,
+    ) -> Result<bool, DurableOperationError> {
+        crate::record::validate_key(key)?;
+        crate::record::validate_incarnation(incarnation)?;
+        // One statement under SQLite's write lock: a concurrent backfill then finds it set.
+        let done = sqlx::query(self.statements.backfill.clone())
+            .bind(key.to_owned())
+            .bind(incarnation.to_owned())
             .execute(&self.pool)
             .await
             .map_err(|e| DurableOperationError::backend(NAME, e))?;

@@ -1283,3 +1283,65 @@ pub async fn prune_skips_and_reports_the_corrupt_record(
     let again = store.prune().await.unwrap();
     assert_eq!((again.deleted, again.corrupt), (0, 1), "still reported");
 }
+
+/// Backfills per store in [`concurrent_backfills_agree_on_one_incarnation`].
+pub const BACKFILLS_PER_STORE: usize = 4;
+
+/// Stores whose incarnations name them (`<name>-<n>`), each on its own backend connection.
+pub fn backfilling_stores(
+    backends: Vec<Arc<dyn DurableOperationBackend>>,
+) -> Vec<DurableOperationStore> {
+    backends
+        .into_iter()
+        .enumerate()
+        .map(|(index, backend)| {
+            let counter = Arc::new(AtomicUsize::new(0));
+            DurableOperationStore::new(backend).with_incarnation_generator(Arc::new(move || {
+                format!("store{index}-{}", counter.fetch_add(1, Ordering::SeqCst))
+            }))
+        })
+        .collect()
+}
+
+/// The legacy record under `key` (already written, without incarnation) is backfilled by
+/// every store at once: all of them return the one incarnation that won, the record is usable
+/// afterwards, and a later backfill changes nothing.
+pub async fn concurrent_backfills_agree_on_one_incarnation(
+    stores: &[DurableOperationStore],
+    key: &str,
+) -> OperationRecord {
+    let err = stores[0].get(key).await.unwrap_err();
+    assert_eq!(
+        err,
+        DurableOperationError::CorruptRecord(
+            tool_durable_operations::record::MISSING_INCARNATION.into()
+        ),
+        "never backfilled implicitly"
+    );
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..BACKFILLS_PER_STORE {
+        for store in stores {
+            let (store, key) = (store.clone(), key.to_owned());
+            tasks.spawn(async move { store.backfill_legacy_incarnation(&key).await });
+        }
+    }
+    let mut incarnations = std::collections::BTreeSet::new();
+    while let Some(joined) = tasks.join_next().await {
+        incarnations.insert(joined.unwrap().unwrap().incarnation);
+    }
+    assert_eq!(
+        incarnations.len(),
+        1,
+        "every store agrees: {incarnations:?}"
+    );
+    let record = stores[1].get(key).await.unwrap().expect("still stored");
+    assert!(incarnations.contains(&record.incarnation));
+    assert!(
+        record.incarnation.starts_with("store"),
+        "{}",
+        record.incarnation
+    );
+    let again = stores[0].backfill_legacy_incarnation(key).await.unwrap();
+    assert_eq!(again, record, "a backfilled record is left as it is");
+    record
+}
