@@ -96,10 +96,14 @@ impl DurableLedger {
     }
 
     /// Renews the owner's lease while the handler runs, so a handler that outlives one lease
-    /// is not reclaimed and run again by another registry.
+    /// is not reclaimed and run again by another registry. A failed renewal marks the record
+    /// unknown at once (the handler may still be running), with the sanitized diagnostic.
     pub(crate) fn keep_lease(&self, claim: Claim) -> LeaseHeartbeat {
         let lease = Some(Duration::from_millis(self.lease_ms));
-        LeaseHeartbeat::start((*self.store).clone(), claim, lease)
+        let (reason, diagnostic) = self.diagnostic(&ToolCallResult::failure(lease_lost_error()));
+        let on_loss =
+            Box::new(move |_: &DurableOperationError| (reason.clone(), diagnostic.clone()));
+        LeaseHeartbeat::start_marking_unknown((*self.store).clone(), claim, lease, on_loss)
     }
 
     /// Stops the renewals and returns the claim to write with, waiting at most
@@ -114,23 +118,23 @@ impl DurableLedger {
                     backend: self.store.backend().name(),
                     message: "the lease renewal did not finish in time".into(),
                 },
+                unknown: None,
             }),
         }
     }
 
     /// The lease could not be renewed while the handler ran: its outcome is unknown, whatever
-    /// it returned. Marks the record unknown while the fence still allows it.
-    pub(crate) async fn lease_lost(&self, key: &str, lost: LeaseLost) -> ToolCallError {
-        let message = format!(
-            "the durable lease was lost while the tool ran: {}",
-            lost.error
-        );
-        let ambiguous = ToolCallError::new(codes::TOOL_EXECUTION_UNKNOWN, message.clone())
-            .with_retryable(false);
-        if self.persist_abort(&lost.claim, &ambiguous, None).await {
-            idempotency_unknown(Some(&message))
-        } else {
-            idempotency_store_uncertain(key, &message)
+    /// it returned; uncertain when the heartbeat could not store that either.
+    pub(crate) fn lease_lost(&self, key: &str, lost: LeaseLost) -> ToolCallError {
+        match lost.unknown {
+            Some(record) => idempotency_unknown(record.reason.as_deref()),
+            None => {
+                let message = format!(
+                    "the durable lease was lost while the tool ran: {}",
+                    lost.error
+                );
+                idempotency_store_uncertain(key, &message)
+            }
         }
     }
 
@@ -248,6 +252,15 @@ impl DurableLedger {
     pub(crate) fn uncertain(key: &str, message: &str) -> ToolCallError {
         idempotency_store_uncertain(key, message)
     }
+}
+
+/// What a lost lease leaves in the record: the effect may or may not have happened.
+fn lease_lost_error() -> ToolCallError {
+    ToolCallError::new(
+        codes::TOOL_EXECUTION_UNKNOWN,
+        "The durable lease could not be renewed while the tool ran.",
+    )
+    .with_retryable(false)
 }
 
 /// The outcome of one durable claim.

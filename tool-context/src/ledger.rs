@@ -164,7 +164,7 @@ impl Ledger {
         let claim = match durable.stop_lease(lease).await {
             Ok(claim) => claim,
             Err(lost) => {
-                let error = durable.lease_lost(&owner.key, lost).await;
+                let error = durable.lease_lost(&owner.key, lost);
                 self.settle_memory(owner.ticket, &owner.key, &error, true);
                 return Err(error);
             }

@@ -83,3 +83,81 @@ async fn a_slow_handler_keeps_its_lease_on_sqlite() {
     let path = dir.path().join("operations.sqlite");
     slow_handler_keeps_its_lease(sqlite_store(&path).await, sqlite_store(&path).await).await;
 }
+
+/// Fails the first lease renewal (a pending -> pending update) with a backend error.
+struct FailFirstRenewal {
+    inner: tool_durable_operations::MemoryBackend,
+    armed: std::sync::atomic::AtomicBool,
+}
+
+#[async_trait::async_trait]
+impl tool_durable_operations::DurableOperationBackend for FailFirstRenewal {
+    fn name(&self) -> &'static str {
+        "fail-first-renewal"
+    }
+    async fn ping(&self) -> Result<(), tool_durable_operations::DurableOperationError> {
+        self.inner.ping().await
+    }
+    async fn read(
+        &self,
+        key: &str,
+    ) -> Result<
+        Option<tool_durable_operations::OperationRecord>,
+        tool_durable_operations::DurableOperationError,
+    > {
+        self.inner.read(key).await
+    }
+    async fn compare_and_set(
+        &self,
+        key: &str,
+        expected: Option<&tool_durable_operations::Fence>,
+        next: Option<&tool_durable_operations::OperationRecord>,
+    ) -> Result<bool, tool_durable_operations::DurableOperationError> {
+        let renewal =
+            expected.is_some() && next.is_some_and(|n| n.state == OperationState::Pending);
+        if renewal && self.armed.swap(false, std::sync::atomic::Ordering::SeqCst) {
+            return Err(tool_durable_operations::DurableOperationError::Backend {
+                backend: "memory",
+                message: "connection reset".into(),
+            });
+        }
+        self.inner.compare_and_set(key, expected, next).await
+    }
+    async fn list_page(
+        &self,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<tool_durable_operations::RecordPage, tool_durable_operations::DurableOperationError>
+    {
+        self.inner.list_page(cursor, limit).await
+    }
+}
+
+#[tokio::test]
+async fn a_failed_renewal_makes_the_call_unknown_and_blocks_a_second_registry() {
+    let backend = Arc::new(FailFirstRenewal {
+        inner: tool_durable_operations::MemoryBackend::new(),
+        armed: true.into(),
+    });
+    let store = Arc::new(DurableOperationStore::new(backend));
+    let runs = Runs::default();
+    let slow = tool(&runs, |_args, _call| async {
+        tokio::time::sleep(Duration::from_millis(SHORT_LEASE_MS * 3)).await;
+        Ok(ToolCallResult::success(json!("charged")))
+    });
+    let first = registry_with_lease(&store, "worker-a", slow, SHORT_LEASE_MS);
+    let second = registry_with_lease(&store, "worker-b", charging_tool(&runs), SHORT_LEASE_MS);
+    let result = call(&first, "a-1", "renew-fail", 5).await;
+    assert_eq!(
+        result.error_code(),
+        Some(codes::TOOL_IDEMPOTENCY_UNKNOWN),
+        "{result:?}"
+    );
+    assert_eq!(
+        status(&first, "renew-fail").await.state,
+        OperationState::Unknown
+    );
+    let blocked = call(&second, "b-1", "renew-fail", 5).await;
+    assert_eq!(blocked.error_code(), Some(codes::TOOL_IDEMPOTENCY_UNKNOWN));
+    assert_eq!(runs.get(), 1, "never a second execution");
+}

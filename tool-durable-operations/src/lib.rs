@@ -45,7 +45,7 @@ pub use backend::memory::MemoryBackend;
 pub use backend::{CorruptEntry, DurableOperationBackend, RecordPage};
 pub use clock::{Clock, IncarnationGenerator, ManualClock, SystemClock};
 pub use error::{BoxError, DurableOperationError};
-pub use lease::{LeaseHeartbeat, LeaseLost};
+pub use lease::{LeaseHeartbeat, LeaseLost, OnLeaseLoss};
 pub use record::{Fence, OperationRecord, OperationState};
 pub use side_effect::{
     SideEffectContext, SideEffectOutcome, SideEffectRecovery, SideEffectRequest,

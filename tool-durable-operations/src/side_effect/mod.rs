@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{BoxError, DurableOperationError};
-use crate::lease::{LeaseHeartbeat, LeaseLost};
+use crate::lease::{LeaseHeartbeat, LeaseLost, settle_renewing};
 use crate::record::{Fence, MAX_OWNER_ID_BYTES, OperationRecord, OperationState, validate_text};
 use crate::store::{
     Claim, ClaimRequest, ClaimStatus, DurableOperationStore, RecoverOutcome, Resolution, Settlement,
@@ -352,7 +352,13 @@ impl SideEffectRunner {
             fence: claim.fence.clone(),
             cancellation: stop_adapter.clone(),
         };
-        let heartbeat = LeaseHeartbeat::start(self.store.clone(), claim, request.lease);
+        let on_loss = Box::new(|error: &DurableOperationError| (lease_lost_reason(error), None));
+        let heartbeat = LeaseHeartbeat::start_marking_unknown(
+            self.store.clone(),
+            claim,
+            request.lease,
+            on_loss,
+        );
         let mut adapter = tokio::spawn(execute(context));
         // On cancellation or a lost lease the adapter task is detached and drains; its outcome
         // can no longer be stored.
@@ -370,7 +376,7 @@ impl SideEffectRunner {
             Ok(claim) => self.finish(&claim, outcome, request.lease).await,
             Err(lost) => {
                 stop_adapter.cancel();
-                self.lease_lost(lost, request.lease).await
+                Ok(lease_lost(lost))
             }
         }
     }
@@ -434,21 +440,6 @@ impl SideEffectRunner {
         }
     }
 
-    /// The lease could not be renewed: mark the record `unknown` while the fence still allows
-    /// it, so no second runner takes it over; either way this run's outcome is `unknown`.
-    async fn lease_lost(
-        &self,
-        lost: LeaseLost,
-        lease: Option<Duration>,
-    ) -> Result<SideEffectResult, DurableOperationError> {
-        let reason = lease_lost_reason(&lost.error);
-        let outcome = SideEffectOutcome::unknown(reason);
-        match self.store_outcome(&lost.claim, outcome, lease).await {
-            Ok(result) => Ok(result),
-            Err(error) => Ok(lost_lease_result(&lost.claim, &error)),
-        }
-    }
-
     /// Writes the outcome; an outcome the store refuses (blank reason, oversized payload) is
     /// stored as `unknown`, because the effect may already have happened.
     async fn store_outcome(
@@ -469,23 +460,6 @@ impl SideEffectRunner {
         }
     }
 
-    /// Settles the claim (one round trip); a lease that expired without anyone reclaiming it
-    /// is renewed first, since the matching fence proves the record is still this runner's.
-    async fn settle(
-        &self,
-        claim: &Claim,
-        settlement: Settlement,
-        lease: Option<Duration>,
-    ) -> Result<OperationRecord, DurableOperationError> {
-        match self.store.settle(claim, settlement.clone()).await {
-            Err(DurableOperationError::LeaseExpired { .. }) => {
-                let renewed = self.store.renew_lease(claim, lease).await?;
-                self.store.settle(&renewed, settlement).await
-            }
-            other => other,
-        }
-    }
-
     /// Settles the claim and shapes the caller's result.
     async fn write_outcome(
         &self,
@@ -497,7 +471,7 @@ impl SideEffectRunner {
             SideEffectOutcome::Completed { result } => {
                 let stored = payload(Some(result.clone()), None);
                 let settlement = Settlement::Completed { result: stored };
-                let operation = self.settle(claim, settlement, lease).await?;
+                let operation = settle_renewing(&self.store, claim, settlement, lease).await?;
                 SideEffectResult::Completed { operation, result }
             }
             SideEffectOutcome::Failed {
@@ -509,7 +483,7 @@ impl SideEffectRunner {
                     reason: reason.clone(),
                     result: optional_payload(result.clone(), diagnostic.clone()),
                 };
-                let operation = self.settle(claim, settlement, lease).await?;
+                let operation = settle_renewing(&self.store, claim, settlement, lease).await?;
                 SideEffectResult::Failed {
                     operation,
                     reason,
@@ -522,7 +496,7 @@ impl SideEffectRunner {
                     reason: reason.clone(),
                     diagnostic: optional_payload(None, diagnostic.clone()),
                 };
-                let operation = self.settle(claim, settlement, lease).await?;
+                let operation = settle_renewing(&self.store, claim, settlement, lease).await?;
                 SideEffectResult::Unknown {
                     operation,
                     reason,
@@ -556,6 +530,20 @@ fn is_lost_ownership(error: &DurableOperationError) -> bool {
 
 fn lease_lost_reason(error: &DurableOperationError) -> String {
     truncate_reason(&format!("{LEASE_LOST}: {error}"))
+}
+
+/// The lease could not be renewed: the heartbeat already marked the record `unknown` when
+/// the fence still allowed it, so no second runner takes it over; either way this run's
+/// outcome is `unknown`.
+fn lease_lost(lost: LeaseLost) -> SideEffectResult {
+    match lost.unknown {
+        Some(operation) => SideEffectResult::Unknown {
+            reason: lease_lost_reason(&lost.error),
+            operation,
+            diagnostic: None,
+        },
+        None => lost_lease_result(&lost.claim, &lost.error),
+    }
 }
 
 /// `unknown` for a run whose outcome could not be stored after its lease was lost.
