@@ -220,12 +220,15 @@ impl Ledger {
             drop(owner);
             return interrupted;
         };
-        // A lost lease leaves a stale fence: the abort then fails and is reported uncertain.
-        let claim = durable
-            .stop_lease(lease)
-            .await
-            .unwrap_or_else(|lost| lost.claim);
-        let persisted = durable.persist_abort(&claim, &interrupted, None).await;
+        let persisted = match durable.stop_lease(lease).await {
+            Ok(claim) => durable.persist_abort(&claim, &interrupted, None).await,
+            // The heartbeat already stored `unknown`; otherwise the stale fence makes the
+            // abort fail, reported as uncertain.
+            Err(lost) => {
+                lost.unknown.is_some()
+                    || durable.persist_abort(&lost.claim, &interrupted, None).await
+            }
+        };
         let key = owner.key.clone();
         drop(owner.ticket);
         self.memory.clear(&key);

@@ -161,3 +161,26 @@ async fn a_failed_renewal_makes_the_call_unknown_and_blocks_a_second_registry() 
     assert_eq!(blocked.error_code(), Some(codes::TOOL_IDEMPOTENCY_UNKNOWN));
     assert_eq!(runs.get(), 1, "never a second execution");
 }
+
+#[tokio::test]
+async fn a_timeout_after_a_failed_renewal_reports_the_timeout_of_the_stored_unknown() {
+    let backend = Arc::new(FailFirstRenewal {
+        inner: tool_durable_operations::MemoryBackend::new(),
+        armed: true.into(),
+    });
+    let store = Arc::new(DurableOperationStore::new(backend));
+    let runs = Runs::default();
+    let hanging = tool(&runs, |_args, _call| async {
+        std::future::pending::<()>().await;
+        Ok(ToolCallResult::success(json!("never")))
+    });
+    let registry = registry_with_lease(&store, "worker-a", hanging, SHORT_LEASE_MS);
+    // The first renewal (a third of the lease in) fails well before the timeout.
+    let options = options("renew-then-timeout").with_timeout_ms(SHORT_LEASE_MS as i64 * 3);
+    let result = call_with(&registry, "a-1", 5, options).await;
+    assert_eq!(result.error_code(), Some(codes::TOOL_TIMEOUT), "{result:?}");
+    assert_eq!(
+        status(&registry, "renew-then-timeout").await.state,
+        OperationState::Unknown
+    );
+}
