@@ -11,8 +11,8 @@ use futures::stream::FuturesUnordered;
 use serde_json::Value;
 use tokio::task::JoinHandle;
 use tool_durable_operations::{
-    Claim, ClaimRequest, ClaimStatus, DurableOperationError, DurableOperationStore,
-    OperationRecord, OperationState, Settlement,
+    Claim, ClaimRequest, ClaimStatus, DurableOperationError, DurableOperationStore, LeaseHeartbeat,
+    LeaseLost, OperationRecord, OperationState, Settlement,
 };
 use tool_protocol::observability::{
     ObservabilityPolicy, sanitize_tool_call_diagnostic, sanitize_tool_call_diagnostic_reason,
@@ -92,6 +92,49 @@ impl DurableLedger {
             ClaimStatus::Unknown => Err(idempotency_unknown(claim.record.reason.as_deref())),
             ClaimStatus::Conflict => Err(idempotency_conflict(tool)),
             ClaimStatus::Replay => self.replay(&claim.record).map(DurableClaim::Replayed),
+        }
+    }
+
+    /// Renews the owner's lease while the handler runs, so a handler that outlives one lease
+    /// is not reclaimed and run again by another registry. A failed renewal marks the record
+    /// unknown at once (the handler may still be running), with the sanitized diagnostic.
+    pub(crate) fn keep_lease(&self, claim: Claim) -> LeaseHeartbeat {
+        let lease = Some(Duration::from_millis(self.lease_ms));
+        let (reason, diagnostic) = self.diagnostic(&ToolCallResult::failure(lease_lost_error()));
+        let on_loss =
+            Box::new(move |_: &DurableOperationError| (reason.clone(), diagnostic.clone()));
+        LeaseHeartbeat::start_marking_unknown((*self.store).clone(), claim, lease, on_loss)
+    }
+
+    /// Stops the renewals and returns the claim to write with, waiting at most
+    /// [`Self::abort_wait`] for a renewal in flight (a hung one counts as a lost lease).
+    pub(crate) async fn stop_lease(&self, heartbeat: LeaseHeartbeat) -> Result<Claim, LeaseLost> {
+        let latest = heartbeat.current();
+        match tokio::time::timeout(self.abort_wait(), heartbeat.stop()).await {
+            Ok(kept) => kept,
+            Err(_) => Err(LeaseLost {
+                claim: latest,
+                error: DurableOperationError::Backend {
+                    backend: self.store.backend().name(),
+                    message: "the lease renewal did not finish in time".into(),
+                },
+                unknown: None,
+            }),
+        }
+    }
+
+    /// The lease could not be renewed while the handler ran: its outcome is unknown, whatever
+    /// it returned; uncertain when the heartbeat could not store that either.
+    pub(crate) fn lease_lost(&self, key: &str, lost: LeaseLost) -> ToolCallError {
+        match lost.unknown {
+            Some(record) => idempotency_unknown(record.reason.as_deref()),
+            None => {
+                let message = format!(
+                    "the durable lease was lost while the tool ran: {}",
+                    lost.error
+                );
+                idempotency_store_uncertain(key, &message)
+            }
         }
     }
 
@@ -240,6 +283,15 @@ impl DurableLedger {
     pub(crate) fn uncertain(key: &str, message: &str) -> ToolCallError {
         idempotency_store_uncertain(key, message)
     }
+}
+
+/// What a lost lease leaves in the record: the effect may or may not have happened.
+fn lease_lost_error() -> ToolCallError {
+    ToolCallError::new(
+        codes::TOOL_EXECUTION_UNKNOWN,
+        "The durable lease could not be renewed while the tool ran.",
+    )
+    .with_retryable(false)
 }
 
 /// The outcome of one durable claim.

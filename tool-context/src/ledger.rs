@@ -9,7 +9,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use tokio::task::JoinHandle;
-use tool_durable_operations::Claim;
+use tool_durable_operations::{Claim, LeaseHeartbeat};
 use tool_protocol::idempotency::{tool_call_fingerprint, tool_operation_key};
 use tool_protocol::{ToolCallError, ToolCallResult, codes};
 
@@ -64,18 +64,22 @@ pub(crate) enum LedgerClaim {
     Replayed(ToolCallResult),
 }
 
-/// The right to run the handler: the in-memory ticket and, with a store, the durable claim.
+/// The right to run the handler: the in-memory ticket and, with a store, the durable claim
+/// (its lease renewed until the terminal record).
 pub(crate) struct OwnerClaim {
     ticket: OwnerTicket,
     key: String,
-    durable: Option<Claim>,
+    durable: Option<LeaseHeartbeat>,
 }
 
 impl fmt::Debug for OwnerClaim {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OwnerClaim")
             .field("key", &self.key)
-            .field("durable", &self.durable.as_ref().map(|claim| &claim.fence))
+            .field(
+                "durable",
+                &self.durable.as_ref().map(|lease| lease.current().fence),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -139,7 +143,7 @@ impl Ledger {
             Ok(DurableClaim::Owner(claim)) => Ok(LedgerClaim::Owner(OwnerClaim {
                 ticket,
                 key,
-                durable: Some(claim),
+                durable: Some(durable.keep_lease(claim)),
             })),
             Ok(DurableClaim::Replayed(result)) => {
                 ticket.settle(result.clone());
@@ -161,13 +165,22 @@ impl Ledger {
         result: ToolCallResult,
         signal: &CallSignal,
     ) -> Result<ToolCallResult, ToolCallError> {
-        let LedgerClaim::Owner(owner) = claim else {
+        let LedgerClaim::Owner(mut owner) = claim else {
             return Ok(result);
         };
-        let (Some(durable), Some(claim)) = (&self.durable, &owner.durable) else {
+        let (Some(durable), Some(lease)) = (&self.durable, owner.durable.take()) else {
             owner.ticket.settle(result.clone());
             return Ok(result);
         };
+        let claim = match durable.stop_lease(lease).await {
+            Ok(claim) => claim,
+            Err(lost) => {
+                let error = durable.lease_lost(&owner.key, lost);
+                self.settle_memory(owner.ticket, &owner.key, &error, true);
+                return Err(error);
+            }
+        };
+        let claim = &claim;
         let mut write = durable.spawn_settle(claim, &result);
         let (error, shared) = match signal.race(WaitStage::DurableStore, &mut write).await {
             Ok(Ok(Ok(record))) => {
@@ -211,19 +224,25 @@ impl Ledger {
         claim: LedgerClaim,
         interrupted: ToolCallError,
     ) -> ToolCallError {
-        let LedgerClaim::Owner(owner) = claim else {
+        let LedgerClaim::Owner(mut owner) = claim else {
             return interrupted;
         };
-        let (Some(durable), Some(claim)) = (&self.durable, &owner.durable) else {
+        let (Some(durable), Some(lease)) = (&self.durable, owner.durable.take()) else {
             // Dropping an unsettled ticket settles it as TOOL_EXECUTION_ABORTED (this also
             // covers a call future dropped mid-flight, which never reaches this function).
             drop(owner);
             return interrupted;
         };
-        let persisted = durable
-            .persist_abort(claim, &interrupted, None)
-            .await
-            .map(|record| durable.record_outcome(&record));
+        let persisted = match durable.stop_lease(lease).await {
+            Ok(claim) => durable.persist_abort(&claim, &interrupted, None).await,
+            // The heartbeat already stored `unknown`; otherwise the stale fence makes the
+            // abort fail, reported as uncertain.
+            Err(lost) => match lost.unknown {
+                Some(record) => Some(record),
+                None => durable.persist_abort(&lost.claim, &interrupted, None).await,
+            },
+        }
+        .map(|record| durable.record_outcome(&record));
         let (error, shared) = interrupted_outcome(&owner.key, interrupted, persisted);
         self.settle_shared(owner.ticket, &owner.key, shared);
         error

@@ -124,6 +124,12 @@ pub enum DurableOperationError {
     /// A stored record could not be decoded or violates the record invariants.
     #[error("Durable operation record is corrupt: {0}")]
     CorruptRecord(String),
+    /// The backend cannot backfill the incarnation of records written before fencing.
+    #[error("Durable operation backend {backend} does not support legacy incarnation backfill")]
+    BackfillUnsupported {
+        /// Backend name.
+        backend: &'static str,
+    },
     /// The backend itself failed (connection, SQL, Lua, …); the outcome of a write is unknown.
     #[error("Durable operation backend {backend} failed: {message}")]
     Backend {
@@ -159,6 +165,7 @@ impl DurableOperationError {
             Self::PrunePageLimitExceeded => "DURABLE_OPERATION_PRUNE_PAGE_LIMIT",
             Self::MismatchedRecordKey => "DURABLE_OPERATION_MISMATCHED_RECORD_KEY",
             Self::CorruptRecord(_) => "DURABLE_OPERATION_CORRUPT_RECORD",
+            Self::BackfillUnsupported { .. } => "DURABLE_OPERATION_BACKFILL_UNSUPPORTED",
             Self::Backend { .. } => "DURABLE_OPERATION_BACKEND_FAILED",
         }
     }

@@ -25,7 +25,8 @@
 //! Ambiguous outcomes are `unknown` until [`recover`](DurableOperationStore::recover) (status
 //! first, resolver only for unknown) or [`resolve_unknown`](DurableOperationStore::resolve_unknown)
 //! records what a status query confirmed; [`prune`](DurableOperationStore::prune) removes
-//! settled and unknown records after the retention window.
+//! settled and unknown records after the retention window. An effect that may outlive its
+//! lease keeps it with a [`LeaseHeartbeat`] (the side-effect runner always does).
 //!
 //! Backends: [`MemoryBackend`] always; SQLite, Redis and PostgreSQL behind the `sqlite`,
 //! `redis` and `postgres` features (see [`backend`]). The side-effect runner lives in
@@ -35,20 +36,22 @@
 pub mod backend;
 pub mod clock;
 pub mod error;
+pub mod lease;
 pub mod record;
 pub mod side_effect;
 pub mod store;
 
 pub use backend::memory::MemoryBackend;
-pub use backend::{DurableOperationBackend, RecordPage};
+pub use backend::{CorruptEntry, DurableOperationBackend, RecordPage};
 pub use clock::{Clock, IncarnationGenerator, ManualClock, SystemClock};
 pub use error::{BoxError, DurableOperationError};
+pub use lease::{LeaseHeartbeat, LeaseLost, OnLeaseLoss};
 pub use record::{Fence, OperationRecord, OperationState};
 pub use side_effect::{
     SideEffectContext, SideEffectOutcome, SideEffectRecovery, SideEffectRequest,
     SideEffectResolution, SideEffectResult, SideEffectRunner,
 };
 pub use store::{
-    Claim, ClaimRequest, ClaimStatus, DurableOperationStore, FENCING_CAPABILITY, PruneReport,
-    RecoverOutcome, Resolution, Settlement, StoreOptions,
+    BackfillReport, Claim, ClaimRequest, ClaimStatus, DurableOperationStore, FENCING_CAPABILITY,
+    PruneReport, RecoverOutcome, Resolution, Settlement, StoreOptions,
 };

@@ -19,6 +19,9 @@ pub const MAX_INCARNATION_CHARS: usize = 256;
 pub const MAX_REASON_BYTES: usize = 2_048;
 /// Maximum compact-JSON bytes of a stored result or diagnostic.
 pub const MAX_STORED_RESULT_BYTES: usize = 1_048_576;
+/// Why a record written before fencing (no `incarnation`) is corrupt until it is backfilled.
+pub const MISSING_INCARNATION: &str =
+    "record has no incarnation (written before fencing); backfill it before use";
 
 /// Lifecycle state of a durable operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -152,10 +155,17 @@ impl OperationRecord {
         serde_json::to_string(self).map_err(|e| DurableOperationError::CorruptRecord(e.to_string()))
     }
 
-    /// Decodes and validates a record from JSON.
+    /// Decodes and validates a record from JSON. A record without `incarnation` is reported
+    /// as [`MISSING_INCARNATION`], the same error every backend gives for it.
     pub fn from_json(text: &str) -> Result<Self, DurableOperationError> {
-        let record: Self = serde_json::from_str(text)
-            .map_err(|e| DurableOperationError::CorruptRecord(format!("invalid JSON: {e}")))?;
+        let invalid = |e: serde_json::Error| {
+            DurableOperationError::CorruptRecord(format!("invalid JSON: {e}"))
+        };
+        let value: Value = serde_json::from_str(text).map_err(invalid)?;
+        if value.is_object() && value.get("incarnation").is_none() {
+            return Err(missing_incarnation());
+        }
+        let record: Self = serde_json::from_value(value).map_err(invalid)?;
         record.check_invariants()?;
         Ok(record)
     }
@@ -174,6 +184,11 @@ impl OperationRecord {
         }
         Ok(())
     }
+}
+
+/// The corrupt-record error of a record without an incarnation.
+pub(crate) fn missing_incarnation() -> DurableOperationError {
+    DurableOperationError::CorruptRecord(MISSING_INCARNATION.to_owned())
 }
 
 /// Why U+0000 is refused everywhere: PostgreSQL `text` and `jsonb` cannot store it, and every

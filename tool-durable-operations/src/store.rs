@@ -11,7 +11,8 @@ use crate::clock::{Clock, IncarnationGenerator, SystemClock, duration_ms, random
 use crate::error::{BoxError, DurableOperationError};
 use crate::record::{
     Fence, MAX_FINGERPRINT_BYTES, MAX_OWNER_ID_BYTES, OperationRecord, OperationState,
-    validate_incarnation, validate_key, validate_reason, validate_result, validate_text,
+    missing_incarnation, validate_incarnation, validate_key, validate_reason, validate_result,
+    validate_text,
 };
 
 /// Capability string a consumer checks before trusting a store's fences.
@@ -152,13 +153,34 @@ pub enum RecoverOutcome {
     Resolved(OperationRecord),
 }
 
+/// Most corrupt keys one [`PruneReport`] lists (the count stays exact).
+pub const MAX_REPORTED_CORRUPT_KEYS: usize = 100;
+
 /// Totals of one [`DurableOperationStore::prune`] call.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PruneReport {
     /// Records deleted.
     pub deleted: usize,
-    /// Records inspected.
+    /// Records inspected (decoded ones; corrupt ones are counted in `corrupt`).
     pub scanned: usize,
+    /// Pages read.
+    pub pages: usize,
+    /// Stored records that could not be decoded: skipped and kept, for an operator (or the
+    /// legacy incarnation backfill) to repair.
+    pub corrupt: usize,
+    /// The first [`MAX_REPORTED_CORRUPT_KEYS`] of their keys, in key order.
+    pub corrupt_keys: Vec<String>,
+}
+
+/// Totals of one [`DurableOperationStore::backfill_legacy_incarnations`] call.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BackfillReport {
+    /// Records that got an incarnation from this call.
+    pub backfilled: usize,
+    /// Records without an incarnation that another store backfilled first (or that vanished).
+    pub raced: usize,
+    /// Records still undecodable for another reason, left as they are.
+    pub corrupt: usize,
     /// Pages read.
     pub pages: usize,
 }
@@ -376,6 +398,57 @@ impl DurableOperationStore {
         .await
     }
 
+    /// Extends the lease of this store's own `Owner` claim: a fenced heartbeat that writes
+    /// revision + 1 with the deadline now + `lease` (`None`: the store default), so a reclaim
+    /// racing it on the old fence loses. Returns the claim to use from now on.
+    ///
+    /// Unlike the terminal transitions, a deadline that already passed is accepted while the
+    /// fence still matches: a matching fence proves nobody reclaimed the record. Otherwise the
+    /// error names the precondition that failed (`Missing`, `OwnerMismatch`, `StaleFence`,
+    /// `AlreadySettled`), as [`settle`](Self::settle) does.
+    pub async fn renew_lease(
+        &self,
+        claim: &Claim,
+        lease: Option<Duration>,
+    ) -> Result<Claim, DurableOperationError> {
+        if claim.status != ClaimStatus::Owner {
+            return Err(DurableOperationError::invalid(
+                "claim",
+                "only an owner claim can renew its lease",
+            ));
+        }
+        let lease_ms = self.lease_ms(lease)?;
+        let (known, fence) = (&claim.record, &claim.fence);
+        let (key, owner_id) = (known.key.as_str(), known.owner_id.as_str());
+        validate_key(key)?;
+        // As in `finish`: a record that matches the fence is exactly the stored one, so the
+        // first try skips the read; anything else reads and names the failed precondition.
+        if known.matches(fence) && check_owner_holds(known, owner_id, fence).is_ok() {
+            let next = reclaimed(known.clone(), owner_id, self.clock.now_ms(), lease_ms);
+            if self
+                .backend
+                .compare_and_set(key, Some(fence), Some(&next))
+                .await?
+            {
+                return Ok(claim_of(ClaimStatus::Owner, next));
+            }
+        }
+        let current = self.require(key).await?;
+        check_owner_holds(&current, owner_id, fence)?;
+        let next = reclaimed(current, owner_id, self.clock.now_ms(), lease_ms);
+        if self
+            .backend
+            .compare_and_set(key, Some(fence), Some(&next))
+            .await?
+        {
+            Ok(claim_of(ClaimStatus::Owner, next))
+        } else {
+            Err(DurableOperationError::FenceChangedDuringTransition {
+                key: key.to_owned(),
+            })
+        }
+    }
+
     /// Completes the owner's pending record with a replayable `result`.
     pub async fn complete(
         &self,
@@ -519,6 +592,68 @@ impl DurableOperationStore {
         Ok(RecoverOutcome::Resolved(record))
     }
 
+    /// Gives the record under `key`, written by the reference before fencing (no incarnation),
+    /// a fresh incarnation, and returns the record as stored afterwards. Atomic in the backend:
+    /// when stores race, one incarnation wins and every one of them returns it. A record that
+    /// already has an incarnation is returned unchanged. Never run implicitly: a legacy record
+    /// reads as [`MISSING_INCARNATION`](crate::record::MISSING_INCARNATION) until this is called.
+    pub async fn backfill_legacy_incarnation(
+        &self,
+        key: &str,
+    ) -> Result<OperationRecord, DurableOperationError> {
+        validate_key(key)?;
+        let incarnation = (self.incarnations)();
+        validate_incarnation(&incarnation)?;
+        self.backend
+            .backfill_legacy_incarnation(key, &incarnation)
+            .await?;
+        // Won or lost, the record now holds exactly one incarnation.
+        self.require(key).await
+    }
+
+    /// Walks every page (bounded like `prune`) and backfills each record the backend reports
+    /// as missing its incarnation; other corrupt records are counted and left alone.
+    pub async fn backfill_legacy_incarnations(
+        &self,
+    ) -> Result<BackfillReport, DurableOperationError> {
+        let mut report = BackfillReport::default();
+        let mut cursor: Option<String> = None;
+        loop {
+            if report.pages == self.options.max_prune_pages {
+                return Err(DurableOperationError::PrunePageLimitExceeded);
+            }
+            let page = self
+                .backend
+                .list_page(cursor.as_deref(), self.options.prune_page_size)
+                .await?;
+            report.pages += 1;
+            for corrupt in page.corrupt {
+                if corrupt.error != missing_incarnation() {
+                    report.corrupt += 1;
+                    continue;
+                }
+                let incarnation = (self.incarnations)();
+                validate_incarnation(&incarnation)?;
+                if self
+                    .backend
+                    .backfill_legacy_incarnation(&corrupt.key, &incarnation)
+                    .await?
+                {
+                    report.backfilled += 1;
+                } else {
+                    report.raced += 1;
+                }
+            }
+            match page.next_cursor {
+                None => return Ok(report),
+                Some(next) if cursor.as_deref().is_some_and(|c| next.as_str() <= c) => {
+                    return Err(DurableOperationError::CursorDidNotAdvance);
+                }
+                Some(next) => cursor = Some(next),
+            }
+        }
+    }
+
     /// Deletes completed, failed and unknown records last written before now − retention.
     pub async fn prune(&self) -> Result<PruneReport, DurableOperationError> {
         let before = self
@@ -528,7 +663,8 @@ impl DurableOperationStore {
         self.prune_before(before).await
     }
 
-    /// Deletes non-pending records with `updated_at < before_ms`, page by page.
+    /// Deletes non-pending records with `updated_at < before_ms`, page by page. Records the
+    /// backend cannot decode are skipped and reported, so one bad record never stops it.
     pub async fn prune_before(&self, before_ms: u64) -> Result<PruneReport, DurableOperationError> {
         let mut report = PruneReport::default();
         let mut cursor: Option<String> = None;
@@ -541,6 +677,12 @@ impl DurableOperationStore {
                 .list_page(cursor.as_deref(), self.options.prune_page_size)
                 .await?;
             report.pages += 1;
+            for corrupt in page.corrupt {
+                report.corrupt += 1;
+                if report.corrupt_keys.len() < MAX_REPORTED_CORRUPT_KEYS {
+                    report.corrupt_keys.push(corrupt.key);
+                }
+            }
             for record in page.records {
                 report.scanned += 1;
                 if record.state != OperationState::Pending && record.updated_at < before_ms {
@@ -636,7 +778,7 @@ impl DurableOperationStore {
             })
     }
 
-    fn lease_ms(&self, lease: Option<Duration>) -> Result<u64, DurableOperationError> {
+    pub(crate) fn lease_ms(&self, lease: Option<Duration>) -> Result<u64, DurableOperationError> {
         let lease = lease.unwrap_or(self.options.default_lease);
         let ms = duration_ms(lease);
         if ms == 0 || lease > MAX_LEASE {
@@ -687,7 +829,8 @@ fn observed_status(current: &OperationRecord, fingerprint: &str, now: u64) -> Op
     }
 }
 
-/// The pending record after a new owner takes over an expired lease (same incarnation).
+/// The pending record after a new owner takes over an expired lease, or its owner renews it
+/// (same incarnation, revision + 1, new deadline).
 fn reclaimed(current: OperationRecord, owner_id: &str, now: u64, lease_ms: u64) -> OperationRecord {
     OperationRecord {
         owner_id: owner_id.to_owned(),
@@ -726,6 +869,21 @@ fn check_owner_may_finish(
     fence: &Fence,
     now: u64,
 ) -> Result<(), DurableOperationError> {
+    check_owner_holds(current, owner_id, fence)?;
+    if current.lease_expired(now) {
+        return Err(DurableOperationError::LeaseExpired {
+            key: current.key.clone(),
+        });
+    }
+    Ok(())
+}
+
+/// `owner_id` still holds `current` under `fence`, and it is pending (the lease aside).
+fn check_owner_holds(
+    current: &OperationRecord,
+    owner_id: &str,
+    fence: &Fence,
+) -> Result<(), DurableOperationError> {
     let key = || current.key.clone();
     if current.owner_id != owner_id {
         return Err(DurableOperationError::OwnerMismatch {
@@ -741,9 +899,6 @@ fn check_owner_may_finish(
             key: key(),
             state: current.state,
         });
-    }
-    if current.lease_expired(now) {
-        return Err(DurableOperationError::LeaseExpired { key: key() });
     }
     Ok(())
 }

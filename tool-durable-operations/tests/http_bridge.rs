@@ -221,9 +221,7 @@ async fn ambiguous_acknowledgement_stays_unknown_and_status_query_reconciles_wit
         .recover("charge-2", None, None, move |_record| async move {
             let response = status_client.get(&status_url).send().await?;
             match response.status().as_u16() {
-                200 => Ok(SideEffectResolution::Completed {
-                    result: response.json().await?,
-                }),
+                200 => Ok(SideEffectResolution::completed(response.json().await?)),
                 404 => Ok(SideEffectResolution::Failed {
                     reason: "provider has no such charge".into(),
                     result: None,

@@ -161,3 +161,72 @@ async fn lease_is_bounded_at_max_lease() {
     };
     assert!(DurableOperationStore::with_options(Arc::new(MemoryBackend::new()), options).is_err());
 }
+
+#[tokio::test]
+async fn memory_records_never_need_a_backfill() {
+    let store = DurableOperationStore::new(Arc::new(MemoryBackend::new()));
+    let err = store
+        .backfill_legacy_incarnation("absent")
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "DURABLE_OPERATION_MISSING");
+    let request = tool_durable_operations::ClaimRequest {
+        key: "k",
+        fingerprint: "f",
+        owner_id: "o",
+        lease: None,
+    };
+    let claim = store.claim(request).await.unwrap();
+    assert_eq!(
+        store.backfill_legacy_incarnation("k").await.unwrap(),
+        claim.record
+    );
+    let report = store.backfill_legacy_incarnations().await.unwrap();
+    assert_eq!((report.backfilled, report.corrupt, report.pages), (0, 0, 1));
+}
+
+/// A backend that implements only the required methods.
+struct Minimal(MemoryBackend);
+
+#[async_trait]
+impl DurableOperationBackend for Minimal {
+    fn name(&self) -> &'static str {
+        "minimal"
+    }
+    async fn ping(&self) -> Result<(), tool_durable_operations::DurableOperationError> {
+        self.0.ping().await
+    }
+    async fn read(
+        &self,
+        key: &str,
+    ) -> Result<
+        Option<tool_durable_operations::OperationRecord>,
+        tool_durable_operations::DurableOperationError,
+    > {
+        self.0.read(key).await
+    }
+    async fn compare_and_set(
+        &self,
+        key: &str,
+        expected: Option<&tool_durable_operations::Fence>,
+        next: Option<&tool_durable_operations::OperationRecord>,
+    ) -> Result<bool, tool_durable_operations::DurableOperationError> {
+        self.0.compare_and_set(key, expected, next).await
+    }
+    async fn list_page(
+        &self,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<tool_durable_operations::RecordPage, tool_durable_operations::DurableOperationError>
+    {
+        self.0.list_page(cursor, limit).await
+    }
+}
+
+#[tokio::test]
+async fn a_backend_without_backfill_support_refuses_it_explicitly() {
+    let store = DurableOperationStore::new(Arc::new(Minimal(MemoryBackend::new())));
+    let err = store.backfill_legacy_incarnation("k").await.unwrap_err();
+    assert_eq!(err.code(), "DURABLE_OPERATION_BACKFILL_UNSUPPORTED");
+    assert!(!err.is_retryable());
+}

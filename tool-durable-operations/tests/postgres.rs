@@ -13,7 +13,7 @@ use support::conformance::BackendFactory;
 use tool_durable_operations::DurableOperationBackend;
 use tool_durable_operations::backend::postgres::{
     POSTGRES_DEFAULT_TABLE, POSTGRES_DURABLE_OPERATION_SCHEMA_SQL, PostgresBackend,
-    postgres_migrator, postgres_schema_sql,
+    postgres_legacy_incarnation_migration_sql, postgres_migrator, postgres_schema_sql,
 };
 
 async fn pool(connections: u32) -> PgPool {
@@ -160,4 +160,110 @@ async fn connect_validates_the_table_before_connecting_and_reports_backend_error
         .await
         .unwrap();
     backend.ping().await.unwrap();
+}
+
+#[tokio::test]
+async fn prune_skips_and_reports_a_row_with_a_null_incarnation() {
+    let postgres = Postgres::default();
+    let backend = postgres.open(1).await.remove(0);
+    let clock = tool_durable_operations::ManualClock::new(support::conformance::T0);
+    let store = support::conformance::pruning_store(backend, &clock);
+    support::conformance::settle_good_records_and_age_them(&store, &clock).await;
+    let schema = postgres.0.0.lock().unwrap()[0].clone();
+    let table = format!("\"{schema}\".\"operations\"");
+    // As a table the reference created before fencing, then migrated halfway.
+    let sql = format!(
+        "ALTER TABLE {table} ALTER COLUMN incarnation DROP NOT NULL;\n\
+         INSERT INTO {table} (operation_key, fingerprint, owner_id, incarnation, revision, state, \
+         result, result_present, created_at, updated_at) VALUES ('m-legacy', 'fp-1', 'reference', \
+         NULL, 2, 'completed', '{{\"ok\": true}}', true, {t0}, {t0})",
+        t0 = support::conformance::T0
+    );
+    sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+        .execute(&pool(1).await)
+        .await
+        .unwrap();
+    support::conformance::prune_skips_and_reports_the_corrupt_record(&store, "m-legacy").await;
+    // The same error as on every other backend.
+    assert_eq!(
+        store.get("m-legacy").await.unwrap_err(),
+        tool_durable_operations::DurableOperationError::CorruptRecord(
+            tool_durable_operations::record::MISSING_INCARNATION.into()
+        )
+    );
+}
+
+/// Runs `sql` on a fresh pool.
+async fn execute(sql: String) {
+    sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+        .execute(&pool(1).await)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn concurrent_backfills_of_a_null_incarnation_agree() {
+    let postgres = Postgres::default();
+    let backends = postgres.open(2).await;
+    let schema = postgres.0.0.lock().unwrap()[0].clone();
+    let table = format!("\"{schema}\".\"operations\"");
+    execute(format!(
+        "ALTER TABLE {table} ALTER COLUMN incarnation DROP NOT NULL;\n\
+         INSERT INTO {table} (operation_key, fingerprint, owner_id, incarnation, revision, state, \
+         result, result_present, created_at, updated_at) VALUES ('legacy-1', 'fp-1', 'reference', \
+         NULL, 2, 'completed', '{{\"ok\": true}}', true, 1, 1)"
+    ))
+    .await;
+    let stores = support::conformance::backfilling_stores(backends);
+    let record =
+        support::conformance::concurrent_backfills_agree_on_one_incarnation(&stores, "legacy-1")
+            .await;
+    assert_eq!(record.result, Some(serde_json::json!({"ok": true})));
+}
+
+#[tokio::test]
+async fn legacy_migration_adds_backfills_and_requires_the_incarnation_column() {
+    let schemas = Schemas::default();
+    let schema = schemas.fresh().await;
+    let table = format!("{schema}.operations");
+    let quoted = format!("\"{schema}\".\"operations\"");
+    // The table as the reference created it before fencing: no incarnation column.
+    execute(format!(
+        "{}\nALTER TABLE {quoted} DROP COLUMN incarnation;\n\
+         INSERT INTO {quoted} (operation_key, fingerprint, owner_id, revision, state, result, \
+         result_present, created_at, updated_at) VALUES \
+         ('legacy-a', 'fp-1', 'reference', 2, 'completed', '1', true, 10, 20), \
+         ('legacy-b', 'fp-1', 'reference', 3, 'failed', NULL, false, 10, 30)",
+        postgres_schema_sql(&table).unwrap()
+    ))
+    .await;
+    let backend = PostgresBackend::new(pool(1).await, &table).unwrap();
+    let store = tool_durable_operations::DurableOperationStore::new(Arc::new(backend));
+    assert_eq!(
+        store.get("legacy-a").await.unwrap_err().code(),
+        "DURABLE_OPERATION_BACKEND_FAILED",
+        "the column is missing until the migration runs"
+    );
+    let migration = postgres_legacy_incarnation_migration_sql(&table).unwrap();
+    execute(migration.clone()).await;
+    execute(migration).await; // idempotent
+    let (matching, nullable): (i64, String) = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT (SELECT count(*) FROM {quoted} WHERE incarnation = 'legacy:' || md5(operation_key \
+         || ':' || revision::text || ':' || updated_at::text)), (SELECT is_nullable FROM \
+         information_schema.columns WHERE table_schema = '{schema}' AND table_name = 'operations' \
+         AND column_name = 'incarnation')"
+    )))
+    .fetch_one(&pool(1).await)
+    .await
+    .unwrap();
+    assert_eq!((matching, nullable.as_str()), (2, "NO"));
+    let record = store.get("legacy-b").await.unwrap().unwrap();
+    assert!(
+        record.incarnation.starts_with("legacy:"),
+        "{}",
+        record.incarnation
+    );
+    assert_eq!(record.incarnation.len(), "legacy:".len() + 32);
+    let report = store.backfill_legacy_incarnations().await.unwrap();
+    assert_eq!((report.backfilled, report.corrupt), (0, 0));
 }

@@ -9,7 +9,7 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 use tool_durable_operations::side_effect::queue::run_queue_side_effect;
 use tool_durable_operations::side_effect::{
-    CANCELLED_BEFORE_CLAIM, CANCELLED_BEFORE_EXECUTION, CANCELLED_IN_FLIGHT,
+    CANCELLED_BEFORE_CLAIM, CANCELLED_BEFORE_EXECUTION, CANCELLED_IN_FLIGHT, LEASE_LOST,
     MAX_ADAPTER_REASON_CHARS, THREW_WITHOUT_REASON,
 };
 use tool_durable_operations::{
@@ -429,9 +429,7 @@ async fn recover_is_status_first_and_resolves_only_unknown() {
         move |record: tool_durable_operations::OperationRecord| async move {
             calls.fetch_add(1, Ordering::SeqCst);
             assert_eq!(record.state, OperationState::Unknown);
-            Ok::<_, BoxError>(SideEffectResolution::Completed {
-                result: json!({"charge": "ch_9"}),
-            })
+            Ok::<_, BoxError>(SideEffectResolution::completed(json!({"charge": "ch_9"})))
         }
     };
     assert_eq!(
@@ -648,9 +646,9 @@ async fn queue_bridge_acknowledges_replays_and_keeps_a_lost_ack_unknown() {
     let recovered = b
         .recover("q2", None, None, move |_| async move {
             match status.status("q2") {
-                Some(message) => Ok(SideEffectResolution::Completed {
-                    result: json!({"published": message}),
-                }),
+                Some(message) => Ok(SideEffectResolution::completed(
+                    json!({"published": message}),
+                )),
                 None => Ok(SideEffectResolution::Failed {
                     reason: "not published".into(),
                     result: None,
@@ -664,4 +662,221 @@ async fn queue_bridge_acknowledges_replays_and_keeps_a_lost_ack_unknown() {
         matches!(recovered, SideEffectRecovery::Resolved { result: Some(ref r), .. } if *r == json!({"published": {"n": 2}}))
     );
     assert_eq!(publisher.published.lock().unwrap().len(), 2);
+}
+
+/// Lease of the renewal-failure cases; the adapter would outlast it ten times over.
+const SHORT_LEASE: Duration = Duration::from_millis(30);
+
+/// An adapter that runs until its context is cancelled (or ten leases pass) and reports which.
+fn until_cancelled(
+    ran: Arc<AtomicUsize>,
+    saw_cancel: oneshot::Sender<bool>,
+) -> impl FnOnce(
+    tool_durable_operations::SideEffectContext,
+) -> std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<SideEffectOutcome, BoxError>> + Send>,
+> {
+    move |ctx| {
+        Box::pin(async move {
+            ran.fetch_add(1, Ordering::SeqCst);
+            let cancelled = tokio::select! {
+                () = ctx.cancellation.cancelled() => true,
+                () = tokio::time::sleep(SHORT_LEASE * 10) => false,
+            };
+            saw_cancel.send(cancelled).ok();
+            Ok(SideEffectOutcome::Completed {
+                result: json!("late"),
+            })
+        })
+    }
+}
+
+/// Fails the first lease renewal (a pending -> pending update) with a backend error.
+struct FailFirstRenewal {
+    inner: MemoryBackend,
+    armed: std::sync::atomic::AtomicBool,
+}
+
+#[async_trait::async_trait]
+impl DurableOperationBackend for FailFirstRenewal {
+    fn name(&self) -> &'static str {
+        "fail-first-renewal"
+    }
+    async fn ping(&self) -> Result<(), tool_durable_operations::DurableOperationError> {
+        self.inner.ping().await
+    }
+    async fn read(
+        &self,
+        key: &str,
+    ) -> Result<
+        Option<tool_durable_operations::OperationRecord>,
+        tool_durable_operations::DurableOperationError,
+    > {
+        self.inner.read(key).await
+    }
+    async fn compare_and_set(
+        &self,
+        key: &str,
+        expected: Option<&tool_durable_operations::Fence>,
+        next: Option<&tool_durable_operations::OperationRecord>,
+    ) -> Result<bool, tool_durable_operations::DurableOperationError> {
+        let renewal =
+            expected.is_some() && next.is_some_and(|n| n.state == OperationState::Pending);
+        if renewal && self.armed.swap(false, Ordering::SeqCst) {
+            return Err(tool_durable_operations::DurableOperationError::Backend {
+                backend: "memory",
+                message: "connection reset".into(),
+            });
+        }
+        self.inner.compare_and_set(key, expected, next).await
+    }
+    async fn list_page(
+        &self,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<tool_durable_operations::RecordPage, tool_durable_operations::DurableOperationError>
+    {
+        self.inner.list_page(cursor, limit).await
+    }
+}
+
+#[tokio::test]
+async fn failed_lease_renewal_makes_the_outcome_unknown_and_blocks_a_second_runner() {
+    let backend = Arc::new(FailFirstRenewal {
+        inner: MemoryBackend::new(),
+        armed: true.into(),
+    });
+    let store = DurableOperationStore::new(backend);
+    let a = SideEffectRunner::new(store.clone(), "process-a").unwrap();
+    let b = SideEffectRunner::new(store, "process-b").unwrap();
+    let ran = Arc::new(AtomicUsize::new(0));
+    let (saw_cancel_tx, saw_cancel_rx) = oneshot::channel();
+    let request = || SideEffectRequest::new("renew", "fp").with_lease(SHORT_LEASE);
+    let result = a
+        .run(request(), until_cancelled(ran.clone(), saw_cancel_tx))
+        .await;
+    let Ok(SideEffectResult::Unknown {
+        operation, reason, ..
+    }) = result
+    else {
+        panic!("a failed renewal must make the outcome unknown: {result:?}")
+    };
+    assert!(reason.starts_with(LEASE_LOST), "{reason}");
+    assert!(reason.contains("connection reset"), "{reason}");
+    assert_eq!(
+        operation.state,
+        OperationState::Unknown,
+        "stored as unknown"
+    );
+    assert!(saw_cancel_rx.await.unwrap(), "the adapter was told to stop");
+    let (unused_tx, _) = oneshot::channel();
+    let blocked = b
+        .run(request(), until_cancelled(ran.clone(), unused_tx))
+        .await
+        .unwrap();
+    assert!(
+        matches!(blocked, SideEffectResult::Unknown { .. }),
+        "{blocked:?}"
+    );
+    assert_eq!(ran.load(Ordering::SeqCst), 1, "never a second execution");
+}
+
+#[tokio::test]
+async fn a_lease_taken_over_mid_effect_is_reported_unknown() {
+    let backend: Arc<dyn DurableOperationBackend> = Arc::new(MemoryBackend::new());
+    let a =
+        SideEffectRunner::new(DurableOperationStore::new(backend.clone()), "process-a").unwrap();
+    let ran = Arc::new(AtomicUsize::new(0));
+    let (saw_cancel_tx, saw_cancel_rx) = oneshot::channel();
+    let run = tokio::spawn({
+        let (a, ran) = (a.clone(), ran.clone());
+        async move {
+            let request = SideEffectRequest::new("taken", "fp").with_lease(SHORT_LEASE);
+            a.run(request, until_cancelled(ran, saw_cancel_tx)).await
+        }
+    });
+    // Another owner takes the record over, as after a heartbeat stalled for a whole lease.
+    let intruder = loop {
+        tokio::task::yield_now().await;
+        let Some(current) = backend.read("taken").await.unwrap() else {
+            continue;
+        };
+        let next = tool_durable_operations::OperationRecord {
+            owner_id: "intruder".into(),
+            revision: current.revision + 1,
+            ..current.clone()
+        };
+        if backend
+            .compare_and_set("taken", Some(&current.fence()), Some(&next))
+            .await
+            .unwrap()
+        {
+            break next;
+        }
+    };
+    let result = run.await.unwrap();
+    let Ok(SideEffectResult::Unknown {
+        operation, reason, ..
+    }) = result
+    else {
+        panic!("a lost lease must make the outcome unknown: {result:?}")
+    };
+    assert!(reason.starts_with(LEASE_LOST), "{reason}");
+    assert_eq!(
+        operation.state,
+        OperationState::Pending,
+        "not this runner's to store"
+    );
+    assert!(saw_cancel_rx.await.unwrap(), "the adapter was told to stop");
+    assert_eq!(backend.read("taken").await.unwrap(), Some(intruder));
+    assert_eq!(ran.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_completed_resolution_keeps_the_reconcilers_reason_and_diagnostic() {
+    let (a, b) = runners();
+    a.run(SideEffectRequest::new("why", "fp"), |_| {
+        outcome(SideEffectOutcome::unknown("socket closed after send"))
+    })
+    .await
+    .unwrap();
+    let resolved = a
+        .recover("why", None, Some("operator-1"), |_| async {
+            Ok::<_, BoxError>(SideEffectResolution::Completed {
+                result: json!({"charge": "ch_7"}),
+                reason: Some("provider status query found ch_7".into()),
+                diagnostic: Some(json!({"queriedAt": 42})),
+            })
+        })
+        .await
+        .unwrap();
+    let SideEffectRecovery::Resolved {
+        operation,
+        result,
+        diagnostic,
+        reason,
+    } = resolved
+    else {
+        panic!("{resolved:?}")
+    };
+    assert_eq!(operation.state, OperationState::Completed);
+    assert_eq!(operation.reconciled_by.as_deref(), Some("operator-1"));
+    assert_eq!(
+        (result, diagnostic, reason.as_deref()),
+        (
+            Some(json!({"charge": "ch_7"})),
+            Some(json!({"queriedAt": 42})),
+            Some("provider status query found ch_7")
+        )
+    );
+    let replay = b
+        .run(SideEffectRequest::new("why", "fp"), |_| async {
+            panic!("reconciled: must not run")
+        })
+        .await
+        .unwrap();
+    assert!(
+        matches!(&replay, SideEffectResult::Replayed { reason: Some(r), diagnostic: Some(_), .. } if r == "provider status query found ch_7"),
+        "{replay:?}"
+    );
 }

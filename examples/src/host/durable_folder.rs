@@ -367,9 +367,9 @@ impl DurableFolder {
         reason: &str,
     ) -> WorkspaceResult<Step> {
         let resolution = if self.landed(effect).await {
-            SideEffectResolution::Completed {
-                result: json!({"operation": effect.operation(), "path": effect.path(), "reconciled": true}),
-            }
+            SideEffectResolution::completed(
+                json!({"operation": effect.operation(), "path": effect.path(), "reconciled": true}),
+            )
         } else if self.reads.reconciled(&operation.key) {
             SideEffectResolution::Failed {
                 reason: "the folder was reloaded and does not hold the effect".to_owned(),

@@ -72,6 +72,16 @@ impl DurableOperationBackend for MemoryBackend {
         Ok(true)
     }
 
+    /// Memory only holds records written through the store, which all have an incarnation.
+    async fn backfill_legacy_incarnation(
+        &self,
+        key: &str,
+        _incarnation: &str,
+    ) -> Result<bool, DurableOperationError> {
+        crate::record::validate_key(key)?;
+        Ok(false)
+    }
+
     async fn list_page(
         &self,
         cursor: Option<&str>,
@@ -83,7 +93,7 @@ impl DurableOperationBackend for MemoryBackend {
             .lock()
             .range((lower, Bound::Unbounded))
             .take(limit + 1)
-            .map(|(_, r)| r.clone())
+            .map(|(key, r)| (key.clone(), Ok(r.clone())))
             .collect();
         Ok(page_from_rows(rows, limit))
     }

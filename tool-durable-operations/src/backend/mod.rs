@@ -22,11 +22,23 @@ pub const MAX_PAGE_SIZE: usize = 10_000;
 /// Largest store the compatibility [`DurableOperationBackend::list_all`] scan will read.
 pub const MAX_LIST_ALL_RECORDS: usize = 10_000;
 
+/// A stored record a backend could not decode (corrupt, or written before fencing).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CorruptEntry {
+    /// Its operation key.
+    pub key: String,
+    /// The non-retryable [`DurableOperationError::CorruptRecord`] reading it gives.
+    pub error: DurableOperationError,
+}
+
 /// One keyset page of records, ordered by key.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RecordPage {
     /// Records with keys strictly after the request cursor, ascending.
     pub records: Vec<OperationRecord>,
+    /// Stored records of this page that could not be decoded, ascending. They are left out of
+    /// `records` so one bad record never stops a scan; the cursor still moves past them.
+    pub corrupt: Vec<CorruptEntry>,
     /// Cursor for the next page, present only when more records follow.
     pub next_cursor: Option<String>,
 }
@@ -57,6 +69,24 @@ pub trait DurableOperationBackend: Send + Sync {
         next: Option<&OperationRecord>,
     ) -> Result<bool, DurableOperationError>;
 
+    /// Gives the record under `key`, written before fencing (no incarnation), `incarnation`,
+    /// in one atomic step that only applies while it has none: of concurrent backfills exactly
+    /// one wins and the others return `Ok(false)`, so every store then reads the same one.
+    ///
+    /// Only ever called by
+    /// [`DurableOperationStore::backfill_legacy_incarnation`](crate::DurableOperationStore::backfill_legacy_incarnation)
+    /// and its bulk form, never implicitly. The default refuses with [`DurableOperationError::BackfillUnsupported`].
+    async fn backfill_legacy_incarnation(
+        &self,
+        key: &str,
+        incarnation: &str,
+    ) -> Result<bool, DurableOperationError> {
+        let _ = (key, incarnation);
+        Err(DurableOperationError::BackfillUnsupported {
+            backend: self.name(),
+        })
+    }
+
     /// Lists up to `limit` records with keys strictly after `cursor`, ascending.
     ///
     /// The cursor is a position in key order, so deleting earlier records never invalidates it.
@@ -67,12 +97,15 @@ pub trait DurableOperationBackend: Send + Sync {
     ) -> Result<RecordPage, DurableOperationError>;
 
     /// Compatibility full scan for tiny stores; fails once more than
-    /// [`MAX_LIST_ALL_RECORDS`] records exist.
+    /// [`MAX_LIST_ALL_RECORDS`] records exist, and on the first corrupt record.
     async fn list_all(&self) -> Result<Vec<OperationRecord>, DurableOperationError> {
         let mut records = Vec::new();
         let mut cursor: Option<String> = None;
         loop {
             let page = self.list_page(cursor.as_deref(), DEFAULT_PAGE_SIZE).await?;
+            if let Some(corrupt) = page.corrupt.into_iter().next() {
+                return Err(corrupt.error);
+            }
             records.extend(page.records);
             if records.len() > MAX_LIST_ALL_RECORDS {
                 return Err(DurableOperationError::invalid(
@@ -117,17 +150,28 @@ pub(crate) fn check_page_limit(limit: usize) -> Result<(), DurableOperationError
     Ok(())
 }
 
+/// A fetched row: its key and the record, or why it could not be decoded.
+pub(crate) type DecodedRow = (String, Result<OperationRecord, DurableOperationError>);
+
 /// Splits `limit + 1` fetched rows into a page: the extra row only signals that more follow.
-pub(crate) fn page_from_rows(mut records: Vec<OperationRecord>, limit: usize) -> RecordPage {
-    let more = records.len() > limit;
-    records.truncate(limit);
+/// The cursor is the last row's key, decoded or not, so a corrupt row is never read twice.
+pub(crate) fn page_from_rows(mut rows: Vec<DecodedRow>, limit: usize) -> RecordPage {
+    let more = rows.len() > limit;
+    rows.truncate(limit);
     let next_cursor = if more {
-        records.last().map(|r| r.key.clone())
+        rows.last().map(|(key, _)| key.clone())
     } else {
         None
     };
-    RecordPage {
-        records,
+    let mut page = RecordPage {
         next_cursor,
+        ..RecordPage::default()
+    };
+    for (key, decoded) in rows {
+        match decoded {
+            Ok(record) => page.records.push(record),
+            Err(error) => page.corrupt.push(CorruptEntry { key, error }),
+        }
     }
+    page
 }

@@ -11,7 +11,9 @@ use async_trait::async_trait;
 use sqlx::postgres::PgPool;
 use sqlx::{AssertSqlSafe, SqlSafeStr, SqlStr};
 
-use super::sql::{COLUMNS, RecordRow, bind_row, fence_revision, index_name, quote_table_name};
+use super::sql::{
+    COLUMNS, RecordRow, bind_row, decode_rows, fence_revision, index_name, quote_table_name,
+};
 use super::{
     DurableOperationBackend, RecordPage, check_cas_arguments, check_page_limit, page_from_rows,
 };
@@ -46,6 +48,25 @@ pub fn postgres_schema_sql(table: &str) -> Result<String, DurableOperationError>
     ))
 }
 
+/// The explicit migration of a `table` the reference created before fencing (no
+/// `incarnation` column): adds the column, backfills every row with
+/// `legacy:<md5 of key, revision and updated_at>` (the reference's formula, so every host
+/// computes the same value) and sets it NOT NULL, in one transaction. Idempotent; run it
+/// yourself, this backend never does.
+pub fn postgres_legacy_incarnation_migration_sql(
+    table: &str,
+) -> Result<String, DurableOperationError> {
+    let t = quote_table_name(table)?;
+    Ok(format!(
+        "BEGIN;
+ALTER TABLE {t} ADD COLUMN IF NOT EXISTS incarnation text;
+UPDATE {t} SET incarnation = 'legacy:' || md5(operation_key || ':' || revision::text || ':' || updated_at::text) WHERE incarnation IS NULL;
+ALTER TABLE {t} ALTER COLUMN incarnation SET NOT NULL;
+COMMIT;
+"
+    ))
+}
+
 const NAME: &str = "postgres";
 
 /// Columns as read back: integer revision widened, jsonb as text (decoded by serde_json).
@@ -60,6 +81,7 @@ struct Statements {
     insert: SqlStr,
     update: SqlStr,
     delete: SqlStr,
+    backfill: SqlStr,
     first_page: SqlStr,
     next_page: SqlStr,
 }
@@ -85,6 +107,9 @@ impl Statements {
             )),
             delete: sql(format!(
                 "DELETE FROM {t} WHERE operation_key = $1 AND incarnation = $2 AND revision = $3"
+            )),
+            backfill: sql(format!(
+                "UPDATE {t} SET incarnation = $2 WHERE operation_key = $1 AND incarnation IS NULL"
             )),
             first_page: sql(format!(
                 "SELECT {SELECT_COLUMNS} FROM {t} ORDER BY operation_key COLLATE \"C\" ASC LIMIT $1"
@@ -205,6 +230,23 @@ impl DurableOperationBackend for PostgresBackend {
         Ok(done.rows_affected() == 1)
     }
 
+    async fn backfill_legacy_incarnation(
+        &self,
+        key: &str,
+        incarnation: &str,
+    ) -> Result<bool, DurableOperationError> {
+        crate::record::validate_key(key)?;
+        crate::record::validate_incarnation(incarnation)?;
+        // One statement: a concurrent backfill waits for the row lock, then finds it set.
+        let done = sqlx::query(self.statements.backfill.clone())
+            .bind(key.to_owned())
+            .bind(incarnation.to_owned())
+            .execute(&self.pool)
+            .await
+            .map_err(|e| DurableOperationError::backend(NAME, e))?;
+        Ok(done.rows_affected() == 1)
+    }
+
     async fn list_page(
         &self,
         cursor: Option<&str>,
@@ -222,10 +264,6 @@ impl DurableOperationBackend for PostgresBackend {
             .fetch_all(&self.pool)
             .await
             .map_err(|e| DurableOperationError::backend(NAME, e))?;
-        let records = rows
-            .into_iter()
-            .map(RecordRow::into_record)
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(page_from_rows(records, limit))
+        Ok(page_from_rows(decode_rows(rows), limit))
     }
 }

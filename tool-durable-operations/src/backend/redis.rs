@@ -9,7 +9,10 @@
 use async_trait::async_trait;
 use redis::aio::ConnectionLike;
 
-use super::{DurableOperationBackend, RecordPage, check_cas_arguments, check_page_limit};
+use super::{
+    DecodedRow, DurableOperationBackend, RecordPage, check_cas_arguments, check_page_limit,
+    page_from_rows,
+};
 use crate::error::DurableOperationError;
 use crate::record::{Fence, OperationRecord};
 
@@ -40,6 +43,21 @@ end
 return 1
 "#;
 
+/// The legacy backfill script: KEYS = record; ARGV = incarnation. Sets it only on a record
+/// without one (0 otherwise). The incarnation is spliced in as text after the opening brace, so
+/// the rest of the stored JSON (number precision, empty arrays) stays byte for byte.
+pub const REDIS_LEGACY_INCARNATION_BACKFILL_SCRIPT: &str = r#"
+local current = redis.call('GET', KEYS[1])
+if not current then return 0 end
+local ok, decoded = pcall(cjson.decode, current)
+if not ok or type(decoded) ~= 'table' or decoded.key == nil then return 0 end
+if decoded.incarnation ~= nil then return 0 end
+local open = string.find(current, '{', 1, true)
+local field = '"incarnation":' .. cjson.encode(ARGV[1]) .. ','
+redis.call('SET', KEYS[1], string.sub(current, 1, open) .. field .. string.sub(current, open + 1))
+return 1
+"#;
+
 const NAME: &str = "redis";
 
 /// Operation records in Redis over any async connection that can be cloned cheaply:
@@ -51,6 +69,7 @@ pub struct RedisBackend<C> {
     prefix: String,
     index_key: String,
     script: redis::Script,
+    backfill: redis::Script,
 }
 
 impl<C> std::fmt::Debug for RedisBackend<C> {
@@ -92,6 +111,7 @@ where
             index_key: format!("{prefix}index"),
             prefix,
             script: redis::Script::new(REDIS_DURABLE_OPERATION_CAS_SCRIPT),
+            backfill: redis::Script::new(REDIS_LEGACY_INCARNATION_BACKFILL_SCRIPT),
         }
     }
 
@@ -124,6 +144,14 @@ fn decode(stored: Option<String>) -> Result<Option<OperationRecord>, DurableOper
         .as_deref()
         .map(OperationRecord::from_json)
         .transpose()
+}
+
+/// The operation key of an index member (the member itself if it is not hex of UTF-8).
+fn operation_key(member: &str) -> String {
+    hex::decode(member)
+        .ok()
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .unwrap_or_else(|| member.to_owned())
 }
 
 /// Rejects cursors that are not index members (lowercase hex).
@@ -199,6 +227,24 @@ where
         Ok(written == 1)
     }
 
+    async fn backfill_legacy_incarnation(
+        &self,
+        key: &str,
+        incarnation: &str,
+    ) -> Result<bool, DurableOperationError> {
+        crate::record::validate_key(key)?;
+        crate::record::validate_incarnation(incarnation)?;
+        let mut connection = self.connection.clone();
+        let written: i64 = self
+            .backfill
+            .key(self.record_key(key))
+            .arg(incarnation)
+            .invoke_async(&mut connection)
+            .await
+            .map_err(redis_error)?;
+        Ok(written == 1)
+    }
+
     async fn list_page(
         &self,
         cursor: Option<&str>,
@@ -223,15 +269,12 @@ where
             .query_async(&mut connection)
             .await
             .map_err(redis_error)?;
+        if members.is_empty() {
+            return Ok(RecordPage::default());
+        }
+        // The extra member only signals that more follow: its record is not fetched.
         let more = members.len() > limit;
         members.truncate(limit);
-        let next_cursor = if more { members.last().cloned() } else { None };
-        if members.is_empty() {
-            return Ok(RecordPage {
-                records: Vec::new(),
-                next_cursor,
-            });
-        }
         let keys: Vec<String> = members
             .iter()
             .map(|m| self.record_key_for_member(m))
@@ -241,14 +284,21 @@ where
             .query_async(&mut connection)
             .await
             .map_err(redis_error)?;
+        let cursor_member = more.then(|| members.last().cloned()).flatten();
         // A record deleted between the two commands is simply skipped.
-        let records = stored
+        let rows: Vec<DecodedRow> = members
             .into_iter()
-            .filter_map(|value| decode(value).transpose())
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(RecordPage {
-            records,
-            next_cursor,
-        })
+            .zip(stored)
+            .filter_map(|(member, value)| {
+                let decoded = decode(value).transpose()?;
+                Some((member, decoded))
+            })
+            .collect();
+        let mut page = page_from_rows(rows, limit);
+        page.next_cursor = cursor_member;
+        for corrupt in &mut page.corrupt {
+            corrupt.key = operation_key(&corrupt.key);
+        }
+        Ok(page)
     }
 }

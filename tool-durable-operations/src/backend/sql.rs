@@ -1,7 +1,7 @@
 //! What the SQLite and PostgreSQL backends share: table-name validation and the row mapping.
 
 use crate::error::DurableOperationError;
-use crate::record::{Fence, OperationRecord, OperationState};
+use crate::record::{Fence, OperationRecord, OperationState, missing_incarnation};
 
 /// Validates `ident` or `schema.ident` (`^[A-Za-z_][A-Za-z0-9_]*$` parts) and returns it
 /// double-quoted, ready to splice into SQL.
@@ -43,7 +43,8 @@ pub(crate) struct RecordRow {
     pub operation_key: String,
     pub fingerprint: String,
     pub owner_id: String,
-    pub incarnation: String,
+    /// `NULL` only in a table the reference created before fencing (not yet backfilled).
+    pub incarnation: Option<String>,
     pub revision: i64,
     pub state: String,
     pub result: Option<String>,
@@ -79,7 +80,7 @@ impl RecordRow {
             operation_key: record.key.clone(),
             fingerprint: record.fingerprint.clone(),
             owner_id: record.owner_id.clone(),
-            incarnation: record.incarnation.clone(),
+            incarnation: Some(record.incarnation.clone()),
             revision: to_i64("revision", record.revision)?,
             state: record.state.as_str().to_owned(),
             result_present: result.is_some(),
@@ -115,7 +116,7 @@ impl RecordRow {
             key: self.operation_key,
             fingerprint: self.fingerprint,
             owner_id: self.owner_id,
-            incarnation: self.incarnation,
+            incarnation: self.incarnation.ok_or_else(missing_incarnation)?,
             revision: to_u64("revision", self.revision)?,
             state,
             result,
@@ -135,6 +136,13 @@ impl RecordRow {
         record.check_invariants()?;
         Ok(record)
     }
+}
+
+/// Decodes fetched rows, keeping each row's key so a corrupt one is reported, not fatal.
+pub(crate) fn decode_rows(rows: Vec<RecordRow>) -> Vec<super::DecodedRow> {
+    rows.into_iter()
+        .map(|row| (row.operation_key.clone(), row.into_record()))
+        .collect()
 }
 
 /// A fence revision as a SQL integer; revisions beyond `i64` can never match a stored row.

@@ -11,7 +11,9 @@ use async_trait::async_trait;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 use sqlx::{AssertSqlSafe, SqlSafeStr, SqlStr};
 
-use super::sql::{COLUMNS, RecordRow, bind_row, fence_revision, index_name, quote_table_name};
+use super::sql::{
+    COLUMNS, RecordRow, bind_row, decode_rows, fence_revision, index_name, quote_table_name,
+};
 use super::{
     DurableOperationBackend, RecordPage, check_cas_arguments, check_page_limit, page_from_rows,
 };
@@ -53,6 +55,7 @@ struct Statements {
     insert: SqlStr,
     update: SqlStr,
     delete: SqlStr,
+    backfill: SqlStr,
     first_page: SqlStr,
     next_page: SqlStr,
 }
@@ -78,6 +81,9 @@ impl Statements {
             )),
             delete: sql(format!(
                 "DELETE FROM {t} WHERE operation_key = ?1 AND incarnation = ?2 AND revision = ?3"
+            )),
+            backfill: sql(format!(
+                "UPDATE {t} SET incarnation = ?2 WHERE operation_key = ?1 AND incarnation IS NULL"
             )),
             first_page: sql(format!(
                 "SELECT {COLUMNS} FROM {t} ORDER BY operation_key ASC LIMIT ?1"
@@ -148,10 +154,6 @@ impl SqliteBackend {
     }
 }
 
-fn rows_to_records(rows: Vec<RecordRow>) -> Result<Vec<OperationRecord>, DurableOperationError> {
-    rows.into_iter().map(RecordRow::into_record).collect()
-}
-
 #[async_trait]
 impl DurableOperationBackend for SqliteBackend {
     fn name(&self) -> &'static str {
@@ -208,6 +210,23 @@ impl DurableOperationBackend for SqliteBackend {
         Ok(done.rows_affected() == 1)
     }
 
+    async fn backfill_legacy_incarnation(
+        &self,
+        key: &str,
+        incarnation: &str,
+    ) -> Result<bool, DurableOperationError> {
+        crate::record::validate_key(key)?;
+        crate::record::validate_incarnation(incarnation)?;
+        // One statement under SQLite's write lock: a concurrent backfill then finds it set.
+        let done = sqlx::query(self.statements.backfill.clone())
+            .bind(key.to_owned())
+            .bind(incarnation.to_owned())
+            .execute(&self.pool)
+            .await
+            .map_err(|e| DurableOperationError::backend(NAME, e))?;
+        Ok(done.rows_affected() == 1)
+    }
+
     async fn list_page(
         &self,
         cursor: Option<&str>,
@@ -225,6 +244,6 @@ impl DurableOperationBackend for SqliteBackend {
             .fetch_all(&self.pool)
             .await
             .map_err(|e| DurableOperationError::backend(NAME, e))?;
-        Ok(page_from_rows(rows_to_records(rows)?, limit))
+        Ok(page_from_rows(decode_rows(rows), limit))
     }
 }

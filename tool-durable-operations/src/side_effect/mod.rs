@@ -1,9 +1,10 @@
 //! The exactly-once side-effect runner: one durable record guards one external write.
 //!
-//! [`SideEffectRunner::run`] claims the key, runs the adapter once, and stores its tagged
-//! outcome. It never retries: an ambiguous outcome (adapter error, cancellation while the write
-//! was in flight, invalid outcome) becomes `unknown`, which blocks the key until
-//! [`SideEffectRunner::recover`] records what a status query confirmed.
+//! [`SideEffectRunner::run`] claims the key, runs the adapter once while renewing the lease,
+//! and stores its tagged outcome. It never retries: an ambiguous outcome (adapter error,
+//! cancellation while the write was in flight, a lost lease, invalid outcome) becomes
+//! `unknown`, which blocks the key until [`SideEffectRunner::recover`] records what a status
+//! query confirmed.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -13,6 +14,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{BoxError, DurableOperationError};
+use crate::lease::{LeaseHeartbeat, LeaseLost, settle_renewing};
 use crate::record::{Fence, MAX_OWNER_ID_BYTES, OperationRecord, OperationState, validate_text};
 use crate::store::{
     Claim, ClaimRequest, ClaimStatus, DurableOperationStore, RecoverOutcome, Resolution, Settlement,
@@ -30,6 +32,9 @@ pub const CANCELLED_BEFORE_CLAIM: &str = "side-effect was cancelled before claim
 pub const CANCELLED_BEFORE_EXECUTION: &str = "side-effect was cancelled before execution";
 /// Reason stored when the caller cancels while the adapter is in flight.
 pub const CANCELLED_IN_FLIGHT: &str = "side-effect caller cancelled while execution was in flight";
+/// Reason (prefix) of the outcome when the lease could not be renewed, or was taken over,
+/// while the adapter was in flight or before its outcome was stored.
+pub const LEASE_LOST: &str = "side-effect lease was lost while execution was in flight";
 /// Reason stored when an adapter error carries no text.
 pub const THREW_WITHOUT_REASON: &str = "side-effect adapter threw without a reason";
 
@@ -77,6 +82,11 @@ pub enum SideEffectResolution {
     Completed {
         /// Result to replay.
         result: Value,
+        /// Optional note of the reconciler (what the status query found), kept as the
+        /// record's reason.
+        reason: Option<String>,
+        /// Optional bounded evidence, kept next to the result.
+        diagnostic: Option<Value>,
     },
     /// The effect did not happen.
     Failed {
@@ -87,6 +97,17 @@ pub enum SideEffectResolution {
         /// Optional diagnostic.
         diagnostic: Option<Value>,
     },
+}
+
+impl SideEffectResolution {
+    /// A `Completed` resolution without reason or diagnostic.
+    pub fn completed(result: Value) -> Self {
+        Self::Completed {
+            result,
+            reason: None,
+            diagnostic: None,
+        }
+    }
 }
 
 /// Maps an adapter error to an outcome (the default keeps it `unknown`).
@@ -162,9 +183,10 @@ impl SideEffectRequest {
 pub struct SideEffectContext {
     /// Operation key (send it as the provider's idempotency key).
     pub key: String,
-    /// The claim fence.
+    /// The claim's fence when the adapter started. Lease renewals advance the stored
+    /// revision, so it identifies this execution, not the record's current revision.
     pub fence: Fence,
-    /// Cancelled when the caller gives up; the adapter may stop early.
+    /// Cancelled when the caller gives up or the lease is lost; the adapter may stop early.
     pub cancellation: CancellationToken,
 }
 
@@ -191,7 +213,9 @@ pub enum SideEffectResult {
     },
     /// The outcome is ambiguous (this run's, or a previous one's); reconcile with `recover`.
     Unknown {
-        /// The stored record.
+        /// The stored record. After a lost lease whose `unknown` could not be stored (another
+        /// owner took the record over, or the store failed) it is the last record this runner
+        /// held, still `pending`.
         operation: OperationRecord,
         /// Why.
         reason: String,
@@ -289,9 +313,12 @@ impl SideEffectRunner {
 
     /// Claims the key and, as owner, runs `execute` once and stores its outcome.
     ///
-    /// Cancellation while `execute` is in flight returns `Unknown` immediately (after the
-    /// record is marked unknown); the adapter future keeps draining on its own task and its
-    /// late outcome is discarded. `Err` means the store itself failed.
+    /// While `execute` runs, a [`LeaseHeartbeat`] renews the lease, so a slow effect is never
+    /// taken over and run again by a second runner. Cancellation, or a failed renewal, while
+    /// `execute` is in flight returns `Unknown` immediately (after the record is marked unknown,
+    /// when it still can be); the adapter future keeps draining on its own task (its context
+    /// token is cancelled) and its late outcome is discarded. `Err` means the store itself
+    /// failed.
     pub async fn run<F, Fut>(
         &self,
         request: SideEffectRequest,
@@ -319,25 +346,39 @@ impl SideEffectRunner {
         if request.cancellation.is_cancelled() {
             return Ok(cancelled(Some(claim.record), CANCELLED_BEFORE_EXECUTION));
         }
+        let stop_adapter = request.cancellation.child_token();
         let context = SideEffectContext {
             key: request.key.clone(),
             fence: claim.fence.clone(),
-            cancellation: request.cancellation.clone(),
+            cancellation: stop_adapter.clone(),
         };
+        let on_loss = Box::new(|error: &DurableOperationError| (lease_lost_reason(error), None));
+        let heartbeat = LeaseHeartbeat::start_marking_unknown(
+            self.store.clone(),
+            claim,
+            request.lease,
+            on_loss,
+        );
         let mut adapter = tokio::spawn(execute(context));
+        // On cancellation or a lost lease the adapter task is detached and drains; its outcome
+        // can no longer be stored.
         let outcome = tokio::select! {
             biased;
             joined = &mut adapter => adapter_outcome(joined, request.on_error.as_ref()),
-            () = request.cancellation.cancelled() => {
-                // The adapter task is detached and drains; its outcome can no longer be stored.
-                let outcome = SideEffectOutcome::Unknown {
-                    reason: CANCELLED_IN_FLIGHT.to_owned(),
-                    diagnostic: request.abort_diagnostic.clone(),
-                };
-                return self.store_outcome(&claim, outcome).await;
-            }
+            () = request.cancellation.cancelled() => SideEffectOutcome::Unknown {
+                reason: CANCELLED_IN_FLIGHT.to_owned(),
+                diagnostic: request.abort_diagnostic.clone(),
+            },
+            // Superseded below: a lost lease always ends the heartbeat with its error.
+            () = heartbeat.lost() => SideEffectOutcome::unknown(LEASE_LOST),
         };
-        self.store_outcome(&claim, outcome).await
+        match heartbeat.stop().await {
+            Ok(claim) => self.finish(&claim, outcome, request.lease).await,
+            Err(lost) => {
+                stop_adapter.cancel();
+                Ok(lease_lost(lost))
+            }
+        }
     }
 
     /// Status-first reconciliation of an `unknown` record: `resolver` (a provider status query)
@@ -385,36 +426,52 @@ impl SideEffectRunner {
         })
     }
 
+    /// Stores the outcome of the execution this runner still holds the lease of. If the record
+    /// turns out to belong to someone else by now, the lease was lost: the outcome is `unknown`.
+    async fn finish(
+        &self,
+        claim: &Claim,
+        outcome: SideEffectOutcome,
+        lease: Option<Duration>,
+    ) -> Result<SideEffectResult, DurableOperationError> {
+        match self.store_outcome(claim, outcome, lease).await {
+            Err(error) if is_lost_ownership(&error) => Ok(lost_lease_result(claim, &error)),
+            other => other,
+        }
+    }
+
     /// Writes the outcome; an outcome the store refuses (blank reason, oversized payload) is
     /// stored as `unknown`, because the effect may already have happened.
     async fn store_outcome(
         &self,
         claim: &Claim,
         outcome: SideEffectOutcome,
+        lease: Option<Duration>,
     ) -> Result<SideEffectResult, DurableOperationError> {
-        match self.write_outcome(claim, outcome).await {
+        match self.write_outcome(claim, outcome, lease).await {
             Err(error) if is_invalid_outcome(&error) => {
                 let reason = truncate_reason(&format!(
                     "side-effect adapter returned an invalid outcome: {error}"
                 ));
-                self.write_outcome(claim, SideEffectOutcome::unknown(reason))
+                self.write_outcome(claim, SideEffectOutcome::unknown(reason), lease)
                     .await
             }
             other => other,
         }
     }
 
-    /// Settles the claim (one round trip) and shapes the caller's result.
+    /// Settles the claim and shapes the caller's result.
     async fn write_outcome(
         &self,
         claim: &Claim,
         outcome: SideEffectOutcome,
+        lease: Option<Duration>,
     ) -> Result<SideEffectResult, DurableOperationError> {
         Ok(match outcome {
             SideEffectOutcome::Completed { result } => {
                 let stored = payload(Some(result.clone()), None);
                 let settlement = Settlement::Completed { result: stored };
-                let operation = self.store.settle(claim, settlement).await?;
+                let operation = settle_renewing(&self.store, claim, settlement, lease).await?;
                 SideEffectResult::Completed { operation, result }
             }
             SideEffectOutcome::Failed {
@@ -426,7 +483,7 @@ impl SideEffectRunner {
                     reason: reason.clone(),
                     result: optional_payload(result.clone(), diagnostic.clone()),
                 };
-                let operation = self.store.settle(claim, settlement).await?;
+                let operation = settle_renewing(&self.store, claim, settlement, lease).await?;
                 SideEffectResult::Failed {
                     operation,
                     reason,
@@ -439,7 +496,7 @@ impl SideEffectRunner {
                     reason: reason.clone(),
                     diagnostic: optional_payload(None, diagnostic.clone()),
                 };
-                let operation = self.store.settle(claim, settlement).await?;
+                let operation = settle_renewing(&self.store, claim, settlement, lease).await?;
                 SideEffectResult::Unknown {
                     operation,
                     reason,
@@ -457,6 +514,45 @@ fn is_invalid_outcome(error: &DurableOperationError) -> bool {
             | DurableOperationError::PayloadTooLarge { .. }
             | DurableOperationError::ReasonRequired
     )
+}
+
+/// Errors meaning the record is no longer this runner's pending claim.
+fn is_lost_ownership(error: &DurableOperationError) -> bool {
+    matches!(
+        error,
+        DurableOperationError::StaleFence { .. }
+            | DurableOperationError::OwnerMismatch { .. }
+            | DurableOperationError::AlreadySettled { .. }
+            | DurableOperationError::FenceChangedDuringTransition { .. }
+            | DurableOperationError::Missing { .. }
+    )
+}
+
+fn lease_lost_reason(error: &DurableOperationError) -> String {
+    truncate_reason(&format!("{LEASE_LOST}: {error}"))
+}
+
+/// The lease could not be renewed: the heartbeat already marked the record `unknown` when
+/// the fence still allowed it, so no second runner takes it over; either way this run's
+/// outcome is `unknown`.
+fn lease_lost(lost: LeaseLost) -> SideEffectResult {
+    match lost.unknown {
+        Some(operation) => SideEffectResult::Unknown {
+            reason: lease_lost_reason(&lost.error),
+            operation,
+            diagnostic: None,
+        },
+        None => lost_lease_result(&lost.claim, &lost.error),
+    }
+}
+
+/// `unknown` for a run whose outcome could not be stored after its lease was lost.
+fn lost_lease_result(claim: &Claim, error: &DurableOperationError) -> SideEffectResult {
+    SideEffectResult::Unknown {
+        operation: claim.record.clone(),
+        reason: lease_lost_reason(error),
+        diagnostic: None,
+    }
 }
 
 fn cancelled(operation: Option<OperationRecord>, reason: &str) -> SideEffectResult {
@@ -521,9 +617,13 @@ fn truncate_reason(reason: &str) -> String {
 
 fn to_store_resolution(resolution: SideEffectResolution) -> Resolution {
     match resolution {
-        SideEffectResolution::Completed { result } => Resolution::Completed {
-            result: payload(Some(result), None),
-            reason: None,
+        SideEffectResolution::Completed {
+            result,
+            reason,
+            diagnostic,
+        } => Resolution::Completed {
+            result: payload(Some(result), diagnostic),
+            reason,
         },
         SideEffectResolution::Failed {
             reason,

@@ -6,11 +6,13 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
+use tokio::sync::oneshot;
 use tool_durable_operations::record::MAX_STORED_RESULT_BYTES;
 use tool_durable_operations::{
     ClaimRequest, ClaimStatus, DurableOperationBackend, DurableOperationError,
     DurableOperationStore, Fence, ManualClock, OperationRecord, OperationState, RecordPage,
-    RecoverOutcome, Resolution, Settlement, StoreOptions,
+    RecoverOutcome, Resolution, Settlement, SideEffectOutcome, SideEffectRequest, SideEffectResult,
+    SideEffectRunner, StoreOptions,
 };
 
 /// Start of the injected clock.
@@ -46,6 +48,8 @@ macro_rules! conformance_suite {
             unusual_keys_round_trip,
             settle_takes_one_round_trip_and_keeps_exact_errors,
             race_each_key_runs_exactly_once,
+            slow_effect_keeps_its_lease_and_runs_once,
+            renew_lease_is_fenced_and_blocks_a_reclaim,
         );
     };
     (@cases $factory:expr; $($case:ident,)*) => {
@@ -727,7 +731,8 @@ pub async fn prune_pages_while_deleting_and_respects_the_page_limit(factory: &dy
         tool_durable_operations::PruneReport {
             deleted: 10,
             scanned: 13,
-            pages: 5
+            pages: 5,
+            ..Default::default()
         }
     );
     let left: Vec<String> = backend
@@ -1110,4 +1115,233 @@ pub async fn settle_takes_one_round_trip_and_keeps_exact_errors(factory: &dyn Ba
         .await
         .unwrap_err();
     assert_eq!(err.code(), "DURABLE_OPERATION_OWNER_MISMATCH");
+}
+
+/// Lease of the slow-effect case, far shorter than the effect: only renewal keeps it.
+pub const SLOW_EFFECT_LEASE: Duration = Duration::from_millis(20);
+
+/// A 60 ms effect under a 20 ms lease, with a second runner (its own connection) trying the
+/// same key after twice the lease: the first runner's heartbeat keeps the record pending, so
+/// the second one waits, the effect runs once and the first runner completes it.
+pub async fn slow_effect_keeps_its_lease_and_runs_once(factory: &dyn BackendFactory) {
+    let mut backends = factory.open(2).await;
+    let runner =
+        |backend, owner| SideEffectRunner::new(DurableOperationStore::new(backend), owner).unwrap();
+    let second = runner(backends.pop().unwrap(), "runner-b");
+    let first = runner(backends.pop().unwrap(), "runner-a");
+    let runs = Arc::new(AtomicUsize::new(0));
+    let request = || SideEffectRequest::new("slow-effect", "fp").with_lease(SLOW_EFFECT_LEASE);
+    let (past_lease_tx, past_lease_rx) = oneshot::channel();
+    let (resume_tx, resume_rx) = oneshot::channel::<()>();
+    let slow = tokio::spawn({
+        let (runs, request) = (runs.clone(), request());
+        async move {
+            first
+                .run(request, move |_| async move {
+                    runs.fetch_add(1, Ordering::SeqCst);
+                    tokio::time::sleep(SLOW_EFFECT_LEASE * 2).await;
+                    past_lease_tx.send(()).ok();
+                    resume_rx.await.ok();
+                    tokio::time::sleep(SLOW_EFFECT_LEASE).await;
+                    Ok(SideEffectOutcome::Completed {
+                        result: json!("written"),
+                    })
+                })
+                .await
+        }
+    });
+    past_lease_rx.await.unwrap();
+    let again = |runs: Arc<AtomicUsize>| {
+        move |_| async move {
+            runs.fetch_add(1, Ordering::SeqCst);
+            Ok(SideEffectOutcome::Completed {
+                result: json!("written again"),
+            })
+        }
+    };
+    let during = second.run(request(), again(runs.clone())).await.unwrap();
+    resume_tx.send(()).ok();
+    let outcome = slow.await.unwrap();
+    assert!(
+        matches!(&during, SideEffectResult::Pending { operation } if operation.owner_id == "runner-a"),
+        "the live heartbeat must block the second runner: {during:?}"
+    );
+    let Ok(SideEffectResult::Completed { operation, result }) = outcome else {
+        panic!("the first runner must complete its own effect: {outcome:?}")
+    };
+    assert_eq!(
+        (operation.state, operation.owner_id.as_str(), result),
+        (OperationState::Completed, "runner-a", json!("written"))
+    );
+    let after = second.run(request(), again(runs.clone())).await.unwrap();
+    assert!(
+        matches!(&after, SideEffectResult::Replayed { result: Some(r), .. } if *r == json!("written")),
+        "{after:?}"
+    );
+    assert_eq!(
+        runs.load(Ordering::SeqCst),
+        1,
+        "the effect ran exactly once"
+    );
+}
+
+pub async fn renew_lease_is_fenced_and_blocks_a_reclaim(factory: &dyn BackendFactory) {
+    let (store, clock) = one(factory).await;
+    let lease = Some(Duration::from_millis(10));
+    let claim_with = |owner| ClaimRequest {
+        lease,
+        ..request("k", owner)
+    };
+    let claim = store.claim(claim_with("a")).await.unwrap();
+    clock.advance(Duration::from_millis(8));
+    let renewed = store.renew_lease(&claim, lease).await.unwrap();
+    assert_eq!(renewed.status, ClaimStatus::Owner);
+    assert_eq!(renewed.fence.revision, 2);
+    assert_eq!(renewed.record.lease_expires_at, Some(T0 + 18));
+    assert_eq!(
+        store.get("k").await.unwrap().as_ref(),
+        Some(&renewed.record)
+    );
+    // Past the first deadline, inside the renewed one: nobody may take over.
+    clock.advance(Duration::from_millis(8));
+    let other = store.claim(claim_with("b")).await.unwrap();
+    assert_eq!(other.status, ClaimStatus::Pending);
+    let err = store.renew_lease(&claim, lease).await.unwrap_err();
+    assert_eq!(err.code(), "DURABLE_OPERATION_STALE_FENCE");
+    let err = store.renew_lease(&other, lease).await.unwrap_err();
+    assert_eq!(
+        err.code(),
+        "DURABLE_OPERATION_INVALID_INPUT",
+        "only owners renew"
+    );
+    // Expired but not reclaimed: the matching fence proves the record is still a's.
+    clock.advance(Duration::from_millis(20));
+    let kept = store.renew_lease(&renewed, lease).await.unwrap();
+    assert_eq!(kept.fence.revision, 3);
+    clock.advance(Duration::from_millis(20));
+    let taken = store.claim(claim_with("b")).await.unwrap();
+    assert_eq!(taken.status, ClaimStatus::Owner);
+    let err = store.renew_lease(&kept, lease).await.unwrap_err();
+    assert_eq!(err.code(), "DURABLE_OPERATION_OWNER_MISMATCH");
+    let settled = store
+        .settle(&taken, Settlement::Completed { result: json!(1) })
+        .await
+        .unwrap();
+    let mut stale_owner = taken.clone();
+    stale_owner.fence = settled.fence();
+    stale_owner.record = settled;
+    let err = store.renew_lease(&stale_owner, lease).await.unwrap_err();
+    assert_eq!(err.code(), "DURABLE_OPERATION_ALREADY_SETTLED");
+}
+
+/// Keys of the good records around the corrupt one, so it sits mid-scan.
+pub const GOOD_KEYS: [&str; 2] = ["a-good", "z-good"];
+
+/// A store over `backend` with one-record prune pages (the corrupt record ends its page).
+pub fn pruning_store(
+    backend: Arc<dyn DurableOperationBackend>,
+    clock: &ManualClock,
+) -> DurableOperationStore {
+    let options = StoreOptions {
+        prune_page_size: 1,
+        ..StoreOptions::default()
+    };
+    DurableOperationStore::with_options(backend, options)
+        .unwrap()
+        .with_clock(Arc::new(clock.clone()))
+}
+
+/// Completes [`GOOD_KEYS`] at [`T0`], then lets them age past the retention.
+pub async fn settle_good_records_and_age_them(store: &DurableOperationStore, clock: &ManualClock) {
+    for key in GOOD_KEYS {
+        let fence = owned(store, key, "a").await;
+        store.complete(key, "a", json!(key), &fence).await.unwrap();
+    }
+    clock.advance(store.options().retention + Duration::from_millis(1));
+}
+
+/// One record the backend cannot decode (`corrupt_key`, already written) neither stops the
+/// prune nor hides: the good records are deleted, the corrupt one is reported and kept, and
+/// reading it is the non-retryable corrupt-record error.
+pub async fn prune_skips_and_reports_the_corrupt_record(
+    store: &DurableOperationStore,
+    corrupt_key: &str,
+) {
+    let report = store.prune().await;
+    let err = store.get(corrupt_key).await.unwrap_err();
+    assert_eq!(
+        (err.code(), err.is_retryable()),
+        ("DURABLE_OPERATION_CORRUPT_RECORD", false),
+        "{err}"
+    );
+    let report = report.expect("one corrupt record must not stop the prune");
+    assert_eq!((report.deleted, report.corrupt), (GOOD_KEYS.len(), 1));
+    assert_eq!(report.corrupt_keys, [corrupt_key]);
+    for key in GOOD_KEYS {
+        assert_eq!(store.get(key).await.unwrap(), None, "{key} was pruned");
+    }
+    let again = store.prune().await.unwrap();
+    assert_eq!((again.deleted, again.corrupt), (0, 1), "still reported");
+}
+
+/// Backfills per store in [`concurrent_backfills_agree_on_one_incarnation`].
+pub const BACKFILLS_PER_STORE: usize = 4;
+
+/// Stores whose incarnations name them (`<name>-<n>`), each on its own backend connection.
+pub fn backfilling_stores(
+    backends: Vec<Arc<dyn DurableOperationBackend>>,
+) -> Vec<DurableOperationStore> {
+    backends
+        .into_iter()
+        .enumerate()
+        .map(|(index, backend)| {
+            let counter = Arc::new(AtomicUsize::new(0));
+            DurableOperationStore::new(backend).with_incarnation_generator(Arc::new(move || {
+                format!("store{index}-{}", counter.fetch_add(1, Ordering::SeqCst))
+            }))
+        })
+        .collect()
+}
+
+/// The legacy record under `key` (already written, without incarnation) is backfilled by
+/// every store at once: all of them return the one incarnation that won, the record is usable
+/// afterwards, and a later backfill changes nothing.
+pub async fn concurrent_backfills_agree_on_one_incarnation(
+    stores: &[DurableOperationStore],
+    key: &str,
+) -> OperationRecord {
+    let err = stores[0].get(key).await.unwrap_err();
+    assert_eq!(
+        err,
+        DurableOperationError::CorruptRecord(
+            tool_durable_operations::record::MISSING_INCARNATION.into()
+        ),
+        "never backfilled implicitly"
+    );
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..BACKFILLS_PER_STORE {
+        for store in stores {
+            let (store, key) = (store.clone(), key.to_owned());
+            tasks.spawn(async move { store.backfill_legacy_incarnation(&key).await });
+        }
+    }
+    let mut incarnations = std::collections::BTreeSet::new();
+    while let Some(joined) = tasks.join_next().await {
+        incarnations.insert(joined.unwrap().unwrap().incarnation);
+    }
+    assert_eq!(
+        incarnations.len(),
+        1,
+        "every store agrees: {incarnations:?}"
+    );
+    let record = stores[1].get(key).await.unwrap().expect("still stored");
+    assert!(incarnations.contains(&record.incarnation));
+    assert!(
+        record.incarnation.starts_with("store"),
+        "{}",
+        record.incarnation
+    );
+    let again = stores[0].backfill_legacy_incarnation(key).await.unwrap();
+    assert_eq!(again, record, "a backfilled record is left as it is");
+    record
 }

@@ -260,9 +260,7 @@ async fn read_back_and_complete(
     completed.completed_paths = manifest.paths();
     completed.failed_path = None;
     completed.code = None;
-    let resolution = SideEffectResolution::Completed {
-        result: completed.to_value(),
-    };
+    let resolution = SideEffectResolution::completed(completed.to_value());
     let recovery = surface
         .saves()
         .runner()
