@@ -10,6 +10,7 @@ const REASON_LABELS = {
   scanLimit: 'over the scan limit',
   symlink: 'symlink',
   duplicate: 'duplicate path',
+  folderClash: 'file/folder name clash',
   invalidPath: 'invalid path',
   unreadable: 'unreadable',
 };

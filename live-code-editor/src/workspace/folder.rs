@@ -128,6 +128,8 @@ pub enum SkipReason {
     FileLimit,
     /// Another entry normalized to the same path.
     Duplicate,
+    /// A file where another entry needs a folder of that name, or the other way round.
+    FolderClash,
     /// Text file over [`MAX_TEXT_FILE_BYTES`].
     TextTooLarge,
     /// Asset over [`MAX_ASSET_FILE_BYTES`].
@@ -154,6 +156,7 @@ impl SkipReason {
             Self::Unsupported => "unsupported file type",
             Self::FileLimit => "file limit reached",
             Self::Duplicate => "duplicate workspace path",
+            Self::FolderClash => "clashes with a folder of the same name",
             Self::TextTooLarge => "larger than 512 KB",
             Self::AssetTooLarge => "larger than 4 MB",
             Self::WorkspaceLimit => "workspace limit reached",
@@ -171,6 +174,7 @@ impl SkipReason {
             Self::Unsupported => "unsupported",
             Self::FileLimit => "fileLimit",
             Self::Duplicate => "duplicate",
+            Self::FolderClash => "folderClash",
             Self::TextTooLarge | Self::AssetTooLarge => "tooLarge",
             Self::WorkspaceLimit => "workspaceLimit",
             Self::Binary => "binary",
@@ -287,6 +291,10 @@ impl ImportBuilder {
             self.skip(&path, SkipReason::Duplicate);
             return Admission::Skipped;
         }
+        if self.clashes(&path) {
+            self.skip(&path, SkipReason::FolderClash);
+            return Admission::Skipped;
+        }
         let (max_bytes, too_large) = match kind {
             Candidate::Text => (MAX_TEXT_FILE_BYTES, SkipReason::TextTooLarge),
             Candidate::Asset => (MAX_ASSET_FILE_BYTES, SkipReason::AssetTooLarge),
@@ -353,6 +361,19 @@ impl ImportBuilder {
             .files
             .sort_by(|a, b| compare_order(&a.path, &b.path));
         self.import
+    }
+
+    /// Whether `path` would need a folder where an admitted file is (`a.js/b.js` after `a.js`),
+    /// or is a file where admitted files need a folder (`sub` after `sub/a.js`): only an upload
+    /// list can say both, a disk cannot hold them.
+    fn clashes(&self, path: &str) -> bool {
+        let folder = format!("{path}/");
+        self.seen.iter().any(|seen| {
+            seen.starts_with(&folder)
+                || path
+                    .strip_prefix(seen.as_str())
+                    .is_some_and(|rest| rest.starts_with('/'))
+        })
     }
 
     fn stop(&mut self, path: &str, reason: SkipReason) {
@@ -465,6 +486,26 @@ mod tests {
         assert!(!builder.count_entry("deep/dir"));
         assert!(!builder.count_entry("deep/dir"));
         assert_eq!(builder.finish().skipped, ["deep/dir · scan limit reached"]);
+    }
+
+    #[test]
+    fn a_file_and_a_folder_of_the_same_name_are_never_both_imported() {
+        let mut builder = ImportBuilder::new("upload");
+        for path in ["a.js", "a.js/b.js", "c.js/d.js", "c.js", "c.jsx.css"] {
+            read_into(&mut builder, path, b"x".to_vec());
+        }
+        let import = builder.finish();
+        let mut paths: Vec<&str> = import.files.iter().map(|file| file.path.as_str()).collect();
+        paths.sort_unstable();
+        assert_eq!(paths, ["a.js", "c.js/d.js", "c.jsx.css"]);
+        assert_eq!(
+            import.skipped,
+            [
+                "a.js/b.js · clashes with a folder of the same name",
+                "c.js · clashes with a folder of the same name"
+            ]
+        );
+        assert_eq!(import.skip_counts["folderClash"], 2);
     }
 
     #[test]
