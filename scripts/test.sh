@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, lints, unit/integration/doc tests, rustdoc and a verified
-# `cargo package` of the library crates, against real PostgreSQL, Redis and (when installed or installable) headless Chromium.
+# `cargo package` of the library crates, against real PostgreSQL, Redis and (when installed or
+# installable) headless Chromium.
 #
 # Services: uses DATABASE_URL / REDIS_URL when they answer (defaults: the local servers on
 # 127.0.0.1:5432 and :6379). Where none answers, starts throwaway servers on free loopback ports,
