@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The whole test suite: formatting, lints, unit/integration/doc tests and rustdoc, against real
-# PostgreSQL, Redis and (when installed or installable) headless Chromium.
+# The whole test suite: formatting, lints, unit/integration/doc tests, rustdoc and a verified
+# `cargo package` of the library crates, against real PostgreSQL, Redis and (when installed or
+# installable) headless Chromium.
 #
 # Services: uses DATABASE_URL / REDIS_URL when they answer (defaults: the local servers on
 # 127.0.0.1:5432 and :6379). Where none answers, starts throwaway servers on free loopback ports,
@@ -161,5 +162,10 @@ cargo test --workspace --all-features --doc
 
 log "rustdoc"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --all-features --no-deps
+
+# Each library crate is packed and built from its tarball alone (the published crates only: the
+# studio and the benches are not published), so a crate that cannot be published fails the run.
+log "cargo package (verified)"
+cargo package --workspace --exclude live-code-studio --exclude workspace-benches
 
 log "all checks passed"

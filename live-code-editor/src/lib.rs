@@ -1,8 +1,6 @@
-//! Live web-coding engine: a revisioned workspace model, its document manager and folder adapter,
-//! and a preview compiler that turns a multi-file HTML/CSS/JS workspace into one document.
-//!
-//! The crate is framework-neutral: it knows nothing about tool registries. Hosts wire its
-//! operations to tools (see the studio in `examples/`).
+#![doc = include_str!("../README.md")]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![deny(missing_docs)]
 
 pub mod file;
 pub mod path;

@@ -1,5 +1,6 @@
-//! A bounded OpenRouter chat-completions tool loop: strict response decoding, retries with
-//! capped backoff, turn and call budgets, canonical tool names and results.
+#![doc = include_str!("../README.md")]
+//!
+//! ## In this crate
 //!
 //! A provider that misbehaves (bad JSON, duplicate ids, 429 storms, slow answers, a model
 //! that wants 50 tool calls) never causes an unbounded or ambiguous sequence of tool calls:
@@ -16,19 +17,8 @@
 //!
 //! Tools come from a [`ToolExecutor`] (list and call); every failure is an
 //! [`OpenRouterError`] with an `OPENROUTER_*` code from [`codes`].
-//!
-//! ```no_run
-//! # async fn demo(executor: impl openrouter_tool_loop::ToolExecutor) {
-//! use openrouter_tool_loop::{OpenRouterClient, OpenRouterConfig, RunOptions, RunRequest};
-//! let config = OpenRouterConfig::from_env().expect("OPENROUTER_API_KEY is set");
-//! let client = OpenRouterClient::new(config).unwrap();
-//! let options = RunOptions::default().on_event(|event| println!("{event:?}"));
-//! match client.run(&executor, RunRequest::new("What time is it?"), options).await {
-//!     Ok(done) => println!("{} (tools: {:?})", done.text, done.trace.tool_names),
-//!     Err(failure) => eprintln!("{}", failure.error),
-//! }
-//! # }
-//! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![deny(missing_docs)]
 
 mod client;
 pub mod codes;

@@ -1,5 +1,6 @@
-//! Serve a [`tool_context::ToolRegistry`] over the Model Context Protocol, on the official Rust
-//! SDK ([`rmcp`]), over stdio or streamable HTTP.
+#![doc = include_str!("../README.md")]
+//!
+//! ## In this crate
 //!
 //! Every MCP call goes through the registry's one pipeline (validation, allowlist, policy,
 //! approvals, timeout, cancellation, output budget, idempotency, events) with context
@@ -19,35 +20,8 @@
 //!   approval route, and a heartbeat while it runs ([`progress`]).
 //! - A host [`CallObserver`] sees each call's lifecycle and may add its own transitions or
 //!   cancel the call (the studio shows MCP calls as agent runs this way).
-//!
-//! ```no_run
-//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-//! use serde_json::{Value, json};
-//! use tool_context::{Tool, ToolInvocation, ToolRegistry};
-//! use tool_context_mcp::{McpToolServer, serve_stdio};
-//! use tool_protocol::{ToolCallError, ToolDefinition};
-//!
-//! let registry = ToolRegistry::builder()
-//!     .tool(Tool::new(
-//!         ToolDefinition::new("echo", "Echoes its arguments.", json!({"type": "object"})),
-//!         |arguments: Value, _call: ToolInvocation| async move { Ok::<_, ToolCallError>(arguments) },
-//!     ).read_only())
-//!     .build()?;
-//! serve_stdio(&McpToolServer::new(registry)).await?;
-//! # Ok(()) }
-//! ```
-//!
-//! Over HTTP, mount [`streamable_http_service`] in an axum router:
-//!
-//! ```no_run
-//! # fn app(server: tool_context_mcp::McpToolServer) -> axum::Router {
-//! use tool_context_mcp::rmcp::transport::StreamableHttpServerConfig;
-//! axum::Router::new().nest_service(
-//!     "/mcp",
-//!     tool_context_mcp::streamable_http_service(&server, StreamableHttpServerConfig::default()),
-//! )
-//! # }
-//! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![deny(missing_docs)]
 
 pub mod approval;
 pub mod convert;

@@ -1,5 +1,6 @@
-//! The one tool-call pipeline: registry, allowlist, validation, policy and approvals,
-//! timeout, cancellation, output budget, idempotency and lifecycle events.
+#![doc = include_str!("../README.md")]
+//!
+//! ## In this crate
 //!
 //! Every origin — a model's tool call, an MCP client, a UI button, a local agent — goes
 //! through [`ToolRegistry`], so a rule enforced once is enforced everywhere:
@@ -10,44 +11,8 @@
 //!
 //! Every failure is a [`ToolCallResult`](tool_protocol::ToolCallResult) carrying a stable
 //! [`ToolCallError`](tool_protocol::ToolCallError) code from [`tool_protocol::codes`].
-//!
-//! ```
-//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
-//! use schemars::JsonSchema;
-//! use serde::{Deserialize, Serialize};
-//! use serde_json::json;
-//! use tool_context::{Tool, ToolCallOptions, ToolInvocation, ToolRegistry};
-//! use tool_protocol::{ModelToolCall, ToolCallError, codes};
-//!
-//! #[derive(Deserialize, JsonSchema)]
-//! struct ReadInput { path: String }
-//! #[derive(Serialize, JsonSchema)]
-//! struct ReadOutput { path: String, bytes: usize }
-//!
-//! async fn read(input: ReadInput, _call: ToolInvocation) -> Result<ReadOutput, ToolCallError> {
-//!     Ok(ReadOutput { bytes: 42, path: input.path })
-//! }
-//! async fn delete(_input: ReadInput, _call: ToolInvocation) -> Result<(), ToolCallError> {
-//!     Ok(())
-//! }
-//!
-//! let registry = ToolRegistry::builder()
-//!     .tool(Tool::typed("fs.read", "Reads a file.", read).read_only())
-//!     .tool(Tool::typed("fs.delete", "Deletes a file.", delete).destructive())
-//!     .build()
-//!     .unwrap();
-//!
-//! let call = |name: &str| ModelToolCall {
-//!     id: Some("call_1".into()), name: name.into(),
-//!     arguments: json!({"path": "a.txt"}).as_object().cloned(),
-//! };
-//! let read = registry.execute_model_tool_call(call("fs.read"), ToolCallOptions::default()).await;
-//! assert_eq!(read.structured_content, Some(json!({"path": "a.txt", "bytes": 42})));
-//! // The default policy never lets a model-originated mutation run without an approval.
-//! let delete = registry.execute_model_tool_call(call("fs.delete"), ToolCallOptions::default()).await;
-//! assert_eq!(delete.error_code(), Some(codes::TOOL_APPROVAL_REQUIRED));
-//! # });
-//! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![deny(missing_docs)]
 
 pub mod approval;
 mod catalog;

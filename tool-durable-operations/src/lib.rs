@@ -1,24 +1,6 @@
-//! Durable, fenced operation records and the exactly-once side-effect runner.
+#![doc = include_str!("../README.md")]
 //!
-//! An agent that retries a mutation after a timeout must not charge a card twice, even when the
-//! retry lands on another process. A [`DurableOperationStore`] claims an operation key before
-//! the effect runs, and every later transition is fenced by `{incarnation, revision}`:
-//!
-//! ```
-//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
-//! use std::sync::Arc;
-//! use tool_durable_operations::{ClaimRequest, ClaimStatus, DurableOperationStore, MemoryBackend};
-//!
-//! let store = DurableOperationStore::new(Arc::new(MemoryBackend::new()));
-//! let request = ClaimRequest { key: "charge:42", fingerprint: "sha256:…", owner_id: "worker-a", lease: None };
-//! let claim = store.claim(request.clone()).await?;
-//! assert_eq!(claim.status, ClaimStatus::Owner);
-//! store.complete("charge:42", "worker-a", serde_json::json!({"charged": true}), &claim.fence).await?;
-//! // A retry, from any process sharing the backend, replays instead of charging again.
-//! assert_eq!(store.claim(request).await?.status, ClaimStatus::Replay);
-//! # Ok::<_, tool_durable_operations::DurableOperationError>(())
-//! # }).unwrap();
-//! ```
+//! ## In this crate
 //!
 //! An owner that holds its [`Claim`] can [`settle`](DurableOperationStore::settle) it in one
 //! round trip; `complete` / `fail` / `mark_unknown` take the key, owner and fence instead.
@@ -32,6 +14,8 @@
 //! `redis` and `postgres` features (see [`backend`]). The side-effect runner lives in
 //! [`side_effect`], with the HTTP bridge behind the `http` feature. Every error carries a
 //! stable [`code`](DurableOperationError::code).
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![deny(missing_docs)]
 
 pub mod backend;
 pub mod clock;

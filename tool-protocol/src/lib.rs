@@ -1,9 +1,6 @@
-//! Provider-neutral tool-calling contract: `tools/list` and `tools/call` types, stable error
-//! codes, validators for untrusted JSON, provider exports, paging and audit redaction.
+#![doc = include_str!("../README.md")]
 //!
-//! This crate is pure data and pure functions: no async runtime and no I/O. Untrusted JSON
-//! (a model's tool call, an MCP request, a provider's tool list) enters through its validators,
-//! which return typed values or a list of issues and never panic.
+//! ## In this crate
 //!
 //! | Module | What it holds |
 //! |---|---|
@@ -16,17 +13,8 @@
 //! | [`observability`] | Redaction policy, byte-bounded serialization, observation projection, sanitized diagnostics. |
 //! | [`approval`] | What a person sees for a pending approval, and its guard. |
 //! | [`idempotency`] | Key validation, session-scoped operation keys, canonical-JSON fingerprints. |
-//!
-//! ```
-//! use serde_json::json;
-//! use tool_protocol::{ToolCallRequest, ToolCallResult};
-//! let request: ToolCallRequest = serde_json::from_value(json!({
-//!     "id": "call_1", "method": "tools/call",
-//!     "params": {"name": "workspace.readFile", "arguments": {"path": "index.html"}}
-//! })).unwrap();
-//! let result = ToolCallResult::success(json!({"path": "index.html"})).with_tool_call_id(request.id.clone());
-//! assert!(!result.is_error());
-//! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![deny(missing_docs)]
 
 pub mod approval;
 pub mod codes;
