@@ -114,9 +114,12 @@ impl RunOutcome {
                 tool: tool.to_owned(),
                 message: error.message.clone(),
             },
-            codes::TOOL_CANCELLED => Self::Cancelled {
-                message: error.message.clone(),
-            },
+            // The provider's own cancellation code is the same user stop as a local one.
+            codes::TOOL_CANCELLED | openrouter_tool_loop::codes::OPENROUTER_CANCELLED => {
+                Self::Cancelled {
+                    message: error.message.clone(),
+                }
+            }
             _ => Self::Failed {
                 code: error.code.clone(),
                 message: error.message.clone(),
@@ -194,6 +197,14 @@ mod tests {
             RunOutcome::from_error("t", &error(codes::TOOL_CANCELLED, true), false).status(),
             "cancelled"
         );
+    }
+
+    #[test]
+    fn a_cancelled_provider_run_is_cancelled_not_failed() {
+        let cancelled = error(openrouter_tool_loop::codes::OPENROUTER_CANCELLED, true);
+        let outcome = RunOutcome::from_error("openrouter", &cancelled, true);
+        assert_eq!(outcome.status(), "cancelled");
+        assert!(matches!(outcome, RunOutcome::Cancelled { .. }));
     }
 
     #[test]
