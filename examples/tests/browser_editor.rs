@@ -280,9 +280,9 @@ async fn a_scenario_change_reaches_the_preview_as_data_and_a_file_opens_as_the_d
     assert_eq!(data["name"], "greeting");
     assert_eq!(data["data"]["names"], json!(["Ada", "Grace", "Linus"]));
     assert_eq!(
-        session.preview_text("#label").await,
-        "Count",
-        "the runner re-read its scenario: the greeting data has no counter label"
+        session.preview_text("#greetings li").await,
+        "Hello, Ada!",
+        "the runner re-read its scenario and rendered the greeting UI"
     );
     assert_eq!(
         browser
@@ -366,7 +366,7 @@ async fn a_scenario_change_reaches_the_preview_as_data_and_a_file_opens_as_the_d
     browser
         .wait_for(
             "app.js in the textarea",
-            "return document.getElementById('editor-document').value.includes('steps a counter');",
+            "return document.getElementById('editor-document').value.includes('Renders the runner scenario');",
         )
         .await;
     assert_eq!(

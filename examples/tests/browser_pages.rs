@@ -1,11 +1,13 @@
-//! Issue-20 page fixes in a real headless Chromium: a cancelled OpenRouter run on `/`.
+//! Issue-20 page fixes in a real headless Chromium: a cancelled OpenRouter run on `/`, and the
+//! `/editor` scenarios rendering their own UI (also after Reset document).
 //! Screenshots land in `$TEST_OUTPUT_DIR/browser`.
 
 mod browser_support;
 
-use browser_support::{Browser, browser_slot};
+use browser_support::{Browser, WAIT_TIMEOUT, browser_slot};
 use live_code_studio::host::{self, RunningStudio, StudioOptions};
 use serde_json::json;
+use std::time::{Duration, Instant};
 
 /// A running studio, its data directory and a browser on its page.
 struct Session {
@@ -18,6 +20,10 @@ struct Session {
 
 impl Session {
     async fn open(width: u32, height: u32) -> Self {
+        Self::open_at(width, height, "").await
+    }
+
+    async fn open_at(width: u32, height: u32, page: &str) -> Self {
         let slot = browser_slot().await;
         let data = tempfile::tempdir().expect("data dir");
         let studio = host::start(StudioOptions {
@@ -29,7 +35,7 @@ impl Session {
         .await
         .expect("studio starts");
         let browser = Browser::launch(width, height).await;
-        browser.goto(&studio.url()).await;
+        browser.goto(&format!("{}{page}", studio.url())).await;
         browser
             .wait_for(
                 "the page to load",
@@ -70,6 +76,32 @@ impl Session {
             .as_str()
             .unwrap_or_default()
             .to_owned()
+    }
+
+    /// Polls `script` inside the editor's preview iframe (re-entering it, as every revision
+    /// reloads it) until it returns something truthy; returns that value.
+    async fn wait_in_editor_preview(&self, what: &str, script: &str) -> serde_json::Value {
+        let started = Instant::now();
+        loop {
+            self.browser.enter_frame("#editor-preview").await;
+            let value = self.browser.eval(script, json!([])).await;
+            self.browser.leave_frame().await;
+            if !matches!(
+                &value,
+                serde_json::Value::Null | serde_json::Value::Bool(false)
+            ) && value != json!("")
+            {
+                return value;
+            }
+            if started.elapsed() > WAIT_TIMEOUT {
+                let shot = self.browser.screenshot("timeout-editor-preview").await;
+                panic!(
+                    "timed out waiting for {what} (last {value}); screenshot {}",
+                    shot.display()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 
     async fn close(self) {
@@ -132,5 +164,54 @@ async fn cancelling_an_openrouter_run_shows_cancelled_like_a_local_run() {
         .await;
     browser.screenshot("pages-01-openrouter-cancelled").await;
     assert_eq!(status, json!("cancelled"));
+    session.close().await;
+}
+
+/// The text of the preview's `#output` once the scenario `name` rendered it.
+const RENDERED: &str = "const output = document.getElementById('output'); return document.documentElement.dataset.scenario === arguments[0] && output ? output.innerText : '';";
+
+async fn pick_scenario(session: &Session, name: &str) -> String {
+    session
+        .browser
+        .click(&format!("#editor-scenario option[value=\"{name}\"]"))
+        .await;
+    let script = RENDERED.replace("arguments[0]", &format!("'{name}'"));
+    let text = session
+        .wait_in_editor_preview(&format!("the {name} scenario's UI"), &script)
+        .await;
+    text.as_str().unwrap_or_default().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn editor_scenarios_render_their_own_ui_and_reset_keeps_it() {
+    let session = Session::open_at(1280, 800, "editor").await;
+    let browser = &session.browser;
+    browser
+        .wait_for(
+            "the editor page to load",
+            "return document.body.dataset.ready === 'true';",
+        )
+        .await;
+    let greeting = pick_scenario(&session, "greeting").await;
+    assert!(greeting.contains("Hello, Ada!"), "{greeting}");
+    assert!(greeting.contains("Hello, Linus!"), "{greeting}");
+    browser.screenshot("pages-02-editor-greeting").await;
+
+    let todo = pick_scenario(&session, "todo-list").await;
+    assert!(todo.contains("Review the patch"), "{todo}");
+    assert!(todo.contains("2 open of 3"), "{todo}");
+    browser.screenshot("pages-03-editor-todo").await;
+
+    // Reset document replaces index.html with the to-do example; app.js still renders it.
+    browser.click("#editor-reset").await;
+    browser.click("#confirm-accept").await;
+    let after = session
+        .wait_in_editor_preview(
+            "the to-do UI after the reset",
+            "return document.title === 'To-do runner' && document.getElementById('summary') ? document.getElementById('output').innerText : '';",
+        )
+        .await;
+    assert!(after.as_str().unwrap().contains("2 open of 3"), "{after}");
+    browser.screenshot("pages-04-editor-reset-todo").await;
     session.close().await;
 }

@@ -104,11 +104,7 @@ impl Scenario {
                 Self::TodoList => TODO_HTML,
             }),
             Language::Css => Some(STYLES_CSS),
-            Language::Javascript => Some(match self {
-                Self::Counter => COUNTER_JS,
-                Self::Greeting => GREETING_JS,
-                Self::TodoList => TODO_JS,
-            }),
+            Language::Javascript => Some(RUNNER_JS),
             _ => None,
         }
     }
@@ -219,22 +215,6 @@ const COUNTER_HTML: &str = r#"<!doctype html>
 </html>
 "#;
 
-const COUNTER_JS: &str = r#"// Reads the runner scenario (data, never code) and steps a counter.
-const block = document.getElementById('editor-scenario');
-const scenario = block ? JSON.parse(block.textContent) : { data: {} };
-const data = scenario.data || {};
-let count = Number(data.start || 0);
-const step = Number(data.step || 1);
-
-document.getElementById('label').textContent = data.label || 'Count';
-const output = document.getElementById('count');
-output.textContent = String(count);
-document.getElementById('step').addEventListener('click', () => {
-  count += step;
-  output.textContent = String(count);
-});
-"#;
-
 const GREETING_HTML: &str = r#"<!doctype html>
 <html lang="en">
 <head>
@@ -253,18 +233,6 @@ const GREETING_HTML: &str = r#"<!doctype html>
   <script src="app.js"></script>
 </body>
 </html>
-"#;
-
-const GREETING_JS: &str = r#"// Greets every name of the runner scenario.
-const block = document.getElementById('editor-scenario');
-const scenario = block ? JSON.parse(block.textContent) : { data: {} };
-const data = scenario.data || {};
-const list = document.getElementById('greetings');
-for (const name of data.names || []) {
-  const item = document.createElement('li');
-  item.textContent = `${data.greeting || 'Hello'}, ${name}!`;
-  list.append(item);
-}
 "#;
 
 const TODO_HTML: &str = r#"<!doctype html>
@@ -288,19 +256,64 @@ const TODO_HTML: &str = r#"<!doctype html>
 </html>
 "#;
 
-const TODO_JS: &str = r#"// Lists the runner scenario's to-do items and counts the open ones.
+/// The one `app.js` of every scenario: it renders whichever scenario the preview names into
+/// `#output`, building missing elements, so switching the scenario (data only) or resetting a
+/// single file never leaves the script reaching for another scenario's markup. Its built button
+/// is not labelled "Step", so that word stays unique to index.html for the replace example.
+const RUNNER_JS: &str = r#"// Renders the runner scenario (data, never code) into #output, whichever scenario it is.
 const block = document.getElementById('editor-scenario');
-const scenario = block ? JSON.parse(block.textContent) : { data: {} };
-const items = (scenario.data && scenario.data.items) || [];
-const list = document.getElementById('items');
-for (const entry of items) {
-  const item = document.createElement('li');
-  item.textContent = entry.text;
-  item.classList.toggle('done', Boolean(entry.done));
-  list.append(item);
+const scenario = block ? JSON.parse(block.textContent) : { name: 'counter', data: {} };
+const data = scenario.data || {};
+const output = document.getElementById('output') || document.body;
+
+function make(tag, text, id) {
+  const node = document.createElement(tag);
+  if (text !== undefined) node.textContent = text;
+  if (id) node.id = id;
+  return node;
 }
-const open = items.filter((entry) => !entry.done).length;
-document.getElementById('summary').textContent = `${open} open of ${items.length}`;
+
+// Keeps the page's own counter markup when it has one (so edits to it show), else builds it.
+function counter() {
+  if (!document.getElementById('count') || !document.getElementById('step')) {
+    const line = make('p');
+    line.append(make('span', 'Count', 'label'), ': ', make('strong', '0', 'count'));
+    const button = make('button', 'Advance', 'step');
+    button.type = 'button';
+    output.replaceChildren(line, button);
+  }
+  let count = Number(data.start || 0);
+  const step = Number(data.step || 1);
+  const label = document.getElementById('label');
+  if (label) label.textContent = data.label || 'Count';
+  const value = document.getElementById('count');
+  value.textContent = String(count);
+  document.getElementById('step').addEventListener('click', () => {
+    count += step;
+    value.textContent = String(count);
+  });
+}
+
+function greeting() {
+  const list = make('ul', undefined, 'greetings');
+  for (const name of data.names || []) list.append(make('li', `${data.greeting || 'Hello'}, ${name}!`));
+  output.replaceChildren(list);
+}
+
+function todoList() {
+  const items = data.items || [];
+  const list = make('ol', undefined, 'items');
+  for (const entry of items) {
+    const item = make('li', entry.text);
+    item.classList.toggle('done', Boolean(entry.done));
+    list.append(item);
+  }
+  const open = items.filter((entry) => !entry.done).length;
+  output.replaceChildren(list, make('p', `${open} open of ${items.length}`, 'summary'));
+}
+
+const renderers = { counter, greeting, 'todo-list': todoList };
+(renderers[scenario.name] || counter)();
 "#;
 
 #[cfg(test)]
@@ -322,6 +335,19 @@ mod tests {
         }
         assert_eq!(Scenario::parse("todo"), Some(Scenario::TodoList));
         assert_eq!(Scenario::parse("runScript"), None);
+    }
+
+    #[test]
+    fn one_app_script_renders_every_scenario() {
+        // A reset of one file must not pair it with another scenario's script.
+        for scenario in Scenario::ALL {
+            let script = scenario.example(Language::Javascript).unwrap();
+            assert_eq!(script, RUNNER_JS);
+            let renderer = format!("'{}'", scenario.name());
+            let listed =
+                script.contains(&renderer) || script.contains(&format!(" {},", scenario.name()));
+            assert!(listed, "app.js renders {}", scenario.name());
+        }
     }
 
     #[test]
