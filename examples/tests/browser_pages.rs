@@ -215,3 +215,46 @@ async fn editor_scenarios_render_their_own_ui_and_reset_keeps_it() {
     browser.screenshot("pages-04-editor-reset-todo").await;
     session.close().await;
 }
+
+/// Whether `#run-sample` and the top of `#sample-result` are inside both their scrolling panel
+/// and the window (the result's head text when they are).
+const RESULT_IN_VIEW: &str = "const node = document.querySelector('#sample-result .result-head');
+const control = document.getElementById('run-sample');
+if (!node || !control) return '';
+const head = node.getBoundingClientRect();
+const button = control.getBoundingClientRect();
+const box = { top: Math.min(head.top, button.top), bottom: Math.max(head.bottom, button.bottom) };
+let panel = node.parentElement;
+while (panel && !(panel.scrollHeight > panel.clientHeight && ['auto', 'scroll'].includes(getComputedStyle(panel).overflowY))) panel = panel.parentElement;
+const frame = panel ? panel.getBoundingClientRect() : { top: 0, bottom: innerHeight };
+// One pixel of slack for sub-pixel layout at the panel's edge.
+return box.top >= Math.max(frame.top, 0) - 1 && box.bottom <= Math.min(frame.bottom, innerHeight) + 1 ? node.textContent : '';";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_run_sample_result_is_scrolled_into_view_next_to_the_control() {
+    let session = Session::open(1280, 600).await;
+    let browser = &session.browser;
+    browser.click(".tabs [data-tab=\"catalog\"]").await;
+    browser
+        .click("#catalog-list [data-tool=\"workspace.getStatus\"]")
+        .await;
+    browser
+        .wait_for(
+            "the sample editor",
+            "return Boolean(document.getElementById('run-sample'));",
+        )
+        .await;
+    browser.click("#run-sample").await;
+    browser
+        .wait_for(
+            "the sample result",
+            "return Boolean(document.getElementById('sample-result'));",
+        )
+        .await;
+    let head = browser
+        .wait_for("the sample result in view", RESULT_IN_VIEW)
+        .await;
+    browser.screenshot("pages-05-run-sample-result").await;
+    assert_eq!(head, json!("Succeeded"));
+    session.close().await;
+}

@@ -165,17 +165,33 @@ function callBody(tool) {
   return toolsCallRequest(tool.name, args);
 }
 
+// Results already scrolled to: a re-render (state refresh) must not yank the panel back.
+const revealedResults = new WeakSet();
+
+/** Scrolls a fresh result into its panel's view once: the Run sample row at the top, the
+ *  result right under it, so both show together. */
+function revealOnce(node, result) {
+  if (revealedResults.has(result)) return;
+  revealedResults.add(result);
+  requestAnimationFrame(() => {
+    if (!node.isConnected) return;
+    (node.previousElementSibling ?? node).scrollIntoView({ block: 'start' });
+  });
+}
+
 function resultBlock(result) {
   const failed = Boolean(result.isError);
   // An applied change whose preview was not confirmed offers a refresh, never a repeat.
   const applied = isCommitted(result);
   const head = applied ? `Applied · ${unconfirmedText(result)}`
     : failed ? `Failed · ${result.error?.code}${result.error?.retryable ? ' · retryable' : ''}` : 'Succeeded';
-  return el('div', { className: `sample-result ${applied ? 'applied' : failed ? 'failed' : 'ok'}`, id: 'sample-result', attrs: { 'aria-live': 'polite' } },
+  const block = el('div', { className: `sample-result ${applied ? 'applied' : failed ? 'failed' : 'ok'}`, id: 'sample-result', attrs: { 'aria-live': 'polite' } },
     el('div', { className: 'result-head', textContent: head }),
     el('pre', { textContent: JSON.stringify(failed ? result.error : (result.structuredContent ?? result.content), null, 2).slice(0, 4000) }),
     applied ? button('Refresh preview', refreshPreview)
       : failed && result.error?.retryable ? button('Retry', () => runSample(selectedTool())) : null);
+  revealOnce(block, result);
+  return block;
 }
 
 async function copyWithNote(text, note) {
