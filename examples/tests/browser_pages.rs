@@ -4,7 +4,7 @@
 
 mod browser_support;
 
-use browser_support::{Browser, WAIT_TIMEOUT, browser_slot};
+use browser_support::{Browser, WAIT_TIMEOUT, browser_slot, keys};
 use live_code_studio::host::{self, RunningStudio, StudioOptions};
 use serde_json::json;
 use std::time::{Duration, Instant};
@@ -256,5 +256,37 @@ async fn the_run_sample_result_is_scrolled_into_view_next_to_the_control() {
         .await;
     browser.screenshot("pages-05-run-sample-result").await;
     assert_eq!(head, json!("Succeeded"));
+    session.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn escape_leaves_full_screen_after_a_click_inside_the_preview() {
+    let session = Session::open(1280, 800).await;
+    let browser = &session.browser;
+    browser
+        .wait_for(
+            "the preview to acknowledge its revision",
+            "return document.getElementById('preview-status').textContent.endsWith(' ready');",
+        )
+        .await;
+    browser.click("#fullscreen-preview").await;
+    browser
+        .wait_for(
+            "full screen",
+            "return document.querySelector('.preview-pane').classList.contains('fullscreen');",
+        )
+        .await;
+    // The click moves keyboard focus into the iframe, so the page never sees the key itself.
+    browser.enter_frame("#preview").await;
+    browser.click("h1").await;
+    browser.press(keys::ESCAPE).await;
+    browser.leave_frame().await;
+    browser
+        .wait_for(
+            "full screen to end",
+            "return !document.querySelector('.preview-pane').classList.contains('fullscreen');",
+        )
+        .await;
+    browser.screenshot("pages-06-fullscreen-left").await;
     session.close().await;
 }

@@ -9,6 +9,8 @@ import { $, el } from './dom.js';
 import { actions, state } from './store.js';
 
 const READY = 'context-action.preview.ready';
+// Escape pressed inside the iframe (its focus hides the key from this page).
+const ESCAPE = 'context-action.preview.escape';
 const ERROR = 'context-action.preview.error';
 let diagnosticsRevision = null;
 
@@ -72,6 +74,10 @@ function onBridgeMessage(event) {
   const message = event.data;
   if (!message || typeof message !== 'object' || message.revision !== state.previewRevision) return;
   if (onDesignMessage(message)) return;
+  if (message.type === ESCAPE) {
+    exitFullscreen();
+    return;
+  }
   if (message.type !== READY && message.type !== ERROR) return;
   if (message.type === READY) {
     setPreviewStatus(`revision ${message.revision} ready`, 'ready');

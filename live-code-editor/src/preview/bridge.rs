@@ -8,6 +8,10 @@ use serde::{Deserialize, Serialize};
 pub const PREVIEW_READY_MESSAGE: &str = "context-action.preview.ready";
 /// `type` of the message posted on the first runtime error or unhandled rejection.
 pub const PREVIEW_ERROR_MESSAGE: &str = "context-action.preview.error";
+/// `type` of the message posted when Escape is pressed inside the preview (and Design Mode did
+/// not take it): keyboard focus in the iframe hides the key from the parent, which uses this to
+/// leave full screen.
+pub const PREVIEW_ESCAPE_MESSAGE: &str = "context-action.preview.escape";
 /// Error messages posted by the bridge are cut to this many characters.
 pub const MAX_BRIDGE_ERROR_MESSAGE_CHARS: usize = 1_000;
 /// The largest revision a bridge message can carry exactly (`Number.MAX_SAFE_INTEGER`).
@@ -90,6 +94,7 @@ if(target&&target!==window&&target.tagName){{if(target.tagName==='SCRIPT')fail('
 fail(event.message||'Preview runtime error')}},true);\
 window.addEventListener('unhandledrejection',function(event){{var reason=event.reason;fail(reason&&reason.message?String(reason.message):String(reason||'Unhandled preview rejection'))}});\
 window.addEventListener('DOMContentLoaded',function(){{if(!failed)send({{type:'{PREVIEW_READY_MESSAGE}'}})}});\
+window.addEventListener('keydown',function(event){{if(event.key==='Escape'&&!event.defaultPrevented)send({{type:'{PREVIEW_ESCAPE_MESSAGE}'}})}});\
 {design}}})();</script>",
         design = super::selection::design_script()
     )
@@ -166,6 +171,10 @@ mod tests {
         assert!(script.starts_with("<script>") && script.ends_with("</script>"));
         assert!(script.contains("var revision=42;"));
         assert!(script.contains(PREVIEW_READY_MESSAGE) && script.contains(PREVIEW_ERROR_MESSAGE));
+        assert!(
+            script.contains(PREVIEW_ESCAPE_MESSAGE),
+            "Escape is forwarded to the parent"
+        );
         assert!(script.contains(super::super::selection::PREVIEW_SELECTION_MESSAGE));
         assert_eq!(script.matches("</script>").count(), 1);
         assert!(script.contains("postMessage(message,parentOrigin)"));

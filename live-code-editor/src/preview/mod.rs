@@ -50,7 +50,7 @@ use serde::Serialize;
 
 pub use bridge::{
     MAX_BRIDGE_ERROR_MESSAGE_CHARS, MAX_BRIDGE_REVISION, PREVIEW_ERROR_MESSAGE,
-    PREVIEW_READY_MESSAGE, PreviewBridgeMessage, parse_bridge_message,
+    PREVIEW_ESCAPE_MESSAGE, PREVIEW_READY_MESSAGE, PreviewBridgeMessage, parse_bridge_message,
 };
 pub use css::{MAX_CSS_SCAN_DEPTH, MAX_INLINE_CSS_IMPORTS};
 pub use diagnostics::{
