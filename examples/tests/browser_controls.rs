@@ -1,0 +1,167 @@
+//! Controls that guard work in a real headless Chromium (through ChromeDriver): destructive tools
+//! in the Tools tabs of `/` and `/editor` ask in the page's dialog first. Screenshots land in `$TEST_OUTPUT_DIR/browser`.
+
+mod browser_support;
+
+use browser_support::{Browser, browser_slot};
+use live_code_studio::host::{self, RunningStudio, StudioOptions};
+use serde_json::{Value, json};
+
+/// A running studio, its data directory and a browser on its page.
+struct Session {
+    studio: RunningStudio,
+    browser: Browser,
+    http: reqwest::Client,
+    _data: tempfile::TempDir,
+    _slot: tokio::sync::SemaphorePermit<'static>,
+}
+
+impl Session {
+    /// Opens the page at `path` (`""` for `/`, `"editor"` for `/editor`).
+    async fn open(width: u32, height: u32, path: &str) -> Self {
+        let slot = browser_slot().await;
+        let data = tempfile::tempdir().expect("data dir");
+        let studio = host::start(StudioOptions {
+            port: 0,
+            data_dir: data.path().to_owned(),
+            folder: None,
+            discard_changes: false,
+        })
+        .await
+        .expect("studio starts");
+        let browser = Browser::launch(width, height).await;
+        browser.goto(&format!("{}{path}", studio.url())).await;
+        browser
+            .wait_for(
+                "the page to load",
+                "return document.body.dataset.ready === 'true';",
+            )
+            .await;
+        Self {
+            studio,
+            browser,
+            http: reqwest::Client::new(),
+            _data: data,
+            _slot: slot,
+        }
+    }
+
+    /// Calls a tool through the registry as the page would.
+    async fn call(&self, name: &str, arguments: Value) -> Value {
+        self.http
+            .post(format!("{}api/tools/call", self.studio.url()))
+            .header("x-studio-token", self.studio.token())
+            .json(
+                &json!({"method": "tools/call", "params": {"name": name, "arguments": arguments}}),
+            )
+            .send()
+            .await
+            .expect("tools/call")
+            .json()
+            .await
+            .expect("tools/call JSON")
+    }
+
+    /// The workspace's file paths, read through the registry.
+    async fn paths(&self) -> Vec<String> {
+        let result = self.call("workspace.listFiles", json!({})).await;
+        result["structuredContent"]["files"]
+            .as_array()
+            .unwrap_or_else(|| panic!("listFiles failed: {result}"))
+            .iter()
+            .map(|file| file["path"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    }
+
+    async fn dialog_open(&self, open: bool) {
+        self.browser
+            .wait_for(
+                &format!("the confirmation dialog open={open}"),
+                &format!("return document.getElementById('confirm-dialog').open === {open};"),
+            )
+            .await;
+    }
+
+    async fn close(self) {
+        self.browser.close().await;
+        self.studio.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_destructive_tool_runs_from_the_tools_tab_only_after_confirmation() {
+    let session = Session::open(1280, 800, "").await;
+    let browser = &session.browser;
+    let created = session
+        .call(
+            "workspace.createFile",
+            json!({"path": "extra.txt", "source": "keep me"}),
+        )
+        .await;
+    assert!(created["isError"] != json!(true), "{created}");
+    browser.click(".tabs [data-tab=\"catalog\"]").await;
+    browser
+        .click("#catalog-list [data-tool=\"workspace.reset\"]")
+        .await;
+
+    // Cancelling leaves the workspace as it was.
+    browser.click("#run-sample").await;
+    session.dialog_open(true).await;
+    let message = browser.text("#confirm-message").await;
+    assert!(message.contains("unsaved"), "{message}");
+    browser.screenshot("controls-confirm-reset").await;
+    browser.click("#confirm-cancel").await;
+    session.dialog_open(false).await;
+    assert!(session.paths().await.contains(&"extra.txt".to_owned()));
+    assert_eq!(
+        browser
+            .eval(
+                "return document.getElementById('sample-result');",
+                json!([])
+            )
+            .await,
+        Value::Null,
+        "nothing ran"
+    );
+
+    // Confirming runs it with discardChanges, so the unsaved file is gone.
+    browser.click("#run-sample").await;
+    session.dialog_open(true).await;
+    browser.click("#confirm-accept").await;
+    browser
+        .wait_for(
+            "the reset result",
+            "return document.querySelector('#sample-result .result-head')?.textContent === 'Succeeded';",
+        )
+        .await;
+    assert!(!session.paths().await.contains(&"extra.txt".to_owned()));
+    browser.screenshot("controls-reset-confirmed").await;
+    session.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_editor_palette_resets_the_document_only_after_confirmation() {
+    let session = Session::open(1280, 800, "editor").await;
+    let browser = &session.browser;
+    browser.click("#editor-tab-tools").await;
+    browser
+        .click("#editor-palette [data-tool=\"editor.resetDocument\"]")
+        .await;
+    browser.click("#editor-tool-run").await;
+    session.dialog_open(true).await;
+    browser.click("#confirm-cancel").await;
+    session.dialog_open(false).await;
+    assert_eq!(browser.text("#editor-tool-output").await, "", "nothing ran");
+
+    browser.click("#editor-tool-run").await;
+    session.dialog_open(true).await;
+    browser.click("#confirm-accept").await;
+    browser
+        .wait_for(
+            "the reset result",
+            "const state = document.getElementById('editor-tool-output').dataset.state; return state === 'ok' || state === 'applied';",
+        )
+        .await;
+    browser.screenshot("controls-editor-reset-confirmed").await;
+    session.close().await;
+}
