@@ -3,7 +3,7 @@
 
 mod browser_support;
 
-use browser_support::{Browser, browser_slot};
+use browser_support::{Browser, browser_slot, keys};
 use live_code_studio::host::{self, RunningStudio, StudioOptions};
 use serde_json::{Value, json};
 
@@ -163,5 +163,80 @@ async fn the_editor_palette_resets_the_document_only_after_confirmation() {
         )
         .await;
     browser.screenshot("controls-editor-reset-confirmed").await;
+    session.close().await;
+}
+
+/// Links a folder holding one `index.html` to `/editor`, confirming a replacement if asked.
+async fn link_editor_folder(session: &Session) -> tempfile::TempDir {
+    let browser = &session.browser;
+    let folder = tempfile::tempdir().expect("folder");
+    std::fs::write(
+        folder.path().join("index.html"),
+        "<!doctype html><html><body><h1>Disk</h1></body></html>\n",
+    )
+    .expect("write index.html");
+    browser
+        .type_into("#editor-folder-path", &folder.path().display().to_string())
+        .await;
+    browser.click("#editor-folder-open").await;
+    let asked = browser
+        .wait_for(
+            "the folder to link or a confirmation",
+            "const open = document.getElementById('confirm-dialog').open; return open ? 'ask' : (document.getElementById('editor-folder').textContent.includes('granted') ? 'linked' : '');",
+        )
+        .await;
+    if asked == json!("ask") {
+        browser.click("#confirm-accept").await;
+    }
+    browser
+        .wait_for(
+            "the folder to be linked with index.html open",
+            "return document.getElementById('editor-folder').textContent.includes('granted') && !document.getElementById('editor-document').disabled && document.getElementById('editor-document').value.includes('Disk');",
+        )
+        .await;
+    folder
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn editor_ctrl_s_saves_in_one_press_right_after_typing_and_from_outside_the_document() {
+    let session = Session::open(1280, 800, "editor").await;
+    let browser = &session.browser;
+    let folder = link_editor_folder(&session).await;
+    let on_disk = || std::fs::read_to_string(folder.path().join("index.html")).expect("read");
+
+    // One press right after typing: the draft is flushed, then saved.
+    browser.type_into("#editor-document", "<p>one</p>").await;
+    browser.chord(&[keys::CONTROL, "s"]).await;
+    browser
+        .wait_for(
+            "the first save",
+            "return document.getElementById('editor-save-status').textContent.startsWith('Saved index.html');",
+        )
+        .await;
+    assert!(on_disk().contains("<p>one</p>"), "{}", on_disk());
+
+    // With the focus outside the document (on the Tools tab) Ctrl+S still saves.
+    browser.type_into("#editor-document", "<p>two</p>").await;
+    browser
+        .wait_for(
+            "the second edit to reach the host",
+            "return document.getElementById('editor-dirty').textContent.startsWith('unsaved');",
+        )
+        .await;
+    browser.click("#editor-tab-tools").await;
+    assert_eq!(browser.active_id().await, "editor-tab-tools");
+    browser.chord(&[keys::CONTROL, "s"]).await;
+    browser
+        .wait_for(
+            "the second save",
+            "return document.getElementById('editor-dirty').textContent === 'all saved';",
+        )
+        .await;
+    let saved = on_disk();
+    assert!(
+        saved.contains("<p>one</p>") && saved.contains("<p>two</p>"),
+        "{saved}"
+    );
+    browser.screenshot("controls-editor-ctrl-s").await;
     session.close().await;
 }

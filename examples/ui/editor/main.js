@@ -10,7 +10,7 @@ import {
   showConnection, unconfirmedText, wireTabs,
 } from '../lib/surface.js';
 import { $ } from '../lib/dom.js';
-import { confirmAction } from '../lib/modal.js';
+import { confirmAction, modalOpen } from '../lib/modal.js';
 import { createDocumentEditor } from './document.js';
 import { createFileList } from './files.js';
 import { createHeader, wireFolderForm } from './header.js';
@@ -172,12 +172,17 @@ $('editor-reset').addEventListener('click', async (event) => {
   else status('Reset cancelled.');
 });
 
-$('editor-document').addEventListener('keydown', (event) => {
-  if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === 's') {
-    event.preventDefault();
-    if ($('editor-save').disabled) documentEditor.flush();
-    else saves.saveActive();
-  }
+/** Ctrl+S: the draft reaches the host first, so text typed a moment ago is dirty and saved. */
+async function saveShortcut() {
+  await settleDraft();
+  saves.saveActive();
+}
+
+// On the whole page, so the shortcut works with the focus outside the document too.
+document.addEventListener('keydown', (event) => {
+  if (!(event.ctrlKey || event.metaKey) || event.key.toLowerCase() !== 's') return;
+  event.preventDefault();
+  if (!modalOpen()) saveShortcut();
 });
 
 wireFolderForm({
