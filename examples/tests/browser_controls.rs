@@ -240,3 +240,44 @@ async fn editor_ctrl_s_saves_in_one_press_right_after_typing_and_from_outside_th
     browser.screenshot("controls-editor-ctrl-s").await;
     session.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_editor_reverts_a_dirty_file_after_confirmation() {
+    let session = Session::open(1280, 800, "editor").await;
+    let browser = &session.browser;
+    let _folder = link_editor_folder(&session).await;
+    let revert_shown = "const button = document.getElementById('editor-revert'); return Boolean(button) && !button.hidden && !button.disabled;";
+    assert_eq!(
+        browser.eval(revert_shown, json!([])).await,
+        json!(false),
+        "a clean file has nothing to revert"
+    );
+
+    browser.type_into("#editor-document", "<p>draft</p>").await;
+    browser
+        .wait_for("Revert file for the dirty file", revert_shown)
+        .await;
+    browser.click("#editor-revert").await;
+    session.dialog_open(true).await;
+    browser.screenshot("controls-editor-revert-confirm").await;
+    browser.click("#confirm-cancel").await;
+    session.dialog_open(false).await;
+    assert!(browser.text("#editor-dirty").await.starts_with("unsaved"));
+
+    browser.click("#editor-revert").await;
+    session.dialog_open(true).await;
+    browser.click("#confirm-accept").await;
+    browser
+        .wait_for(
+            "the file to be reverted",
+            "return document.getElementById('editor-dirty').textContent === 'all saved' && !document.getElementById('editor-document').value.includes('draft');",
+        )
+        .await;
+    assert_eq!(
+        browser.eval(revert_shown, json!([])).await,
+        json!(false),
+        "a reverted file is clean again"
+    );
+    browser.screenshot("controls-editor-reverted").await;
+    session.close().await;
+}

@@ -123,7 +123,7 @@ async function settleDraft() {
   await refresh();
 }
 
-const actionControls = () => [$('editor-scenario'), $('editor-reset')];
+const actionControls = () => [$('editor-scenario'), $('editor-reset'), $('editor-revert')];
 let acting = false;
 
 /**
@@ -170,6 +170,19 @@ $('editor-reset').addEventListener('click', async (event) => {
   });
   if (confirmed) documentAction(`Reset ${path}`, 'editor.resetDocument', () => ({}), { guarded: true });
   else status('Reset cancelled.');
+});
+
+// A direct call, so no approval; the page's own dialog confirms that the edits go.
+$('editor-revert').addEventListener('click', async (event) => {
+  const path = view?.status?.activePath;
+  const confirmed = await confirmAction({
+    title: `Revert ${path}?`,
+    message: `Restores ${path} to its saved checkpoint. Unsaved edits of this file are lost.`,
+    confirmLabel: 'Revert file',
+    trigger: event.currentTarget,
+  });
+  if (confirmed) documentAction(`Revert ${path}`, 'editor.revertFile', () => ({}), { guarded: true });
+  else status('Revert cancelled.');
 });
 
 /** Ctrl+S: the draft reaches the host first, so text typed a moment ago is dirty and saved. */
@@ -249,6 +262,9 @@ function render(next) {
   documentEditor.render(open, next.document?.error);
   renderScenarios(next);
   $('editor-reset').disabled = acting || !open;
+  // Offered only while the open file has edits its checkpoint does not hold.
+  $('editor-revert').hidden = !editor.dirtyPaths?.includes(editor.activePath);
+  $('editor-revert').disabled = acting;
   saves.render(next);
   preview.show(editor.documentRevision);
   palette.refreshSample();

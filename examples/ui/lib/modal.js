@@ -72,7 +72,7 @@ export function confirmAction({ title, message, confirmLabel = 'Confirm', trigge
 
 /** Tools that lose work; besides these, any tool annotated destructive asks first. */
 const DESTRUCTIVE_TOOLS = new Set([
-  'workspace.deleteFile', 'workspace.revertFile', 'workspace.reset', 'workspace.disconnectFolder', 'editor.resetDocument',
+  'workspace.deleteFile', 'workspace.revertFile', 'workspace.reset', 'workspace.disconnectFolder', 'editor.resetDocument', 'editor.revertFile',
 ]);
 
 /** Whether running `tool` directly needs the person's confirmation. */
