@@ -281,3 +281,43 @@ async fn the_editor_reverts_a_dirty_file_after_confirmation() {
     browser.screenshot("controls-editor-reverted").await;
     session.close().await;
 }
+
+/// Fires a synthetic `beforeunload` and returns whether the page asked to stay.
+const BEFOREUNLOAD_ASKS: &str = "const event = new Event('beforeunload', { cancelable: true }); window.dispatchEvent(event); return event.defaultPrevented;";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn leaving_the_workspace_page_guards_a_draft_and_pagehide_stores_it() {
+    let session = Session::open(1280, 800, "").await;
+    let browser = &session.browser;
+    assert_eq!(
+        browser.eval(BEFOREUNLOAD_ASKS, json!([])).await,
+        json!(false),
+        "nothing to lose yet"
+    );
+    browser.type_into("#editor", "<!-- last words -->").await;
+    assert_eq!(
+        browser.eval(BEFOREUNLOAD_ASKS, json!([])).await,
+        json!(true),
+        "a draft the host has not stored"
+    );
+    browser
+        .eval("window.dispatchEvent(new Event('pagehide'));", json!([]))
+        .await;
+    browser
+        .wait_for(
+            "the draft to reach the host",
+            &BEFOREUNLOAD_ASKS.replace("return event", "return !event"),
+        )
+        .await;
+    let stored = session
+        .call("workspace.readFile", json!({"path": "index.html"}))
+        .await;
+    assert!(
+        stored["structuredContent"]["source"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("<!-- last words -->"),
+        "{stored}"
+    );
+    session.close().await;
+}
