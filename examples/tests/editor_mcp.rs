@@ -13,7 +13,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
 
-const EDITOR_TOOLS: [&str; 11] = [
+const EDITOR_TOOLS: [&str; 12] = [
     "editor.getStatus",
     "editor.listFiles",
     "editor.openFile",
@@ -23,6 +23,7 @@ const EDITOR_TOOLS: [&str; 11] = [
     "editor.applyPatch",
     "editor.setScenario",
     "editor.resetDocument",
+    "editor.revertFile",
     "editor.saveFile",
     "editor.saveAll",
 ];

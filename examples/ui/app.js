@@ -7,6 +7,7 @@ import { api, callTool, downloadBlob, studioToken } from './lib/api.js';
 import { $, commandKey } from './lib/dom.js';
 import { applyDeepLink, chat, denyFirstApproval, onAgentEvent, renderApprovals, runPrompt, setActiveRun, wireChat } from './lib/chat.js';
 import { loadCatalog, refreshSample, wireCatalog } from './lib/catalog.js';
+import { wireUnload } from './lib/unload.js';
 import { flushDraft, findStep, loadActiveFile, openFind, renderTabs, showEditorStatus, updateEditorEnabled, updateEditorMeta, wireEditor } from './lib/editor.js';
 import { renderTree, save, wireExplorer } from './lib/explorer.js';
 import { exitDesignMode, onSurfaceEvent, wireDesign } from './lib/design.js';
@@ -263,6 +264,7 @@ Object.assign(actions, {
 });
 
 wireEditor();
+wireUnload();
 wireExplorer();
 wireUpload();
 wireChat();

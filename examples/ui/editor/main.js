@@ -10,7 +10,7 @@ import {
   showConnection, unconfirmedText, wireTabs,
 } from '../lib/surface.js';
 import { $ } from '../lib/dom.js';
-import { confirmAction } from '../lib/modal.js';
+import { confirmAction, modalOpen } from '../lib/modal.js';
 import { createDocumentEditor } from './document.js';
 import { createFileList } from './files.js';
 import { createHeader, wireFolderForm } from './header.js';
@@ -123,7 +123,7 @@ async function settleDraft() {
   await refresh();
 }
 
-const actionControls = () => [$('editor-scenario'), $('editor-reset')];
+const actionControls = () => [$('editor-scenario'), $('editor-reset'), $('editor-revert')];
 let acting = false;
 
 /**
@@ -172,12 +172,30 @@ $('editor-reset').addEventListener('click', async (event) => {
   else status('Reset cancelled.');
 });
 
-$('editor-document').addEventListener('keydown', (event) => {
-  if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === 's') {
-    event.preventDefault();
-    if ($('editor-save').disabled) documentEditor.flush();
-    else saves.saveActive();
-  }
+// A direct call, so no approval; the page's own dialog confirms that the edits go.
+$('editor-revert').addEventListener('click', async (event) => {
+  const path = view?.status?.activePath;
+  const confirmed = await confirmAction({
+    title: `Revert ${path}?`,
+    message: `Restores ${path} to its saved checkpoint. Unsaved edits of this file are lost.`,
+    confirmLabel: 'Revert file',
+    trigger: event.currentTarget,
+  });
+  if (confirmed) documentAction(`Revert ${path}`, 'editor.revertFile', () => ({}), { guarded: true });
+  else status('Revert cancelled.');
+});
+
+/** Ctrl+S: the draft reaches the host first, so text typed a moment ago is dirty and saved. */
+async function saveShortcut() {
+  await settleDraft();
+  saves.saveActive();
+}
+
+// On the whole page, so the shortcut works with the focus outside the document too.
+document.addEventListener('keydown', (event) => {
+  if (!(event.ctrlKey || event.metaKey) || event.key.toLowerCase() !== 's') return;
+  event.preventDefault();
+  if (!modalOpen()) saveShortcut();
 });
 
 wireFolderForm({
@@ -244,6 +262,9 @@ function render(next) {
   documentEditor.render(open, next.document?.error);
   renderScenarios(next);
   $('editor-reset').disabled = acting || !open;
+  // Offered only while the open file has edits its checkpoint does not hold.
+  $('editor-revert').hidden = !editor.dirtyPaths?.includes(editor.activePath);
+  $('editor-revert').disabled = acting;
   saves.render(next);
   preview.show(editor.documentRevision);
   palette.refreshSample();

@@ -7,10 +7,10 @@ const token = document.querySelector('meta[name="studio-token"]')?.content ?? ''
 export const studioToken = token;
 
 /** Calls a host endpoint; non-2xx responses throw an Error carrying the host's error code. */
-export async function api(path, { method = 'GET', body } = {}) {
+export async function api(path, { method = 'GET', body, keepalive = false } = {}) {
   const headers = { 'x-studio-token': token };
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const response = await fetch(path, { method, headers, keepalive, body: body === undefined ? undefined : JSON.stringify(body) });
   const text = await response.text();
   let data = null;
   try {
@@ -31,8 +31,8 @@ export function toolsCallRequest(name, args = {}) {
 }
 
 /** Runs one tool through the registry as an explicit local (direct) action. */
-export function callTool(name, args = {}) {
-  return api('/api/tools/call', { method: 'POST', body: toolsCallRequest(name, args) });
+export function callTool(name, args = {}, { keepalive = false } = {}) {
+  return api('/api/tools/call', { method: 'POST', body: toolsCallRequest(name, args), keepalive });
 }
 
 /**

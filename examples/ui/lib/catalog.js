@@ -5,6 +5,7 @@
 
 import { api, callTool, copyText, downloadBlob, isCommitted, toolsCallRequest, unconfirmedText } from './api.js';
 import { $, button, el } from './dom.js';
+import { confirmToolRun } from './modal.js';
 import { refreshPreview } from './preview.js';
 import { sampleArguments } from './samples.js';
 import { actions, state } from './store.js';
@@ -210,6 +211,8 @@ async function runSample(tool) {
     $('sample-error').textContent = 'The arguments must be a JSON object.';
     return;
   }
+  args = await confirmToolRun(tool, args, $('run-sample'));
+  if (!args) return;
   await actions.flushDraft();
   $('run-sample').disabled = true;
   view.lastResult = await callTool(tool.name, args).catch((error) => ({ isError: true, error }));

@@ -128,19 +128,32 @@ let flushing = Promise.resolve(true);
  * Flushes the draft through workspace.writeFile; resolves to whether it was written. Flushes
  * run one after another, so a save that follows a blur waits for the blur's write.
  */
-export function flushDraft() {
-  flushing = flushing.then(flushOnce, flushOnce);
+export function flushDraft({ keepalive = false } = {}) {
+  const once = () => flushOnce(keepalive);
+  flushing = flushing.then(once, once);
   return flushing;
 }
 
-async function flushOnce() {
+/** Writes in flight: their text is not stored yet, though `state.draft` is already cleared. */
+let writing = 0;
+
+/** Whether typed text has not reached the host yet (a draft, or its write still in flight). */
+export function draftPending() {
+  const draft = state.draft;
+  return writing > 0 || (draft !== null && !(draft.source === state.source && draft.path === state.activePath));
+}
+
+async function flushOnce(keepalive) {
   clearTimeout(draftTimer);
   if (state.draft === null) return true;
   const { path, source } = state.draft;
   state.draft = null;
   if (source === state.source && path === state.activePath) return true;
   showEditorStatus('Writing…');
-  const result = await callTool('workspace.writeFile', { path, source, expectedRevision: state.status.revision });
+  writing += 1;
+  // keepalive lets the write outlive the page when it is sent from pagehide.
+  const result = await callTool('workspace.writeFile', { path, source, expectedRevision: state.status.revision }, { keepalive })
+    .finally(() => { writing -= 1; });
   if (isCommitted(result)) {
     // Stored: only the preview did not confirm it. Never kept as unsaved, never written again.
     state.source = source;

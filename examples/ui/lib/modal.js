@@ -69,3 +69,31 @@ export function confirmAction({ title, message, confirmLabel = 'Confirm', trigge
     openModal(dialog, trigger, $('confirm-cancel'));
   });
 }
+
+/** Tools that lose work; besides these, any tool annotated destructive asks first. */
+const DESTRUCTIVE_TOOLS = new Set([
+  'workspace.deleteFile', 'workspace.revertFile', 'workspace.reset', 'workspace.disconnectFolder', 'editor.resetDocument', 'editor.revertFile',
+]);
+
+/** Whether running `tool` directly needs the person's confirmation. */
+export function isDestructiveTool(tool) {
+  return DESTRUCTIVE_TOOLS.has(tool.name) || tool.annotations?.destructiveHint === true;
+}
+
+/**
+ * Confirms a direct run of a destructive tool. Resolves to the arguments to send, or null when
+ * the person cancelled. Tools that refuse over unsaved edits get `discardChanges: true`, since
+ * the dialog said those edits go.
+ */
+export async function confirmToolRun(tool, args, trigger) {
+  if (!isDestructiveTool(tool)) return args;
+  const discards = Boolean(tool.inputSchema?.properties?.discardChanges);
+  const confirmed = await confirmAction({
+    title: `Run ${tool.name}?`,
+    message: `${tool.title ?? tool.name} cannot be undone${discards ? ' and discards unsaved edits' : ''}.`,
+    confirmLabel: 'Run',
+    trigger,
+  });
+  if (!confirmed) return null;
+  return discards ? { ...args, discardChanges: true } : args;
+}

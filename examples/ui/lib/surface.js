@@ -51,7 +51,7 @@
 
 import { api, callTool, downloadBlob, copyText, isCommitted, studioToken, unconfirmedText } from './api.js';
 import { button, el } from './dom.js';
-import { modalOpen } from './modal.js';
+import { confirmToolRun, modalOpen } from './modal.js';
 
 export { api, callTool, isCommitted, studioToken, unconfirmedText };
 
@@ -433,6 +433,8 @@ export function createPalette({ surface, list, detail, args, run, output, sample
       output.dataset.state = 'error';
       return;
     }
+    parsed = await confirmToolRun(tools.find((tool) => tool.name === selected), parsed, run);
+    if (!parsed) return;
     run.disabled = true;
     output.textContent = `Running ${selected}…`;
     output.dataset.state = 'running';

@@ -355,6 +355,17 @@ impl EditorSurface {
         .await
     }
 
+    /// Restores the open file to its saved checkpoint; its unsaved edits are lost.
+    pub async fn revert_file(
+        &self,
+        expected: Option<u64>,
+    ) -> Result<DocumentOutcome, WorkspaceError> {
+        self.mutate("revertFile", expected, |document| async move {
+            applied(self.manager.revert_file(&document.active_path, None).await)
+        })
+        .await
+    }
+
     // ---- internals ----
 
     /// Guard, change, new document revision (all under the ops lock), then the wait for its

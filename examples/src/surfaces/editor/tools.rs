@@ -100,6 +100,7 @@ pub fn tools(surface: &Arc<EditorSurface>) -> Vec<Tool> {
         apply_patch(surface.clone()),
         set_scenario(surface.clone()),
         reset_document(surface.clone()),
+        revert_file(surface.clone()),
     ]
 }
 
@@ -248,5 +249,18 @@ fn reset_document(surface: Arc<EditorSurface>) -> Tool {
         },
     )
     .title("Reset document")
+    .destructive()
+}
+
+fn revert_file(surface: Arc<EditorSurface>) -> Tool {
+    Tool::typed(
+        "editor.revertFile",
+        "Restore the open file to its saved checkpoint (its last save or import). Unsaved edits of the file are lost.",
+        move |input: DocumentGuardInput, _: ToolInvocation| {
+            let surface = surface.clone();
+            async move { surface.revert_file(input.expected_document_revision).await.map_err(err) }
+        },
+    )
+    .title("Revert file")
     .destructive()
 }
