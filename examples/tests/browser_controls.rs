@@ -286,7 +286,7 @@ async fn the_editor_reverts_a_dirty_file_after_confirmation() {
 const BEFOREUNLOAD_ASKS: &str = "const event = new Event('beforeunload', { cancelable: true }); window.dispatchEvent(event); return event.defaultPrevented;";
 
 #[tokio::test(flavor = "multi_thread")]
-async fn leaving_the_workspace_page_guards_a_draft_and_pagehide_stores_it() {
+async fn leaving_the_workspace_page_guards_a_draft_until_the_host_stores_it() {
     let session = Session::open(1280, 800, "").await;
     let browser = &session.browser;
     assert_eq!(
@@ -300,6 +300,9 @@ async fn leaving_the_workspace_page_guards_a_draft_and_pagehide_stores_it() {
         json!(true),
         "a draft the host has not stored"
     );
+    // pagehide sends the draft at once; the idle flush would too, a little later, so this
+    // test proves the draft reaches the host and the guard then lets go, not which of the two
+    // sent it.
     browser
         .eval("window.dispatchEvent(new Event('pagehide'));", json!([]))
         .await;
