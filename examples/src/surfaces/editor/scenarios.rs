@@ -265,6 +265,8 @@ const block = document.getElementById('editor-scenario');
 const scenario = block ? JSON.parse(block.textContent) : { name: 'counter', data: {} };
 const data = scenario.data || {};
 const output = document.getElementById('output') || document.body;
+// The counter's label when the scenario names none (one literal, so a replace edits it all).
+const defaultLabel = 'Count';
 
 function make(tag, text, id) {
   const node = document.createElement(tag);
@@ -277,7 +279,7 @@ function make(tag, text, id) {
 function counter() {
   if (!document.getElementById('count') || !document.getElementById('step')) {
     const line = make('p');
-    line.append(make('span', 'Count', 'label'), ': ', make('strong', '0', 'count'));
+    line.append(make('span', defaultLabel, 'label'), ': ', make('strong', '0', 'count'));
     const button = make('button', 'Advance', 'step');
     button.type = 'button';
     output.replaceChildren(line, button);
@@ -285,7 +287,7 @@ function counter() {
   let count = Number(data.start || 0);
   const step = Number(data.step || 1);
   const label = document.getElementById('label');
-  if (label) label.textContent = data.label || 'Count';
+  if (label) label.textContent = data.label || defaultLabel;
   const value = document.getElementById('count');
   value.textContent = String(count);
   document.getElementById('step').addEventListener('click', () => {
