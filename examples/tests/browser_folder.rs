@@ -120,7 +120,14 @@ async fn opening_a_folder_over_unsaved_edits_asks_first_and_reports_what_it_skip
             "return document.getElementById('folder-badge').textContent.startsWith('folder');",
         )
         .await;
-    let status = browser.text("#status-message").await;
+    // The badge can follow the host's event before the open's own answer sets the status line.
+    let status = browser
+        .wait_for(
+            "the open's status line",
+            "const text = document.getElementById('status-message').textContent; return text.startsWith('Opened') ? text : '';",
+        )
+        .await;
+    let status = status.as_str().unwrap_or_default();
     assert!(
         status.contains("skipped 1 binary, 1 unsupported"),
         "{status}"
