@@ -11,13 +11,12 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use super::mcp::MCP_PATH;
+use super::security::is_preview_path;
 
 /// Longest rejection text kept in the coded message, in characters.
 const MAX_REJECTION_CHARS: usize = 300;
 /// Largest plain-text rejection body read to build the message.
 const MAX_REJECTION_BODY_BYTES: usize = 4 * 1024;
-/// Preview documents answer for an iframe, in text (a superseded revision's `410`).
-const DOCUMENT_PREFIXES: &[&str] = &["/preview/", "/editor/preview/", "/web/preview/"];
 
 /// Axum middleware: replaces a plain-text client-error answer with a coded JSON one.
 pub async fn code_rejections(request: Request, next: Next) -> Response {
@@ -43,9 +42,8 @@ fn needs_coding(response: &Response, path: &str) -> bool {
         .is_some_and(|value| value.contains("json"));
     response.status().is_client_error()
         && !is_json
-        && !DOCUMENT_PREFIXES
-            .iter()
-            .any(|prefix| path.starts_with(prefix))
+        // Preview documents answer an iframe, in text (a superseded revision's `410`).
+        && !is_preview_path(path)
 }
 
 async fn rejection_text(body: Body) -> String {

@@ -159,7 +159,8 @@ const EVENTS_PATH: &str = "/api/events";
 /// Preview documents and assets of every surface (standalone, editor, web coding).
 const PREVIEW_PREFIXES: &[&str] = &["/preview/", "/editor/preview/", "/web/preview/"];
 
-fn is_preview_path(path: &str) -> bool {
+/// Whether `path` is a preview document or asset of any surface.
+pub(crate) fn is_preview_path(path: &str) -> bool {
     PREVIEW_PREFIXES
         .iter()
         .any(|prefix| path.starts_with(prefix))

@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use serde::Serialize;
 
 use super::error::{WorkspaceError, WorkspaceResult};
-use super::model::{compare_order, validate_path};
+use super::model::{compare_order, folder_clash, validate_path};
 use crate::file::{FileContent, WorkspaceFile, is_asset_path, is_text_path};
 
 /// Most files one import keeps.
@@ -367,13 +367,7 @@ impl ImportBuilder {
     /// or is a file where admitted files need a folder (`sub` after `sub/a.js`): only an upload
     /// list can say both, a disk cannot hold them.
     fn clashes(&self, path: &str) -> bool {
-        let folder = format!("{path}/");
-        self.seen.iter().any(|seen| {
-            seen.starts_with(&folder)
-                || path
-                    .strip_prefix(seen.as_str())
-                    .is_some_and(|rest| rest.starts_with('/'))
-        })
+        self.seen.iter().any(|seen| folder_clash(path, seen))
     }
 
     fn stop(&mut self, path: &str, reason: SkipReason) {

@@ -483,13 +483,11 @@ impl Workspace {
         if self.index_of(path).is_some() {
             return Err(WorkspaceError::file_exists(path, operation));
         }
-        let folder = format!("{path}/");
-        let clash = self.content.files.iter().find(|file| {
-            file.path.starts_with(&folder)
-                || path
-                    .strip_prefix(file.path.as_str())
-                    .is_some_and(|rest| rest.starts_with('/'))
-        });
+        let clash = self
+            .content
+            .files
+            .iter()
+            .find(|file| folder_clash(path, &file.path));
         match clash {
             Some(file) => Err(WorkspaceError::folder_clash(path, &file.path, operation)),
             None => Ok(()),
@@ -665,6 +663,17 @@ impl Workspace {
         repair_active_path(&mut self.content);
         Ok(())
     }
+}
+
+/// Whether two distinct normalized paths cannot both be files: one would have to be a folder
+/// holding the other (`sub` and `sub/a.js`).
+pub(crate) fn folder_clash(a: &str, b: &str) -> bool {
+    let inside = |inner: &str, outer: &str| {
+        inner
+            .strip_prefix(outer)
+            .is_some_and(|rest| rest.starts_with('/'))
+    };
+    inside(a, b) || inside(b, a)
 }
 
 /// Validates a raw path's length bound and normalizes it.
