@@ -12,7 +12,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use live_code_editor::WorkspaceFile;
 use live_code_editor::workspace::folder::FolderAdapter;
 use live_code_editor::workspace::os_folder::OsFolder;
-use live_code_studio::host::durable_folder::DurableSaves;
+use live_code_studio::kit::durable_folder::DurableSaves;
 
 const SOURCE_BYTES: usize = 4 * 1024;
 

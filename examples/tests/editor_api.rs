@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use futures::StreamExt;
-use live_code_studio::host::server::PREVIEW_CSP;
 use live_code_studio::host::{self, RunningStudio, StudioOptions};
+use live_code_studio::kit::preview_http::PREVIEW_CSP;
 use serde_json::{Value, json};
 
 struct Client {

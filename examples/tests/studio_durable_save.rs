@@ -11,11 +11,11 @@ use live_code_editor::workspace::ImportGuard;
 use live_code_editor::workspace::folder::FolderAdapter;
 use live_code_editor::workspace::manager::WriteOptions;
 use live_code_editor::workspace::os_folder::{FolderFs, OsFs};
-use live_code_studio::host::durable_folder::{
+use live_code_studio::host::{self, StudioOptions, StudioState};
+use live_code_studio::kit::durable_folder::{
     DURABLE_OPERATIONS_DB_FILE, DurableFolder, DurableSaves, MAX_SAVE_GENERATIONS, content_digest,
     delete_key, write_key,
 };
-use live_code_studio::host::{self, StudioOptions, StudioState};
 use serde_json::{Value, json};
 use tool_context::ToolCallOptions;
 use tool_durable_operations::OperationState;

@@ -9,8 +9,8 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use futures::StreamExt;
-use live_code_studio::host::server::PREVIEW_CSP;
 use live_code_studio::host::{self, RunningStudio, StudioOptions};
+use live_code_studio::kit::preview_http::PREVIEW_CSP;
 use mcp_support::{Person, call, error};
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::ServiceExt;

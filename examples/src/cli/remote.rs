@@ -14,7 +14,7 @@ use tool_protocol::{
 
 use super::CliError;
 use super::approval::ApprovalMode;
-use crate::host::security::TOKEN_HEADER;
+use crate::kit::security::TOKEN_HEADER;
 use tool_context::InteractionOutcome;
 
 /// Connect timeout for the studio (it is on loopback: a slow connect means it is not there).

@@ -36,9 +36,9 @@ use tool_protocol::ToolCallResult;
 
 use super::StudioState;
 use super::runs::{AgentRuns, ExternalRun, RunState, call_id_text};
-use super::security::SecurityPolicy;
 use crate::agent::outcome::RunOutcome;
 use crate::catalog::SAFE_ARGUMENT_NAMES;
+use crate::kit::security::SecurityPolicy;
 
 /// Path of the streamable HTTP endpoint.
 pub const MCP_PATH: &str = "/mcp";

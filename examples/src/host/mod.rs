@@ -1,16 +1,10 @@
 //! The studio host: one registry, workspace manager, approval queue, trace and event hub,
 //! served over HTTP and a WebSocket on loopback.
 
-pub mod bridge;
-pub mod durable_folder;
-pub mod events;
 pub mod mcp;
 pub mod openrouter;
-pub mod preview_http;
-pub mod private_files;
 pub mod rejections;
 pub mod runs;
-pub mod security;
 pub mod selection;
 pub mod server;
 pub mod settings;
@@ -22,31 +16,30 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use async_trait::async_trait;
+use axum::extract::FromRef;
 use live_code_editor::WorkspaceFile;
-use live_code_editor::workspace::StoredWorkspace;
 use live_code_editor::workspace::folder::FolderAdapter;
 use live_code_editor::workspace::manager::{ManagerOptions, WorkspaceDocumentManager};
-use live_code_editor::workspace::repository::{
-    RepositoryError, WorkspaceDelta, WorkspaceRepository,
-};
-use live_code_editor::workspace::sqlite::SqliteWorkspaceRepository;
 use live_code_editor::workspace::{ImportGuard, WorkspaceError, WorkspaceErrorCode};
 use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tool_context::{ApprovalQueue, ApprovalQueueConfig, ReadOnlyOrDirectLocal, ToolRegistry};
 
+use crate::agent::planner::Plan;
 use crate::catalog::{SAFE_ARGUMENT_NAMES, studio_tools};
+use crate::kit::bridge::{PreviewViewers, StudioPreviewBridge};
+use crate::kit::durable_folder::DurableSaves;
+use crate::kit::events::{EventHub, StudioEvent};
+use crate::kit::preview_http;
+use crate::kit::private_files;
+use crate::kit::repository::open_repository;
+use crate::kit::security::SecurityPolicy;
 use crate::seed::SEED_FILES;
-use crate::surfaces::editor::{self, EditorSurface};
-use crate::surfaces::web::{self, WebSurface};
-use crate::surfaces::{Surface, SurfaceDeps};
-use bridge::{PreviewViewers, StudioPreviewBridge};
-use durable_folder::DurableSaves;
-use events::{EventHub, StudioEvent};
+use crate::surfaces::editor::{self, EditorRoutes, EditorSurface};
+use crate::surfaces::web::{self, WebRoutes, WebSurface};
+use crate::surfaces::{Surface, SurfaceDeps, workspace};
 use runs::{AgentRuns, RunApprovals, RunPreviewBridge};
-use security::SecurityPolicy;
 use settings::Settings;
 use trace::TraceStore;
 
@@ -54,8 +47,7 @@ use trace::TraceStore;
 pub const DEFAULT_PORT: u16 = 4870;
 /// Default data directory, relative to the working directory.
 pub const DEFAULT_DATA_DIR: &str = ".studio-data";
-/// SQLite file of the workspace inside the data directory.
-pub const WORKSPACE_DB_FILE: &str = "workspace.sqlite";
+pub use crate::kit::repository::WORKSPACE_DB_FILE;
 
 /// How to start a studio.
 #[derive(Debug, Clone)]
@@ -112,7 +104,7 @@ pub struct StudioState {
     /// Durable records of folder writes (`workspace.saveAll`).
     pub saves: DurableSaves,
     /// Compiled preview documents (each surface's latest revision, compiled once).
-    pub previews: preview_http::PreviewDocuments,
+    pub previews: Arc<preview_http::PreviewDocuments>,
 }
 
 /// A running studio.
@@ -158,59 +150,6 @@ pub fn seed_files() -> Vec<WorkspaceFile> {
         .iter()
         .map(|(path, source)| WorkspaceFile::text(*path, *source))
         .collect()
-}
-
-/// Opens workspace `workspace_id` of the workspace database in `data_dir`; when it cannot be
-/// opened the manager runs in memory mode and reports why in every result.
-pub(crate) async fn open_repository(
-    data_dir: &Path,
-    workspace_id: &str,
-) -> Arc<dyn WorkspaceRepository> {
-    let file = data_dir.join(WORKSPACE_DB_FILE);
-    let prepared = private_files::create_private_dir(data_dir)
-        .and_then(|()| private_files::prepare_private_file(&file));
-    let opened = match prepared {
-        Ok(()) => SqliteWorkspaceRepository::open(&file, workspace_id)
-            .await
-            .map_err(|e| e.to_string()),
-        Err(error) => Err(format!(
-            "data directory {} could not be created: {error}",
-            data_dir.display()
-        )),
-    };
-    match opened {
-        Ok(repository) => Arc::new(repository),
-        Err(reason) => {
-            tracing::warn!(%reason, "workspace storage unavailable; running in memory mode");
-            Arc::new(UnavailableRepository { reason })
-        }
-    }
-}
-
-/// A repository whose storage could not be opened: every call fails with the reason, which
-/// makes the manager fall back to memory mode and carry the bounded reason as `storageError`.
-#[derive(Debug)]
-struct UnavailableRepository {
-    reason: String,
-}
-
-#[async_trait]
-impl WorkspaceRepository for UnavailableRepository {
-    fn storage_mode(&self) -> &'static str {
-        "memory"
-    }
-
-    async fn load(&self) -> Result<Option<StoredWorkspace>, RepositoryError> {
-        Err(RepositoryError::Storage(self.reason.clone()))
-    }
-
-    async fn replace(&self, _stored: &StoredWorkspace) -> Result<(), RepositoryError> {
-        Err(RepositoryError::Storage(self.reason.clone()))
-    }
-
-    async fn apply(&self, _delta: &WorkspaceDelta) -> Result<(), RepositoryError> {
-        Err(RepositoryError::Storage(self.reason.clone()))
-    }
 }
 
 /// Builds the studio state: workspace, registry with the catalog, approval queue and trace.
@@ -275,7 +214,7 @@ pub async fn build_state(options: &StudioOptions, port: u16) -> Result<Arc<Studi
         editor,
         web,
         saves,
-        previews: preview_http::PreviewDocuments::default(),
+        previews: Arc::default(),
     });
     watch_approvals(&state);
     Ok(state)
@@ -323,6 +262,16 @@ fn describe(error: &WorkspaceError) -> String {
 }
 
 impl StudioState {
+    /// The local agent's plan for `prompt` on `surface`, from that surface's planner and
+    /// state. `metadata` is the run's context metadata (for example a Design Mode selection).
+    pub async fn plan(&self, surface: Surface, prompt: &str, metadata: Option<&Value>) -> Plan {
+        match surface {
+            Surface::Workspace => workspace::plan(&self.manager, prompt, metadata).await,
+            Surface::Editor => editor::plan(&self.editor, prompt).await,
+            Surface::Web => web::plan(&self.web, prompt).await,
+        }
+    }
+
     /// Browser tabs rendering `surface`'s preview.
     pub fn viewers_for(&self, surface: Surface) -> &PreviewViewers {
         match surface {
@@ -382,4 +331,25 @@ pub async fn start(options: StudioOptions) -> Result<RunningStudio, String> {
         shutdown,
         server,
     })
+}
+
+impl FromRef<Arc<StudioState>> for EditorRoutes {
+    fn from_ref(state: &Arc<StudioState>) -> Self {
+        Self {
+            editor: state.editor.clone(),
+            previews: state.previews.clone(),
+            security: state.security.clone(),
+            approvals: state.approvals.clone(),
+        }
+    }
+}
+
+impl FromRef<Arc<StudioState>> for WebRoutes {
+    fn from_ref(state: &Arc<StudioState>) -> Self {
+        Self {
+            web: state.web.clone(),
+            previews: state.previews.clone(),
+            security: state.security.clone(),
+        }
+    }
 }

@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use super::mcp::MCP_PATH;
-use super::security::is_preview_path;
+use crate::kit::security::is_preview_path;
 
 /// Longest rejection text kept in the coded message, in characters.
 const MAX_REJECTION_CHARS: usize = 300;

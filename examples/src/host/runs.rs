@@ -29,9 +29,9 @@ use tool_context::{
 };
 use tool_protocol::{ToolCallEvent, ToolCallEventType, ToolCallId, ToolDefinition};
 
-use super::events::{EventHub, StudioEvent};
 use super::trace::{TraceKind, TraceRow, TraceStore};
 use crate::agent::outcome::RunOutcome;
+use crate::kit::events::{EventHub, StudioEvent};
 
 /// Finished runs kept for `GET /api/agent/runs/{id}`; the oldest are forgotten first.
 pub const MAX_FINISHED_RUNS: usize = 64;

@@ -15,7 +15,7 @@ use live_code_editor::preview::{PreviewSelection, SelectionError, parse_selectio
 use serde_json::{Value, json};
 
 use super::StudioState;
-use super::events::StudioEvent;
+use crate::kit::events::StudioEvent;
 
 /// Largest request body the selection route reads (the message itself is bounded far lower).
 pub const MAX_SELECTION_BODY_BYTES: usize = 64 * 1024;

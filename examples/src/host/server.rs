@@ -18,11 +18,13 @@ use tool_context::{ApprovalDecision, ToolCallOptions};
 use tool_protocol::{ToolCallContext, ToolCallMode, ToolCallSource, ToolListResult};
 
 use super::StudioState;
-use super::events::StudioEvent;
-use super::{preview_http, security};
 use crate::agent::runner::{RunRequest, run_plan};
 use crate::host::runs::run_metadata;
-use crate::surfaces::{Surface, plan_for};
+use crate::kit::events::StudioEvent;
+use crate::kit::preview_http;
+use crate::kit::responses::api_error;
+use crate::kit::security;
+use crate::surfaces::Surface;
 
 /// Session id of direct calls from the studio page.
 pub const UI_SESSION_ID: &str = "studio-ui";
@@ -76,15 +78,6 @@ async fn not_found() -> Response {
         "STUDIO_NOT_FOUND",
         "Nothing is served at this path.",
     )
-}
-
-/// A coded, non-retryable error answer of the studio API.
-pub(crate) fn api_error(status: StatusCode, code: &str, message: &str) -> Response {
-    (
-        status,
-        Json(json!({"error": {"code": code, "message": message, "retryable": false}})),
-    )
-        .into_response()
 }
 
 async fn index(State(state): State<Arc<StudioState>>) -> Response {
@@ -345,7 +338,7 @@ async fn run_local(
         .filter(|tool| surface.owns_tool(&tool.name))
         .count();
     state.runs.record_listing(&view, listed);
-    let planned = plan_for(&state, surface, &prompt, metadata.as_ref()).await;
+    let planned = state.plan(surface, &prompt, metadata.as_ref()).await;
     let request = RunRequest {
         registry: &state.registry,
         run_id: &view.run_id,
@@ -448,7 +441,7 @@ async fn preview_ack(
     State(state): State<Arc<StudioState>>,
     Json(message): Json<Value>,
 ) -> Response {
-    let (revision, status) = match crate::host::preview_http::acknowledgement(&message) {
+    let (revision, status) = match crate::kit::preview_http::acknowledgement(&message) {
         Ok(acknowledgement) => acknowledgement,
         Err(response) => return response,
     };
@@ -529,13 +522,8 @@ async fn open_folder(
 async fn export_html(State(state): State<Arc<StudioState>>) -> Response {
     let workspace = state.manager.snapshot().await;
     let files: Vec<_> = workspace.files().cloned().collect();
-    crate::host::preview_http::export(export_standalone_html(&files))
+    crate::kit::preview_http::export(export_standalone_html(&files))
 }
-
-/// Content-Security-Policy header of preview documents: always sandboxed (even when opened
-/// directly), framed only by the studio itself, scripts only inline or from the bootstrap's
-/// Blob URLs, no network.
-pub const PREVIEW_CSP: &str = "sandbox allow-scripts; frame-ancestors 'self'; default-src 'none'; script-src 'unsafe-inline' blob:; style-src 'unsafe-inline'; img-src 'self' data: blob:; font-src 'self' data:; media-src 'self' data: blob:; connect-src 'none'; form-action 'none'; base-uri 'none'";
 
 async fn preview_document(
     State(state): State<Arc<StudioState>>,
@@ -543,7 +531,7 @@ async fn preview_document(
 ) -> Response {
     let workspace = state.manager.snapshot().await;
     if workspace.revision() != revision {
-        return crate::host::preview_http::superseded(revision, workspace.revision());
+        return crate::kit::preview_http::superseded(revision, workspace.revision());
     }
     let files: Vec<_> = workspace.files().cloned().collect();
     let assets = preview_http::asset_prefix("/preview", revision, state.security.preview_key());
@@ -572,7 +560,7 @@ async fn preview_asset(
             "No workspace file at that path.",
         );
     };
-    crate::host::preview_http::asset(file)
+    crate::kit::preview_http::asset(file)
 }
 
 #[derive(Deserialize)]

@@ -149,9 +149,9 @@ impl Settings {
         }
         let bytes = serde_json::to_vec_pretty(&stored).map_err(std::io::Error::other)?;
         if let Some(dir) = self.file.parent() {
-            super::private_files::create_private_dir(dir)?;
+            crate::kit::private_files::create_private_dir(dir)?;
         }
-        super::private_files::write_private(&self.file, &bytes)
+        crate::kit::private_files::write_private(&self.file, &bytes)
     }
 
     /// The client configuration, or `None` without a key.

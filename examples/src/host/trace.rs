@@ -11,7 +11,7 @@ use tool_context::ToolCallObserver;
 use tool_protocol::codes::is_audit_safe_error_code;
 use tool_protocol::{ToolCallEvent, ToolCallEventType};
 
-use super::events::{EventHub, StudioEvent};
+use crate::kit::events::{EventHub, StudioEvent};
 
 /// Rows kept; the oldest are dropped first.
 pub const MAX_TRACE_ROWS: usize = 500;

@@ -6,24 +6,17 @@
 
 pub mod editor;
 pub mod web;
+pub mod workspace;
 
 use std::path::PathBuf;
 
-use serde_json::Value;
-
-use live_code_editor::file::FileContent;
-use live_code_editor::preview::{PreviewSelection, find_preview_stylesheet_file};
-use live_code_editor::workspace::Workspace;
-
-use crate::agent::planner::{Plan, PlannerContext, Stylesheet, plan};
-use crate::host::StudioState;
-use crate::host::durable_folder::DurableSaves;
-use crate::host::events::EventHub;
+use crate::kit::durable_folder::DurableSaves;
+use crate::kit::events::EventHub;
 
 /// What a surface gets from the host when it opens.
 #[derive(Debug, Clone)]
 pub struct SurfaceDeps {
-    /// The live event stream (surfaces publish [`crate::host::events::StudioEvent::Surface`]).
+    /// The live event stream (surfaces publish [`crate::kit::events::StudioEvent::Surface`]).
     pub hub: EventHub,
     /// The studio's data directory (databases, durable records).
     pub data_dir: PathBuf,
@@ -89,53 +82,6 @@ pub const EDITOR_SYSTEM_PROMPT: &str = "You edit files in a live code editor thr
 
 /// System prompt of provider runs on the realtime web-coding route.
 pub const WEB_SYSTEM_PROMPT: &str = "You edit a three-file web page (index.html, styles.css, app.js) through tools. Call web.getWorkspace first and pass the workspace revision you read as expectedRevision to every mutation. Prefer web.applyPatch for small literal edits and web.setTheme, web.addFeature and web.updateHero for visual changes. Each mutation returns the new revision after the preview has rendered it. A result with status \"applied\" is done (only its preview confirmation failed): never repeat that call.";
-
-/// The local agent's plan for `prompt` on `surface`, from that surface's planner and state.
-/// `metadata` is the run's context metadata (for example a Design Mode selection).
-pub async fn plan_for(
-    state: &StudioState,
-    surface: Surface,
-    prompt: &str,
-    metadata: Option<&Value>,
-) -> Plan {
-    match surface {
-        Surface::Workspace => {
-            let status = state.manager.status().await;
-            // A selection that does not validate is no selection: the planner then explains
-            // that an element must be selected.
-            let selection = metadata
-                .and_then(|metadata| metadata.get("selection"))
-                .and_then(|value| PreviewSelection::from_value(value).ok());
-            let workspace = state.manager.snapshot().await;
-            let stylesheet = selection
-                .as_ref()
-                .and_then(|_| workspace_stylesheet(&workspace));
-            let context = PlannerContext {
-                active_path: Some(status.active_path.clone()),
-                folder_linked: status.folder.connected,
-                selection,
-                stylesheet,
-                workspace: Some(workspace),
-            };
-            plan(prompt, &context)
-        }
-        Surface::Editor => editor::plan(&state.editor, prompt).await,
-        Surface::Web => web::plan(&state.web, prompt).await,
-    }
-}
-
-/// The stylesheet Design Mode edits go to (`styles.css`, else the first CSS file) and its source.
-fn workspace_stylesheet(workspace: &Workspace) -> Option<Stylesheet> {
-    let files: Vec<_> = workspace.files().cloned().collect();
-    let sheet = find_preview_stylesheet_file(&files)?;
-    match &sheet.content {
-        FileContent::Text { source } => Some(Stylesheet {
-            path: sheet.path.clone(),
-            source: source.clone(),
-        }),
-        FileContent::Asset { .. } => None,
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -54,6 +54,8 @@
 
 pub mod planner;
 pub mod routes;
+pub mod save_routes;
+pub mod save_tools;
 pub mod saves;
 pub mod scenarios;
 pub mod state;
@@ -62,10 +64,13 @@ pub mod tools;
 use std::sync::Arc;
 
 use axum::Router;
+use axum::extract::FromRef;
 use tool_context::Tool;
 
 use crate::agent::planner::Plan;
-use crate::host::StudioState;
+use crate::kit::preview_http::PreviewDocuments;
+use crate::kit::security::SecurityPolicy;
+use tool_context::ApprovalQueue;
 
 pub use scenarios::Scenario;
 pub use state::{
@@ -75,13 +80,31 @@ pub use state::{
 /// Every `editor.*` tool.
 pub fn tools(surface: &Arc<EditorSurface>) -> Vec<Tool> {
     let mut tools = tools::tools(surface);
-    tools.extend(saves::tools(surface));
+    tools.extend(save_tools::tools(surface));
     tools
 }
 
-/// The editor's HTTP routes (preview, acknowledgements, page state, folder, saves).
-pub fn routes() -> Router<Arc<StudioState>> {
-    routes::routes().merge(saves::routes())
+/// What the editor's routes need from the host that mounts them.
+#[derive(Clone)]
+pub struct EditorRoutes {
+    /// The surface itself.
+    pub editor: Arc<EditorSurface>,
+    /// The studio's compiled-preview cache (one slot per surface).
+    pub previews: Arc<PreviewDocuments>,
+    /// The security layer (the preview key in asset URLs).
+    pub security: SecurityPolicy,
+    /// Pending approvals (the page's state snapshot lists them).
+    pub approvals: ApprovalQueue,
+}
+
+/// The editor's HTTP routes (preview, acknowledgements, page state, folder, saves), on any
+/// host state the [`EditorRoutes`] can be taken from.
+pub fn routes<S>() -> Router<S>
+where
+    S: Clone + Send + Sync + 'static,
+    EditorRoutes: FromRef<S>,
+{
+    routes::routes().merge(save_routes::routes())
 }
 
 /// The local agent's plan on the editor (see [`planner`]).

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::Router;
-use axum::extract::{Path, State};
+use axum::extract::{FromRef, Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -17,10 +17,14 @@ use serde_json::{Value, json};
 use tool_protocol::ToolCallError;
 
 use super::scenarios::{Scenario, inject_scenario};
-use crate::host::StudioState;
+use crate::surfaces::editor::EditorRoutes;
 
 /// Every editor route.
-pub fn routes() -> Router<Arc<StudioState>> {
+pub fn routes<S>() -> Router<S>
+where
+    S: Clone + Send + Sync + 'static,
+    EditorRoutes: FromRef<S>,
+{
     Router::new()
         .route("/editor/preview/{revision}", get(preview_document))
         .route(
@@ -39,18 +43,18 @@ fn api_error(status: StatusCode, error: ToolCallError) -> Response {
 /// `GET /editor/preview/{documentRevision}`: the compiled document of the current document
 /// revision with its scenario injected as data; `410 Gone` once it was superseded.
 async fn preview_document(
-    State(state): State<Arc<StudioState>>,
+    State(state): State<EditorRoutes>,
     Path(revision): Path<u64>,
 ) -> Response {
     let document = match state.editor.preview_document(revision).await {
         Ok(document) => document,
         Err(current) => {
-            return crate::host::preview_http::superseded(revision, current);
+            return crate::kit::preview_http::superseded(revision, current);
         }
     };
     let key = state.security.preview_key();
-    let assets = crate::host::preview_http::asset_prefix("/editor/preview", revision, key);
-    crate::host::preview_http::cached_document(&state.previews, "editor", revision, move || {
+    let assets = crate::kit::preview_http::asset_prefix("/editor/preview", revision, key);
+    crate::kit::preview_http::cached_document(&state.previews, "editor", revision, move || {
         let files: Vec<_> = document.files.iter().map(|file| (**file).clone()).collect();
         let options = PreviewOptions::preview(Some(revision), assets);
         inject_scenario(&compile_preview(&files, &options).html, document.scenario)
@@ -61,16 +65,16 @@ async fn preview_document(
 /// `GET /editor/preview/{documentRevision}/assets/{key}/{path}`: a file of the current document;
 /// `410 Gone` once that document revision was superseded.
 async fn preview_asset(
-    State(state): State<Arc<StudioState>>,
+    State(state): State<EditorRoutes>,
     Path((revision, path)): Path<(u64, String)>,
 ) -> Response {
     let Some(path) =
-        crate::host::preview_http::keyed_asset_path(&path, state.security.preview_key())
+        crate::kit::preview_http::keyed_asset_path(&path, state.security.preview_key())
     else {
-        return crate::host::preview_http::unknown_asset();
+        return crate::kit::preview_http::unknown_asset();
     };
     if let Err(current) = state.editor.preview_document(revision).await {
-        return crate::host::preview_http::superseded(revision, current);
+        return crate::kit::preview_http::superseded(revision, current);
     }
     let workspace = state.editor.manager().snapshot().await;
     let Some(file) = workspace.file(path) else {
@@ -79,17 +83,14 @@ async fn preview_asset(
             ToolCallError::new("WORKSPACE_FILE_NOT_FOUND", "No editor file at that path."),
         );
     };
-    crate::host::preview_http::asset(file)
+    crate::kit::preview_http::asset(file)
 }
 
 /// `POST /api/editor/preview/ack`: the editor page forwards its iframe's bridge message
 /// (`{type: "context-action.preview.ready"|"context-action.preview.error", revision, message?}`,
 /// `revision` being a document revision); stale revisions are ignored (`accepted: false`).
-async fn preview_ack(
-    State(state): State<Arc<StudioState>>,
-    Json(message): Json<Value>,
-) -> Response {
-    let (revision, status) = match crate::host::preview_http::acknowledgement(&message) {
+async fn preview_ack(State(state): State<EditorRoutes>, Json(message): Json<Value>) -> Response {
+    let (revision, status) = match crate::kit::preview_http::acknowledgement(&message) {
         Ok(acknowledgement) => acknowledgement,
         Err(response) => return response,
     };
@@ -103,7 +104,7 @@ async fn preview_ack(
 }
 
 /// `GET /api/editor/state`: everything the editor page renders at load.
-async fn editor_state(State(state): State<Arc<StudioState>>) -> Response {
+async fn editor_state(State(state): State<EditorRoutes>) -> Response {
     let editor = &state.editor;
     let status = editor.status().await;
     let files = editor.manager().list_files().await;
@@ -137,7 +138,7 @@ struct OpenFolderBody {
 /// saving. An empty or unsupported folder is refused and leaves the workspace and link
 /// untouched, and so is an open over unsaved edits without `discardChanges: true`.
 async fn open_folder(
-    State(state): State<Arc<StudioState>>,
+    State(state): State<EditorRoutes>,
     Json(body): Json<OpenFolderBody>,
 ) -> Response {
     let adapter = match OsFolder::open(body.path.trim()) {

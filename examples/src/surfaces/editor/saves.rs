@@ -58,32 +58,20 @@
 //! which clears a path's dirty state right after its write: when a later file fails, the
 //! written files stay clean, the rest stay dirty, and the error lists the completed paths.
 
-mod manifest;
-mod readback;
-mod record;
-mod routes;
-mod run;
-mod tools;
+pub(crate) mod manifest;
+pub(crate) mod readback;
+pub(crate) mod record;
+pub(crate) mod run;
 
-use std::sync::Arc;
-
-use axum::Router;
-use tool_context::Tool;
 use tool_durable_operations::{DurableOperationStore, SideEffectRunner};
 
-use super::EditorSurface;
-use crate::host::StudioState;
-use crate::host::durable_folder::DurableSaves;
+use crate::kit::durable_folder::DurableSaves;
 
 pub use manifest::{MAX_MANIFEST_FILES, Manifest, ManifestEntry, ManifestError};
 pub use record::{
     EDITOR_SAVE_KEY_PREFIX, MAX_LISTED_SAVES, MAX_SAVE_GENERATIONS, SaveRecord, save_key,
     short_digest,
 };
-pub use routes::{
-    RecoverRequest, RecoverResolution, SaveListing, UnknownSave, list_unknown, recover_save,
-};
-pub use tools::{EditorSaveResult, SaveAllInput, SaveFileInput};
 
 /// Error codes of the save tools and routes.
 pub mod codes {
@@ -135,14 +123,4 @@ impl EditorSaves {
     pub(crate) fn runner(&self) -> &SideEffectRunner {
         &self.runner
     }
-}
-
-/// The editor's save tools.
-pub fn tools(surface: &Arc<EditorSurface>) -> Vec<Tool> {
-    tools::tools(surface)
-}
-
-/// The save records' HTTP routes (listing and recovering unknown saves).
-pub fn routes() -> Router<Arc<StudioState>> {
-    routes::routes()
 }

@@ -32,8 +32,8 @@ use tokio::sync::Mutex;
 
 use super::saves::EditorSaves;
 use super::scenarios::{Scenario, seed_files};
-use crate::host::bridge::PreviewViewers;
-use crate::host::events::{EventHub, StudioEvent};
+use crate::kit::bridge::PreviewViewers;
+use crate::kit::events::{EventHub, StudioEvent};
 use crate::surfaces::SurfaceDeps;
 
 /// Workspace id of the editor's files in the studio's workspace database.
@@ -110,7 +110,8 @@ impl EditorSurface {
     /// Opens the editor: its files live in the studio's workspace database under
     /// [`EDITOR_WORKSPACE_ID`] (memory mode when the database cannot be opened).
     pub async fn open(deps: &SurfaceDeps) -> Result<Arc<Self>, String> {
-        let repository = crate::host::open_repository(&deps.data_dir, EDITOR_WORKSPACE_ID).await;
+        let repository =
+            crate::kit::repository::open_repository(&deps.data_dir, EDITOR_WORKSPACE_ID).await;
         let manager = WorkspaceDocumentManager::open(
             seed_files(),
             repository,

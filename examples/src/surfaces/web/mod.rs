@@ -15,12 +15,25 @@ use live_code_editor::workspace::manager::{ManagerOptions, WorkspaceDocumentMana
 use serde_json::{Value, json};
 
 use super::SurfaceDeps;
-use crate::host::bridge::{PreviewViewers, StudioPreviewBridge};
-use crate::host::events::{EventHub, StudioEvent};
+use crate::kit::bridge::{PreviewViewers, StudioPreviewBridge};
+use crate::kit::events::{EventHub, StudioEvent};
+use crate::kit::preview_http::PreviewDocuments;
+use crate::kit::security::SecurityPolicy;
 
 pub use planner::plan;
 pub use routes::routes;
 pub use tools::tools;
+
+/// What the web surface's routes need from the host that mounts them.
+#[derive(Clone)]
+pub struct WebRoutes {
+    /// The surface itself.
+    pub web: Arc<WebSurface>,
+    /// The studio's compiled-preview cache (one slot per surface).
+    pub previews: Arc<PreviewDocuments>,
+    /// The security layer (the preview key in asset URLs).
+    pub security: SecurityPolicy,
+}
 
 /// The surface's wire name (events, runs, the page's WebSocket).
 pub const WEB_SURFACE: &str = "web";
@@ -62,7 +75,8 @@ impl WebSurface {
                 publish(&announce, json!({"revision": revision, "refresh": refresh}))
             },
         );
-        let repository = crate::host::open_repository(&deps.data_dir, WEB_WORKSPACE_ID).await;
+        let repository =
+            crate::kit::repository::open_repository(&deps.data_dir, WEB_WORKSPACE_ID).await;
         let manager = WorkspaceDocumentManager::open(
             seed::web_seed_files(),
             repository,

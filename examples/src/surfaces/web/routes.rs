@@ -1,9 +1,7 @@
 //! HTTP routes of the web-coding surface: its sandboxed preview documents (410 once superseded),
 //! their assets, the page's acknowledgement forwarding and a state read for the page.
 
-use std::sync::Arc;
-
-use axum::extract::{Path, State};
+use axum::extract::{FromRef, Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -12,12 +10,16 @@ use live_code_editor::preview::{PreviewOptions, compile_preview};
 use serde_json::{Value, json};
 
 use super::WEB_PREVIEW_PREFIX;
+use super::WebRoutes;
 use super::tools::workspace_view;
-use crate::host::StudioState;
-use crate::host::server::api_error;
+use crate::kit::responses::api_error;
 
 /// The surface's routes.
-pub fn routes() -> Router<Arc<StudioState>> {
+pub fn routes<S>() -> Router<S>
+where
+    S: Clone + Send + Sync + 'static,
+    WebRoutes: FromRef<S>,
+{
     Router::new()
         .route("/web/preview/{revision}", get(preview_document))
         .route("/web/preview/{revision}/assets/{*path}", get(preview_asset))
@@ -27,17 +29,14 @@ pub fn routes() -> Router<Arc<StudioState>> {
 
 /// `GET /api/web/state`: what `web.getWorkspace` reports, read without a trace row (the page
 /// polls it on every revision event).
-async fn web_state(State(state): State<Arc<StudioState>>) -> Json<Value> {
+async fn web_state(State(state): State<WebRoutes>) -> Json<Value> {
     Json(serde_json::to_value(workspace_view(&state.web).await).unwrap_or(Value::Null))
 }
 
 /// `POST /api/web/preview/ack`: the page forwards its iframe's bridge message; acknowledgements
 /// of any revision but the current one are ignored.
-async fn preview_ack(
-    State(state): State<Arc<StudioState>>,
-    Json(message): Json<Value>,
-) -> Response {
-    let (revision, status) = match crate::host::preview_http::acknowledgement(&message) {
+async fn preview_ack(State(state): State<WebRoutes>, Json(message): Json<Value>) -> Response {
+    let (revision, status) = match crate::kit::preview_http::acknowledgement(&message) {
         Ok(acknowledgement) => acknowledgement,
         Err(response) => return response,
     };
@@ -50,36 +49,33 @@ async fn preview_ack(
     Json(json!({"accepted": accepted, "revision": revision})).into_response()
 }
 
-async fn preview_document(
-    State(state): State<Arc<StudioState>>,
-    Path(revision): Path<u64>,
-) -> Response {
+async fn preview_document(State(state): State<WebRoutes>, Path(revision): Path<u64>) -> Response {
     let workspace = state.web.manager().snapshot().await;
     if workspace.revision() != revision {
-        return crate::host::preview_http::superseded(revision, workspace.revision());
+        return crate::kit::preview_http::superseded(revision, workspace.revision());
     }
     let files: Vec<_> = workspace.files().cloned().collect();
     let key = state.security.preview_key();
-    let assets = crate::host::preview_http::asset_prefix(WEB_PREVIEW_PREFIX, revision, key);
+    let assets = crate::kit::preview_http::asset_prefix(WEB_PREVIEW_PREFIX, revision, key);
     let options = PreviewOptions::preview(Some(revision), assets);
-    crate::host::preview_http::cached_document(&state.previews, "web", revision, move || {
+    crate::kit::preview_http::cached_document(&state.previews, "web", revision, move || {
         compile_preview(&files, &options).html
     })
     .await
 }
 
 async fn preview_asset(
-    State(state): State<Arc<StudioState>>,
+    State(state): State<WebRoutes>,
     Path((revision, path)): Path<(u64, String)>,
 ) -> Response {
     let Some(path) =
-        crate::host::preview_http::keyed_asset_path(&path, state.security.preview_key())
+        crate::kit::preview_http::keyed_asset_path(&path, state.security.preview_key())
     else {
-        return crate::host::preview_http::unknown_asset();
+        return crate::kit::preview_http::unknown_asset();
     };
     let workspace = state.web.manager().snapshot().await;
     if workspace.revision() != revision {
-        return crate::host::preview_http::superseded(revision, workspace.revision());
+        return crate::kit::preview_http::superseded(revision, workspace.revision());
     }
     let Some(file) = workspace.file(path) else {
         return api_error(
@@ -88,5 +84,5 @@ async fn preview_asset(
             "No web workspace file at that path.",
         );
     };
-    crate::host::preview_http::asset(file)
+    crate::kit::preview_http::asset(file)
 }

@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::host::durable_folder::content_digest;
+use crate::kit::durable_folder::content_digest;
 
 /// Most files one save record describes. A `editor.saveAll` with more dirty files writes them
 /// as consecutive records of at most this many files each, so every manifest stays bounded.

@@ -7,7 +7,7 @@ use tool_durable_operations::OperationRecord;
 
 use super::manifest::{Manifest, ManifestEntry};
 
-pub use crate::host::durable_folder::MAX_SAVE_GENERATIONS;
+pub use crate::kit::durable_folder::MAX_SAVE_GENERATIONS;
 
 /// Prefix every editor save key starts with (`editor.saveFile:` or `editor.saveAll:`).
 pub const EDITOR_SAVE_KEY_PREFIX: &str = "editor.save";

@@ -15,7 +15,12 @@ use live_code_editor::workspace::bridge::PreviewStatus;
 use serde_json::Value;
 use tokio::sync::OnceCell;
 
-use super::server::{PREVIEW_CSP, api_error};
+use super::responses::api_error;
+
+/// Content-Security-Policy header of preview documents: always sandboxed (even when opened
+/// directly), framed only by the studio itself, scripts only inline or from the bootstrap's
+/// Blob URLs, no network.
+pub const PREVIEW_CSP: &str = "sandbox allow-scripts; frame-ancestors 'self'; default-src 'none'; script-src 'unsafe-inline' blob:; style-src 'unsafe-inline'; img-src 'self' data: blob:; font-src 'self' data:; media-src 'self' data: blob:; connect-src 'none'; form-action 'none'; base-uri 'none'";
 
 /// The revision and status a page's forwarded iframe bridge message reports, or the coded
 /// `400` answer when it is not a bridge message.

@@ -14,9 +14,9 @@ use serde_json::json;
 use tool_context::{Tool, ToolInvocation};
 use tool_protocol::ToolCallError;
 
-use super::manifest::chunks;
-use super::run::{RecordDone, RecordFailure, SavePlan, add_details};
-use crate::surfaces::editor::{EditorContext, EditorSurface};
+use super::saves::manifest::chunks;
+use super::saves::run::{RecordDone, RecordFailure, SavePlan, add_details};
+use super::{EditorContext, EditorSurface};
 
 /// `editor.saveFile` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -1,9 +1,7 @@
 //! `GET /api/editor/saves` (unknown save records) and `POST /api/editor/saves/recover`
 //! (read-back reconciliation, or an operator's "did not happen").
 
-use std::sync::Arc;
-
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -18,15 +16,15 @@ use tool_durable_operations::{
 };
 use tool_protocol::ToolCallError;
 
-use super::EditorSaves;
-use super::codes::{
+use super::EditorRoutes;
+use super::EditorSurface;
+use super::saves::EditorSaves;
+use super::saves::codes::{
     EDITOR_SAVE_FOLDER_MISMATCH, EDITOR_SAVE_MANIFEST_INVALID, EDITOR_SAVE_NOT_FOUND,
     EDITOR_SAVE_RECOVER_INVALID,
 };
-use super::readback::{confirm_matches, mismatch_error, read_back};
-use super::record::{EDITOR_SAVE_KEY_PREFIX, MAX_LISTED_SAVES, SaveRecord, short_digest};
-use crate::host::StudioState;
-use crate::surfaces::editor::EditorSurface;
+use super::saves::readback::{confirm_matches, mismatch_error, read_back};
+use super::saves::record::{EDITOR_SAVE_KEY_PREFIX, MAX_LISTED_SAVES, SaveRecord, short_digest};
 
 /// Records read per page while listing.
 const LIST_PAGE_SIZE: usize = 200;
@@ -38,7 +36,11 @@ pub const OPERATOR_FAILED_REASON: &str =
     "an operator recorded that the save did not happen; the next identical save writes again";
 
 /// The routes.
-pub fn routes() -> Router<Arc<StudioState>> {
+pub fn routes<S>() -> Router<S>
+where
+    S: Clone + Send + Sync + 'static,
+    EditorRoutes: FromRef<S>,
+{
     Router::new()
         .route("/api/editor/saves", get(list))
         .route("/api/editor/saves/recover", post(recover))
@@ -93,7 +95,7 @@ pub enum RecoverResolution {
     Failed,
 }
 
-async fn list(State(state): State<Arc<StudioState>>) -> Response {
+async fn list(State(state): State<EditorRoutes>) -> Response {
     match list_unknown(state.editor.saves().store()).await {
         Ok(listing) => Json(listing).into_response(),
         Err(error) => store_error(&error),
@@ -169,7 +171,7 @@ fn listed(record: &OperationRecord) -> UnknownSave {
 }
 
 async fn recover(
-    State(state): State<Arc<StudioState>>,
+    State(state): State<EditorRoutes>,
     Json(request): Json<RecoverRequest>,
 ) -> Response {
     match recover_save(&state.editor, &request).await {

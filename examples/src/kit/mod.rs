@@ -1,0 +1,13 @@
+//! The studio's shared kit: what the host and every surface use (JSON error answers, preview
+//! HTTP responses, live events, the preview bridge and viewer registry, the security layer,
+//! durable folder writes, private files and the workspace database). It imports neither
+//! [`crate::host`] nor any surface.
+
+pub mod bridge;
+pub mod durable_folder;
+pub mod events;
+pub mod preview_http;
+pub mod private_files;
+pub mod repository;
+pub mod responses;
+pub mod security;
