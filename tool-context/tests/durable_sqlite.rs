@@ -111,7 +111,10 @@ async fn two_processes_share_leases_replays_and_reconciliation_on_sqlite() {
         )
         .await
         .unwrap();
+    // Whether the timed-out handler got to start depends on scheduling; the settled call
+    // replays the reconciled result without running the tool at all.
+    let ran_before_settle = runs.get();
     let settled = call(&second, "b-5", "ambiguous", 5).await;
     assert_eq!(settled.structured_content, Some(json!({"charged": 5})));
-    assert_eq!(runs.get(), 4);
+    assert_eq!(runs.get(), ran_before_settle);
 }

@@ -2,8 +2,10 @@
 //! outcomes with recovery actions, and the runner that sends planned calls through the registry.
 
 pub mod design;
+pub mod guards;
 pub mod outcome;
 pub mod planner;
+pub mod prompt;
 pub mod reply;
 pub mod runner;
 pub mod targets;

@@ -14,83 +14,14 @@ use super::design::{
 };
 use super::targets::{missing_file, missing_visual_target, patch_path, resolve_path};
 use crate::catalog::preview::missing_target;
-use crate::preview_edits::{PreviewTarget, Theme};
+use crate::preview_edits::PreviewTarget;
 
-/// Tools whose calls carry the observed revision as `expectedRevision`.
-pub const REVISION_GUARDED_TOOLS: &[&str] = &[
-    "workspace.reset",
-    "workspace.createFile",
-    "workspace.renameFile",
-    "workspace.deleteFile",
-    "workspace.writeFile",
-    "workspace.applyPatch",
-    "workspace.revertFile",
-    "workspace.undo",
-    "workspace.redo",
-    "workspace.saveCheckpoint",
-    "workspace.saveAll",
-    "workspace.reloadFolder",
-];
-
-/// `web.*` mutations: guarded by the realtime workspace's single `revision`.
-pub const WEB_REVISION_GUARDED_TOOLS: &[&str] = &[
-    "web.applyPatch",
-    "web.writeFile",
-    "web.setTheme",
-    "web.addFeature",
-    "web.updateHero",
-];
-
-/// `editor.*` document mutations: guarded by the editor's document clock.
-pub const EDITOR_DOCUMENT_GUARDED_TOOLS: &[&str] = &[
-    "editor.setDocument",
-    "editor.applyPatch",
-    "editor.setScenario",
-    "editor.resetDocument",
-];
-
-/// `editor.*` folder writes: guarded by the editor's workspace clock.
-pub const EDITOR_WORKSPACE_GUARDED_TOOLS: &[&str] = &["editor.saveFile", "editor.saveAll"];
-
-/// Which revision an earlier result reported and which argument of a guarded call carries it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RevisionGuard {
-    /// Field of a result's structured content holding the observed revision.
-    pub result_field: &'static str,
-    /// Argument the runner fills with it.
-    pub argument: &'static str,
-}
-
-/// The single clock of the standalone and realtime workspaces.
-pub const WORKSPACE_GUARD: RevisionGuard = RevisionGuard {
-    result_field: "revision",
-    argument: "expectedRevision",
+pub use super::guards::{
+    DOCUMENT_GUARD, EDITOR_DOCUMENT_GUARDED_TOOLS, EDITOR_WORKSPACE_GUARD,
+    EDITOR_WORKSPACE_GUARDED_TOOLS, REVISION_GUARDED_TOOLS, RevisionGuard,
+    WEB_REVISION_GUARDED_TOOLS, WORKSPACE_GUARD, revision_guard,
 };
-
-/// The Live Code Editor's document clock.
-pub const DOCUMENT_GUARD: RevisionGuard = RevisionGuard {
-    result_field: "documentRevision",
-    argument: "expectedDocumentRevision",
-};
-
-/// The Live Code Editor's workspace clock.
-pub const EDITOR_WORKSPACE_GUARD: RevisionGuard = RevisionGuard {
-    result_field: "workspaceRevision",
-    argument: "expectedWorkspaceRevision",
-};
-
-/// The guard of `tool`, if its calls are revision-guarded.
-pub fn revision_guard(tool: &str) -> Option<RevisionGuard> {
-    if REVISION_GUARDED_TOOLS.contains(&tool) || WEB_REVISION_GUARDED_TOOLS.contains(&tool) {
-        Some(WORKSPACE_GUARD)
-    } else if EDITOR_DOCUMENT_GUARDED_TOOLS.contains(&tool) {
-        Some(DOCUMENT_GUARD)
-    } else if EDITOR_WORKSPACE_GUARDED_TOOLS.contains(&tool) {
-        Some(EDITOR_WORKSPACE_GUARD)
-    } else {
-        None
-    }
-}
+pub(crate) use super::prompt::{PromptFacts, first_path, split_quotes};
 
 /// Tools that need the file's current source read before they run.
 const READ_BEFORE: &[&str] = &[
@@ -309,56 +240,6 @@ fn operation_of(tool: &str) -> &str {
     let name = tool.rsplit('.').next().unwrap_or(tool);
     let end = name.find(|c: char| c.is_uppercase()).unwrap_or(name.len());
     &name[..end]
-}
-
-/// Words, quoted strings and the first file path of a prompt (shared by the surfaces' planners).
-pub(crate) struct PromptFacts {
-    lower: String,
-    /// The quoted strings, in order.
-    pub(crate) quotes: Vec<String>,
-    /// The file path the prompt names, if any.
-    pub(crate) path: Option<String>,
-}
-
-impl PromptFacts {
-    fn read(prompt: &str) -> Self {
-        Self::read_with(prompt, first_path)
-    }
-
-    /// Reads `prompt`, finding its path in the unquoted text with `find_path`.
-    pub(crate) fn read_with(prompt: &str, find_path: impl FnOnce(&str) -> Option<String>) -> Self {
-        let (quotes, unquoted) = split_quotes(prompt);
-        Self {
-            lower: unquoted.to_lowercase(),
-            quotes,
-            path: find_path(&unquoted),
-        }
-    }
-
-    /// Whether the unquoted prompt has `word` (lowercase) as a whole word.
-    pub(crate) fn has_word(&self, word: &str) -> bool {
-        self.lower
-            .split(|c: char| !c.is_alphanumeric())
-            .any(|token| token == word)
-    }
-
-    /// Whether it has any of `words`.
-    pub(crate) fn has_any(&self, words: &[&str]) -> bool {
-        words.iter().any(|word| self.has_word(word))
-    }
-
-    fn words(&self) -> Vec<&str> {
-        self.lower
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|token| !token.is_empty())
-            .collect()
-    }
-
-    fn theme(&self) -> Option<Theme> {
-        Theme::ALL
-            .into_iter()
-            .find(|theme| self.has_word(theme.name()))
-    }
 }
 
 fn recognise(facts: &PromptFacts, context: &PlannerContext) -> (Intent, Action) {
@@ -613,53 +494,6 @@ fn is_mutation(name: &str) -> bool {
             | "workspace.openFile"
             | "preview.getStatus"
     )
-}
-
-/// Splits `"quoted"` (straight or curly double quotes) strings from the rest of the prompt.
-pub(crate) fn split_quotes(prompt: &str) -> (Vec<String>, String) {
-    let mut quotes = Vec::new();
-    let mut unquoted = String::with_capacity(prompt.len());
-    let mut current: Option<String> = None;
-    for ch in prompt.chars() {
-        match (&mut current, ch) {
-            (None, '"' | '“') => current = Some(String::new()),
-            (Some(text), '"' | '”') => {
-                quotes.push(std::mem::take(text));
-                current = None;
-                unquoted.push(' ');
-            }
-            (Some(text), other) => text.push(other),
-            (None, other) => unquoted.push(other),
-        }
-    }
-    if let Some(unclosed) = current {
-        unquoted.push_str(&unclosed);
-    }
-    (
-        quotes
-            .into_iter()
-            .filter(|quote| !quote.is_empty())
-            .collect(),
-        unquoted,
-    )
-}
-
-/// The first token that looks like a workspace file path (`dir/name.ext` with a known text or
-/// asset extension).
-pub(crate) fn first_path(text: &str) -> Option<String> {
-    text.split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')' | '`'))
-        .map(|token| token.trim_end_matches(['.', ':', '!', '?']))
-        .find(|token| {
-            let valid_chars = token
-                .chars()
-                .all(|c| c.is_alphanumeric() || matches!(c, '.' | '/' | '_' | '-'));
-            valid_chars
-                && live_code_editor::file::extension(token).is_some_and(|ext| {
-                    live_code_editor::file::TEXT_EXTENSIONS.contains(&ext.as_str())
-                        || live_code_editor::file::ASSET_EXTENSIONS.contains(&ext.as_str())
-                })
-        })
-        .map(str::to_owned)
 }
 
 #[cfg(test)]

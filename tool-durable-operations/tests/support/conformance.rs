@@ -1118,7 +1118,7 @@ pub async fn settle_takes_one_round_trip_and_keeps_exact_errors(factory: &dyn Ba
 }
 
 /// Lease of the slow-effect case, far shorter than the effect: only renewal keeps it.
-pub const SLOW_EFFECT_LEASE: Duration = Duration::from_millis(20);
+pub const SLOW_EFFECT_LEASE: Duration = Duration::from_millis(300);
 
 /// A 60 ms effect under a 20 ms lease, with a second runner (its own connection) trying the
 /// same key after twice the lease: the first runner's heartbeat keeps the record pending, so
