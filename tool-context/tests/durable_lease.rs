@@ -15,9 +15,9 @@ use tool_durable_operations::{DurableOperationStore, OperationState};
 use tool_protocol::{ToolCallResult, codes};
 
 /// Far shorter than the handler: only renewal keeps the lease.
-const SHORT_LEASE_MS: u64 = 20;
+const SHORT_LEASE_MS: u64 = 250;
 
-/// A 60 ms handler under a 20 ms lease on `first`, and a call of the same key on `second` after
+/// A handler of three leases on `first`, and a call of the same key on `second` after
 /// twice the lease: it must wait (pending), the handler runs once and `first` completes.
 async fn slow_handler_keeps_its_lease(
     first: Arc<DurableOperationStore>,
