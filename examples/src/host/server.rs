@@ -274,7 +274,7 @@ async fn start_run(State(state): State<Arc<StudioState>>, Json(body): Json<RunBo
     if agent != "local" {
         return super::openrouter::start(state, surface, prompt, metadata).await;
     }
-    let (view, cancellation) = state.runs.begin("local");
+    let (view, cancellation) = state.runs.begin("local", &prompt);
     let response = Json(json!(view)).into_response();
     let run = LocalRun {
         surface,

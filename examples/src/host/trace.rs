@@ -2,7 +2,7 @@
 //! tool calls. Rows never hold argument values, file sources, results or credentials, so the
 //! trace can be shown, copied and downloaded as it is.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
@@ -17,6 +17,8 @@ use super::events::{EventHub, StudioEvent};
 pub const MAX_TRACE_ROWS: usize = 500;
 /// Argument names kept per row.
 pub const MAX_TRACE_ARGUMENT_KEYS: usize = 32;
+/// Characters of a prompt kept in the label of the session it started.
+pub const MAX_SESSION_LABEL_PROMPT_CHARS: usize = 48;
 
 /// What a row records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -45,6 +47,9 @@ pub struct TraceRow {
     /// Agent run / MCP session this row belongs to.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
+    /// What started the session (see [`TraceStore::name_session`]); filled in by the store.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_label: Option<String>,
     /// Call source (`model`, `mcp`, `local`, ...).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
@@ -75,10 +80,46 @@ pub struct TraceRow {
     pub provenance: Option<Value>,
 }
 
+/// One session of the trace as the session selector lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TraceSession {
+    /// Session id (the rows' `sessionId`).
+    pub id: String,
+    /// What started it: a prompt excerpt, the palette, an MCP client's name; the id when unnamed.
+    pub label: String,
+    /// Start of its first row still kept, milliseconds since the Unix epoch.
+    pub started_at: u64,
+}
+
+/// The label of a session an agent run started: the agent and an excerpt of its prompt.
+pub fn prompt_session_label(agent: &str, prompt: &str) -> String {
+    let line = prompt.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut excerpt: String = line.chars().take(MAX_SESSION_LABEL_PROMPT_CHARS).collect();
+    if line.chars().count() > MAX_SESSION_LABEL_PROMPT_CHARS {
+        excerpt.push('…');
+    }
+    format!("{agent} · “{excerpt}”")
+}
+
+/// The label of an MCP client's session: the name it gave in `initialize`.
+pub fn mcp_session_label(client_name: Option<&str>) -> String {
+    let name: String = client_name
+        .map(str::trim)
+        .filter(|name| !name.is_empty())
+        .unwrap_or("unnamed client")
+        .chars()
+        .take(MAX_SESSION_LABEL_PROMPT_CHARS)
+        .collect();
+    format!("MCP · {name}")
+}
+
 /// The bounded trace, publishing every change on the event hub.
 #[derive(Debug, Clone)]
 pub struct TraceStore {
     rows: Arc<Mutex<VecDeque<TraceRow>>>,
+    /// Session id → what started it. Pruned to the sessions of kept rows.
+    labels: Arc<Mutex<HashMap<String, String>>>,
     hub: EventHub,
 }
 
@@ -87,7 +128,22 @@ impl TraceStore {
     pub fn new(hub: EventHub) -> Self {
         Self {
             rows: Arc::default(),
+            labels: Arc::default(),
             hub,
+        }
+    }
+
+    /// Names session `id` by what started it; the first name given stays.
+    pub fn name_session(&self, id: &str, label: String) {
+        let mut labels = self.labels.lock().expect("trace labels lock");
+        labels.entry(id.to_owned()).or_insert(label);
+        // Bounded like the rows: a session without kept rows no longer needs its name (the
+        // sessions naming themselves right now are kept, their first row is on its way).
+        if labels.len() > MAX_TRACE_ROWS {
+            let rows = self.rows.lock().expect("trace lock");
+            labels.retain(|session, _| {
+                session == id || rows.iter().any(|row| row.session_id.as_ref() == Some(session))
+            });
         }
     }
 
@@ -100,14 +156,21 @@ impl TraceStore {
             .collect()
     }
 
-    /// Distinct session ids, oldest first.
-    pub fn sessions(&self) -> Vec<String> {
-        let mut sessions: Vec<String> = Vec::new();
+    /// Distinct sessions of the kept rows with their labels, oldest first.
+    pub fn sessions(&self) -> Vec<TraceSession> {
+        let mut sessions: Vec<TraceSession> = Vec::new();
+        let labels = self.labels.lock().expect("trace labels lock");
         for row in self.rows.lock().expect("trace lock").iter() {
-            if let Some(id) = &row.session_id
-                && !sessions.contains(id)
-            {
-                sessions.push(id.clone());
+            let Some(id) = &row.session_id else {
+                continue;
+            };
+            match sessions.iter_mut().find(|session| &session.id == id) {
+                Some(session) => session.started_at = session.started_at.min(row.started_at),
+                None => sessions.push(TraceSession {
+                    id: id.clone(),
+                    label: labels.get(id).cloned().unwrap_or_else(|| id.clone()),
+                    started_at: row.started_at,
+                }),
             }
         }
         sessions
@@ -119,7 +182,17 @@ impl TraceStore {
     }
 
     /// Adds a row, or replaces the row with the same trace id, and publishes it.
-    pub fn upsert(&self, row: TraceRow) {
+    pub fn upsert(&self, mut row: TraceRow) {
+        if row.session_label.is_none()
+            && let Some(id) = &row.session_id
+        {
+            row.session_label = self
+                .labels
+                .lock()
+                .expect("trace labels lock")
+                .get(id)
+                .cloned();
+        }
         {
             let mut rows = self.rows.lock().expect("trace lock");
             match rows
@@ -160,6 +233,7 @@ impl TraceStore {
             kind: TraceKind::ToolsCall,
             name: event.name.clone(),
             session_id: context.and_then(|c| c.session_id.clone()),
+            session_label: None,
             source: context
                 .and_then(|c| c.source)
                 .map(|s| s.as_str().to_owned()),

@@ -52,6 +52,8 @@
 import { api, callTool, downloadBlob, copyText, isCommitted, studioToken, unconfirmedText } from './api.js';
 import { button, el } from './dom.js';
 import { confirmToolRun, modalOpen } from './modal.js';
+import { collectSessions, sessionText } from './sessions.js';
+import { applyAgentChoice, retryAnnouncement, runStatusText } from './agent.js';
 
 export { api, callTool, isCommitted, studioToken, unconfirmedText };
 
@@ -209,16 +211,15 @@ export function createTrace({ list, session, copy, download, clear, onStatus = (
   }
 
   function render() {
-    const ids = new Set(sessions);
-    for (const row of rows.values()) if (row.sessionId) ids.add(row.sessionId);
-    const wanted = ['', ...ids];
-    if (!wanted.includes(selected)) selected = '';
-    if ([...session.options].map((option) => option.value).join('\n') !== wanted.join('\n')) {
-      session.replaceChildren(...wanted.map((id) => el('option', { value: id, textContent: id ? sessionLabel(id) : 'All sessions' })));
+    const known = collectSessions(sessions, rows.values());
+    const options = [['', 'All sessions'], ...known.map((entry) => [entry.id, sessionText(entry)])];
+    if (!options.some(([id]) => id === selected)) selected = '';
+    if ([...session.options].map((option) => `${option.value}\t${option.textContent}`).join('\n') !== options.map((option) => option.join('\t')).join('\n')) {
+      session.replaceChildren(...options.map(([id, text]) => el('option', { value: id, textContent: text, title: id || 'every session' })));
     }
     session.value = selected;
     // The selector only matters once there is more than one session to choose from.
-    session.disabled = ids.size < 2;
+    session.disabled = known.length < 2;
     const shown = visible();
     list.replaceChildren(...shown.map(renderRow));
     if (!shown.length) list.append(el('li', { className: 'empty', textContent: 'No calls yet. Run a prompt or a tool sample.' }));
@@ -268,18 +269,14 @@ export function createTrace({ list, session, copy, download, clear, onStatus = (
   };
 }
 
-function sessionLabel(id) {
-  return id === 'studio-ui' ? 'this page (direct)' : id;
-}
-
 // ---------------------------------------------------------------- composer
-
-const RUN_TEXT = { started: 'Running…', waiting: 'Waiting…', approval: 'Needs your approval' };
 
 /** The prompt composer and its run lifecycle. */
 export function createComposer({ surface, form, prompt, agent, cancel, submit, badge, status, log, onRunChange = () => {}, onFinished = () => {} }) {
   let active = null;
   let lastPrompt = '';
+  let settings = null;
+  const announcedRetries = new Set();
   // The socket can report a run before its POST answered: keep the latest event per run.
   const seen = new Map();
 
@@ -298,10 +295,12 @@ export function createComposer({ surface, form, prompt, agent, cancel, submit, b
     const running = Boolean(active);
     cancel.disabled = !running;
     submit.disabled = running;
-    status.textContent = running ? (RUN_TEXT[run.state] ?? 'Running…') : '';
+    status.textContent = running ? runStatusText(run) : '';
     const mode = run?.agent ?? agent.value;
+    // Picking OpenRouter without a key (as the host's settings report it) says so up front.
+    const keyMissing = !run && mode !== 'local' && settings && !settings.hasApiKey;
     badge.dataset.state = run?.state ?? 'idle';
-    badge.textContent = `${mode === 'local' ? 'local agent' : 'OpenRouter'} · ${(run?.state ?? 'idle').replace('-', ' ')}`;
+    badge.textContent = `${mode === 'local' ? 'local agent' : 'OpenRouter'} · ${keyMissing ? 'no key' : (run?.state ?? 'idle').replace('-', ' ')}`;
     onRunChange(running);
   }
 
@@ -321,6 +320,8 @@ export function createComposer({ surface, form, prompt, agent, cancel, submit, b
 
   function apply(run) {
     setRun(run);
+    const retry = retryAnnouncement(run, announcedRetries);
+    if (retry) say(retry, 'info');
     if (FINAL_STATES.includes(run.state)) finish(run);
   }
 
@@ -336,11 +337,9 @@ export function createComposer({ surface, form, prompt, agent, cancel, submit, b
     }
   }
 
-  function applySettings(settings) {
-    const remote = agent.querySelector('option[value="openrouter"]');
-    remote.disabled = !settings?.hasApiKey;
-    remote.textContent = settings?.hasApiKey ? `OpenRouter (${settings.model})` : 'OpenRouter (no API key)';
-    agent.value = settings?.hasApiKey ? 'openrouter' : 'local';
+  function applySettings(next) {
+    settings = next;
+    applyAgentChoice(agent, next);
     setRun(active);
   }
 
