@@ -16,6 +16,7 @@ export const MAX_WEB_FILE_CHARS = 80000;
 export function createFileEditor({ tabs, panel, textarea, find, save, revert, status, onSaved = () => {} }) {
   let workspace = null;
   let activePath = null;
+  let shownPath = null;
   const code = createCodeEditor({ textarea, idPrefix: 'web-', language: () => languageOf(activePath), maxChars: MAX_WEB_FILE_CHARS });
   find.addEventListener('click', () => code.openFind());
   // path -> { text, base }: unsaved text and the revision it was based on.
@@ -60,6 +61,11 @@ export function createFileEditor({ tabs, panel, textarea, find, save, revert, st
     const draft = drafts.get(activePath);
     const text = draft ? draft.text : stored(activePath);
     code.setText(text);
+    // A file shown anew starts at its top, not where assigning its text left the caret.
+    if (shownPath !== activePath) {
+      shownPath = activePath;
+      code.selectRange(0, 0);
+    }
     textarea.disabled = !activePath;
     save.disabled = !draft;
     revert.disabled = !draft;
@@ -69,13 +75,10 @@ export function createFileEditor({ tabs, panel, textarea, find, save, revert, st
   }
 
   function select(path) {
-    const switched = path !== activePath;
     activePath = path;
     setStatus('');
     renderTabs();
     renderEditor();
-    // Another file starts at its top, not where the previous file's caret was.
-    if (switched) code.selectRange(0, 0);
   }
 
   async function saveActive() {
