@@ -169,12 +169,8 @@ async fn a_saved_key_selects_openrouter_on_the_workspace_page_and_a_retry_shows_
         json!("openrouter")
     );
     // Choosing the local agent with a key set sticks across the page's state reads.
-    browser
-        .click("#agent-select option[value=\"local\"]")
-        .await;
-    session
-        .call_tool("workspace.listFiles", json!({}))
-        .await;
+    browser.click("#agent-select option[value=\"local\"]").await;
+    session.call_tool("workspace.listFiles", json!({})).await;
     browser.click("#undo-button").await;
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     assert_eq!(
@@ -230,8 +226,7 @@ async fn a_saved_key_selects_openrouter_on_the_workspace_page_and_a_retry_shows_
 // ---------------------------------------------------------------- item 11
 
 /// The texts of the trace session selector's options matching `css`.
-const SESSION_OPTIONS: &str =
-    "return [...document.querySelectorAll(arguments[0] + ' option')].map((option) => option.textContent);";
+const SESSION_OPTIONS: &str = "return [...document.querySelectorAll(arguments[0] + ' option')].map((option) => option.textContent);";
 
 fn has_option(options: &Value, starts: &str) -> bool {
     options.as_array().unwrap().iter().any(|text| {
@@ -314,7 +309,9 @@ async fn trace_sessions_are_named_by_what_started_them_and_when() {
             json!([]),
         )
         .await;
-    browser.screenshot("parity-03-trace-sessions-workspace").await;
+    browser
+        .screenshot("parity-03-trace-sessions-workspace")
+        .await;
 
     // The surface pages' trace panel names them the same way.
     session.goto("web").await;
@@ -322,7 +319,10 @@ async fn trace_sessions_are_named_by_what_started_them_and_when() {
     let web_options = browser
         .eval(SESSION_OPTIONS, json!(["#web-trace-session"]))
         .await;
-    assert!(has_option(&web_options, "local · “read app.js”"), "{web_options}");
+    assert!(
+        has_option(&web_options, "local · “read app.js”"),
+        "{web_options}"
+    );
     assert!(
         has_option(&web_options, "MCP · studio-mcp-tests"),
         "{web_options}"
@@ -345,7 +345,9 @@ async fn web_drafts_are_kept_by_the_host_across_a_reload() {
         json!(false),
         "nothing to lose yet"
     );
-    browser.type_into("#web-editor", "<!-- kept draft -->").await;
+    browser
+        .type_into("#web-editor", "<!-- kept draft -->")
+        .await;
     assert_eq!(
         browser.eval(BEFOREUNLOAD_ASKS, json!([])).await,
         json!(true),
@@ -371,7 +373,10 @@ async fn web_drafts_are_kept_by_the_host_across_a_reload() {
         )
         .await;
     assert!(
-        restored.as_str().unwrap().starts_with("Restored 1 unsaved draft"),
+        restored
+            .as_str()
+            .unwrap()
+            .starts_with("Restored 1 unsaved draft"),
         "{restored}"
     );
     assert!(
@@ -393,7 +398,15 @@ async fn web_drafts_are_kept_by_the_host_across_a_reload() {
     let url = format!("{}api/web/drafts", session.studio.url());
     let mut kept = Value::Null;
     for _ in 0..50 {
-        kept = session.http.get(&url).send().await.unwrap().json().await.unwrap();
+        kept = session
+            .http
+            .get(&url)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
         if kept["drafts"].as_array().is_some_and(Vec::is_empty) {
             break;
         }
@@ -412,7 +425,10 @@ async fn web_drafts_are_kept_by_the_host_across_a_reload() {
         .json()
         .await
         .unwrap();
-    assert_eq!(refused["error"]["code"], "WORKSPACE_FILE_NOT_FOUND", "{refused}");
+    assert_eq!(
+        refused["error"]["code"], "WORKSPACE_FILE_NOT_FOUND",
+        "{refused}"
+    );
     let too_long: Value = session
         .http
         .put(format!("{url}/app.js"))
@@ -424,7 +440,10 @@ async fn web_drafts_are_kept_by_the_host_across_a_reload() {
         .json()
         .await
         .unwrap();
-    assert_eq!(too_long["error"]["code"], "WORKSPACE_SOURCE_LIMIT", "{too_long}");
+    assert_eq!(
+        too_long["error"]["code"], "WORKSPACE_SOURCE_LIMIT",
+        "{too_long}"
+    );
     session.close().await;
 }
 
@@ -445,8 +464,14 @@ async fn check_editor(session: &Session, page: &str, textarea: &str, prefix: &st
         .await;
     let shape = browser.eval(EDITOR_SHAPE, json!([textarea])).await;
     assert_eq!(shape["dark"], json!(true), "{page}: {shape}");
-    assert!(shape["tokens"].as_u64().unwrap() > 5, "{page}: highlighted {shape}");
-    assert!(shape["gutter"].as_u64().unwrap() > 3, "{page}: line numbers {shape}");
+    assert!(
+        shape["tokens"].as_u64().unwrap() > 5,
+        "{page}: highlighted {shape}"
+    );
+    assert!(
+        shape["gutter"].as_u64().unwrap() > 3,
+        "{page}: line numbers {shape}"
+    );
     assert!(
         shape["status"].as_str().unwrap().contains("Ln 1, Col 1"),
         "{page}: {shape}"
@@ -467,19 +492,28 @@ async fn check_editor(session: &Session, page: &str, textarea: &str, prefix: &st
     );
     // Ctrl+F in the editor opens find; matches are counted and marked.
     browser.chord(&[keys::CONTROL, "f"]).await;
-    assert_eq!(browser.active_id().await, format!("{prefix}find-input"), "{page}");
-    browser.type_into(&format!("#{prefix}find-input"), "cd").await;
+    assert_eq!(
+        browser.active_id().await,
+        format!("{prefix}find-input"),
+        "{page}"
+    );
+    browser
+        .type_into(&format!("#{prefix}find-input"), "cd")
+        .await;
     let count = browser.text(&format!("#{prefix}find-count")).await;
     assert!(count.starts_with("1 of "), "{page}: {count}");
     let marks = browser
         .eval(
             &format!("return document.querySelectorAll('#{prefix}code-marks mark').length;"),
-        json!([]),
+            json!([]),
         )
         .await;
     assert!(marks.as_u64().unwrap() >= 1, "{page}: {marks}");
     browser
-        .screenshot(&format!("parity-04-editor-{}", if page.is_empty() { "workspace" } else { page }))
+        .screenshot(&format!(
+            "parity-04-editor-{}",
+            if page.is_empty() { "workspace" } else { page }
+        ))
         .await;
     browser.press(keys::ESCAPE).await;
     if page != "web" {

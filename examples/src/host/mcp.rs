@@ -36,8 +36,8 @@ use tool_protocol::ToolCallResult;
 
 use super::StudioState;
 use super::runs::{AgentRuns, ExternalRun, RunState, call_id_text};
-use super::trace::mcp_session_label;
 use super::security::SecurityPolicy;
+use super::trace::mcp_session_label;
 use crate::agent::outcome::RunOutcome;
 use crate::catalog::SAFE_ARGUMENT_NAMES;
 

@@ -745,6 +745,51 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn every_provider_retry_is_announced_while_the_run_already_waits() {
+        let hub = EventHub::new();
+        let mut events = hub.subscribe();
+        let runs = AgentRuns::new(hub.clone(), TraceStore::new(hub));
+        let (run, _) = runs.begin("openrouter", "hello");
+        let retry = |attempt| RunRetry {
+            attempt,
+            max_attempts: 2,
+            delay_ms: 3_500,
+            code: "OPENROUTER_RATE_LIMITED".into(),
+        };
+        runs.provider_wait(&run.run_id, "waiting for the provider".into(), None);
+        runs.provider_wait(&run.run_id, retry(1).describe(), Some(retry(1)));
+        runs.provider_wait(&run.run_id, retry(1).describe(), Some(retry(1)));
+        runs.provider_wait(&run.run_id, retry(2).describe(), Some(retry(2)));
+        let mut announced = Vec::new();
+        while let Ok(event) = events.try_recv() {
+            if let StudioEvent::Agent { run } = event {
+                announced.push((run["state"].clone(), run["retry"]["attempt"].clone()));
+            }
+        }
+        assert_eq!(
+            announced,
+            [
+                (json!("started"), Value::Null),
+                (json!("waiting"), Value::Null),
+                (json!("waiting"), json!(1)),
+                (json!("waiting"), json!(2)),
+            ],
+            "each retry once, though the state stays waiting"
+        );
+        let view = runs.get(&run.run_id).unwrap();
+        assert_eq!(
+            view.detail.as_deref(),
+            Some("OPENROUTER_RATE_LIMITED: retry 2 of 2 in 4s")
+        );
+        runs.set_state(&run.run_id, RunState::Started);
+        assert_eq!(
+            runs.get(&run.run_id).unwrap().retry,
+            None,
+            "the retry is over"
+        );
+    }
+
+    #[tokio::test]
     async fn finished_runs_ignore_late_transitions_and_relays_are_dropped() {
         let hub = EventHub::new();
         let runs = AgentRuns::new(hub.clone(), TraceStore::new(hub));

@@ -142,7 +142,10 @@ impl TraceStore {
         if labels.len() > MAX_TRACE_ROWS {
             let rows = self.rows.lock().expect("trace lock");
             labels.retain(|session, _| {
-                session == id || rows.iter().any(|row| row.session_id.as_ref() == Some(session))
+                session == id
+                    || rows
+                        .iter()
+                        .any(|row| row.session_id.as_ref() == Some(session))
             });
         }
     }
@@ -269,5 +272,88 @@ fn status_of(event: &ToolCallEvent) -> &'static str {
 impl ToolCallObserver for TraceStore {
     fn on_event(&self, event: &ToolCallEvent) {
         self.upsert(Self::row_for_event(event));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: &str, session: &str, started_at: u64) -> TraceRow {
+        TraceRow {
+            trace_id: id.into(),
+            kind: TraceKind::ToolsCall,
+            name: "workspace.readFile".into(),
+            session_id: Some(session.into()),
+            session_label: None,
+            source: None,
+            mode: None,
+            status: "completed".into(),
+            tool_call_id: None,
+            started_at,
+            duration_ms: Some(1),
+            error_code: None,
+            retryable: None,
+            argument_keys: Vec::new(),
+            provenance: None,
+        }
+    }
+
+    #[test]
+    fn sessions_are_listed_by_what_started_them_with_their_first_time() {
+        let trace = TraceStore::new(EventHub::new());
+        trace.name_session(
+            "session-1",
+            prompt_session_label("local", "make   it\nrose"),
+        );
+        trace.name_session("session-1", "a later name is ignored".into());
+        trace.name_session("mcp-1", mcp_session_label(Some("  ")));
+        trace.upsert(row("a", "session-1", 20));
+        trace.upsert(row("b", "session-1", 10));
+        trace.upsert(row("c", "mcp-1", 30));
+        trace.upsert(row("d", "unnamed", 40));
+        assert_eq!(
+            trace.sessions(),
+            [
+                TraceSession {
+                    id: "session-1".into(),
+                    label: "local · “make it rose”".into(),
+                    started_at: 10
+                },
+                TraceSession {
+                    id: "mcp-1".into(),
+                    label: "MCP · unnamed client".into(),
+                    started_at: 30
+                },
+                TraceSession {
+                    id: "unnamed".into(),
+                    label: "unnamed".into(),
+                    started_at: 40
+                },
+            ]
+        );
+        assert_eq!(
+            trace.rows(Some("session-1"))[0].session_label.as_deref(),
+            Some("local · “make it rose”"),
+            "rows carry their session's label"
+        );
+    }
+
+    #[test]
+    fn a_prompt_label_keeps_at_most_its_excerpt() {
+        let long = "x".repeat(MAX_SESSION_LABEL_PROMPT_CHARS + 1);
+        let label = prompt_session_label("openrouter", &long);
+        assert_eq!(
+            label,
+            format!(
+                "openrouter · “{}…”",
+                "x".repeat(MAX_SESSION_LABEL_PROMPT_CHARS)
+            )
+        );
+        let exact = "y".repeat(MAX_SESSION_LABEL_PROMPT_CHARS);
+        assert_eq!(
+            prompt_session_label("local", &exact),
+            format!("local · “{exact}”")
+        );
     }
 }

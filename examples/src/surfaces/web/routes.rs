@@ -26,7 +26,10 @@ pub fn routes() -> Router<Arc<StudioState>> {
         .route("/api/web/preview/ack", post(preview_ack))
         .route("/api/web/state", get(web_state))
         .route("/api/web/drafts", get(list_drafts))
-        .route("/api/web/drafts/{*path}", put(put_draft).delete(delete_draft))
+        .route(
+            "/api/web/drafts/{*path}",
+            put(put_draft).delete(delete_draft),
+        )
 }
 
 /// `GET /api/web/drafts`: the page's unsaved drafts, read back when it loads.
