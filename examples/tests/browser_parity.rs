@@ -220,6 +220,35 @@ async fn a_saved_key_selects_openrouter_on_the_workspace_page_and_a_retry_shows_
         )
         .await;
     browser.screenshot("parity-02-retries-exhausted").await;
+
+    // The surface pages share the rule and the countdown.
+    session.goto("web").await;
+    assert_eq!(
+        browser
+            .eval(
+                "return document.getElementById('web-agent').value;",
+                json!([])
+            )
+            .await,
+        json!("openrouter"),
+        "the saved key selects OpenRouter on /web"
+    );
+    browser.type_into("#web-prompt", "how is the page?").await;
+    browser.click("#web-run").await;
+    browser
+        .wait_for(
+            "the retry countdown on /web",
+            "return document.getElementById('web-run-status').textContent === 'Waiting… (retry 1 of 2 in 4s)';",
+        )
+        .await;
+    browser.screenshot("parity-02b-retry-on-web").await;
+    browser.click("#web-cancel").await;
+    browser
+        .wait_for(
+            "the cancelled run",
+            "return document.querySelector('#web-chat-log .entry.cancelled') !== null;",
+        )
+        .await;
     session.close().await;
 }
 
@@ -280,6 +309,17 @@ async fn trace_sessions_are_named_by_what_started_them_and_when() {
         })
         .count();
     assert_eq!(opaque, 0, "no option is an opaque id: {options}");
+    // The names live beside the trace, never in it: the exported trace holds no prompt.
+    let trace = session
+        .http
+        .get(format!("{}api/trace", session.studio.url()))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(!trace.contains("read app.js"), "{trace}");
     // Picking the prompt's session narrows the rows to that run.
     let value = browser
         .eval(

@@ -58,7 +58,6 @@ async function refreshOnce(reloadEditor) {
   const revisionChanged = state.status?.revision !== data.status.revision;
   state.status = data.status;
   state.files = data.files;
-  state.sessions = data.sessions ?? [];
   applySettings(data.settings);
   if (!state.activePath || !state.files.some((file) => file.path === state.activePath)) {
     state.activePath = data.status.activePath;

@@ -551,7 +551,6 @@ impl AgentRuns {
             kind: TraceKind::AgentRequest,
             name: format!("{} agent", view.agent),
             session_id: Some(view.session_id.clone()),
-            session_label: None,
             source: Some(if view.agent == "mcp" { "mcp" } else { "model" }.into()),
             mode: Some("agent".into()),
             status: match view.state {
@@ -579,7 +578,6 @@ impl AgentRuns {
             kind: TraceKind::ToolsList,
             name: format!("tools/list ({tool_count} tools)"),
             session_id: Some(view.session_id.clone()),
-            session_label: None,
             source: Some("model".into()),
             mode: Some("agent".into()),
             status: "completed".into(),

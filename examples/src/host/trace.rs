@@ -1,6 +1,11 @@
 //! The execution trace: a bounded, metadata-only record of agent requests, tool listings and
 //! tool calls. Rows never hold argument values, file sources, results or credentials, so the
 //! trace can be shown, copied and downloaded as it is.
+//!
+//! Beside the rows the store keeps what started each session (a prompt excerpt, the palette,
+//! an MCP client's name) for the page's session selector. A prompt can hold the very values the
+//! rows leave out, so these names are never part of a row or of `GET /api/trace`; the pages
+//! read them from `GET /api/sessions`.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -47,9 +52,6 @@ pub struct TraceRow {
     /// Agent run / MCP session this row belongs to.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
-    /// What started the session (see [`TraceStore::name_session`]); filled in by the store.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub session_label: Option<String>,
     /// Call source (`model`, `mcp`, `local`, ...).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
@@ -159,8 +161,21 @@ impl TraceStore {
             .collect()
     }
 
-    /// Distinct sessions of the kept rows with their labels, oldest first.
-    pub fn sessions(&self) -> Vec<TraceSession> {
+    /// Distinct session ids, oldest first.
+    pub fn sessions(&self) -> Vec<String> {
+        let mut sessions: Vec<String> = Vec::new();
+        for row in self.rows.lock().expect("trace lock").iter() {
+            if let Some(id) = &row.session_id
+                && !sessions.contains(id)
+            {
+                sessions.push(id.clone());
+            }
+        }
+        sessions
+    }
+
+    /// Distinct sessions of the kept rows with what started them, oldest first.
+    pub fn named_sessions(&self) -> Vec<TraceSession> {
         let mut sessions: Vec<TraceSession> = Vec::new();
         let labels = self.labels.lock().expect("trace labels lock");
         for row in self.rows.lock().expect("trace lock").iter() {
@@ -185,17 +200,7 @@ impl TraceStore {
     }
 
     /// Adds a row, or replaces the row with the same trace id, and publishes it.
-    pub fn upsert(&self, mut row: TraceRow) {
-        if row.session_label.is_none()
-            && let Some(id) = &row.session_id
-        {
-            row.session_label = self
-                .labels
-                .lock()
-                .expect("trace labels lock")
-                .get(id)
-                .cloned();
-        }
+    pub fn upsert(&self, row: TraceRow) {
         {
             let mut rows = self.rows.lock().expect("trace lock");
             match rows
@@ -236,7 +241,6 @@ impl TraceStore {
             kind: TraceKind::ToolsCall,
             name: event.name.clone(),
             session_id: context.and_then(|c| c.session_id.clone()),
-            session_label: None,
             source: context
                 .and_then(|c| c.source)
                 .map(|s| s.as_str().to_owned()),
@@ -285,7 +289,6 @@ mod tests {
             kind: TraceKind::ToolsCall,
             name: "workspace.readFile".into(),
             session_id: Some(session.into()),
-            session_label: None,
             source: None,
             mode: None,
             status: "completed".into(),
@@ -313,7 +316,7 @@ mod tests {
         trace.upsert(row("c", "mcp-1", 30));
         trace.upsert(row("d", "unnamed", 40));
         assert_eq!(
-            trace.sessions(),
+            trace.named_sessions(),
             [
                 TraceSession {
                     id: "session-1".into(),
@@ -332,11 +335,12 @@ mod tests {
                 },
             ]
         );
-        assert_eq!(
-            trace.rows(Some("session-1"))[0].session_label.as_deref(),
-            Some("local · “make it rose”"),
-            "rows carry their session's label"
+        let rows = serde_json::to_string(&trace.rows(None)).unwrap();
+        assert!(
+            !rows.contains("rose"),
+            "the prompt never reaches a row: {rows}"
         );
+        assert_eq!(trace.sessions(), ["session-1", "mcp-1", "unnamed"]);
     }
 
     #[test]

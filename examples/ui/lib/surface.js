@@ -23,14 +23,14 @@
 //   createTrace({ list, session, copy, download, clear, onStatus }) -> { load(), onRow(row),
 //       setRunActive(active) }
 //       Rows of /api/trace (agent.request, tools/list, tools/call) with a session selector that
-//       only narrows the visible rows; Copy, Download and Clear act on the full trace, and
+//       only narrows the visible rows and names each session by what started it (lib/sessions.js); Copy, Download and Clear act on the full trace, and
 //       Clear is disabled while a run is active.
 //
 //   createComposer({ surface, form, prompt, agent, cancel, submit, badge, status, log,
 //       onRunChange, onFinished }) -> { run(prompt, agent?), onAgentEvent(run),
 //       applySettings(settings), activeRun(), say(text, kind) }
-//       Prompt + agent select (OpenRouter only when /api/settings reports a key) + Run/Cancel
-//       through /api/agent/runs with `surface`. The badge follows the run's `agent` events
+//       Prompt + agent select (a saved key selects OpenRouter, lib/agent.js) + Run/Cancel
+//       through /api/agent/runs with `surface`; a provider retry's count shows while it backs off. The badge follows the run's `agent` events
 //       (started, waiting, approval, completed, not-understood, denied, failed, cancelled);
 //       outcomes land in the log. Leaving the page (pagehide) cancels the in-flight run.
 //
@@ -52,7 +52,7 @@
 import { api, callTool, downloadBlob, copyText, isCommitted, studioToken, unconfirmedText } from './api.js';
 import { button, el } from './dom.js';
 import { confirmToolRun, modalOpen } from './modal.js';
-import { collectSessions, sessionText } from './sessions.js';
+import { createSessionDirectory, sessionText } from './sessions.js';
 import { applyAgentChoice, retryAnnouncement, runStatusText } from './agent.js';
 
 export { api, callTool, isCommitted, studioToken, unconfirmedText };
@@ -183,12 +183,13 @@ export function createApprovals({ container, onError = () => {} }) {
 /** The trace panel: session selector over the rows, full-trace Copy/Download/Clear. */
 export function createTrace({ list, session, copy, download, clear, onStatus = () => {} }) {
   let rows = new Map();
-  let sessions = [];
   let selected = '';
   let runActive = false;
 
   const visible = () => [...rows.values()].filter((row) => !selected || row.sessionId === selected);
   const fullExport = () => JSON.stringify({ rows: [...rows.values()] }, null, 2);
+
+  const sessionNames = createSessionDirectory(() => render());
 
   function renderRow(row) {
     const retry = row.status === 'failed' && row.retryable !== undefined ? (row.retryable ? 'retryable' : 'terminal') : null;
@@ -211,7 +212,7 @@ export function createTrace({ list, session, copy, download, clear, onStatus = (
   }
 
   function render() {
-    const known = collectSessions(sessions, rows.values());
+    const known = sessionNames.of(rows.values());
     const options = [['', 'All sessions'], ...known.map((entry) => [entry.id, sessionText(entry)])];
     if (!options.some(([id]) => id === selected)) selected = '';
     if ([...session.options].map((option) => `${option.value}\t${option.textContent}`).join('\n') !== options.map((option) => option.join('\t')).join('\n')) {
@@ -232,7 +233,7 @@ export function createTrace({ list, session, copy, download, clear, onStatus = (
   async function load() {
     const data = await api('/api/trace');
     rows = new Map(data.rows.map((row) => [row.traceId, row]));
-    sessions = data.sessions ?? [];
+    await sessionNames.refresh();
     render();
   }
 

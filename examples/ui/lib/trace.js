@@ -6,7 +6,7 @@
 import { api, copyText, downloadBlob } from './api.js';
 import { $, el } from './dom.js';
 import { confirmAction } from './modal.js';
-import { collectSessions, sessionText } from './sessions.js';
+import { createSessionDirectory, sessionText } from './sessions.js';
 import { actions, state } from './store.js';
 
 const MAX_DETAIL_CHARS = 2000;
@@ -39,6 +39,8 @@ function renderRow(row) {
       el('pre', { textContent: detailText.length > MAX_DETAIL_CHARS ? `${detailText.slice(0, MAX_DETAIL_CHARS)}\n… (truncated)` : detailText })));
 }
 
+const sessionNames = createSessionDirectory(() => renderTrace());
+
 function visibleRows() {
   const rows = [...state.traceRows.values()];
   return state.traceSession ? rows.filter((row) => row.sessionId === state.traceSession) : rows;
@@ -47,7 +49,7 @@ function visibleRows() {
 /** Renders the session selector and the rows of the chosen session. */
 export function renderTrace() {
   const select = $('trace-session');
-  const sessions = collectSessions(state.sessions, state.traceRows.values());
+  const sessions = sessionNames.of(state.traceRows.values());
   const wanted = [{ id: '', label: 'All sessions' }, ...sessions];
   const options = wanted.map((session) => [session.id, session.id ? sessionText(session) : session.label]);
   if ([...select.options].map((option) => `${option.value}\t${option.textContent}`).join('\n') !== options.map((option) => option.join('\t')).join('\n')) {
@@ -74,7 +76,7 @@ export function onTraceRow(row) {
 export async function loadTrace() {
   const data = await api('/api/trace');
   state.traceRows = new Map(data.rows.map((row) => [row.traceId, row]));
-  state.sessions = data.sessions ?? [];
+  await sessionNames.refresh();
   renderTrace();
 }
 
