@@ -472,7 +472,7 @@ async fn an_mcp_clients_run_shows_on_the_badge_until_it_ends() {
     let session = Session::open().await;
     let browser = &session.browser;
     let runs = &session.studio.state.runs;
-    let (run, _cancel) = runs.begin("mcp");
+    let (run, _cancel) = runs.begin("mcp", "an MCP call");
     browser
         .wait_for(
             "the MCP run to show",

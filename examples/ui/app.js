@@ -8,7 +8,7 @@ import { $, commandKey } from './lib/dom.js';
 import { applyDeepLink, chat, denyFirstApproval, onAgentEvent, renderApprovals, runPrompt, setActiveRun, wireChat } from './lib/chat.js';
 import { loadCatalog, refreshSample, wireCatalog } from './lib/catalog.js';
 import { wireUnload } from './lib/unload.js';
-import { flushDraft, findStep, loadActiveFile, openFind, renderTabs, showEditorStatus, updateEditorEnabled, updateEditorMeta, wireEditor } from './lib/editor.js';
+import { flushDraft, findStep, loadActiveFile, openFind, renderTabs, selectRange, showEditorStatus, updateEditorEnabled, wireEditor } from './lib/editor.js';
 import { renderTree, save, wireExplorer } from './lib/explorer.js';
 import { exitDesignMode, onSurfaceEvent, wireDesign } from './lib/design.js';
 import { modalOpen } from './lib/modal.js';
@@ -58,7 +58,6 @@ async function refreshOnce(reloadEditor) {
   const revisionChanged = state.status?.revision !== data.status.revision;
   state.status = data.status;
   state.files = data.files;
-  state.sessions = data.sessions ?? [];
   applySettings(data.settings);
   if (!state.activePath || !state.files.some((file) => file.path === state.activePath)) {
     state.activePath = data.status.activePath;
@@ -126,10 +125,7 @@ function selectPosition({ line, column, length }) {
   const lines = editor.value.split('\n');
   const start = lines.slice(0, line - 1).reduce((sum, text) => sum + text.length + 1, 0) + Math.max(0, column - 1);
   editor.focus();
-  editor.setSelectionRange(start, start + length);
-  const lineHeight = parseFloat(getComputedStyle(editor).lineHeight) || 20;
-  editor.scrollTop = Math.max(0, (line - 1) * lineHeight - editor.clientHeight / 3);
-  updateEditorMeta();
+  selectRange(start, start + length);
 }
 
 function setStatusMessage(message, isError = false) {

@@ -107,6 +107,7 @@ pub struct McpCall {
 
 struct CallInner {
     session_id: String,
+    client_name: Option<String>,
     tool: String,
     tool_call_id: ToolCallId,
     cancellation: CancellationToken,
@@ -129,6 +130,7 @@ impl McpCall {
     /// A started call; reports `started: <tool>` and tells the observer.
     pub(crate) fn start(
         identity: (String, String, ToolCallId),
+        client_name: Option<String>,
         cancellation: CancellationToken,
         progress: Progress,
         observer: Option<Arc<dyn CallObserver>>,
@@ -137,6 +139,7 @@ impl McpCall {
         let call = Self {
             inner: Arc::new(CallInner {
                 session_id,
+                client_name,
                 tool,
                 tool_call_id,
                 cancellation,
@@ -155,6 +158,11 @@ impl McpCall {
     /// The MCP session the call belongs to (its calls' `sessionId`).
     pub fn session_id(&self) -> &str {
         &self.inner.session_id
+    }
+
+    /// The name the client gave in `initialize` (`clientInfo.name`), when it gave one.
+    pub fn client_name(&self) -> Option<&str> {
+        self.inner.client_name.as_deref()
     }
 
     /// The called tool.
@@ -282,6 +290,7 @@ mod tests {
     fn call(observer: &Arc<Recorder>) -> McpCall {
         McpCall::start(
             ("mcp-1".into(), "t".into(), ToolCallId::String("1".into())),
+            Some("test client".into()),
             CancellationToken::new(),
             Progress::disabled(),
             Some(observer.clone()),

@@ -236,6 +236,10 @@ impl McpToolServer {
                 name.clone(),
                 tool_call_id(&context.id),
             ),
+            context
+                .peer
+                .peer_info()
+                .map(|info| info.client_info.name.clone()),
             cancellation.clone(),
             progress.clone(),
             self.settings.observer.clone(),

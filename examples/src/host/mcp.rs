@@ -36,6 +36,7 @@ use tool_protocol::ToolCallResult;
 
 use super::StudioState;
 use super::runs::{AgentRuns, ExternalRun, RunState, call_id_text};
+use super::trace::mcp_session_label;
 use crate::agent::outcome::RunOutcome;
 use crate::catalog::SAFE_ARGUMENT_NAMES;
 use crate::kit::security::SecurityPolicy;
@@ -88,6 +89,7 @@ impl CallObserver for StudioCalls {
         self.0.begin_external(ExternalRun {
             agent: "mcp",
             session_id: call.session_id().to_owned(),
+            session_label: mcp_session_label(call.client_name()),
             call_id: call_id_text(call.tool_call_id()),
             detail: call.tool().to_owned(),
             cancellation: call.cancellation().clone(),

@@ -159,6 +159,10 @@ pub async fn build_state(options: &StudioOptions, port: u16) -> Result<Arc<Studi
     let repository = open_repository(&options.data_dir, "default").await;
     let saves = DurableSaves::open(&options.data_dir).await;
     let trace = TraceStore::new(hub.clone());
+    trace.name_session(
+        server::UI_SESSION_ID,
+        "palette · direct calls of the pages".into(),
+    );
     let runs = AgentRuns::new(hub.clone(), trace.clone());
     let bridge = Arc::new(RunPreviewBridge::new(
         StudioPreviewBridge::new(viewers.clone(), hub.clone()),

@@ -14,7 +14,7 @@ use tool_context::{ToolCallOptions, ToolRegistry};
 use tool_protocol::{ModelToolCall, ToolCallContext, ToolCallResult, ToolDefinition};
 
 use super::StudioState;
-use super::runs::{RunState, RunView, run_metadata};
+use super::runs::{RunRetry, RunState, RunView, run_metadata};
 use crate::agent::outcome::RunOutcome;
 use crate::surfaces::Surface;
 
@@ -71,7 +71,7 @@ pub async fn start(
                 .into_response();
         }
     };
-    let (view, cancellation) = state.runs.begin("openrouter");
+    let (view, cancellation) = state.runs.begin("openrouter", &prompt);
     let response = Json(json!(view)).into_response();
     let executor = RegistryExecutor {
         registry: state.registry.clone(),
@@ -99,13 +99,27 @@ async fn drive(
     let listing_view = view.clone();
     let options = RunOptions::with_cancel(cancellation).on_event(move |event| match event {
         RunEvent::ToolsListed { count } => runs.record_listing(&listing_view, *count),
-        RunEvent::RequestSent { turn, .. } => {
-            let detail = format!("waiting for the provider (turn {turn})");
-            runs.transition(&run_id, RunState::Waiting, Some(detail));
+        RunEvent::RequestSent { turn, attempt } => {
+            let detail = match attempt {
+                1 => format!("waiting for the provider (turn {turn})"),
+                _ => format!("waiting for the provider (turn {turn}, attempt {attempt})"),
+            };
+            runs.provider_wait(&run_id, detail, None);
         }
-        RunEvent::RetryScheduled { delay_ms, .. } => {
-            let detail = format!("waiting {delay_ms} ms to retry the provider");
-            runs.transition(&run_id, RunState::Waiting, Some(detail));
+        RunEvent::RetryScheduled {
+            attempt,
+            max_attempts,
+            delay_ms,
+            code,
+            ..
+        } => {
+            let retry = RunRetry {
+                attempt: *attempt,
+                max_attempts: *max_attempts,
+                delay_ms: *delay_ms,
+                code: (*code).to_owned(),
+            };
+            runs.provider_wait(&run_id, retry.describe(), Some(retry));
         }
         _ => runs.set_state(&run_id, RunState::Started),
     });

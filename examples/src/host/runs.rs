@@ -29,7 +29,7 @@ use tool_context::{
 };
 use tool_protocol::{ToolCallEvent, ToolCallEventType, ToolCallId, ToolDefinition};
 
-use super::trace::{TraceKind, TraceRow, TraceStore};
+use super::trace::{TraceKind, TraceRow, TraceStore, prompt_session_label};
 use crate::agent::outcome::RunOutcome;
 use crate::kit::events::{EventHub, StudioEvent};
 
@@ -94,9 +94,37 @@ pub struct RunView {
     /// What the state is about (`waiting on a person for workspace.writeFile`, ...).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// The provider retry the run is backing off for, while it waits for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry: Option<RunRetry>,
     /// Final report once finished.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub report: Option<Value>,
+}
+
+/// A provider retry being waited for: retry `attempt` of `max_attempts` after `delay_ms`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunRetry {
+    /// Retry number within the provider turn, from 1.
+    pub attempt: u32,
+    /// Retries allowed per turn.
+    pub max_attempts: u32,
+    /// The backoff before the retry is sent.
+    pub delay_ms: u64,
+    /// The code the failure would have had (for example `OPENROUTER_RATE_LIMITED`).
+    pub code: String,
+}
+
+impl RunRetry {
+    /// `retry 1 of 2 in 4s`, as the run's detail says it.
+    pub fn describe(&self) -> String {
+        let seconds = self.delay_ms.div_ceil(1000);
+        format!(
+            "{}: retry {} of {} in {seconds}s",
+            self.code, self.attempt, self.max_attempts
+        )
+    }
 }
 
 /// Forwards a run's transitions to whoever started it (an MCP call's progress notifications).
@@ -108,6 +136,8 @@ pub struct ExternalRun {
     pub agent: &'static str,
     /// The caller's session id (its calls carry it).
     pub session_id: String,
+    /// What the trace calls the session (the MCP client's name).
+    pub session_label: String,
     /// The call's `toolCallId`, so only this call's registry events move the run.
     pub call_id: String,
     /// What is running (the tool name).
@@ -197,10 +227,13 @@ impl AgentRuns {
         let _ = self.read_only.set(names);
     }
 
-    /// Registers a new run and returns its view and cancellation token.
-    pub fn begin(&self, agent: &str) -> (RunView, CancellationToken) {
+    /// Registers a new run of `agent` for `prompt` and returns its view and cancellation token.
+    /// The run's session is named after the prompt in the trace.
+    pub fn begin(&self, agent: &str, prompt: &str) -> (RunView, CancellationToken) {
         let run_id = new_run_id();
         let session_id = format!("session-{}", &run_id[4..16]);
+        self.trace
+            .name_session(&session_id, prompt_session_label(agent, prompt));
         let cancellation = CancellationToken::new();
         let view = self.register(
             RunView {
@@ -209,6 +242,7 @@ impl AgentRuns {
                 agent: agent.to_owned(),
                 state: RunState::Started,
                 detail: None,
+                retry: None,
                 report: None,
             },
             cancellation.clone(),
@@ -217,14 +251,17 @@ impl AgentRuns {
         (view, cancellation)
     }
 
-    /// Registers an external run (an MCP call) in the caller's session.
+    /// Registers an external run (an MCP call) in the caller's session, naming the session
+    /// `run.session_label` in the trace.
     pub fn begin_external(&self, run: ExternalRun) -> RunView {
+        self.trace.name_session(&run.session_id, run.session_label);
         let view = RunView {
             run_id: new_run_id(),
             session_id: run.session_id,
             agent: run.agent.to_owned(),
             state: RunState::Started,
             detail: Some(run.detail),
+            retry: None,
             report: None,
         };
         self.register(view, run.cancellation, Some((run.call_id, run.relay)))
@@ -288,6 +325,7 @@ impl AgentRuns {
             }
             entry.view.state = state;
             entry.view.detail = detail;
+            entry.view.retry = None;
             (entry.view.clone(), entry.relay.clone())
         };
         self.announce(&view);
@@ -296,6 +334,28 @@ impl AgentRuns {
             relay(state, view.detail.as_deref().unwrap_or_default());
         }
         true
+    }
+
+    /// The run waits for the provider: `retry` while it backs off before a retry, `None` once
+    /// a request is on its way. Announced whenever the wait changes, also within `waiting`.
+    pub fn provider_wait(&self, run_id: &str, detail: String, retry: Option<RunRetry>) {
+        let view = {
+            let mut runs = self.runs.lock().expect("runs lock");
+            let Some(entry) = runs.get_mut(run_id) else {
+                return;
+            };
+            let unchanged = entry.view.state == RunState::Waiting
+                && entry.view.detail.as_deref() == Some(detail.as_str())
+                && entry.view.retry == retry;
+            if entry.view.state.is_final() || unchanged {
+                return;
+            }
+            entry.view.state = RunState::Waiting;
+            entry.view.detail = Some(detail);
+            entry.view.retry = retry;
+            entry.view.clone()
+        };
+        self.announce(&view);
     }
 
     /// Moves every run `pick` selects to `state`, with `detail`.
@@ -400,6 +460,7 @@ impl AgentRuns {
             }
             entry.view.state = RunState::of(outcome);
             entry.view.detail = None;
+            entry.view.retry = None;
             entry.view.report = Some(report);
             entry.relay = None;
             (entry.view.clone(), entry.started_at)
@@ -650,8 +711,8 @@ mod tests {
         let hub = EventHub::new();
         let runs = AgentRuns::new(hub.clone(), TraceStore::new(hub));
         runs.know_tools(&[read_only("workspace.readFile")]);
-        let (reader, _) = runs.begin("local");
-        let (writer, _) = runs.begin("local");
+        let (reader, _) = runs.begin("local", "a prompt");
+        let (writer, _) = runs.begin("local", "a prompt");
         runs.on_event(&event("started", "workspace.readFile", &reader.session_id));
         runs.on_event(&event("started", "workspace.writeFile", &writer.session_id));
         runs.preview_published(7);
@@ -682,6 +743,51 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn every_provider_retry_is_announced_while_the_run_already_waits() {
+        let hub = EventHub::new();
+        let mut events = hub.subscribe();
+        let runs = AgentRuns::new(hub.clone(), TraceStore::new(hub));
+        let (run, _) = runs.begin("openrouter", "hello");
+        let retry = |attempt| RunRetry {
+            attempt,
+            max_attempts: 2,
+            delay_ms: 3_500,
+            code: "OPENROUTER_RATE_LIMITED".into(),
+        };
+        runs.provider_wait(&run.run_id, "waiting for the provider".into(), None);
+        runs.provider_wait(&run.run_id, retry(1).describe(), Some(retry(1)));
+        runs.provider_wait(&run.run_id, retry(1).describe(), Some(retry(1)));
+        runs.provider_wait(&run.run_id, retry(2).describe(), Some(retry(2)));
+        let mut announced = Vec::new();
+        while let Ok(event) = events.try_recv() {
+            if let StudioEvent::Agent { run } = event {
+                announced.push((run["state"].clone(), run["retry"]["attempt"].clone()));
+            }
+        }
+        assert_eq!(
+            announced,
+            [
+                (json!("started"), Value::Null),
+                (json!("waiting"), Value::Null),
+                (json!("waiting"), json!(1)),
+                (json!("waiting"), json!(2)),
+            ],
+            "each retry once, though the state stays waiting"
+        );
+        let view = runs.get(&run.run_id).unwrap();
+        assert_eq!(
+            view.detail.as_deref(),
+            Some("OPENROUTER_RATE_LIMITED: retry 2 of 2 in 4s")
+        );
+        runs.set_state(&run.run_id, RunState::Started);
+        assert_eq!(
+            runs.get(&run.run_id).unwrap().retry,
+            None,
+            "the retry is over"
+        );
+    }
+
+    #[tokio::test]
     async fn finished_runs_ignore_late_transitions_and_relays_are_dropped() {
         let hub = EventHub::new();
         let runs = AgentRuns::new(hub.clone(), TraceStore::new(hub));
@@ -690,6 +796,7 @@ mod tests {
         let view = runs.begin_external(ExternalRun {
             agent: "mcp",
             session_id: "mcp-1".into(),
+            session_label: "MCP · test client".into(),
             call_id: "7".into(),
             detail: "workspace.writeFile".into(),
             cancellation: CancellationToken::new(),

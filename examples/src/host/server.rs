@@ -41,6 +41,7 @@ pub fn router(state: Arc<StudioState>) -> Router {
         .route("/api/approvals/deny-all", post(deny_all_approvals))
         .route("/api/approvals/{id}", post(resolve_approval))
         .route("/api/trace", get(trace_rows).delete(clear_trace))
+        .route("/api/sessions", get(trace_sessions))
         .route("/api/agent/runs", post(start_run))
         .route("/api/agent/runs/{id}", get(run_status))
         .route("/api/agent/runs/{id}/cancel", post(cancel_run))
@@ -212,6 +213,12 @@ async fn trace_rows(
     )
 }
 
+/// `GET /api/sessions`: what started each session of the trace, for the session selector (kept
+/// out of `GET /api/trace`, whose rows never hold a prompt).
+async fn trace_sessions(State(state): State<Arc<StudioState>>) -> Json<Value> {
+    Json(json!({"sessions": state.trace.named_sessions()}))
+}
+
 async fn clear_trace(State(state): State<Arc<StudioState>>) -> Response {
     if state.runs.any_active() {
         return api_error(
@@ -267,7 +274,7 @@ async fn start_run(State(state): State<Arc<StudioState>>, Json(body): Json<RunBo
     if agent != "local" {
         return super::openrouter::start(state, surface, prompt, metadata).await;
     }
-    let (view, cancellation) = state.runs.begin("local");
+    let (view, cancellation) = state.runs.begin("local", &prompt);
     let response = Json(json!(view)).into_response();
     let run = LocalRun {
         surface,

@@ -1,8 +1,13 @@
 //! The execution trace: a bounded, metadata-only record of agent requests, tool listings and
 //! tool calls. Rows never hold argument values, file sources, results or credentials, so the
 //! trace can be shown, copied and downloaded as it is.
+//!
+//! Beside the rows the store keeps what started each session (a prompt excerpt, the palette,
+//! an MCP client's name) for the page's session selector. A prompt can hold the very values the
+//! rows leave out, so these names are never part of a row or of `GET /api/trace`; the pages
+//! read them from `GET /api/sessions`.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
@@ -17,6 +22,8 @@ use crate::kit::events::{EventHub, StudioEvent};
 pub const MAX_TRACE_ROWS: usize = 500;
 /// Argument names kept per row.
 pub const MAX_TRACE_ARGUMENT_KEYS: usize = 32;
+/// Characters of a prompt kept in the label of the session it started.
+pub const MAX_SESSION_LABEL_PROMPT_CHARS: usize = 48;
 
 /// What a row records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -75,10 +82,46 @@ pub struct TraceRow {
     pub provenance: Option<Value>,
 }
 
+/// One session of the trace as the session selector lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TraceSession {
+    /// Session id (the rows' `sessionId`).
+    pub id: String,
+    /// What started it: a prompt excerpt, the palette, an MCP client's name; the id when unnamed.
+    pub label: String,
+    /// Start of its first row still kept, milliseconds since the Unix epoch.
+    pub started_at: u64,
+}
+
+/// The label of a session an agent run started: the agent and an excerpt of its prompt.
+pub fn prompt_session_label(agent: &str, prompt: &str) -> String {
+    let line = prompt.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut excerpt: String = line.chars().take(MAX_SESSION_LABEL_PROMPT_CHARS).collect();
+    if line.chars().count() > MAX_SESSION_LABEL_PROMPT_CHARS {
+        excerpt.push('…');
+    }
+    format!("{agent} · “{excerpt}”")
+}
+
+/// The label of an MCP client's session: the name it gave in `initialize`.
+pub fn mcp_session_label(client_name: Option<&str>) -> String {
+    let name: String = client_name
+        .map(str::trim)
+        .filter(|name| !name.is_empty())
+        .unwrap_or("unnamed client")
+        .chars()
+        .take(MAX_SESSION_LABEL_PROMPT_CHARS)
+        .collect();
+    format!("MCP · {name}")
+}
+
 /// The bounded trace, publishing every change on the event hub.
 #[derive(Debug, Clone)]
 pub struct TraceStore {
     rows: Arc<Mutex<VecDeque<TraceRow>>>,
+    /// Session id → what started it. Pruned to the sessions of kept rows.
+    labels: Arc<Mutex<HashMap<String, String>>>,
     hub: EventHub,
 }
 
@@ -87,7 +130,25 @@ impl TraceStore {
     pub fn new(hub: EventHub) -> Self {
         Self {
             rows: Arc::default(),
+            labels: Arc::default(),
             hub,
+        }
+    }
+
+    /// Names session `id` by what started it; the first name given stays.
+    pub fn name_session(&self, id: &str, label: String) {
+        let mut labels = self.labels.lock().expect("trace labels lock");
+        labels.entry(id.to_owned()).or_insert(label);
+        // Bounded like the rows: a session without kept rows no longer needs its name (the
+        // sessions naming themselves right now are kept, their first row is on its way).
+        if labels.len() > MAX_TRACE_ROWS {
+            let rows = self.rows.lock().expect("trace lock");
+            labels.retain(|session, _| {
+                session == id
+                    || rows
+                        .iter()
+                        .any(|row| row.session_id.as_ref() == Some(session))
+            });
         }
     }
 
@@ -108,6 +169,26 @@ impl TraceStore {
                 && !sessions.contains(id)
             {
                 sessions.push(id.clone());
+            }
+        }
+        sessions
+    }
+
+    /// Distinct sessions of the kept rows with what started them, oldest first.
+    pub fn named_sessions(&self) -> Vec<TraceSession> {
+        let mut sessions: Vec<TraceSession> = Vec::new();
+        let labels = self.labels.lock().expect("trace labels lock");
+        for row in self.rows.lock().expect("trace lock").iter() {
+            let Some(id) = &row.session_id else {
+                continue;
+            };
+            match sessions.iter_mut().find(|session| &session.id == id) {
+                Some(session) => session.started_at = session.started_at.min(row.started_at),
+                None => sessions.push(TraceSession {
+                    id: id.clone(),
+                    label: labels.get(id).cloned().unwrap_or_else(|| id.clone()),
+                    started_at: row.started_at,
+                }),
             }
         }
         sessions
@@ -195,5 +276,88 @@ fn status_of(event: &ToolCallEvent) -> &'static str {
 impl ToolCallObserver for TraceStore {
     fn on_event(&self, event: &ToolCallEvent) {
         self.upsert(Self::row_for_event(event));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: &str, session: &str, started_at: u64) -> TraceRow {
+        TraceRow {
+            trace_id: id.into(),
+            kind: TraceKind::ToolsCall,
+            name: "workspace.readFile".into(),
+            session_id: Some(session.into()),
+            source: None,
+            mode: None,
+            status: "completed".into(),
+            tool_call_id: None,
+            started_at,
+            duration_ms: Some(1),
+            error_code: None,
+            retryable: None,
+            argument_keys: Vec::new(),
+            provenance: None,
+        }
+    }
+
+    #[test]
+    fn sessions_are_listed_by_what_started_them_with_their_first_time() {
+        let trace = TraceStore::new(EventHub::new());
+        trace.name_session(
+            "session-1",
+            prompt_session_label("local", "make   it\nrose"),
+        );
+        trace.name_session("session-1", "a later name is ignored".into());
+        trace.name_session("mcp-1", mcp_session_label(Some("  ")));
+        trace.upsert(row("a", "session-1", 20));
+        trace.upsert(row("b", "session-1", 10));
+        trace.upsert(row("c", "mcp-1", 30));
+        trace.upsert(row("d", "unnamed", 40));
+        assert_eq!(
+            trace.named_sessions(),
+            [
+                TraceSession {
+                    id: "session-1".into(),
+                    label: "local · “make it rose”".into(),
+                    started_at: 10
+                },
+                TraceSession {
+                    id: "mcp-1".into(),
+                    label: "MCP · unnamed client".into(),
+                    started_at: 30
+                },
+                TraceSession {
+                    id: "unnamed".into(),
+                    label: "unnamed".into(),
+                    started_at: 40
+                },
+            ]
+        );
+        let rows = serde_json::to_string(&trace.rows(None)).unwrap();
+        assert!(
+            !rows.contains("rose"),
+            "the prompt never reaches a row: {rows}"
+        );
+        assert_eq!(trace.sessions(), ["session-1", "mcp-1", "unnamed"]);
+    }
+
+    #[test]
+    fn a_prompt_label_keeps_at_most_its_excerpt() {
+        let long = "x".repeat(MAX_SESSION_LABEL_PROMPT_CHARS + 1);
+        let label = prompt_session_label("openrouter", &long);
+        assert_eq!(
+            label,
+            format!(
+                "openrouter · “{}…”",
+                "x".repeat(MAX_SESSION_LABEL_PROMPT_CHARS)
+            )
+        );
+        let exact = "y".repeat(MAX_SESSION_LABEL_PROMPT_CHARS);
+        assert_eq!(
+            prompt_session_label("local", &exact),
+            format!("local · “{exact}”")
+        );
     }
 }

@@ -1,9 +1,11 @@
-// The document editor: a textarea bound to the editor's open document. Typing is sent to the
+// The document editor: the shared code editor (lib/code-editor.js) over a textarea bound to
+// the editor's open document. Typing is sent to the
 // host with editor.setDocument after a short pause, carrying the document revision the draft
 // was started from as expectedDocumentRevision. When the document moved on underneath (an agent
 // run, the palette, another tab), the host rejects the write as stale and the page says so and
 // keeps the draft; it never silently overwrites the newer document or the person's text.
 
+import { createCodeEditor, languageOf } from '../lib/code-editor.js';
 import { callTool, isCommitted, unconfirmedText } from '../lib/surface.js';
 
 /** Longest document the host accepts (`editor.setDocument` enforces the same bound). */
@@ -16,7 +18,7 @@ const STALE_CODE = 'WORKSPACE_REVISION_CONFLICT';
  * Creates the editor over its elements. `stale` is the notice shown when the draft is based on
  * an older document revision; its two buttons discard the draft or send it over the newer one.
  */
-export function createDocumentEditor({ textarea, path, status, stale, staleText, discard, overwrite, onWritten = () => {} }) {
+export function createDocumentEditor({ textarea, path, status, find, stale, staleText, discard, overwrite, onWritten = () => {} }) {
   // What the host holds: the document's path, source and revision.
   let stored = null;
   // The person's text when it differs from `stored.source`, and the revision it is based on.
@@ -25,6 +27,14 @@ export function createDocumentEditor({ textarea, path, status, stale, staleText,
   let inFlight = null;
   // A conflict the person has to resolve before anything else is sent.
   let conflict = null;
+  const code = createCodeEditor({
+    textarea,
+    idPrefix: 'editor-',
+    language: () => languageOf(stored?.path),
+    maxChars: MAX_DOCUMENT_CHARS,
+    message: status,
+  });
+  find.addEventListener('click', () => code.openFind());
 
   function setStatus(text, isError = false) {
     status.textContent = text;
@@ -133,9 +143,12 @@ export function createDocumentEditor({ textarea, path, status, stale, staleText,
   });
 
   function load(document) {
+    const switched = stored?.path !== document.path;
     stored = document;
-    if (textarea.value !== document.source) textarea.value = document.source;
+    code.setText(document.source);
     textarea.dataset.revision = String(document.revision);
+    // Another file starts at its top, not where the previous file's caret was.
+    if (switched) code.selectRange(0, 0);
   }
 
   return {
@@ -148,7 +161,7 @@ export function createDocumentEditor({ textarea, path, status, stale, staleText,
       textarea.disabled = !document;
       if (!document) {
         stored = null;
-        textarea.value = '';
+        code.setText('');
         setStatus(error ? `${error.code}: ${error.message}` : '', Boolean(error));
         return;
       }

@@ -10,6 +10,7 @@ import {
   showConnection, unconfirmedText, wireTabs,
 } from '../lib/surface.js';
 import { $ } from '../lib/dom.js';
+import { guardLeaving } from '../lib/leave-guard.js';
 import { confirmAction, modalOpen } from '../lib/modal.js';
 import { createDocumentEditor } from './document.js';
 import { createFileList } from './files.js';
@@ -43,6 +44,7 @@ const documentEditor = createDocumentEditor({
   textarea: $('editor-document'),
   path: $('editor-document-path'),
   status: $('editor-document-status'),
+  find: $('editor-find'),
   stale: $('editor-stale'),
   staleText: $('editor-stale-text'),
   discard: $('editor-stale-discard'),
@@ -309,11 +311,7 @@ function onConnection(connected) {
 
 // Typing that has not reached the host yet (the pause before editor.setDocument, or a stale
 // draft) would be lost by leaving: the browser asks first.
-window.addEventListener('beforeunload', (event) => {
-  if (!documentEditor.hasDraft()) return;
-  event.preventDefault();
-  event.returnValue = '';
-});
+guardLeaving(() => documentEditor.hasDraft());
 
 wireTabs(document.querySelector('.editor-side'));
 $('editor-preview-reload').addEventListener('click', () => {

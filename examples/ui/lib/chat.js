@@ -1,6 +1,7 @@
 // Chat: prompt recipes, agent runs with their running state and Cancel, typed outcome entries
 // (completed, not understood, failed, cancelled, denied) with recovery actions, and approval cards.
 
+import { retryAnnouncement, runStatusText } from './agent.js';
 import { api, downloadWorkspaceFile } from './api.js';
 import { $, button, el } from './dom.js';
 import { refreshPreview } from './preview.js';
@@ -11,17 +12,8 @@ import { actions, state } from './store.js';
 export const MAX_PROMPT_CHARS = 4000;
 const MAX_CHAT_ENTRIES = 200;
 const FINAL_STATES = ['completed', 'not-understood', 'failed', 'denied', 'cancelled'];
-const RUN_STATE_TEXT = {
-  started: 'Running…',
-  waiting: 'Waiting…',
-  approval: 'Needs your approval',
-};
-
-/** The composer's status line for a running run, with the retry attempt when the host reports one. */
-function runStatusText(run) {
-  const text = RUN_STATE_TEXT[run.state] ?? 'Running…';
-  return run.attempt > 1 ? `${text} (attempt ${run.attempt}${run.maxAttempts ? ` of ${run.maxAttempts}` : ''})` : text;
-}
+/** Retries already announced in the chat (`runId:attempt`). */
+const announcedRetries = new Set();
 
 let pendingApprovals = [];
 // Latest event per run: the socket can report a run before its POST response arrives.
@@ -119,6 +111,8 @@ function showClientRun(run) {
 /** Applies a run's state and, once it finished, adds the typed outcome entry. */
 function applyRun(run) {
   setActiveRun(run);
+  const retry = retryAnnouncement(run, announcedRetries);
+  if (retry) chat(retry, 'info');
   if (!run.report) return;
   const outcome = run.report.outcome;
   const prompt = state.lastPrompt;

@@ -1,77 +1,17 @@
-// The source editor: one overlay surface (a transparent textarea over highlighted and
-// search-mark layers), editor tabs, in-file search and the line/column/budget status.
-// Typed text is a local draft, flushed through workspace.writeFile on idle, blur, tool and
+// The source editor of `/`: the shared code editor (lib/code-editor.js: highlighted overlay,
+// in-file find, line/column/budget status) over `#editor`, and the editor tabs. Typed text is a local draft, flushed through workspace.writeFile on idle, blur, tool and
 // save boundaries.
 
 import { callTool, downloadWorkspaceFile, isCommitted, unconfirmedText } from './api.js';
-import { $, el, escapeHtml } from './dom.js';
-import { highlight } from './highlight.js';
+import { $, el } from './dom.js';
+import { createCodeEditor } from './code-editor.js';
 import { offerRefresh } from './preview.js';
 import { DRAFT_IDLE_MS, MAX_SOURCE_CHARS, actions, busy, fileAt, state } from './store.js';
 
 let draftTimer = null;
 let loadedPath = null;
-const find = { query: '', matches: [], index: -1 };
-
-/** Renders the highlight and search layers for the textarea's text. */
-function renderLayers() {
-  const editor = $('editor');
-  const file = fileAt(state.activePath);
-  const text = editor.value;
-  // A trailing newline needs one more visible line in the <pre> layers.
-  const tail = text.endsWith('\n') ? ' ' : '';
-  $('code-highlight').innerHTML = highlight(text, file?.language ?? 'plaintext') + tail;
-  $('code-marks').innerHTML = renderMarks(text) + tail;
-  renderGutter(text);
-  syncScroll();
-}
-
-function renderMarks(text) {
-  if (!find.matches.length) return escapeHtml(text);
-  let html = '';
-  let last = 0;
-  find.matches.forEach((start, index) => {
-    const end = start + find.query.length;
-    html += escapeHtml(text.slice(last, start));
-    html += `<mark${index === find.index ? ' class="current"' : ''}>${escapeHtml(text.slice(start, end))}</mark>`;
-    last = end;
-  });
-  return html + escapeHtml(text.slice(last));
-}
-
-let gutterLines = 0;
-
-/** Line numbers, rebuilt only when the line count changes. */
-function renderGutter(text) {
-  const lines = text.split('\n').length;
-  if (lines === gutterLines) return;
-  gutterLines = lines;
-  $('code-gutter').textContent = Array.from({ length: lines }, (_, index) => index + 1).join('\n');
-}
-
-function syncScroll() {
-  const editor = $('editor');
-  $('code-gutter').scrollTop = editor.scrollTop;
-  for (const layer of [$('code-highlight'), $('code-marks')]) {
-    layer.scrollTop = editor.scrollTop;
-    layer.scrollLeft = editor.scrollLeft;
-  }
-}
-
-/** Updates line, column, line count and the character budget. */
-export function updateEditorMeta() {
-  const editor = $('editor');
-  const before = editor.value.slice(0, editor.selectionStart);
-  const line = before.split('\n').length;
-  const column = before.length - before.lastIndexOf('\n');
-  $('cursor-pos').textContent = `Ln ${line}, Col ${column}`;
-  $('line-count').textContent = `${editor.value.split('\n').length} lines`;
-  const count = editor.value.length;
-  const over = count > MAX_SOURCE_CHARS;
-  $('char-count').textContent = `${count.toLocaleString('en-US')} / ${MAX_SOURCE_CHARS.toLocaleString('en-US')}${over ? ' · over budget' : ''}`;
-  $('char-count').classList.toggle('over', over);
-  $('code-surface').classList.toggle('over-budget', over);
-}
+/** The shared code editor over the page's `#editor` textarea (built by wireEditor). */
+let code = null;
 
 /** Shows a message in the editor status line. */
 export function showEditorStatus(message, isError = false) {
@@ -85,7 +25,7 @@ export function showEditorStatus(message, isError = false) {
 export function updateEditorEnabled() {
   const file = fileAt(state.activePath);
   $('editor').disabled = busy() || !file || file.kind !== 'text';
-  $('code-surface').classList.toggle('locked', busy());
+  code.setLocked(busy());
 }
 
 /** Loads the active file into the editor (keeping the caret when the text did not change). */
@@ -94,7 +34,7 @@ export async function loadActiveFile() {
   const file = fileAt(state.activePath);
   $('editor-path').textContent = state.activePath ?? 'No file open';
   if (!file || file.kind !== 'text') {
-    editor.value = file ? `${file.path} is a ${file.mimeType} asset (${file.sizeBytes.toLocaleString('en-US')} bytes); use Download to get it.` : '';
+    code.setText(file ? `${file.path} is a ${file.mimeType} asset (${file.sizeBytes.toLocaleString('en-US')} bytes); use Download to get it.` : '');
     state.source = '';
   } else {
     const result = await callTool('workspace.readFile', { path: state.activePath });
@@ -105,7 +45,7 @@ export async function loadActiveFile() {
     if (state.draft) return; // the person typed while the read was in flight
     state.source = result.structuredContent.source;
     state.sourceRevision = result.structuredContent.revision;
-    if (editor.value !== state.source) editor.value = state.source;
+    code.setText(state.source);
   }
   if (loadedPath !== state.activePath) {
     // A newly opened file starts at its top, not where assigning the text left the caret.
@@ -116,9 +56,7 @@ export async function loadActiveFile() {
   }
   addTab(state.activePath);
   updateEditorEnabled();
-  updateEditorMeta();
-  recomputeMatches(false);
-  renderLayers();
+  code.refresh();
   renderTabs();
 }
 
@@ -177,11 +115,7 @@ async function flushOnce(keepalive) {
 }
 
 function onInput() {
-  const editor = $('editor');
-  state.draft = { path: state.activePath, source: editor.value };
-  updateEditorMeta();
-  recomputeMatches(false);
-  renderLayers();
+  state.draft = { path: state.activePath, source: $('editor').value };
   renderTabs();
   clearTimeout(draftTimer);
   draftTimer = setTimeout(actions.flushDraft, DRAFT_IDLE_MS);
@@ -240,58 +174,19 @@ async function closeTab(path) {
 
 // ---------------------------------------------------------------- in-file search
 
-function recomputeMatches(keepPosition = true) {
-  const text = $('editor').value.toLowerCase();
-  const query = find.query.toLowerCase();
-  find.matches = [];
-  if (query) {
-    for (let at = text.indexOf(query); at >= 0 && find.matches.length < 10000; at = text.indexOf(query, at + query.length)) {
-      find.matches.push(at);
-    }
-  }
-  if (!keepPosition || find.index >= find.matches.length) find.index = find.matches.length ? 0 : -1;
-  $('find-count').textContent = find.matches.length ? `${find.index + 1} of ${find.matches.length}` : (query ? 'No results' : '0 of 0');
-}
-
 /** Moves to the next (or previous) match and scrolls it into view. */
 export function findStep(backwards = false) {
-  if (!find.matches.length) return;
-  const count = find.matches.length;
-  find.index = (find.index + (backwards ? count - 1 : 1)) % count;
-  revealMatch();
-}
-
-function revealMatch() {
-  const editor = $('editor');
-  const start = find.matches[find.index];
-  $('find-count').textContent = `${find.index + 1} of ${find.matches.length}`;
-  editor.setSelectionRange(start, start + find.query.length);
-  const lineHeight = parseFloat(getComputedStyle(editor).lineHeight) || 20;
-  const line = editor.value.slice(0, start).split('\n').length - 1;
-  editor.scrollTop = Math.max(0, line * lineHeight - editor.clientHeight / 3);
-  updateEditorMeta();
-  renderLayers();
+  code.findStep(backwards);
 }
 
 /** Opens the find bar with the current selection (if any) as the query. */
 export function openFind() {
-  const editor = $('editor');
-  const selected = editor.value.slice(editor.selectionStart, editor.selectionEnd);
-  $('find-bar').hidden = false;
-  if (selected && !selected.includes('\n')) $('find-input').value = selected;
-  $('find-input').focus();
-  $('find-input').select();
-  find.query = $('find-input').value;
-  recomputeMatches(false);
-  renderLayers();
+  code.openFind();
 }
 
-function closeFind() {
-  $('find-bar').hidden = true;
-  find.query = '';
-  recomputeMatches(false);
-  renderLayers();
-  $('editor').focus();
+/** Selects `start..end` in the editor and scrolls it into view. */
+export function selectRange(start, end) {
+  code.selectRange(start, end);
 }
 
 /** Downloads the active file through workspace.downloadFile. */
@@ -308,39 +203,17 @@ export async function downloadActiveFile() {
   showEditorStatus(`Downloaded ${file.fileName} (${file.sizeBytes.toLocaleString('en-US')} bytes)`);
 }
 
-/** Wires the editor, tab and find controls. */
+/** Builds the shared code editor over `#editor` and wires the editor and tab controls. */
 export function wireEditor() {
+  code = createCodeEditor({
+    textarea: $('editor'),
+    language: () => fileAt(state.activePath)?.language ?? 'plaintext',
+    maxChars: MAX_SOURCE_CHARS,
+    message: $('editor-status'),
+  });
   const editor = $('editor');
   editor.addEventListener('input', onInput);
   editor.addEventListener('blur', () => actions.flushDraft());
-  editor.addEventListener('scroll', syncScroll);
-  for (const event of ['keyup', 'click', 'select']) editor.addEventListener(event, updateEditorMeta);
-  editor.addEventListener('keydown', (event) => {
-    // Tab inserts two spaces inside the editor; Esc leaves it so keyboard users are not trapped.
-    if (event.key === 'Tab' && !event.ctrlKey && !event.metaKey && !event.altKey && !event.shiftKey) {
-      event.preventDefault();
-      document.execCommand('insertText', false, '  ');
-    } else if (event.key === 'Escape') {
-      editor.blur();
-    }
-  });
   $('find-button').addEventListener('click', openFind);
-  $('find-close').addEventListener('click', closeFind);
-  $('find-next').addEventListener('click', () => findStep(false));
-  $('find-prev').addEventListener('click', () => findStep(true));
-  $('find-input').addEventListener('input', () => {
-    find.query = $('find-input').value;
-    recomputeMatches(false);
-    if (find.matches.length) revealMatch(); else renderLayers();
-  });
-  $('find-input').addEventListener('keydown', (event) => {
-    if (event.key === 'Enter') {
-      event.preventDefault();
-      findStep(event.shiftKey);
-    } else if (event.key === 'Escape') {
-      event.preventDefault();
-      closeFind();
-    }
-  });
   $('download-file-button').addEventListener('click', downloadActiveFile);
 }

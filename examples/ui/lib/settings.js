@@ -4,6 +4,7 @@
 // in another tab (or through the API) without a reload. The key itself never reaches the page;
 // only whether one is set.
 
+import { applyAgentChoice } from './agent.js';
 import { api } from './api.js';
 import { setActiveRun } from './chat.js';
 import { $, el } from './dom.js';
@@ -35,8 +36,7 @@ export function applySettings(settings) {
   if (!settings) return;
   state.settings = settings;
   fillFields(settings);
-  const option = $('agent-select').querySelector('option[value="openrouter"]');
-  option.textContent = settings.hasApiKey ? `OpenRouter · ${settings.model}` : 'OpenRouter (no key)';
+  applyAgentChoice($('agent-select'), settings);
   const badge = $('agent-badge');
   badge.dataset.key = settings.hasApiKey ? 'set' : 'missing';
   badge.title = `Agent mode and state · OpenRouter model ${settings.model} · endpoint ${settings.endpoint} · data policy ${settings.dataPolicy} · key ${settings.hasApiKey ? 'set' : 'not set'}`;

@@ -20,7 +20,6 @@ export const state = {
   tools: [],
   traceRows: new Map(),
   traceSession: '',
-  sessions: [],
   lastPrompt: '',
 };
 

@@ -23,14 +23,14 @@
 //   createTrace({ list, session, copy, download, clear, onStatus }) -> { load(), onRow(row),
 //       setRunActive(active) }
 //       Rows of /api/trace (agent.request, tools/list, tools/call) with a session selector that
-//       only narrows the visible rows; Copy, Download and Clear act on the full trace, and
+//       only narrows the visible rows and names each session by what started it (lib/sessions.js); Copy, Download and Clear act on the full trace, and
 //       Clear is disabled while a run is active.
 //
 //   createComposer({ surface, form, prompt, agent, cancel, submit, badge, status, log,
 //       onRunChange, onFinished }) -> { run(prompt, agent?), onAgentEvent(run),
 //       applySettings(settings), activeRun(), say(text, kind) }
-//       Prompt + agent select (OpenRouter only when /api/settings reports a key) + Run/Cancel
-//       through /api/agent/runs with `surface`. The badge follows the run's `agent` events
+//       Prompt + agent select (a saved key selects OpenRouter, lib/agent.js) + Run/Cancel
+//       through /api/agent/runs with `surface`; a provider retry's count shows while it backs off. The badge follows the run's `agent` events
 //       (started, waiting, approval, completed, not-understood, denied, failed, cancelled);
 //       outcomes land in the log. Leaving the page (pagehide) cancels the in-flight run.
 //
@@ -52,6 +52,8 @@
 import { api, callTool, downloadBlob, copyText, isCommitted, studioToken, unconfirmedText } from './api.js';
 import { button, el } from './dom.js';
 import { confirmToolRun, modalOpen } from './modal.js';
+import { createSessionDirectory, sessionText } from './sessions.js';
+import { applyAgentChoice, retryAnnouncement, runStatusText } from './agent.js';
 
 export { api, callTool, isCommitted, studioToken, unconfirmedText };
 
@@ -181,12 +183,13 @@ export function createApprovals({ container, onError = () => {} }) {
 /** The trace panel: session selector over the rows, full-trace Copy/Download/Clear. */
 export function createTrace({ list, session, copy, download, clear, onStatus = () => {} }) {
   let rows = new Map();
-  let sessions = [];
   let selected = '';
   let runActive = false;
 
   const visible = () => [...rows.values()].filter((row) => !selected || row.sessionId === selected);
   const fullExport = () => JSON.stringify({ rows: [...rows.values()] }, null, 2);
+
+  const sessionNames = createSessionDirectory(() => render());
 
   function renderRow(row) {
     const retry = row.status === 'failed' && row.retryable !== undefined ? (row.retryable ? 'retryable' : 'terminal') : null;
@@ -209,16 +212,15 @@ export function createTrace({ list, session, copy, download, clear, onStatus = (
   }
 
   function render() {
-    const ids = new Set(sessions);
-    for (const row of rows.values()) if (row.sessionId) ids.add(row.sessionId);
-    const wanted = ['', ...ids];
-    if (!wanted.includes(selected)) selected = '';
-    if ([...session.options].map((option) => option.value).join('\n') !== wanted.join('\n')) {
-      session.replaceChildren(...wanted.map((id) => el('option', { value: id, textContent: id ? sessionLabel(id) : 'All sessions' })));
+    const known = sessionNames.of(rows.values());
+    const options = [['', 'All sessions'], ...known.map((entry) => [entry.id, sessionText(entry)])];
+    if (!options.some(([id]) => id === selected)) selected = '';
+    if ([...session.options].map((option) => `${option.value}\t${option.textContent}`).join('\n') !== options.map((option) => option.join('\t')).join('\n')) {
+      session.replaceChildren(...options.map(([id, text]) => el('option', { value: id, textContent: text, title: id || 'every session' })));
     }
     session.value = selected;
     // The selector only matters once there is more than one session to choose from.
-    session.disabled = ids.size < 2;
+    session.disabled = known.length < 2;
     const shown = visible();
     list.replaceChildren(...shown.map(renderRow));
     if (!shown.length) list.append(el('li', { className: 'empty', textContent: 'No calls yet. Run a prompt or a tool sample.' }));
@@ -231,7 +233,7 @@ export function createTrace({ list, session, copy, download, clear, onStatus = (
   async function load() {
     const data = await api('/api/trace');
     rows = new Map(data.rows.map((row) => [row.traceId, row]));
-    sessions = data.sessions ?? [];
+    await sessionNames.refresh();
     render();
   }
 
@@ -268,18 +270,14 @@ export function createTrace({ list, session, copy, download, clear, onStatus = (
   };
 }
 
-function sessionLabel(id) {
-  return id === 'studio-ui' ? 'this page (direct)' : id;
-}
-
 // ---------------------------------------------------------------- composer
-
-const RUN_TEXT = { started: 'Running…', waiting: 'Waiting…', approval: 'Needs your approval' };
 
 /** The prompt composer and its run lifecycle. */
 export function createComposer({ surface, form, prompt, agent, cancel, submit, badge, status, log, onRunChange = () => {}, onFinished = () => {} }) {
   let active = null;
   let lastPrompt = '';
+  let settings = null;
+  const announcedRetries = new Set();
   // The socket can report a run before its POST answered: keep the latest event per run.
   const seen = new Map();
 
@@ -298,10 +296,12 @@ export function createComposer({ surface, form, prompt, agent, cancel, submit, b
     const running = Boolean(active);
     cancel.disabled = !running;
     submit.disabled = running;
-    status.textContent = running ? (RUN_TEXT[run.state] ?? 'Running…') : '';
+    status.textContent = running ? runStatusText(run) : '';
     const mode = run?.agent ?? agent.value;
+    // Picking OpenRouter without a key (as the host's settings report it) says so up front.
+    const keyMissing = !run && mode !== 'local' && settings && !settings.hasApiKey;
     badge.dataset.state = run?.state ?? 'idle';
-    badge.textContent = `${mode === 'local' ? 'local agent' : 'OpenRouter'} · ${(run?.state ?? 'idle').replace('-', ' ')}`;
+    badge.textContent = `${mode === 'local' ? 'local agent' : 'OpenRouter'} · ${keyMissing ? 'no key' : (run?.state ?? 'idle').replace('-', ' ')}`;
     onRunChange(running);
   }
 
@@ -321,6 +321,8 @@ export function createComposer({ surface, form, prompt, agent, cancel, submit, b
 
   function apply(run) {
     setRun(run);
+    const retry = retryAnnouncement(run, announcedRetries);
+    if (retry) say(retry, 'info');
     if (FINAL_STATES.includes(run.state)) finish(run);
   }
 
@@ -336,11 +338,9 @@ export function createComposer({ surface, form, prompt, agent, cancel, submit, b
     }
   }
 
-  function applySettings(settings) {
-    const remote = agent.querySelector('option[value="openrouter"]');
-    remote.disabled = !settings?.hasApiKey;
-    remote.textContent = settings?.hasApiKey ? `OpenRouter (${settings.model})` : 'OpenRouter (no API key)';
-    agent.value = settings?.hasApiKey ? 'openrouter' : 'local';
+  function applySettings(next) {
+    settings = next;
+    applyAgentChoice(agent, next);
     setRun(active);
   }
 

@@ -6,6 +6,7 @@
 import { api, copyText, downloadBlob } from './api.js';
 import { $, el } from './dom.js';
 import { confirmAction } from './modal.js';
+import { createSessionDirectory, sessionText } from './sessions.js';
 import { actions, state } from './store.js';
 
 const MAX_DETAIL_CHARS = 2000;
@@ -38,6 +39,8 @@ function renderRow(row) {
       el('pre', { textContent: detailText.length > MAX_DETAIL_CHARS ? `${detailText.slice(0, MAX_DETAIL_CHARS)}\n… (truncated)` : detailText })));
 }
 
+const sessionNames = createSessionDirectory(() => renderTrace());
+
 function visibleRows() {
   const rows = [...state.traceRows.values()];
   return state.traceSession ? rows.filter((row) => row.sessionId === state.traceSession) : rows;
@@ -46,13 +49,13 @@ function visibleRows() {
 /** Renders the session selector and the rows of the chosen session. */
 export function renderTrace() {
   const select = $('trace-session');
-  const sessions = new Set(state.sessions);
-  for (const row of state.traceRows.values()) if (row.sessionId) sessions.add(row.sessionId);
-  const wanted = ['', ...sessions];
-  if ([...select.options].map((option) => option.value).join('\n') !== wanted.join('\n')) {
-    select.replaceChildren(...wanted.map((id) => el('option', { value: id, textContent: id ? sessionLabel(id) : 'All sessions' })));
+  const sessions = sessionNames.of(state.traceRows.values());
+  const wanted = [{ id: '', label: 'All sessions' }, ...sessions];
+  const options = wanted.map((session) => [session.id, session.id ? sessionText(session) : session.label]);
+  if ([...select.options].map((option) => `${option.value}\t${option.textContent}`).join('\n') !== options.map((option) => option.join('\t')).join('\n')) {
+    select.replaceChildren(...options.map(([id, text]) => el('option', { value: id, textContent: text, title: id || 'every session' })));
   }
-  if (!wanted.includes(state.traceSession)) state.traceSession = '';
+  if (!wanted.some((session) => session.id === state.traceSession)) state.traceSession = '';
   select.value = state.traceSession;
   const log = $('trace-log');
   const rows = visibleRows();
@@ -61,10 +64,6 @@ export function renderTrace() {
   log.scrollTop = log.scrollHeight;
   $('copy-trace').disabled = rows.length === 0;
   $('download-trace').disabled = rows.length === 0;
-}
-
-function sessionLabel(id) {
-  return id === 'studio-ui' ? 'studio page (direct)' : id;
 }
 
 /** Adds or updates one row from a `trace` event. */
@@ -77,7 +76,7 @@ export function onTraceRow(row) {
 export async function loadTrace() {
   const data = await api('/api/trace');
   state.traceRows = new Map(data.rows.map((row) => [row.traceId, row]));
-  state.sessions = data.sessions ?? [];
+  await sessionNames.refresh();
   renderTrace();
 }
 

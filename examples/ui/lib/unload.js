@@ -2,6 +2,7 @@
 // draft is sent on pagehide, so the last keystrokes before the idle flush are not lost.
 
 import { draftPending, flushDraft } from './editor.js';
+import { guardLeaving } from './leave-guard.js';
 import { state } from './store.js';
 
 /** Whether leaving now loses work: an unstored draft, or unsaved edits of a linked folder. */
@@ -12,10 +13,6 @@ export function hasUnsavedWork() {
 
 /** Wires the leave guard and the pagehide flush. */
 export function wireUnload() {
-  window.addEventListener('beforeunload', (event) => {
-    if (!hasUnsavedWork()) return;
-    event.preventDefault();
-    event.returnValue = '';
-  });
+  guardLeaving(hasUnsavedWork);
   window.addEventListener('pagehide', () => flushDraft({ keepalive: true }));
 }

@@ -1,16 +1,27 @@
-// The web page's file tabs and textarea editor. Each file keeps its own draft together with the
-// revision it was started from; Save sends that revision as expectedRevision to web.writeFile,
+// The web page's file tabs and its editor (the shared code editor of lib/code-editor.js over
+// the page's textarea). Each file keeps its own draft together with the
+// revision it was started from, and the host keeps a copy (web/drafts.js), so a reload finds it
+// again; Save sends that revision as expectedRevision to web.writeFile,
 // so an edit based on an older revision is rejected by the host instead of overwriting newer work.
 
 import { callTool, isCommitted, unconfirmedText } from '../lib/surface.js';
+import { createCodeEditor, languageOf } from '../lib/code-editor.js';
 import { el } from '../lib/dom.js';
+import { createDraftStore } from './drafts.js';
+
+/** Longest file the host accepts (`web.writeFile` enforces the same bound). */
+export const MAX_WEB_FILE_CHARS = 80000;
 
 /** Creates the editor over its elements; `onSaved(result)` runs after a successful write. */
-export function createFileEditor({ tabs, panel, textarea, save, revert, status, onSaved = () => {} }) {
+export function createFileEditor({ tabs, panel, textarea, find, save, revert, status, onSaved = () => {} }) {
   let workspace = null;
   let activePath = null;
+  let shownPath = null;
+  const code = createCodeEditor({ textarea, idPrefix: 'web-', language: () => languageOf(activePath), maxChars: MAX_WEB_FILE_CHARS });
+  find.addEventListener('click', () => code.openFind());
   // path -> { text, base }: unsaved text and the revision it was based on.
-  const drafts = new Map();
+  let drafts = new Map();
+  const hostDrafts = createDraftStore({ onError: (error) => setStatus(`Draft not kept by the host: ${error.code}: ${error.message}`, true) });
 
   const stored = (path) => workspace?.files.find((file) => file.path === path)?.source ?? '';
 
@@ -49,7 +60,12 @@ export function createFileEditor({ tabs, panel, textarea, save, revert, status, 
   function renderEditor() {
     const draft = drafts.get(activePath);
     const text = draft ? draft.text : stored(activePath);
-    if (textarea.value !== text) textarea.value = text;
+    code.setText(text);
+    // A file shown anew starts at its top, not where assigning its text left the caret.
+    if (shownPath !== activePath) {
+      shownPath = activePath;
+      code.selectRange(0, 0);
+    }
     textarea.disabled = !activePath;
     save.disabled = !draft;
     revert.disabled = !draft;
@@ -81,6 +97,7 @@ export function createFileEditor({ tabs, panel, textarea, save, revert, status, 
     }
     const revision = applied ? result.error.details.revision : result.structuredContent.revision;
     drafts.delete(path);
+    hostDrafts.drop(path);
     // Other drafts based on the revision this save replaced move with it: the save was ours.
     for (const other of drafts.values()) if (other.base === draft.base) other.base = revision;
     setStatus(applied ? `Saved ${path} · ${unconfirmedText(result)}` : `Saved ${path} · revision ${revision} (${result.structuredContent.preview.status})`);
@@ -94,6 +111,7 @@ export function createFileEditor({ tabs, panel, textarea, save, revert, status, 
     const draft = drafts.get(activePath);
     if (text === stored(activePath) && (!draft || draft.base === workspace.revision)) drafts.delete(activePath);
     else drafts.set(activePath, { text, base: draft?.base ?? workspace.revision });
+    hostDrafts.stage(activePath, drafts.get(activePath) ?? null);
     renderTabs();
     renderEditor();
   });
@@ -106,6 +124,7 @@ export function createFileEditor({ tabs, panel, textarea, save, revert, status, 
   save.addEventListener('click', saveActive);
   revert.addEventListener('click', () => {
     drafts.delete(activePath);
+    hostDrafts.drop(activePath);
     setStatus(`Showing the stored ${activePath}.`);
     renderTabs();
     renderEditor();
@@ -119,8 +138,15 @@ export function createFileEditor({ tabs, panel, textarea, save, revert, status, 
       renderTabs();
       renderEditor();
     },
+    /** Takes over the drafts the host kept (from before a reload); call before the first render. */
+    async restore() {
+      drafts = await hostDrafts.restore();
+      if (drafts.size) setStatus(`Restored ${drafts.size} unsaved draft${drafts.size === 1 ? '' : 's'}: ${[...drafts.keys()].join(', ')}.`);
+    },
     select,
     save: saveActive,
     activePath: () => activePath,
+    /** Whether typed text has not reached the host yet (the pause before it is sent). */
+    hasUnstoredDrafts: () => hostDrafts.pending(),
   };
 }

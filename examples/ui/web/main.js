@@ -8,6 +8,7 @@ import {
   unconfirmedText, wireTabs,
 } from '../lib/surface.js';
 import { $ } from '../lib/dom.js';
+import { guardLeaving } from '../lib/leave-guard.js';
 import { createFileEditor } from './files.js';
 import { sampleArguments } from './samples.js';
 
@@ -25,6 +26,7 @@ const editor = createFileEditor({
   tabs: $('web-tabs'),
   panel: $('web-editor-panel'),
   textarea: $('web-editor'),
+  find: $('web-find'),
   save: $('web-save'),
   revert: $('web-revert'),
   status: $('web-editor-status'),
@@ -152,11 +154,15 @@ function onConnection(connected) {
 
 // ---------------------------------------------------------------- start
 
+// The host keeps every draft; leaving asks only in the moment before the latest one reached it.
+guardLeaving(() => editor.hasUnstoredDrafts());
+
 wireTabs(document.querySelector('.web-side'));
 $('web-preview-reload').addEventListener('click', () => {
   if (workspace) preview.show(workspace.revision, true);
 });
 composer.say('Ask for a change, or run a web.* tool from the Tools tab. Mutations from the agent wait for your approval.', 'info');
+await editor.restore().catch((error) => status(`Could not read the kept drafts: ${error.message}`, true));
 await refresh();
 connectEvents({ surface: SURFACE, onMessage, onConnection });
 await Promise.all([trace.load(), palette.load()]);

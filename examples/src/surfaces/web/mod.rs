@@ -4,6 +4,7 @@
 //! fails) and preview bridge, a small tool palette, HTTP routes for its
 //! sandboxed preview, and a deterministic local-agent planner.
 
+pub mod drafts;
 pub mod planner;
 pub mod routes;
 pub mod seed;
@@ -51,6 +52,7 @@ pub struct WebSurface {
     manager: Arc<WorkspaceDocumentManager>,
     viewers: PreviewViewers,
     hub: EventHub,
+    drafts: drafts::WebDrafts,
 }
 
 impl WebSurface {
@@ -89,12 +91,18 @@ impl WebSurface {
             manager: Arc::new(manager),
             viewers,
             hub,
+            drafts: drafts::WebDrafts::default(),
         }))
     }
 
     /// Browser tabs rendering this surface's preview.
     pub fn viewers(&self) -> &PreviewViewers {
         &self.viewers
+    }
+
+    /// The page's unsaved editor drafts.
+    pub fn drafts(&self) -> &drafts::WebDrafts {
+        &self.drafts
     }
 
     /// The workspace manager (one revision clock).

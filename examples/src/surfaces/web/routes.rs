@@ -4,13 +4,15 @@
 use axum::extract::{FromRef, Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{get, post, put};
 use axum::{Json, Router};
 use live_code_editor::preview::{PreviewOptions, compile_preview};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::WEB_PREVIEW_PREFIX;
 use super::WebRoutes;
+use super::drafts::WebDraft;
 use super::tools::workspace_view;
 use crate::kit::responses::api_error;
 
@@ -25,6 +27,59 @@ where
         .route("/web/preview/{revision}/assets/{*path}", get(preview_asset))
         .route("/api/web/preview/ack", post(preview_ack))
         .route("/api/web/state", get(web_state))
+        .route("/api/web/drafts", get(list_drafts))
+        .route(
+            "/api/web/drafts/{*path}",
+            put(put_draft).delete(delete_draft),
+        )
+}
+
+/// `GET /api/web/drafts`: the page's unsaved drafts, read back when it loads.
+async fn list_drafts(State(state): State<WebRoutes>) -> Json<Value> {
+    Json(json!({"drafts": state.web.drafts().list()}))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DraftBody {
+    source: String,
+    base: u64,
+}
+
+/// `PUT /api/web/drafts/{path}`: stores the draft of one workspace file (coded 400 for a path
+/// that is not a workspace file or a source over the files' limit).
+async fn put_draft(
+    State(state): State<WebRoutes>,
+    Path(path): Path<String>,
+    Json(body): Json<DraftBody>,
+) -> Response {
+    let files: Vec<String> = state
+        .web
+        .manager()
+        .list_files()
+        .await
+        .into_iter()
+        .map(|file| file.path)
+        .collect();
+    let draft = WebDraft {
+        path,
+        source: body.source,
+        base: body.base,
+    };
+    let path = draft.path.clone();
+    match state.web.drafts().put(draft, &files) {
+        Ok(()) => Json(json!({"stored": path, "base": body.base})).into_response(),
+        Err(error) => (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"error": tool_protocol::ToolCallError::from(error)})),
+        )
+            .into_response(),
+    }
+}
+
+/// `DELETE /api/web/drafts/{path}`: the draft was saved or discarded.
+async fn delete_draft(State(state): State<WebRoutes>, Path(path): Path<String>) -> Json<Value> {
+    Json(json!({"removed": state.web.drafts().remove(&path)}))
 }
 
 /// `GET /api/web/state`: what `web.getWorkspace` reports, read without a trace row (the page

@@ -1,0 +1,250 @@
+// The studio's code editor, one component for every page: a transparent textarea over a
+// highlighted layer and a find-marks layer, a line-number gutter, in-file find (Ctrl+F, Enter /
+// Shift+Enter, Esc) and a status line with line, column, line count and the character budget.
+// The page keeps its textarea (its id, its input listeners, its drafts); the component builds
+// the layers, the find bar and the status line around it. Text the page assigns goes through
+// `setText`, so the layers follow.
+
+import { commandKey, el, escapeHtml } from './dom.js';
+import { highlight } from './highlight.js';
+
+/** Most matches find marks in one file. */
+export const MAX_FIND_MATCHES = 10000;
+
+const LANGUAGE_BY_EXTENSION = {
+  html: 'html', htm: 'html', css: 'css', js: 'javascript', mjs: 'javascript', cjs: 'javascript',
+  ts: 'typescript', tsx: 'typescript', json: 'json', md: 'markdown', markdown: 'markdown',
+};
+
+/** The highlighter language of a file path (by extension; `plaintext` when unknown). */
+export function languageOf(path) {
+  const extension = String(path ?? '').split('.').at(-1).toLowerCase();
+  return LANGUAGE_BY_EXTENSION[extension] ?? 'plaintext';
+}
+
+/**
+ * Builds the editor around `textarea`. Element ids are `idPrefix` + `code-surface`,
+ * `code-gutter`, `code-marks`, `code-highlight`, `find-bar`, `find-input`, `find-count`,
+ * `find-prev`, `find-next`, `find-close`, `cursor-pos`, `line-count` and `char-count`.
+ * `language()` names the highlighter language of the current text; `message` (optional) is a
+ * page element moved to the end of the status line.
+ */
+export function createCodeEditor({ textarea, idPrefix = '', language = () => 'plaintext', maxChars, message = null }) {
+  const id = (name) => `${idPrefix}${name}`;
+  const pre = (name, className) => el('pre', { id: id(name), className, attrs: { 'aria-hidden': 'true' } });
+  const gutter = pre('code-gutter', 'code-gutter');
+  const marks = pre('code-marks', 'code-layer marks');
+  const layer = pre('code-highlight', 'code-layer highlight');
+  const findInput = el('input', { id: id('find-input'), type: 'search', placeholder: 'Find in file', attrs: { 'aria-label': 'Find text' } });
+  const findCount = el('span', { id: id('find-count'), className: 'find-count', textContent: '0 of 0', attrs: { 'aria-live': 'polite' } });
+  const findButton = (name, text, label, title) => el('button', { id: id(name), type: 'button', textContent: text, title, attrs: { 'aria-label': label } });
+  const findPrev = findButton('find-prev', '↑', 'Previous match', 'Previous (Shift+Enter)');
+  const findNext = findButton('find-next', '↓', 'Next match', 'Next (Enter, Ctrl+G)');
+  const findClose = findButton('find-close', '✕', 'Close find', 'Close (Esc)');
+  const findBar = el('div', { id: id('find-bar'), className: 'find-bar', hidden: true, attrs: { role: 'search', 'aria-label': 'Find in file' } },
+    findInput, findCount, findPrev, findNext, findClose);
+  const cursor = el('span', { id: id('cursor-pos'), textContent: 'Ln 1, Col 1' });
+  const lineCount = el('span', { id: id('line-count'), textContent: '0 lines' });
+  const charCount = el('span', { id: id('char-count'), title: 'Characters against the per-file budget' });
+  const surface = el('div', { id: id('code-surface'), className: 'code-surface' }, gutter, marks, layer);
+  const statusLine = el('div', { className: 'code-status', attrs: { role: 'status' } }, cursor, lineCount, charCount);
+  const root = el('div', { className: 'code-editor' }, findBar, surface, statusLine);
+  textarea.replaceWith(root);
+  textarea.classList.add('code-layer', 'input');
+  textarea.wrap = 'off';
+  textarea.spellcheck = false;
+  surface.append(textarea);
+  if (message) {
+    message.classList.add('message');
+    statusLine.append(message);
+  }
+
+  const find = { query: '', matches: [], index: -1 };
+  let gutterLines = 0;
+
+  function renderMarks(text) {
+    if (!find.matches.length) return escapeHtml(text);
+    let html = '';
+    let last = 0;
+    find.matches.forEach((start, index) => {
+      const end = start + find.query.length;
+      html += escapeHtml(text.slice(last, start));
+      html += `<mark${index === find.index ? ' class="current"' : ''}>${escapeHtml(text.slice(start, end))}</mark>`;
+      last = end;
+    });
+    return html + escapeHtml(text.slice(last));
+  }
+
+  /** Line numbers, rebuilt only when the line count changes. */
+  function renderGutter(text) {
+    const lines = text.split('\n').length;
+    if (lines === gutterLines) return;
+    gutterLines = lines;
+    gutter.textContent = Array.from({ length: lines }, (_, index) => index + 1).join('\n');
+  }
+
+  function syncScroll() {
+    gutter.scrollTop = textarea.scrollTop;
+    for (const pane of [layer, marks]) {
+      pane.scrollTop = textarea.scrollTop;
+      pane.scrollLeft = textarea.scrollLeft;
+    }
+  }
+
+  /** Renders the highlight and find layers for the textarea's text. */
+  function render() {
+    const text = textarea.value;
+    // A trailing newline needs one more visible line in the <pre> layers.
+    const tail = text.endsWith('\n') ? ' ' : '';
+    layer.innerHTML = highlight(text, language()) + tail;
+    marks.innerHTML = renderMarks(text) + tail;
+    renderGutter(text);
+    syncScroll();
+  }
+
+  /** Updates line, column, line count and the character budget. */
+  function updateMeta() {
+    const before = textarea.value.slice(0, textarea.selectionStart);
+    const line = before.split('\n').length;
+    const column = before.length - before.lastIndexOf('\n');
+    cursor.textContent = `Ln ${line}, Col ${column}`;
+    lineCount.textContent = `${textarea.value.split('\n').length} lines`;
+    const count = textarea.value.length;
+    const over = maxChars !== undefined && count > maxChars;
+    charCount.textContent = maxChars === undefined
+      ? `${count.toLocaleString('en-US')} chars`
+      : `${count.toLocaleString('en-US')} / ${maxChars.toLocaleString('en-US')}${over ? ' · over budget' : ''}`;
+    charCount.classList.toggle('over', over);
+    surface.classList.toggle('over-budget', over);
+  }
+
+  function recomputeMatches(keepPosition = true) {
+    const text = textarea.value.toLowerCase();
+    const query = find.query.toLowerCase();
+    find.matches = [];
+    if (query) {
+      for (let at = text.indexOf(query); at >= 0 && find.matches.length < MAX_FIND_MATCHES; at = text.indexOf(query, at + query.length)) {
+        find.matches.push(at);
+      }
+    }
+    if (!keepPosition || find.index >= find.matches.length) find.index = find.matches.length ? 0 : -1;
+    findCount.textContent = find.matches.length ? `${find.index + 1} of ${find.matches.length}` : (query ? 'No results' : '0 of 0');
+  }
+
+  /** Selects `start..end` and scrolls its line into view (a third from the top). */
+  function selectRange(start, end) {
+    textarea.setSelectionRange(start, end);
+    const lineHeight = parseFloat(getComputedStyle(textarea).lineHeight) || 20;
+    const line = textarea.value.slice(0, start).split('\n').length - 1;
+    textarea.scrollTop = Math.max(0, line * lineHeight - textarea.clientHeight / 3);
+    updateMeta();
+    render();
+  }
+
+  function revealMatch() {
+    const start = find.matches[find.index];
+    findCount.textContent = `${find.index + 1} of ${find.matches.length}`;
+    selectRange(start, start + find.query.length);
+  }
+
+  /** Moves to the next (or previous) match and scrolls it into view. */
+  function findStep(backwards = false) {
+    if (!find.matches.length) return;
+    const count = find.matches.length;
+    find.index = (find.index + (backwards ? count - 1 : 1)) % count;
+    revealMatch();
+  }
+
+  /** Opens the find bar with the current one-line selection (if any) as the query. */
+  function openFind() {
+    const selected = textarea.value.slice(textarea.selectionStart, textarea.selectionEnd);
+    findBar.hidden = false;
+    if (selected && !selected.includes('\n')) findInput.value = selected;
+    findInput.focus();
+    findInput.select();
+    find.query = findInput.value;
+    recomputeMatches(false);
+    render();
+  }
+
+  function closeFind() {
+    findBar.hidden = true;
+    find.query = '';
+    recomputeMatches(false);
+    render();
+    textarea.focus();
+  }
+
+  /** Shows `text` (keeping the caret when it did not change) and re-renders. */
+  function setText(text) {
+    if (textarea.value !== text) textarea.value = text;
+    refresh();
+  }
+
+  /** Re-renders everything after the text or the language changed outside typing. */
+  function refresh() {
+    recomputeMatches(true);
+    updateMeta();
+    render();
+  }
+
+  textarea.addEventListener('input', () => {
+    recomputeMatches(false);
+    updateMeta();
+    render();
+  });
+  textarea.addEventListener('scroll', syncScroll);
+  for (const event of ['keyup', 'click', 'select']) textarea.addEventListener(event, updateMeta);
+  textarea.addEventListener('keydown', (event) => {
+    const key = event.key.toLowerCase();
+    if (event.key === 'Tab' && !event.ctrlKey && !event.metaKey && !event.altKey && !event.shiftKey) {
+      // Tab inserts two spaces; Esc leaves the editor, so keyboard users are not trapped.
+      event.preventDefault();
+      document.execCommand('insertText', false, '  ');
+    } else if (event.key === 'Escape') {
+      textarea.blur();
+    } else if (commandKey(event) && !event.shiftKey && key === 'f') {
+      event.preventDefault();
+      openFind();
+    } else if (commandKey(event) && key === 'g') {
+      event.preventDefault();
+      findStep(event.shiftKey);
+    }
+  });
+  findClose.addEventListener('click', closeFind);
+  findNext.addEventListener('click', () => findStep(false));
+  findPrev.addEventListener('click', () => findStep(true));
+  findInput.addEventListener('input', () => {
+    find.query = findInput.value;
+    recomputeMatches(false);
+    if (find.matches.length) revealMatch(); else render();
+  });
+  findInput.addEventListener('keydown', (event) => {
+    if (event.key === 'Enter') {
+      event.preventDefault();
+      findStep(event.shiftKey);
+    } else if (event.key === 'Escape') {
+      // Handled here, so a page's Esc (deny an approval, leave full screen) does not fire too.
+      event.preventDefault();
+      event.stopPropagation();
+      closeFind();
+    }
+  });
+  refresh();
+
+  return {
+    element: root,
+    textarea,
+    setText,
+    refresh,
+    updateMeta,
+    selectRange,
+    openFind,
+    closeFind,
+    findStep,
+    /** Marks the surface locked (an agent run is editing); the page disables the textarea. */
+    setLocked(locked) {
+      surface.classList.toggle('locked', locked);
+    },
+  };
+}
