@@ -338,9 +338,12 @@ export function createComposer({ surface, form, prompt, agent, cancel, submit, b
 
   function applySettings(settings) {
     const remote = agent.querySelector('option[value="openrouter"]');
-    remote.disabled = !settings?.hasApiKey;
-    remote.textContent = settings?.hasApiKey ? `OpenRouter (${settings.model})` : 'OpenRouter (no API key)';
-    agent.value = settings?.hasApiKey ? 'openrouter' : 'local';
+    // `ready`: a key where the profile needs one, and a model (a local server needs no key).
+    const ready = Boolean(settings?.ready ?? settings?.hasApiKey);
+    const label = settings?.providerLabel ?? 'OpenRouter';
+    remote.disabled = !ready;
+    remote.textContent = ready ? `${label} (${settings.model})` : `${label} (${settings?.needsKey === false ? 'no model' : 'no API key'})`;
+    agent.value = ready ? 'openrouter' : 'local';
     setRun(active);
   }
 
