@@ -240,11 +240,6 @@ impl Settings {
         }
         Ok(config_of(&stored))
     }
-
-    /// The configured profile (for describing its catalog).
-    pub fn profile(&self) -> ProviderProfile {
-        self.inner.read().expect("settings lock").profile()
-    }
 }
 
 /// The profiles a picker offers, with their default base URL and key rule.
