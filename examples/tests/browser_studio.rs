@@ -630,19 +630,17 @@ async fn dialogs_are_keyboard_modal_and_destructive_actions_confirm_in_the_page(
             "return document.getElementById('settings-dialog').open;",
         )
         .await;
-    // Without a key the model list explains itself inside the dialog.
-    browser.click("#settings-load-models").await;
+    // Without a key "Test connection" explains itself inside the dialog.
+    browser.click("#settings-test").await;
     browser
         .wait_for(
-            "the model list error",
+            "the connection error",
             "return document.getElementById('settings-error').textContent;",
         )
         .await;
-    assert!(
-        browser
-            .text("#settings-error")
-            .await
-            .contains("Save an API key first")
+    assert_eq!(
+        browser.text("#settings-error").await,
+        "OpenRouter needs an API key: enter one to test the connection. (OPENROUTER_CONFIGURATION_ERROR)"
     );
     browser.screenshot("08-settings").await;
     browser.press(keys::ESCAPE).await;

@@ -6,9 +6,13 @@ use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue, RETRY_A
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::codes::{OPENROUTER_CONFIGURATION_ERROR, OPENROUTER_NETWORK_ERROR, OPENROUTER_TIMEOUT};
+use crate::codes::{
+    OPENROUTER_CONFIGURATION_ERROR, OPENROUTER_NETWORK_ERROR, OPENROUTER_TIMEOUT,
+    OPENROUTER_TOOLS_UNSUPPORTED,
+};
 use crate::config::OpenRouterConfig;
 use crate::decode::{AssistantReply, Decoded, decode_response};
+use crate::endpoint::check_endpoint;
 use crate::error::{OpenRouterError, is_transient_status};
 use crate::events::{EventRecorder, RetryReason, RunEvent};
 use crate::retry::{RetryAfter, parse_retry_after};
@@ -73,31 +77,46 @@ impl OpenRouterClient {
         &self.config
     }
 
-    /// Fails unless a key and a model are configured.
+    /// Fails unless the request may go out: a key where the profile needs one, a model, a
+    /// valid URL, and a key only ever bound for `https://` or a loopback host.
     pub(crate) fn check_ready(&self) -> Result<(), OpenRouterError> {
-        if self.config.api_key.is_empty() {
+        let config = &self.config;
+        if config.api_key.is_empty() && config.provider.needs_key(&config.endpoint) {
             return Err(OpenRouterError::new(
                 OPENROUTER_CONFIGURATION_ERROR,
                 "API key is not configured.",
             ));
         }
-        if self.config.model.trim().is_empty() {
+        if config.model.trim().is_empty() {
             return Err(OpenRouterError::new(
                 OPENROUTER_CONFIGURATION_ERROR,
                 "Model is not configured.",
             ));
         }
-        if let Err(error) = reqwest::Url::parse(&self.config.endpoint) {
+        if let Err(error) = reqwest::Url::parse(&config.endpoint) {
             let message = format!("Chat-completions endpoint is not a valid URL: {error}");
             return Err(OpenRouterError::new(
                 OPENROUTER_CONFIGURATION_ERROR,
                 message,
             ));
         }
-        Ok(())
+        self.check_key_destination(&config.endpoint)
     }
 
-    /// Headers of every request: bearer key (marked sensitive) and attribution.
+    /// A configured key may only travel to `https://` or a loopback host ([`check_endpoint`]).
+    pub(crate) fn check_key_destination(&self, url: &str) -> Result<(), OpenRouterError> {
+        if self.config.api_key.is_empty() {
+            return Ok(());
+        }
+        check_endpoint(url).map(drop).map_err(|error| {
+            OpenRouterError::new(
+                error.code,
+                format!("The API key is not sent to {url}: {}", error.message),
+            )
+        })
+    }
+
+    /// Headers of every request: bearer key (marked sensitive) and, for OpenRouter, attribution.
     pub(crate) fn headers(&self, with_key: bool) -> Result<HeaderMap, OpenRouterError> {
         let mut headers = HeaderMap::new();
         if with_key && !self.config.api_key.is_empty() {
@@ -111,6 +130,9 @@ impl OpenRouterClient {
                     })?;
             value.set_sensitive(true);
             headers.insert(AUTHORIZATION, value);
+        }
+        if !self.config.provider.is_openrouter() {
+            return Ok(headers);
         }
         let attribution = [
             ("http-referer", &self.config.attribution.referer),
@@ -213,8 +235,8 @@ impl OpenRouterClient {
         )? {
             Decoded::Completion(reply) => Ok(Ok(reply)),
             Decoded::Failure { status, message } => {
-                let error = OpenRouterError::from_status(status, message);
-                if is_transient_status(status) {
+                let error = OpenRouterError::from_provider_failure(status, message);
+                if is_transient_status(status) && error.code != OPENROUTER_TOOLS_UNSUPPORTED {
                     Ok(Err(Transient {
                         reason: RetryReason::Provider,
                         error,

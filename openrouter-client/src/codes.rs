@@ -1,7 +1,24 @@
 //! The `OPENROUTER_*` error codes, each with its retryable flag and when it fires.
 //!
 //! The first twelve match the reference implementation; [`OPENROUTER_PAYMENT_REQUIRED`],
-//! [`OPENROUTER_REPEATED_TOOL_FAILURE`] and [`OPENROUTER_CANCELLED`] are additions of this crate.
+//! [`OPENROUTER_REPEATED_TOOL_FAILURE`], [`OPENROUTER_CANCELLED`] and
+//! [`OPENROUTER_TOOLS_UNSUPPORTED`] are additions of this crate.
+//!
+//! ## Every provider profile produces these codes
+//!
+//! The codes name the crate's failure kinds, not the provider: a generic OpenAI-compatible
+//! endpoint, a llama.cpp server or Ollama fail with the same `OPENROUTER_*` codes, classified the
+//! same way, so a caller handles one set:
+//!
+//! | Provider answer | Code |
+//! |---|---|
+//! | no key where the profile needs one, no model, a bad URL, a key for plain `http://` to a non-loopback host, HTTP 400/404/... | [`OPENROUTER_CONFIGURATION_ERROR`] |
+//! | HTTP 401 / 402 / 403 | [`OPENROUTER_AUTHENTICATION_FAILED`] / [`OPENROUTER_PAYMENT_REQUIRED`] / [`OPENROUTER_ACCESS_DENIED`] |
+//! | HTTP 429 (after retries, `Retry-After` honoured) | [`OPENROUTER_RATE_LIMITED`] |
+//! | HTTP 5xx; a 2xx body whose `error` is an object without an HTTP `code` or a string (Ollama's native form); a choice that finished with `error`; an error event in an event stream | [`OPENROUTER_PROVIDER_ERROR`] (or the code of the body's HTTP `code`) |
+//! | connection refused, unknown host | [`OPENROUTER_NETWORK_ERROR`] |
+//! | the model cannot take tools (Ollama `does not support tools`, llama.cpp `tools param requires --jinja flag`, OpenRouter `No endpoints found that support tool use`, OpenAI `'tools' is not supported`) | [`OPENROUTER_TOOLS_UNSUPPORTED`] |
+//! | an event stream without an error, malformed JSON or tool calls | [`OPENROUTER_INVALID_RESPONSE`] |
 
 /// Missing API key or model, or an HTTP status that is not 401/402/403/429/5xx (400, 404, ...).
 pub const OPENROUTER_CONFIGURATION_ERROR: &str = "OPENROUTER_CONFIGURATION_ERROR";
@@ -36,6 +53,9 @@ pub const OPENROUTER_TOOL_CALL_LIMIT: &str = "OPENROUTER_TOOL_CALL_LIMIT";
 pub const OPENROUTER_REPEATED_TOOL_FAILURE: &str = "OPENROUTER_REPEATED_TOOL_FAILURE";
 /// The caller cancelled the run (addition of this crate; never reported as a timeout).
 pub const OPENROUTER_CANCELLED: &str = "OPENROUTER_CANCELLED";
+/// The provider says the model cannot take tool definitions (addition of this crate: a model
+/// choice to fix, so it is not retried even when the provider answered 5xx, as llama.cpp does).
+pub const OPENROUTER_TOOLS_UNSUPPORTED: &str = "OPENROUTER_TOOLS_UNSUPPORTED";
 
 /// One row of [`OPENROUTER_ERROR_CODES`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,6 +83,7 @@ pub const OPENROUTER_ERROR_CODES: &[OpenRouterCodeInfo] = &[
     row(OPENROUTER_TOOL_CALL_LIMIT, false),
     row(OPENROUTER_REPEATED_TOOL_FAILURE, false),
     row(OPENROUTER_CANCELLED, true),
+    row(OPENROUTER_TOOLS_UNSUPPORTED, false),
 ];
 
 const fn row(code: &'static str, retryable: bool) -> OpenRouterCodeInfo {
@@ -87,7 +108,8 @@ mod tests {
             .iter()
             .map(|info| info.code)
             .collect();
-        assert_eq!(codes.len(), 15);
+        assert_eq!(codes.len(), 16);
+        assert!(!is_retryable_code(OPENROUTER_TOOLS_UNSUPPORTED));
         assert!(codes.iter().all(|code| code.starts_with("OPENROUTER_")));
         assert!(is_retryable_code(OPENROUTER_RATE_LIMITED));
         assert!(is_retryable_code(OPENROUTER_INVALID_TOOL_CALL));

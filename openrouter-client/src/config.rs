@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::provider::{ProviderProfile, chat_completions_url, models_url};
 use crate::retry::RetryPolicy;
 
 /// OpenRouter's chat-completions endpoint.
@@ -150,6 +151,9 @@ pub struct OpenRouterConfig {
     pub max_tokens: u32,
     /// Largest response body read.
     pub max_response_bytes: usize,
+    /// The provider profile: whether a key is needed and which OpenRouter-only request parts
+    /// (`provider` preferences, attribution headers, catalog query) are sent.
+    pub provider: ProviderProfile,
 }
 
 impl OpenRouterConfig {
@@ -166,7 +170,32 @@ impl OpenRouterConfig {
             data_policy: DataPolicy::default(),
             max_tokens: DEFAULT_MAX_TOKENS,
             max_response_bytes: MAX_RESPONSE_BODY_BYTES,
+            provider: ProviderProfile::OpenRouter,
         }
+    }
+
+    /// The defaults of a provider at `base_url` (`{base}/chat/completions`, `{base}/models`).
+    /// Only OpenRouter gets a default model; a local server's model ids come from its catalog.
+    ///
+    /// ```
+    /// use openrouter_tool_loop::{ApiKey, OpenRouterConfig, ProviderProfile};
+    /// let config = OpenRouterConfig::for_provider(ProviderProfile::Ollama, "http://127.0.0.1:11434/v1", ApiKey::default())
+    ///     .with_model("qwen3:8b");
+    /// assert_eq!(config.endpoint, "http://127.0.0.1:11434/v1/chat/completions");
+    /// assert_eq!(config.models_endpoint, "http://127.0.0.1:11434/v1/models");
+    /// ```
+    pub fn for_provider(
+        provider: ProviderProfile,
+        base_url: impl Into<String>,
+        api_key: ApiKey,
+    ) -> Self {
+        let mut config = Self::new(api_key)
+            .with_provider(provider)
+            .with_base_url(base_url);
+        if !provider.is_openrouter() {
+            config.model = String::new();
+        }
+        config
     }
 
     /// The defaults with the key, model and endpoint from `OPENROUTER_API_KEY`,
@@ -235,6 +264,22 @@ impl OpenRouterConfig {
             referer: Some(referer.into()),
             title: Some(title.into()),
         };
+        self
+    }
+
+    /// Sets the provider profile (endpoints and model stay as they are).
+    #[must_use]
+    pub fn with_provider(mut self, provider: ProviderProfile) -> Self {
+        self.provider = provider;
+        self
+    }
+
+    /// Sets both endpoints from a base URL: `{base}/chat/completions` and `{base}/models`.
+    #[must_use]
+    pub fn with_base_url(mut self, base_url: impl Into<String>) -> Self {
+        let base_url = base_url.into();
+        self.endpoint = chat_completions_url(&base_url);
+        self.models_endpoint = models_url(&base_url);
         self
     }
 

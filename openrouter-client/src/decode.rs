@@ -66,6 +66,9 @@ pub fn decode_response(
             "Endpoint response exceeded the {limit}-byte limit."
         )));
     }
+    if is_event_stream(body) {
+        return decode_event_stream(body);
+    }
     let payload = parse_object(body).map_err(|json_ok| {
         invalid(if json_ok {
             "Endpoint returned a non-object JSON response.".to_owned()
@@ -73,13 +76,63 @@ pub fn decode_response(
             format!("Endpoint returned an invalid JSON response (HTTP {status}). Check the chat-completions endpoint.")
         })
     })?;
-    if let Some(Value::Object(error)) = payload.get("error") {
-        return Ok(Decoded::Failure {
-            status: in_body_status(error),
-            message: error_message(error, status),
-        });
+    if let Some(failure) = body_error(&payload, status) {
+        return Ok(failure);
     }
     decode_completion(&payload).map(Decoded::Completion)
+}
+
+/// The failure a 2xx object carries: a top-level `error` (an object, or a string as Ollama's
+/// native API writes it), or a first choice that finished with an `error` (OpenRouter, when
+/// the upstream provider fails after the response began).
+fn body_error(payload: &Map<String, Value>, status: u16) -> Option<Decoded> {
+    let choice_error = payload
+        .get("choices")
+        .and_then(Value::as_array)
+        .and_then(|choices| choices.first())
+        .and_then(|choice| choice.get("error"));
+    match payload
+        .get("error")
+        .filter(|error| !error.is_null())
+        .or(choice_error)
+    {
+        Some(Value::Object(error)) => Some(Decoded::Failure {
+            status: in_body_status(error),
+            message: error_message(error, status),
+        }),
+        Some(Value::String(message)) if !message.trim().is_empty() => Some(Decoded::Failure {
+            status: IN_BODY_ERROR_FALLBACK_STATUS,
+            message: message.trim().to_owned(),
+        }),
+        _ => None,
+    }
+}
+
+/// Whether a body is a server-sent event stream (`data:` lines or `:` comments) rather than
+/// one JSON document: a provider that streams although the loop did not ask it to.
+fn is_event_stream(body: &str) -> bool {
+    let start = body.trim_start();
+    start.starts_with("data:") || start.starts_with(':') || start.starts_with("event:")
+}
+
+/// An event stream is read for its error event (the way OpenAI-compatible servers and
+/// OpenRouter report a failure mid-stream); a stream without one is not a completion the loop
+/// can trust, so it is an invalid response.
+fn decode_event_stream(body: &str) -> Result<Decoded, OpenRouterError> {
+    let events = body
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .map(str::trim)
+        .filter(|data| *data != "[DONE]")
+        .filter_map(|data| serde_json::from_str::<Map<String, Value>>(data).ok());
+    for event in events {
+        if let Some(failure) = body_error(&event, 200) {
+            return Ok(failure);
+        }
+    }
+    Err(invalid(
+        "Endpoint answered with an event stream; the tool loop needs one JSON chat completion (is the endpoint forcing stream: true?).",
+    ))
 }
 
 /// Parses a body as a JSON object; a blank body is `{}`. `Err(true)` for valid non-object
@@ -101,6 +154,7 @@ fn failure_message(status: u16, body: &str) -> String {
     match parse_object(body) {
         Ok(payload) => match payload.get("error") {
             Some(Value::Object(error)) => error_message(error, status),
+            Some(Value::String(message)) if !message.trim().is_empty() => message.trim().to_owned(),
             _ => generic_failure(status),
         },
         Err(true) => generic_failure(status),

@@ -51,6 +51,26 @@ impl OpenRouterError {
         }
     }
 
+    /// The error of a provider's failure answer: [`Self::from_status`], except that a message
+    /// saying the model cannot take tools is [`codes::OPENROUTER_TOOLS_UNSUPPORTED`] whatever
+    /// the status (llama.cpp answers 500, Ollama 400, OpenRouter 404).
+    ///
+    /// ```
+    /// use openrouter_tool_loop::{OpenRouterError, codes};
+    /// let error = OpenRouterError::from_provider_failure(500, "tools param requires --jinja flag");
+    /// assert_eq!((error.code, error.retryable), (codes::OPENROUTER_TOOLS_UNSUPPORTED, false));
+    /// ```
+    pub fn from_provider_failure(status: u16, message: impl Into<String>) -> Self {
+        let message = message.into();
+        if says_tools_unsupported(&message) {
+            return Self {
+                status: Some(status),
+                ..Self::new(codes::OPENROUTER_TOOLS_UNSUPPORTED, message)
+            };
+        }
+        Self::from_status(status, message)
+    }
+
     /// The error of a user cancellation.
     pub fn cancelled() -> Self {
         Self::new(codes::OPENROUTER_CANCELLED, "The run was cancelled.")
@@ -83,6 +103,20 @@ pub fn code_for_status(status: u16) -> &'static str {
         500.. => codes::OPENROUTER_PROVIDER_ERROR,
         _ => codes::OPENROUTER_CONFIGURATION_ERROR,
     }
+}
+
+/// Whether a provider's message says the model cannot take tools, in the words OpenRouter,
+/// OpenAI, llama.cpp and Ollama use.
+fn says_tools_unsupported(message: &str) -> bool {
+    const PHRASES: [&str; 5] = [
+        "does not support tools",
+        "support tool use",
+        "tools param requires",
+        "unsupported param: tools",
+        "'tools' is not supported",
+    ];
+    let message = message.to_ascii_lowercase();
+    PHRASES.iter().any(|phrase| message.contains(phrase))
 }
 
 /// Whether a status is worth a transient retry (429 and 5xx).

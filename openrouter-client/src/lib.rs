@@ -24,11 +24,13 @@ mod client;
 pub mod codes;
 mod config;
 mod decode;
+mod endpoint;
 mod error;
 mod events;
 mod executor;
 mod guard;
 mod models;
+mod provider;
 mod retry;
 mod run;
 pub mod tool_message;
@@ -47,11 +49,16 @@ pub use decode::{
     AssistantReply, Decoded, ERROR_BODY_EXCERPT_CHARS, IN_BODY_ERROR_FALLBACK_STATUS,
     ProviderToolCall, decode_response,
 };
+pub use endpoint::{ENDPOINT_RULE, check_endpoint, is_loopback, is_loopback_endpoint};
 pub use error::{OpenRouterError, code_for_status, is_transient_status};
 pub use events::{EventCallback, RetryReason, RunEvent, ToolCallStatus};
 pub use executor::ToolExecutor;
 pub use guard::MAX_IDENTICAL_TOOL_FAILURES;
-pub use models::{CATALOG_QUERY, ModelInfo, free_models, parse_catalog};
+pub use models::{
+    CATALOG_QUERY, MAX_CAPABILITY_LOOKUPS, ModelInfo, free_models, parse_catalog,
+    parse_provider_catalog,
+};
+pub use provider::{ProviderProfile, base_url_of, chat_completions_url, models_url};
 pub use retry::{
     MAX_TRANSIENT_RETRIES, RETRY_BASE_DELAY, RETRY_MAX_DELAY, RetryAfter, RetryPolicy,
     parse_retry_after,

@@ -1,4 +1,5 @@
-//! The model catalog: tool-capable text models, the free filter and display labels.
+//! The model catalog of the configured provider: tool-capable models where the provider says
+//! which those are, the free filter and display labels.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -11,6 +12,7 @@ use crate::codes::{
 };
 use crate::config::DataPolicy;
 use crate::error::OpenRouterError;
+use crate::provider::ProviderProfile;
 
 /// Query of every catalog request: text output and tool support.
 pub const CATALOG_QUERY: [(&str, &str); 2] = [
@@ -75,49 +77,50 @@ pub fn free_models(models: &[ModelInfo]) -> Vec<&ModelInfo> {
     models.iter().filter(|model| model.is_free()).collect()
 }
 
+/// Most models whose Ollama capabilities are looked up (`/api/show`) per catalog request; the
+/// rest are listed with unknown tool support.
+pub const MAX_CAPABILITY_LOOKUPS: usize = 64;
+
 impl OpenRouterClient {
-    /// Fetches the tool-capable text models (zero-data-retention endpoints only when the
-    /// data policy is [`DataPolicy::Zdr`]). Sends the key when one is configured; honours
-    /// the request timeout and `cancel`; not retried.
+    /// Fetches the configured provider's model catalog (`GET {base}/models`), narrowed to
+    /// tool-capable models where the provider says which those are: OpenRouter filters
+    /// server-side (text output, `tools`, and zero-data-retention endpoints under
+    /// [`DataPolicy::Zdr`]); Ollama's `/api/show` capabilities drop models without `tools`
+    /// (and add `tools` to the kept ones' `supported_parameters`); a generic provider and
+    /// llama.cpp do not say, so every model is listed. Sends the key when one is configured
+    /// (only to `https://` or loopback); honours the request timeout and `cancel`; not retried.
+    /// An unreachable catalog is an [`OPENROUTER_NETWORK_ERROR`] that names the URL and why.
     pub async fn list_models(
         &self,
         cancel: &CancellationToken,
     ) -> Result<Vec<ModelInfo>, OpenRouterError> {
-        let request = self
-            .http()
-            .get(self.catalog_url()?)
-            .headers(self.headers(true)?);
-        let response =
-            abortable(cancel, self.send(request))
-                .await?
-                .map_err(|failure| match failure {
-                    TransportFailure::Timeout => OpenRouterError::new(
-                        OPENROUTER_TIMEOUT,
-                        format!(
-                            "OpenRouter model catalog request timed out after {}ms.",
-                            self.config().request_timeout.as_millis()
-                        ),
-                    ),
-                    TransportFailure::Network(message) => OpenRouterError::new(
-                        OPENROUTER_NETWORK_ERROR,
-                        format!("Network request failed: {message}"),
-                    ),
-                })?;
+        let profile = self.config().provider;
+        let url = self.catalog_url()?;
+        self.check_key_destination(url.as_str())?;
+        let request = self.http().get(url).headers(self.headers(true)?);
+        let response = abortable(cancel, self.send(request))
+            .await?
+            .map_err(|failure| self.catalog_transport_error(failure))?;
         if !(200..300).contains(&response.status) {
             return Err(OpenRouterError::from_status(
                 response.status,
                 format!(
-                    "OpenRouter model catalog request failed (HTTP {}).",
+                    "{} model catalog request failed (HTTP {}).",
+                    profile.label(),
                     response.status
                 ),
             ));
         }
-        parse_catalog(response.status, &response.body, response.truncated)
+        let models =
+            parse_provider_catalog(profile, response.status, &response.body, response.truncated)?;
+        if profile == ProviderProfile::Ollama {
+            return Ok(self.ollama_tool_models(models, cancel).await);
+        }
+        Ok(models)
     }
-}
 
-impl OpenRouterClient {
-    /// The catalog URL with the tool/text filter, plus `zdr=true` under [`DataPolicy::Zdr`].
+    /// The catalog URL; OpenRouter's gets the tool/text filter, plus `zdr=true` under
+    /// [`DataPolicy::Zdr`].
     fn catalog_url(&self) -> Result<reqwest::Url, OpenRouterError> {
         let mut url = reqwest::Url::parse(&self.config().models_endpoint).map_err(|error| {
             OpenRouterError::new(
@@ -125,17 +128,139 @@ impl OpenRouterClient {
                 format!("Model catalog endpoint is not a valid URL: {error}"),
             )
         })?;
+        if !self.config().provider.is_openrouter() {
+            return Ok(url);
+        }
         url.query_pairs_mut().extend_pairs(CATALOG_QUERY);
         if self.config().data_policy == DataPolicy::Zdr {
             url.query_pairs_mut().append_pair("zdr", "true");
         }
         Ok(url)
     }
+
+    /// A catalog request that produced no response, as a readable coded error.
+    fn catalog_transport_error(&self, failure: TransportFailure) -> OpenRouterError {
+        let config = self.config();
+        match failure {
+            TransportFailure::Timeout => OpenRouterError::new(
+                OPENROUTER_TIMEOUT,
+                format!(
+                    "{} model catalog request timed out after {}ms.",
+                    config.provider.label(),
+                    config.request_timeout.as_millis()
+                ),
+            ),
+            TransportFailure::Network(message) => OpenRouterError::new(
+                OPENROUTER_NETWORK_ERROR,
+                format!(
+                    "Could not reach the model catalog at {}: {}.",
+                    config.models_endpoint,
+                    readable_network_reason(&message)
+                ),
+            ),
+        }
+    }
+
+    /// Ollama's catalog narrowed by each model's `/api/show` capabilities: a model whose
+    /// capabilities lack `tools` is dropped; one without a capability list (an older server, a
+    /// failed lookup, past [`MAX_CAPABILITY_LOOKUPS`]) is kept with unknown support.
+    async fn ollama_tool_models(
+        &self,
+        models: Vec<ModelInfo>,
+        cancel: &CancellationToken,
+    ) -> Vec<ModelInfo> {
+        let Some(show_url) = ollama_show_url(&self.config().models_endpoint) else {
+            return models;
+        };
+        let lookups = models
+            .iter()
+            .take(MAX_CAPABILITY_LOOKUPS)
+            .map(|model| self.ollama_capabilities(&show_url, &model.id, cancel));
+        let capabilities = futures::future::join_all(lookups).await;
+        let mut kept = Vec::with_capacity(models.len());
+        for (index, mut model) in models.into_iter().enumerate() {
+            match capabilities.get(index).cloned().flatten() {
+                Some(list) if list.iter().any(|c| c == "tools") => {
+                    model.supported_parameters.push("tools".into());
+                    kept.push(model);
+                }
+                Some(_) => {}
+                None => kept.push(model),
+            }
+        }
+        kept
+    }
+
+    /// One model's `capabilities` from Ollama's `POST /api/show`, `None` when not known.
+    async fn ollama_capabilities(
+        &self,
+        show_url: &str,
+        model: &str,
+        cancel: &CancellationToken,
+    ) -> Option<Vec<String>> {
+        let headers = self.headers(true).ok()?;
+        let request = self
+            .http()
+            .post(show_url)
+            .headers(headers)
+            .json(&serde_json::json!({ "model": model }));
+        let response = abortable(cancel, self.send(request)).await.ok()?.ok()?;
+        if !(200..300).contains(&response.status) || response.truncated {
+            return None;
+        }
+        let show: Value = serde_json::from_str(&response.body).ok()?;
+        let list = show.get("capabilities")?.as_array()?;
+        Some(
+            list.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+        )
+    }
 }
 
-/// Parses a catalog body: `data` must be an array to list anything; entries need string
-/// `id` and `name`.
+/// `…/api/show` beside an Ollama `…/v1/models` catalog.
+fn ollama_show_url(models_endpoint: &str) -> Option<String> {
+    let root = models_endpoint
+        .trim()
+        .trim_end_matches('/')
+        .strip_suffix("/v1/models")?;
+    Some(format!("{root}/api/show"))
+}
+
+/// Why a request could not be sent, in words a person acts on rather than a resolver's
+/// error chain.
+fn readable_network_reason(chain: &str) -> String {
+    let lower = chain.to_ascii_lowercase();
+    let reason = if lower.contains("dns error") || lower.contains("failed to lookup address") {
+        "the host name could not be resolved"
+    } else if lower.contains("connection refused") {
+        "the connection was refused (is the server running?)"
+    } else if lower.contains("certificate") {
+        "the server's TLS certificate was not accepted"
+    } else if lower.contains("connection reset") || lower.contains("connection closed") {
+        "the server closed the connection"
+    } else {
+        return chain.rsplit(": ").next().unwrap_or(chain).trim().to_owned();
+    };
+    reason.to_owned()
+}
+
+/// Parses an OpenRouter catalog body: `data` must be an array to list anything; entries need
+/// string `id` and `name`.
 pub fn parse_catalog(
+    status: u16,
+    body: &str,
+    truncated: bool,
+) -> Result<Vec<ModelInfo>, OpenRouterError> {
+    parse_provider_catalog(ProviderProfile::OpenRouter, status, body, truncated)
+}
+
+/// Parses a provider's `GET /models` body (`{"data": [{"id", ...}]}`): OpenRouter entries need
+/// string `id` and `name`; other providers' entries (OpenAI, llama.cpp, Ollama write no
+/// `name`) need an `id`, which stands in for the name.
+pub fn parse_provider_catalog(
+    profile: ProviderProfile,
     status: u16,
     body: &str,
     truncated: bool,
@@ -143,7 +268,10 @@ pub fn parse_catalog(
     let invalid = || {
         OpenRouterError::new(
             OPENROUTER_INVALID_RESPONSE,
-            format!("OpenRouter model catalog returned invalid JSON (HTTP {status})."),
+            format!(
+                "{} model catalog returned invalid JSON (HTTP {status}).",
+                profile.label()
+            ),
         )
     };
     if truncated {
@@ -153,15 +281,25 @@ pub fn parse_catalog(
     let Some(entries) = payload.get("data").and_then(Value::as_array) else {
         return Ok(Vec::new());
     };
-    Ok(entries.iter().filter_map(model_info).collect())
+    let named_by_id = !profile.is_openrouter();
+    Ok(entries
+        .iter()
+        .filter_map(|entry| model_info(entry, named_by_id))
+        .collect())
 }
 
-fn model_info(entry: &Value) -> Option<ModelInfo> {
+fn model_info(entry: &Value, named_by_id: bool) -> Option<ModelInfo> {
     let text = |value: Option<&Value>| value.and_then(Value::as_str).map(str::to_owned);
     let pricing = entry.get("pricing");
+    let id = text(entry.get("id"))?;
+    let name = match text(entry.get("name")) {
+        Some(name) => name,
+        None if named_by_id => id.clone(),
+        None => return None,
+    };
     Some(ModelInfo {
-        id: text(entry.get("id"))?,
-        name: text(entry.get("name"))?,
+        id,
+        name,
         prompt_price: text(pricing.and_then(|p| p.get("prompt"))),
         completion_price: text(pricing.and_then(|p| p.get("completion"))),
         supported_parameters: entry

@@ -117,7 +117,8 @@ pub struct FunctionCall {
 }
 
 /// The body of one chat-completions request: `{model, messages, tools, tool_choice, max_tokens,
-/// provider?}`. `tools` and `tool_choice` are left out when there are no tools.
+/// provider?}`. `tools` and `tool_choice` are left out when there are no tools; `provider`
+/// (OpenRouter's routing and data policy) is sent to OpenRouter only.
 pub fn chat_request_body(
     config: &OpenRouterConfig,
     messages: &[ChatMessage],
@@ -131,7 +132,11 @@ pub fn chat_request_body(
         body.insert("tool_choice".into(), Value::String(TOOL_CHOICE.into()));
     }
     body.insert("max_tokens".into(), json!(config.max_tokens));
-    if let Some(provider) = config.data_policy.provider_preferences() {
+    if let Some(provider) = config
+        .data_policy
+        .provider_preferences()
+        .filter(|_| config.provider.is_openrouter())
+    {
         body.insert("provider".into(), provider);
     }
     Value::Object(body)

@@ -58,7 +58,12 @@ pub async fn start(
     metadata: Option<Value>,
 ) -> Response {
     let Some(config) = state.settings.client_config() else {
-        let body = json!({"error": {"code": "OPENROUTER_CONFIGURATION_ERROR", "message": "API key is not configured.", "retryable": false}});
+        let message = if state.settings.public_view()["model"] == "" {
+            "Model is not configured: pick one in Settings (Test connection lists them)."
+        } else {
+            "API key is not configured."
+        };
+        let body = json!({"error": {"code": "OPENROUTER_CONFIGURATION_ERROR", "message": message, "retryable": false}});
         return (StatusCode::BAD_REQUEST, Json(body)).into_response();
     };
     let client = match OpenRouterClient::new(config) {

@@ -46,6 +46,7 @@ pub fn router(state: Arc<StudioState>) -> Router {
         .route("/api/agent/runs/{id}", get(run_status))
         .route("/api/agent/runs/{id}/cancel", post(cancel_run))
         .route("/api/settings", get(get_settings).put(put_settings))
+        .route("/api/settings/test", post(test_connection))
         .route("/api/models", get(list_models))
         .route("/api/preview/ack", post(preview_ack))
         .route("/api/preview/diagnostics", get(preview_diagnostics))
@@ -414,15 +415,43 @@ async fn put_settings(
     }
 }
 
-/// `GET /api/models`: tool-capable models of the configured provider (needs a key).
+/// `GET /api/models`: the configured provider's catalog, tool-capable models where the
+/// provider says which those are (a key only where the profile needs one).
 async fn list_models(State(state): State<Arc<StudioState>>) -> Response {
-    let Some(config) = state.settings.client_config() else {
-        return api_error(
-            StatusCode::BAD_REQUEST,
-            "OPENROUTER_CONFIGURATION_ERROR",
-            "API key is not configured.",
-        );
+    catalog_response(state.settings.catalog_config(None)).await
+}
+
+/// `POST /api/settings/test`: the dialog's unsaved provider, base URL and key applied to the
+/// settings (same validation and key rules as saving, nothing saved), then its catalog read:
+/// the models, or the coded failure.
+async fn test_connection(
+    State(state): State<Arc<StudioState>>,
+    Json(draft): Json<Value>,
+) -> Response {
+    let draft = match serde_json::from_value::<super::settings::SettingsUpdate>(draft) {
+        Ok(draft) => draft,
+        Err(error) => {
+            return api_error(
+                StatusCode::BAD_REQUEST,
+                "STUDIO_INVALID_SETTINGS",
+                &error.to_string(),
+            );
+        }
     };
+    catalog_response(state.settings.catalog_config(Some(draft))).await
+}
+
+/// Reads a catalog with `config`: `{provider, toolSupport, models: [{id, label, free, tools}]}`
+/// where `tools` is `null` when the provider does not say; a failure is its coded error (400
+/// for configuration, 502 for the provider).
+async fn catalog_response(
+    config: Result<openrouter_tool_loop::OpenRouterConfig, openrouter_tool_loop::OpenRouterError>,
+) -> Response {
+    let config = match config {
+        Ok(config) => config,
+        Err(error) => return api_error(StatusCode::BAD_REQUEST, error.code, &error.message),
+    };
+    let profile = config.provider;
     let client = match openrouter_tool_loop::OpenRouterClient::new(config) {
         Ok(client) => client,
         Err(error) => return api_error(StatusCode::BAD_REQUEST, error.code, &error.message),
@@ -432,13 +461,33 @@ async fn list_models(State(state): State<Arc<StudioState>>) -> Response {
         .await
     {
         Ok(models) => {
+            // OpenRouter's catalog is filtered by tool support; Ollama marks the models it
+            // knows have tools; the others do not say.
+            let says = profile.is_openrouter();
             let models: Vec<Value> = models
                 .iter()
-                .map(|model| json!({"id": model.id, "label": model.label(), "free": model.is_free(), "tools": model.supports_tools()}))
+                .map(|model| {
+                    let tools = (model.supports_tools() || says).then_some(model.supports_tools());
+                    json!({"id": model.id, "label": model.label(), "free": model.is_free(), "tools": tools})
+                })
                 .collect();
-            Json(json!({"models": models})).into_response()
+            let tool_support = match profile {
+                openrouter_tool_loop::ProviderProfile::OpenRouter => "reported",
+                openrouter_tool_loop::ProviderProfile::Ollama => "capabilities",
+                _ => "unknown",
+            };
+            Json(json!({"provider": profile.id(), "toolSupport": tool_support, "models": models}))
+                .into_response()
         }
-        Err(error) => api_error(StatusCode::BAD_GATEWAY, error.code, &error.message),
+        Err(error) => {
+            let status =
+                if error.code == openrouter_tool_loop::codes::OPENROUTER_CONFIGURATION_ERROR {
+                    StatusCode::BAD_REQUEST
+                } else {
+                    StatusCode::BAD_GATEWAY
+                };
+            api_error(status, error.code, &error.message)
+        }
     }
 }
 

@@ -1,11 +1,17 @@
-//! Provider settings: model, endpoint, data policy and the API key. The key lives in host memory
-//! (from `OPENROUTER_API_KEY` or the settings dialog) and reaches disk only when the user asks
-//! to save it; no view, event, trace or log ever carries it.
+//! Provider settings: provider profile, model, endpoint, data policy and the API key. The key
+//! lives in host memory (from `OPENROUTER_API_KEY` or the settings dialog) and reaches disk only
+//! when the user asks to save it; no view, event, trace or log ever carries it.
+//!
+//! A settings file written before profiles existed has no `provider`: it is OpenRouter, and its
+//! `endpoint` (a chat-completions URL) and saved key keep working unchanged.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
-use openrouter_tool_loop::{ApiKey, DataPolicy, OpenRouterConfig};
+use openrouter_tool_loop::{
+    ApiKey, DEFAULT_CHAT_COMPLETIONS_URL, DEFAULT_MODEL, DataPolicy, OpenRouterConfig,
+    OpenRouterError, ProviderProfile, base_url_of, chat_completions_url, codes,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -17,6 +23,8 @@ pub const MAX_API_KEY_CHARS: usize = 512;
 #[derive(Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Stored {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    provider: Option<String>,
     model: Option<String>,
     endpoint: Option<String>,
     data_policy: Option<String>,
@@ -24,12 +32,53 @@ struct Stored {
     api_key: Option<String>,
 }
 
+impl Stored {
+    fn profile(&self) -> ProviderProfile {
+        self.provider
+            .as_deref()
+            .and_then(ProviderProfile::parse)
+            .unwrap_or_default()
+    }
+
+    /// The chat-completions URL: the stored one, else the profile's default.
+    fn endpoint(&self) -> String {
+        match (&self.endpoint, self.profile()) {
+            (Some(endpoint), _) => endpoint.clone(),
+            (None, ProviderProfile::OpenRouter) => DEFAULT_CHAT_COMPLETIONS_URL.to_owned(),
+            (None, profile) => chat_completions_url(profile.default_base_url()),
+        }
+    }
+
+    /// The model: the stored one, else OpenRouter's default (a local server has none).
+    fn model(&self) -> String {
+        match (&self.model, self.profile()) {
+            (Some(model), _) => model.clone(),
+            (None, ProviderProfile::OpenRouter) => DEFAULT_MODEL.to_owned(),
+            (None, _) => String::new(),
+        }
+    }
+
+    fn has_key(&self) -> bool {
+        self.api_key.as_deref().is_some_and(|key| !key.is_empty())
+    }
+
+    fn needs_key(&self) -> bool {
+        self.profile().needs_key(&self.endpoint())
+    }
+}
+
 /// A settings change from the dialog; absent fields stay as they are.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SettingsUpdate {
-    /// Model id (`vendor/model`).
+    /// Provider profile id: `openrouter`, `openai`, `llamacpp` or `ollama`. Changing it without
+    /// an endpoint or base URL moves to the profile's default base URL and forgets the model.
+    pub provider: Option<String>,
+    /// Model id (`vendor/model`, `qwen3:8b`, ...).
     pub model: Option<String>,
+    /// Base URL of the provider's OpenAI-compatible API (`…/v1`); sets the endpoint to
+    /// `{baseUrl}/chat/completions`.
+    pub base_url: Option<String>,
     /// Chat-completions endpoint URL.
     pub endpoint: Option<String>,
     /// `allow`, `deny` or `zdr`.
@@ -48,6 +97,7 @@ pub struct SettingsUpdate {
 impl std::fmt::Debug for Stored {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Stored")
+            .field("provider", &self.provider)
             .field("model", &self.model)
             .field("endpoint", &self.endpoint)
             .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
@@ -77,6 +127,14 @@ impl Settings {
                 Err(reason) => tracing::warn!(%reason, "ignoring the stored endpoint"),
             }
         }
+        if stored
+            .provider
+            .as_deref()
+            .is_some_and(|id| ProviderProfile::parse(id).is_none())
+        {
+            tracing::warn!("ignoring an unknown stored provider");
+            stored.provider = None;
+        }
         let key_saved = stored.api_key.is_some();
         if let Ok(key) = std::env::var(openrouter_tool_loop::API_KEY_ENV)
             && !key.trim().is_empty()
@@ -90,15 +148,27 @@ impl Settings {
         }
     }
 
-    /// What the page may see: never the key, only whether one is set.
+    /// What the page may see: never the key, only whether one is set, whether the profile
+    /// needs one, and whether the provider agent can run (`ready`).
     pub fn public_view(&self) -> Value {
         let stored = self.inner.read().expect("settings lock");
+        let profile = stored.profile();
+        let endpoint = stored.endpoint();
+        let model = stored.model();
+        let has_key = stored.has_key();
+        let needs_key = stored.needs_key();
         json!({
-            "model": stored.model.clone().unwrap_or_else(|| openrouter_tool_loop::DEFAULT_MODEL.to_owned()),
-            "endpoint": stored.endpoint.clone().unwrap_or_else(|| openrouter_tool_loop::DEFAULT_CHAT_COMPLETIONS_URL.to_owned()),
+            "provider": profile.id(),
+            "providerLabel": profile.label(),
+            "model": model,
+            "endpoint": endpoint,
+            "baseUrl": base_url_of(&endpoint),
             "dataPolicy": stored.data_policy.clone().unwrap_or_else(|| "allow".to_owned()),
-            "hasApiKey": stored.api_key.as_deref().is_some_and(|key| !key.is_empty()),
+            "hasApiKey": has_key,
+            "needsKey": needs_key,
+            "ready": !model.is_empty() && (has_key || !needs_key),
             "keySaved": *self.key_saved.read().expect("settings lock"),
+            "profiles": profiles(),
         })
     }
 
@@ -107,33 +177,14 @@ impl Settings {
     /// so a key is never sent to a host it was not given for (`keyDropped` in the view).
     pub fn update(&self, update: SettingsUpdate) -> Result<Value, String> {
         validate(&update)?;
-        let mut key_dropped = false;
-        {
+        let save_key_request = update.save_key;
+        let clear_key = update.clear_key;
+        let key_dropped = {
             let mut stored = self.inner.write().expect("settings lock");
-            if let Some(model) = update.model {
-                stored.model = Some(model.trim().to_owned()).filter(|m| !m.is_empty());
-            }
-            if let Some(endpoint) = update.endpoint {
-                let next = Some(endpoint.trim().to_owned()).filter(|e| !e.is_empty());
-                let moved = origin_of(stored.endpoint.as_deref()) != origin_of(next.as_deref());
-                if moved && update.api_key.is_none() && stored.api_key.take().is_some() {
-                    key_dropped = true;
-                }
-                stored.endpoint = next;
-            }
-            if let Some(policy) = update.data_policy {
-                stored.data_policy =
-                    DataPolicy::parse(&policy).map(|_| policy.trim().to_ascii_lowercase());
-            }
-            if update.clear_key {
-                stored.api_key = None;
-            }
-            if let Some(key) = update.api_key {
-                stored.api_key = Some(key.trim().to_owned()).filter(|k| !k.is_empty());
-            }
-        }
+            apply(&mut stored, update)
+        };
         let keep_saved = *self.key_saved.read().expect("settings lock");
-        let save_key = update.save_key.unwrap_or(keep_saved) && !update.clear_key && !key_dropped;
+        let save_key = save_key_request.unwrap_or(keep_saved) && !clear_key && !key_dropped;
         self.persist(save_key)
             .map_err(|error| format!("Settings could not be saved: {error}"))?;
         *self.key_saved.write().expect("settings lock") = save_key;
@@ -154,25 +205,111 @@ impl Settings {
         crate::kit::private_files::write_private(&self.file, &bytes)
     }
 
-    /// The client configuration, or `None` without a key.
+    /// The client configuration of the agent, or `None` until it can run (a key where the
+    /// profile needs one, and a model).
     pub fn client_config(&self) -> Option<OpenRouterConfig> {
         let stored = self.inner.read().expect("settings lock");
-        let key = stored.api_key.clone().filter(|key| !key.is_empty())?;
-        let mut config = OpenRouterConfig::new(ApiKey::new(key))
-            .with_attribution("http://127.0.0.1", "Live Code Studio");
-        if let Some(model) = &stored.model {
-            config = config.with_model(model.clone());
-        }
-        if let Some(endpoint) = &stored.endpoint {
-            config = config
-                .with_endpoint(endpoint.clone())
-                .with_models_endpoint(models_endpoint_of(endpoint));
-        }
-        if let Some(policy) = stored.data_policy.as_deref().and_then(DataPolicy::parse) {
-            config = config.with_data_policy(policy);
-        }
-        Some(config)
+        let ready = !stored.model().is_empty() && (stored.has_key() || !stored.needs_key());
+        ready.then(|| config_of(&stored))
     }
+
+    /// The configuration the model catalog is read with: the saved settings, or those settings
+    /// with an unsaved `draft` from the dialog applied (the "Test connection" button), under the
+    /// same validation and key rules as saving. Nothing is saved. A key is needed only where
+    /// the profile needs one; a model is not.
+    pub fn catalog_config(
+        &self,
+        draft: Option<SettingsUpdate>,
+    ) -> Result<OpenRouterConfig, OpenRouterError> {
+        let mut stored = self.inner.read().expect("settings lock").clone();
+        if let Some(draft) = draft {
+            validate(&draft).map_err(|message| {
+                OpenRouterError::new(codes::OPENROUTER_CONFIGURATION_ERROR, message)
+            })?;
+            apply(&mut stored, draft);
+        }
+        if !stored.has_key() && stored.needs_key() {
+            let message = format!(
+                "{} needs an API key: enter one to test the connection.",
+                stored.profile().label()
+            );
+            return Err(OpenRouterError::new(
+                codes::OPENROUTER_CONFIGURATION_ERROR,
+                message,
+            ));
+        }
+        Ok(config_of(&stored))
+    }
+}
+
+/// The profiles a picker offers, with their default base URL and key rule.
+fn profiles() -> Vec<Value> {
+    ProviderProfile::ALL
+        .iter()
+        .map(|profile| {
+            let base = profile.default_base_url();
+            json!({
+                "id": profile.id(),
+                "label": profile.label(),
+                "baseUrl": base,
+                "needsKey": profile.needs_key(&chat_completions_url(base)),
+            })
+        })
+        .collect()
+}
+
+/// Applies a validated change to `stored`; returns whether the key was dropped because the
+/// endpoint moved to another origin without the change supplying a key again.
+fn apply(stored: &mut Stored, update: SettingsUpdate) -> bool {
+    let before = stored.endpoint();
+    if let Some(provider) = update.provider.as_deref().and_then(ProviderProfile::parse)
+        && provider != stored.profile()
+    {
+        stored.provider = Some(provider.id().to_owned());
+        // A model id and an endpoint of one provider mean nothing to another.
+        stored.model = None;
+        stored.endpoint = None;
+    }
+    if let Some(model) = update.model {
+        stored.model = Some(model.trim().to_owned()).filter(|m| !m.is_empty());
+    }
+    let endpoint = match (update.base_url, update.endpoint) {
+        (Some(base), _) if !base.trim().is_empty() => Some(Some(chat_completions_url(&base))),
+        (_, Some(endpoint)) => Some(Some(endpoint.trim().to_owned()).filter(|e| !e.is_empty())),
+        (Some(_), None) => Some(None),
+        (None, None) => None,
+    };
+    if let Some(endpoint) = endpoint {
+        stored.endpoint = endpoint;
+    }
+    let moved = origin_of(&before) != origin_of(&stored.endpoint());
+    let key_dropped = moved && update.api_key.is_none() && stored.api_key.take().is_some();
+    if let Some(policy) = update.data_policy {
+        stored.data_policy = DataPolicy::parse(&policy).map(|_| policy.trim().to_ascii_lowercase());
+    }
+    if update.clear_key {
+        stored.api_key = None;
+    }
+    if let Some(key) = update.api_key {
+        stored.api_key = Some(key.trim().to_owned()).filter(|k| !k.is_empty());
+    }
+    key_dropped
+}
+
+/// The client configuration of `stored` (key, model and endpoints as they are).
+fn config_of(stored: &Stored) -> OpenRouterConfig {
+    let endpoint = stored.endpoint();
+    let key = ApiKey::new(stored.api_key.clone().unwrap_or_default());
+    let mut config = OpenRouterConfig::new(key)
+        .with_provider(stored.profile())
+        .with_attribution("http://127.0.0.1", "Live Code Studio")
+        .with_model(stored.model())
+        .with_endpoint(endpoint.clone())
+        .with_models_endpoint(models_endpoint_of(&endpoint));
+    if let Some(policy) = stored.data_policy.as_deref().and_then(DataPolicy::parse) {
+        config = config.with_data_policy(policy);
+    }
+    config
 }
 
 fn validate(update: &SettingsUpdate) -> Result<(), String> {
@@ -181,14 +318,20 @@ fn validate(update: &SettingsUpdate) -> Result<(), String> {
     };
     if too_long(&update.model, MAX_SETTING_CHARS)
         || too_long(&update.endpoint, MAX_SETTING_CHARS)
+        || too_long(&update.base_url, MAX_SETTING_CHARS)
         || too_long(&update.api_key, MAX_API_KEY_CHARS)
     {
         return Err("Settings values must be at most 512 characters.".into());
     }
-    if let Some(endpoint) = &update.endpoint
-        && !endpoint.trim().is_empty()
+    if let Some(provider) = &update.provider
+        && ProviderProfile::parse(provider).is_none()
     {
-        check_endpoint(endpoint.trim())?;
+        return Err("provider must be openrouter, openai, llamacpp or ollama.".into());
+    }
+    for url in [&update.endpoint, &update.base_url].into_iter().flatten() {
+        if !url.trim().is_empty() {
+            check_endpoint(url.trim())?;
+        }
     }
     if let Some(policy) = &update.data_policy
         && DataPolicy::parse(policy).is_none()
@@ -198,36 +341,14 @@ fn validate(update: &SettingsUpdate) -> Result<(), String> {
     Ok(())
 }
 
-/// Parses an endpoint the key may be sent to: `https://` to any host, plain `http://` only to
-/// a literal loopback address or `localhost`; never with userinfo (`http://127.0.0.1@evil`),
-/// which hides the real host.
+/// The crate's endpoint rule ([`openrouter_tool_loop::check_endpoint`]: `https://`, or
+/// `http://` to a loopback host, never with userinfo), as the settings dialog's message.
 pub fn check_endpoint(raw: &str) -> Result<reqwest::Url, String> {
-    let url = reqwest::Url::parse(raw)
-        .map_err(|error| format!("The endpoint is not a URL ({error})."))?;
-    if !url.username().is_empty() || url.password().is_some() {
-        return Err("The endpoint must not carry a user name or password.".into());
-    }
-    match url.scheme() {
-        "https" if url.host().is_some() => Ok(url),
-        "http" if is_loopback(&url) => Ok(url),
-        _ => Err("The endpoint must be an https:// URL, or http:// to a loopback address (127.0.0.1, [::1], localhost).".into()),
-    }
+    openrouter_tool_loop::check_endpoint(raw).map_err(|error| error.message)
 }
 
-fn is_loopback(url: &reqwest::Url) -> bool {
-    let Some(host) = url.host_str() else {
-        return false;
-    };
-    let literal = host.trim_start_matches('[').trim_end_matches(']');
-    match literal.parse::<std::net::IpAddr>() {
-        Ok(ip) => ip.is_loopback(),
-        Err(_) => host.eq_ignore_ascii_case("localhost"),
-    }
-}
-
-/// Scheme, host and port of an endpoint (`None`: the default endpoint).
-fn origin_of(endpoint: Option<&str>) -> String {
-    let endpoint = endpoint.unwrap_or(openrouter_tool_loop::DEFAULT_CHAT_COMPLETIONS_URL);
+/// Scheme, host and port of an endpoint.
+fn origin_of(endpoint: &str) -> String {
     reqwest::Url::parse(endpoint)
         .map(|url| url.origin().ascii_serialization())
         .unwrap_or_else(|_| endpoint.to_owned())
@@ -236,11 +357,7 @@ fn origin_of(endpoint: Option<&str>) -> String {
 /// The model catalog beside a chat-completions endpoint: `…/chat/completions` → `…/models`,
 /// otherwise `models` under the endpoint's path.
 fn models_endpoint_of(endpoint: &str) -> String {
-    let trimmed = endpoint.trim_end_matches('/');
-    match trimmed.strip_suffix("/chat/completions") {
-        Some(base) => format!("{base}/models"),
-        None => format!("{trimmed}/models"),
-    }
+    openrouter_tool_loop::models_url(&base_url_of(endpoint))
 }
 
 #[cfg(test)]
@@ -445,5 +562,165 @@ mod tests {
                 .is_err()
         );
         assert_eq!(settings.public_view()["dataPolicy"], "allow");
+    }
+
+    #[test]
+    fn a_settings_file_from_before_profiles_keeps_its_key_and_endpoint() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("settings.json"),
+            r#"{"model": "openai/gpt-4o", "endpoint": "https://openrouter.ai/api/v1/chat/completions", "dataPolicy": "deny", "apiKey": "sk-or-legacy-not-real"}"#,
+        )
+        .unwrap();
+        let settings = Settings::load(dir.path());
+        let view = settings.public_view();
+        assert_eq!(
+            (
+                &view["provider"],
+                &view["baseUrl"],
+                &view["keySaved"],
+                &view["ready"]
+            ),
+            (
+                &json!("openrouter"),
+                &json!("https://openrouter.ai/api/v1"),
+                &json!(true),
+                &json!(true)
+            )
+        );
+        let config = settings.client_config().unwrap();
+        assert_eq!(config.provider, ProviderProfile::OpenRouter);
+        assert_eq!(config.endpoint, DEFAULT_CHAT_COMPLETIONS_URL);
+        assert_eq!(
+            config.models_endpoint,
+            "https://openrouter.ai/api/v1/models"
+        );
+        assert_eq!(config.data_policy, DataPolicy::Deny);
+        // Saving an unrelated change keeps the old file's key saved and writes no provider.
+        settings
+            .update(SettingsUpdate {
+                model: Some("openai/gpt-4o-mini".into()),
+                ..SettingsUpdate::default()
+            })
+            .unwrap();
+        let file = std::fs::read_to_string(dir.path().join("settings.json")).unwrap();
+        assert!(file.contains("sk-or-legacy-not-real"));
+        assert!(!file.contains("provider"), "{file}");
+    }
+
+    #[test]
+    fn switching_to_a_local_profile_needs_no_key_and_forgets_the_other_providers_model() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = Settings::load(dir.path());
+        settings
+            .update(SettingsUpdate {
+                api_key: Some("sk-or-not-real".into()),
+                ..SettingsUpdate::default()
+            })
+            .unwrap();
+        let view = settings
+            .update(SettingsUpdate {
+                provider: Some("ollama".into()),
+                ..SettingsUpdate::default()
+            })
+            .unwrap();
+        assert_eq!(view["baseUrl"], "http://127.0.0.1:11434/v1");
+        assert_eq!(
+            view["model"], "",
+            "openai/gpt-4o-mini means nothing to Ollama"
+        );
+        assert_eq!(
+            view["keyDropped"], true,
+            "the key stays with OpenRouter's host"
+        );
+        assert_eq!(
+            (&view["needsKey"], &view["ready"]),
+            (&json!(false), &json!(false))
+        );
+        let view = settings
+            .update(SettingsUpdate {
+                model: Some("qwen3:8b".into()),
+                base_url: Some("http://127.0.0.1:11500/v1/".into()),
+                ..SettingsUpdate::default()
+            })
+            .unwrap();
+        assert_eq!(view["ready"], true);
+        let config = settings.client_config().unwrap();
+        assert_eq!(
+            (
+                config.provider,
+                config.endpoint.as_str(),
+                config.models_endpoint.as_str()
+            ),
+            (
+                ProviderProfile::Ollama,
+                "http://127.0.0.1:11500/v1/chat/completions",
+                "http://127.0.0.1:11500/v1/models"
+            )
+        );
+        assert!(config.api_key.is_empty() || std::env::var("OPENROUTER_API_KEY").is_ok());
+        let reloaded = Settings::load(dir.path());
+        assert_eq!(reloaded.public_view()["provider"], "ollama");
+        assert_eq!(reloaded.public_view()["model"], "qwen3:8b");
+        assert!(
+            settings
+                .update(SettingsUpdate {
+                    provider: Some("anthropic".into()),
+                    ..SettingsUpdate::default()
+                })
+                .is_err()
+        );
+        assert!(
+            settings
+                .update(SettingsUpdate {
+                    base_url: Some("http://192.168.1.5:11434/v1".into()),
+                    ..SettingsUpdate::default()
+                })
+                .is_err(),
+            "plain http off loopback is refused, by the crate's rule"
+        );
+    }
+
+    #[test]
+    fn a_draft_is_tested_under_the_saving_rules_without_being_saved() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = Settings::load(dir.path());
+        settings
+            .update(SettingsUpdate {
+                api_key: Some("sk-or-not-real".into()),
+                ..SettingsUpdate::default()
+            })
+            .unwrap();
+        let draft = |provider: &str, base: &str| SettingsUpdate {
+            provider: Some(provider.into()),
+            base_url: Some(base.into()),
+            ..SettingsUpdate::default()
+        };
+        let config = settings
+            .catalog_config(Some(draft("llamacpp", "http://127.0.0.1:8080/v1")))
+            .unwrap();
+        assert_eq!(config.models_endpoint, "http://127.0.0.1:8080/v1/models");
+        assert!(
+            config.api_key.is_empty(),
+            "the OpenRouter key does not follow the draft"
+        );
+        let error = settings
+            .catalog_config(Some(draft("openai", "https://api.example/v1")))
+            .unwrap_err();
+        assert_eq!(error.code, codes::OPENROUTER_CONFIGURATION_ERROR);
+        assert_eq!(
+            error.message,
+            "OpenAI-compatible needs an API key: enter one to test the connection."
+        );
+        let error = settings
+            .catalog_config(Some(draft("openai", "http://10.0.0.1/v1")))
+            .unwrap_err();
+        assert_eq!(error.code, codes::OPENROUTER_CONFIGURATION_ERROR);
+        assert_eq!(
+            settings.public_view()["provider"],
+            "openrouter",
+            "nothing saved"
+        );
+        assert_eq!(settings.public_view()["hasApiKey"], true);
     }
 }

@@ -9,18 +9,23 @@ const RUN_STATE_TEXT = {
 };
 
 /**
- * Applies the host's key state to an agent `<select>`: the OpenRouter option names the model
- * (or says the key is missing), and a key that was just saved selects OpenRouter. Only a change
- * of key presence moves the choice, so picking the local agent with a key set sticks across the
- * host's repeated state reads; a removed key leaves the choice, and the badge says "no key".
+ * Applies the host's provider state to an agent `<select>`: the provider option names the
+ * provider and model (or says what is missing: a key, or a model for a local server), and a
+ * provider that just became ready (a key saved, or a keyless local profile chosen) selects it.
+ * Only a change of readiness moves the choice, so picking the local agent with a provider ready
+ * sticks across the host's repeated state reads; a provider that stops being ready leaves the
+ * choice, and the badge says what is missing.
  */
 export function applyAgentChoice(select, settings) {
-  const hasKey = Boolean(settings?.hasApiKey);
+  // `ready`: a key where the profile needs one, and a model (a local server needs no key).
+  const ready = Boolean(settings?.ready ?? settings?.hasApiKey);
+  const label = settings?.providerLabel ?? 'OpenRouter';
   const remote = select.querySelector('option[value="openrouter"]');
-  remote.textContent = hasKey ? `OpenRouter · ${settings.model}` : 'OpenRouter (no key)';
-  const before = select.dataset.hasKey;
-  select.dataset.hasKey = String(hasKey);
-  if (hasKey && before !== 'true') select.value = 'openrouter';
+  const missing = settings?.needsKey === false ? 'no model' : 'no key';
+  remote.textContent = ready ? `${label} · ${settings.model}` : `${label} (${missing})`;
+  const before = select.dataset.ready;
+  select.dataset.ready = String(ready);
+  if (ready && before !== 'true') select.value = 'openrouter';
 }
 
 /** `retry 1 of 2 in 4s` while the run backs off before a provider retry, else null. */

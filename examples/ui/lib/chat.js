@@ -63,9 +63,10 @@ export function setActiveRun(run) {
   const badge = $('agent-badge');
   badge.dataset.state = running ? run.state : 'idle';
   const mode = run?.agent ?? $('agent-select').value;
-  // Picking OpenRouter without a key (as the host's live settings report it) says so up front.
-  const keyMissing = !running && mode !== 'local' && state.settings && !state.settings.hasApiKey;
-  badge.textContent = `${mode === 'local' ? 'local agent' : 'OpenRouter'} · ${running ? run.state : keyMissing ? 'no key' : 'idle'}`;
+  // Picking the provider agent before it is ready (no key where the profile needs one, or no
+  // model, as the host's live settings report it) says so up front.
+  const keyMissing = !running && mode !== 'local' && state.settings && !(state.settings.ready ?? state.settings.hasApiKey);
+  badge.textContent = `${mode === 'local' ? 'local agent' : state.settings?.providerLabel ?? 'OpenRouter'} · ${running ? run.state : keyMissing ? 'no key' : 'idle'}`;
   actions.lockEditor();
 }
 

@@ -97,6 +97,9 @@ pub struct Received {
 struct FakeState {
     script: VecDeque<Reply>,
     received: Vec<Received>,
+    /// Ollama's `/api/show` answers by model name (`capabilities` and all), outside the script.
+    shows: std::collections::HashMap<String, Value>,
+    show_requests: Vec<String>,
 }
 
 /// The fake server.
@@ -115,7 +118,7 @@ impl FakeOpenRouter {
         let fake = Self {
             state: Arc::new(Mutex::new(FakeState {
                 script: script.into(),
-                received: Vec::new(),
+                ..FakeState::default()
             })),
             hanging: Arc::new(Notify::new()),
             base,
@@ -123,6 +126,9 @@ impl FakeOpenRouter {
         let app = Router::new()
             .route("/api/v1/chat/completions", post(answer))
             .route("/api/v1/models", get(answer_get))
+            .route("/v1/chat/completions", post(answer))
+            .route("/v1/models", get(answer_get))
+            .route("/api/show", post(answer_show))
             .with_state(fake.clone());
         tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
         fake
@@ -153,6 +159,44 @@ impl FakeOpenRouter {
             })
     }
 
+    /// The base URL of a local server's OpenAI-compatible API (`{base}/v1`).
+    pub fn local_base(&self) -> String {
+        format!("{}/v1", self.base)
+    }
+
+    /// A profile's client at `{base}/v1` with fast retries and a 2 s timeout.
+    pub fn profile_client(
+        &self,
+        profile: openrouter_tool_loop::ProviderProfile,
+        key: &str,
+    ) -> OpenRouterClient {
+        let config = OpenRouterConfig::for_provider(
+            profile,
+            self.local_base(),
+            openrouter_tool_loop::ApiKey::new(key),
+        )
+        .with_model("local-model")
+        .with_request_timeout(Duration::from_secs(2))
+        .with_retry(RetryPolicy {
+            max_retries: 2,
+            base_delay: Duration::from_millis(1),
+            max_delay: Duration::from_millis(20),
+        });
+        OpenRouterClient::new(config).unwrap()
+    }
+
+    /// Sets Ollama's `/api/show` answer for a model.
+    pub fn set_show(&self, model: &str, body: Value) {
+        self.state.lock().unwrap().shows.insert(model.into(), body);
+    }
+
+    /// The model names `/api/show` was asked about, sorted.
+    pub fn show_requests(&self) -> Vec<String> {
+        let mut names = self.state.lock().unwrap().show_requests.clone();
+        names.sort();
+        names
+    }
+
     pub fn requests(&self) -> Vec<Received> {
         self.state.lock().unwrap().received.clone()
     }
@@ -168,6 +212,23 @@ impl FakeOpenRouter {
 
 async fn answer_get(state: State<FakeOpenRouter>, uri: Uri, headers: HeaderMap) -> Response {
     answer(state, uri, headers, Bytes::new()).await
+}
+
+/// Ollama's `POST /api/show {"model"}`: the configured body, or Ollama's 404 for an unknown model.
+async fn answer_show(State(fake): State<FakeOpenRouter>, body: Bytes) -> Response {
+    let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let model = request["model"].as_str().unwrap_or_default().to_owned();
+    let mut state = fake.state.lock().unwrap();
+    state.show_requests.push(model.clone());
+    match state.shows.get(&model) {
+        Some(show) => respond(200, "application/json", show.to_string(), Vec::new()),
+        None => respond(
+            404,
+            "application/json",
+            json!({"error": format!("model '{model}' not found")}).to_string(),
+            Vec::new(),
+        ),
+    }
 }
 
 async fn answer(
