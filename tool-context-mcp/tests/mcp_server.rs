@@ -28,7 +28,7 @@ async fn call(client: &Client, name: &str, arguments: Value) -> Value {
 
 fn error_code(result: &Value) -> &str {
     assert_eq!(result["isError"], true, "{result}");
-    result["structuredContent"]["error"]["code"]
+    result["_meta"]["tool-context/error"]["code"]
         .as_str()
         .unwrap()
 }
@@ -166,7 +166,7 @@ async fn invalid_arguments_are_error_results_with_issues() {
         let result = call(&client, "notes.write", json!({"name": "", "text": 3})).await;
         assert_eq!(error_code(&result), codes::TOOL_VALIDATION_FAILED);
         assert!(
-            result["structuredContent"]["error"]["details"]["issues"]
+            result["_meta"]["tool-context/error"]["details"]["issues"]
                 .as_array()
                 .is_some_and(|issues| !issues.is_empty())
         );
@@ -187,7 +187,7 @@ async fn writes_without_any_approver_are_denied_with_a_reason() {
         )
         .await;
         assert_eq!(error_code(&result), codes::TOOL_POLICY_DENIED);
-        let error = &result["structuredContent"]["error"];
+        let error = &result["_meta"]["tool-context/error"];
         assert_eq!(error["retryable"], false);
         assert_eq!(error["details"], json!({"approvalRoute": "unavailable"}));
         assert!(error["message"].as_str().unwrap().contains("elicitation"));
@@ -220,10 +220,14 @@ async fn elicitation_approves_and_progress_reports_the_wait() {
         let asked = test_client.elicitations.lock().unwrap().clone();
         assert_eq!(asked.len(), 1);
         assert!(asked[0].contains("\"notes.write\""), "{}", asked[0]);
-        assert!(asked[0].contains("Arguments: name, text, expectedRevision"));
+        // The confirmation says what changes: short scalars as they are, content as size
+        // and digest only.
+        assert!(asked[0].contains("name: a"), "{}", asked[0]);
+        assert!(asked[0].contains("text: 3 bytes, 1 line, sha256 "), "{}", asked[0]);
+        assert!(asked[0].contains("expectedRevision: 0"), "{}", asked[0]);
         assert!(
             !asked[0].contains("new"),
-            "argument values are not shown unless marked safe"
+            "content is summarized, never shown"
         );
         // A stale write is approved, then fails in the handler with its own code.
         let stale = call(
@@ -233,9 +237,9 @@ async fn elicitation_approves_and_progress_reports_the_wait() {
         )
         .await;
         assert_eq!(error_code(&stale), "NOTES_REVISION_CONFLICT");
-        assert_eq!(stale["structuredContent"]["error"]["retryable"], true);
+        assert_eq!(stale["_meta"]["tool-context/error"]["retryable"], true);
         assert_eq!(
-            stale["structuredContent"]["error"]["details"],
+            stale["_meta"]["tool-context/error"]["details"],
             json!({"expectedRevision": 0, "currentRevision": 1})
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -258,7 +262,7 @@ async fn a_declined_elicitation_denies() {
         let result = call(&client, "notes.delete", json!({})).await;
         assert_eq!(error_code(&result), codes::TOOL_POLICY_DENIED);
         assert_eq!(
-            result["structuredContent"]["error"]["message"],
+            result["_meta"]["tool-context/error"]["message"],
             "Tool \"notes.delete\" was denied by policy"
         );
         assert_eq!(
@@ -476,7 +480,7 @@ async fn a_call_timing_out_on_its_prompt_reports_timeout_and_withdraws_it() {
         let withdrawn = test_client.withdrawn.notified();
         let result = call(&client, "notes.delete", json!({})).await;
         assert_eq!(error_code(&result), codes::TOOL_TIMEOUT, "{transport:?}");
-        assert_eq!(result["structuredContent"]["error"]["retryable"], true);
+        assert_eq!(result["_meta"]["tool-context/error"]["retryable"], true);
         tokio::time::timeout(Duration::from_secs(10), withdrawn)
             .await
             .expect("the prompt was withdrawn");

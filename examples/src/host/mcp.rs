@@ -13,18 +13,20 @@
 //! transitions (`started`, `approval`, `waiting`, then `completed`, `denied`, `failed` or
 //! `cancelled`) reach the client as progress notifications when it sent a `progressToken`.
 //!
-//! `/mcp` sits behind the studio's Host/Origin guard and needs the per-launch token in the
-//! `x-studio-token` header on every request, reads included (the SSE stream of a session
-//! carries approval prompts and results).
+//! `/mcp` sits behind the studio's Host/Origin guard and needs the per-launch token on every
+//! request, reads included (the SSE stream of a session carries approval prompts and results):
+//! `Authorization: Bearer <token>` or `x-studio-token: <token>`. Without it the answer is `401`
+//! with a `WWW-Authenticate: Bearer` challenge; paths outside `/mcp` (OAuth discovery such as
+//! `/.well-known/oauth-protected-resource` included) are the studio's `404`.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{Request, State};
-use axum::http::{Method, StatusCode};
+use axum::http::Method;
 use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use tool_context_mcp::rmcp::transport::StreamableHttpServerConfig;
@@ -184,16 +186,22 @@ async fn require_token(
     // Checked as a state-changing request without a query string, so only the header counts.
     let checked = policy.check(&Method::POST, request.uri().path(), None, request.headers());
     match checked {
-        Ok(()) => next.run(request).await,
-        Err(_) => {
-            let body = json!({"error": {
-                "code": "STUDIO_TOKEN_REQUIRED",
-                "message": "MCP requests need the studio's per-launch token in the x-studio-token header.",
-                "retryable": false
-            }});
-            (StatusCode::FORBIDDEN, axum::Json(body)).into_response()
-        }
+        Ok(()) => ended_sessions_as_no_content(request.method().clone(), next.run(request).await),
+        Err(refusal) => refusal.into_response_with(
+            "MCP requests need the studio's per-launch token: Authorization: Bearer <token> or the x-studio-token header.",
+        ),
     }
+}
+
+/// rmcp answers a session's DELETE with `202 Accepted`, but the session is already gone: say
+/// so with `204 No Content`, which clients (and the MCP spec's examples) expect.
+fn ended_sessions_as_no_content(method: Method, response: Response) -> Response {
+    if method == Method::DELETE && response.status() == axum::http::StatusCode::ACCEPTED {
+        let mut ended = Response::new(axum::body::Body::empty());
+        *ended.status_mut() = axum::http::StatusCode::NO_CONTENT;
+        return ended;
+    }
+    response
 }
 
 /// `studio mcp`: one MCP session over stdin/stdout until stdin closes, then shuts the studio

@@ -162,7 +162,7 @@ pub fn registry(notes: &Arc<Notes>) -> ToolRegistry {
 pub enum Answer {
     /// The client does not declare elicitation.
     Unsupported,
-    /// Accept with `approve: true`.
+    /// Accept with `{}` (the confirmation form has no field).
     Approve,
     /// Decline.
     Decline,
@@ -217,7 +217,7 @@ impl ClientHandler for TestClient {
         Ok(match self.answer {
             Answer::Approve => {
                 let mut result = ElicitResult::new(ElicitationAction::Accept);
-                result.content = Some(json!({"approve": true}));
+                result.content = Some(json!({}));
                 result
             }
             _ => ElicitResult::new(ElicitationAction::Decline),
