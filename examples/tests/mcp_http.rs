@@ -68,7 +68,10 @@ async fn mcp_requests_need_the_token_and_the_studio_origin() {
     // A missing or wrong token is an authentication failure: 401 with a Bearer challenge.
     let missing = post(None, None).await.unwrap();
     assert_eq!(missing.status(), 401);
-    let challenge = missing.headers()["www-authenticate"].to_str().unwrap().to_owned();
+    let challenge = missing.headers()["www-authenticate"]
+        .to_str()
+        .unwrap()
+        .to_owned();
     assert!(challenge.starts_with("Bearer "), "{challenge}");
     let body: serde_json::Value = missing.json().await.unwrap();
     assert_eq!(body["error"]["code"], "STUDIO_TOKEN_REQUIRED");

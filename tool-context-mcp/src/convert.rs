@@ -236,7 +236,10 @@ mod tests {
         assert_eq!(wire["isError"], true);
         // A client validating `structuredContent` against the tool's `outputSchema` gets none.
         assert!(wire.get("structuredContent").is_none(), "{wire}");
-        assert_eq!(wire["content"][0], json!({"type": "text", "text": "Workspace revision mismatch."}));
+        assert_eq!(
+            wire["content"][0],
+            json!({"type": "text", "text": "Workspace revision mismatch."})
+        );
         let text: Value =
             serde_json::from_str(wire["content"][1]["text"].as_str().unwrap()).unwrap();
         assert_eq!(text, json!({ERROR_KEY: coded}));
@@ -245,6 +248,9 @@ mod tests {
             "X", "m",
         ))))
         .unwrap();
-        assert_eq!(bare["_meta"][ERROR_META_KEY], json!({"code": "X", "message": "m"}));
+        assert_eq!(
+            bare["_meta"][ERROR_META_KEY],
+            json!({"code": "X", "message": "m"})
+        );
     }
 }

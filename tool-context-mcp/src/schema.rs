@@ -136,7 +136,10 @@ fn convert_schema(schema: &Value) -> Value {
             // Without tuple `items` it has no effect in draft-07 either.
             "additionalItems" => {}
             "dependencies" => split_dependencies(&mut out, value),
-            "format" if !value.as_str().is_some_and(|format| KNOWN_FORMATS.contains(&format)) => {}
+            "format"
+                if !value
+                    .as_str()
+                    .is_some_and(|format| KNOWN_FORMATS.contains(&format)) => {}
             key if SCHEMA_MAP_KEYWORDS.contains(&key) => {
                 out.insert(key.to_owned(), convert_map(value));
             }
@@ -302,8 +305,14 @@ mod tests {
         }});
         let converted = to_json_schema_2020_12(&schema);
         let properties = &converted["properties"];
-        assert_eq!(properties["revision"], json!({"type": "integer", "minimum": 0}));
-        assert_eq!(properties["count"], json!({"type": ["integer", "null"], "minimum": 0}));
+        assert_eq!(
+            properties["revision"],
+            json!({"type": "integer", "minimum": 0})
+        );
+        assert_eq!(
+            properties["count"],
+            json!({"type": ["integer", "null"], "minimum": 0})
+        );
         assert_eq!(properties["at"]["format"], "date-time");
         assert_eq!(properties["ratio"]["format"], "double");
         // A property named `format` is a name, not the keyword.

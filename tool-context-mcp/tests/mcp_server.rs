@@ -223,7 +223,11 @@ async fn elicitation_approves_and_progress_reports_the_wait() {
         // The confirmation says what changes: short scalars as they are, content as size
         // and digest only.
         assert!(asked[0].contains("name: a"), "{}", asked[0]);
-        assert!(asked[0].contains("text: 3 bytes, 1 line, sha256 "), "{}", asked[0]);
+        assert!(
+            asked[0].contains("text: 3 bytes, 1 line, sha256 "),
+            "{}",
+            asked[0]
+        );
         assert!(asked[0].contains("expectedRevision: 0"), "{}", asked[0]);
         assert!(
             !asked[0].contains("new"),

@@ -80,7 +80,9 @@ impl Refusal {
         );
         let mut response = (StatusCode::UNAUTHORIZED, axum::Json(body)).into_response();
         if let Ok(value) = axum::http::HeaderValue::from_str(&challenge) {
-            response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, value);
         }
         response
     }
@@ -418,8 +420,13 @@ mod tests {
     fn a_missing_token_is_401_with_a_bearer_challenge_and_a_foreign_host_403() {
         let missing = Refusal::MissingToken.into_response_with("m");
         assert_eq!(missing.status(), StatusCode::UNAUTHORIZED);
-        let challenge = missing.headers()[header::WWW_AUTHENTICATE].to_str().unwrap();
-        assert!(challenge.starts_with("Bearer realm=\"live-code-studio\""), "{challenge}");
+        let challenge = missing.headers()[header::WWW_AUTHENTICATE]
+            .to_str()
+            .unwrap();
+        assert!(
+            challenge.starts_with("Bearer realm=\"live-code-studio\""),
+            "{challenge}"
+        );
         let foreign = Refusal::ForeignHost.into_response_with("m");
         assert_eq!(foreign.status(), StatusCode::FORBIDDEN);
         assert!(!foreign.headers().contains_key(header::WWW_AUTHENTICATE));
