@@ -416,18 +416,24 @@ fn plural(count: usize) -> &'static str {
 }
 
 /// The error of a call that needed approval nobody could give: `TOOL_POLICY_DENIED` (not
-/// retryable as is) with a message that says how to get an approval, and
-/// `details: {approvalRoute: "unavailable"}`.
-pub fn unavailable_denial(tool: &str) -> ToolCallError {
-    ToolCallError::new(
-        codes::TOOL_POLICY_DENIED,
-        format!(
-            "Tool \"{tool}\" needs a person's approval, but nobody could be asked: no approval desk is attended \
-             (open the studio page) and this MCP client does not support form elicitation. The call was denied."
-        ),
-    )
-    .with_retryable(false)
-    .with_details(json!({ "approvalRoute": ROUTE_UNAVAILABLE }))
+/// retryable as is) with a message that names the ways to get an approval, and
+/// `details: {approvalRoute: "unavailable"}`. `help` is the host's own way, if it has one (the
+/// studio: `studio mcp --approve-with URL`), see [`McpToolServer::with_approval_help`].
+///
+/// [`McpToolServer::with_approval_help`]: crate::McpToolServer::with_approval_help
+pub fn unavailable_denial(tool: &str, help: Option<&str>) -> ToolCallError {
+    let mut message = format!(
+        "Tool \"{tool}\" needs a person's approval, but nobody could be asked, so the call was denied: \
+         this MCP client does not support form elicitation and no approval desk is attended. \
+         To approve calls, use an MCP client that supports elicitation"
+    );
+    match help {
+        Some(help) => message.push_str(&format!(", or {help}.")),
+        None => message.push('.'),
+    }
+    ToolCallError::new(codes::TOOL_POLICY_DENIED, message)
+        .with_retryable(false)
+        .with_details(json!({ "approvalRoute": ROUTE_UNAVAILABLE }))
 }
 
 /// Explains a policy denial that came from the unavailable route; other results pass unchanged.
@@ -435,10 +441,12 @@ pub(crate) fn explain_denial(
     result: ToolCallResult,
     route: Option<ApprovalRoute>,
     tool: &str,
+    help: Option<&str>,
 ) -> ToolCallResult {
     let denied = result.error_code() == Some(codes::TOOL_POLICY_DENIED);
     if denied && route == Some(ApprovalRoute::Unavailable) {
-        ToolCallResult::failure(unavailable_denial(tool)).with_tool_call_id(result.tool_call_id)
+        ToolCallResult::failure(unavailable_denial(tool, help))
+            .with_tool_call_id(result.tool_call_id)
     } else {
         result
     }
@@ -539,16 +547,28 @@ mod tests {
             codes::TOOL_POLICY_DENIED,
             "Tool \"t\" was denied by policy",
         ));
-        let explained = explain_denial(denied.clone(), Some(ApprovalRoute::Unavailable), "t");
-        assert_eq!(explained.error_code(), Some(codes::TOOL_POLICY_DENIED));
-        assert_eq!(
-            explained.error.unwrap().details,
-            Some(json!({"approvalRoute": "unavailable"}))
+        let explained = explain_denial(
+            denied.clone(),
+            Some(ApprovalRoute::Unavailable),
+            "t",
+            Some("ask the host"),
         );
+        assert_eq!(explained.error_code(), Some(codes::TOOL_POLICY_DENIED));
+        let error = explained.error.unwrap();
+        assert_eq!(error.details, Some(json!({"approvalRoute": "unavailable"})));
+        assert!(
+            error
+                .message
+                .ends_with("supports elicitation, or ask the host."),
+            "{}",
+            error.message
+        );
+        let generic = unavailable_denial("t", None).message;
+        assert!(generic.ends_with("supports elicitation."), "{generic}");
         assert_eq!(
-            explain_denial(denied.clone(), Some(ApprovalRoute::Elicitation), "t"),
+            explain_denial(denied.clone(), Some(ApprovalRoute::Elicitation), "t", None),
             denied
         );
-        assert_eq!(explain_denial(denied.clone(), None, "t"), denied);
+        assert_eq!(explain_denial(denied.clone(), None, "t", None), denied);
     }
 }

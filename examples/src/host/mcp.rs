@@ -13,6 +13,9 @@
 //! transitions (`started`, `approval`, `waiting`, then `completed`, `denied`, `failed` or
 //! `cancelled`) reach the client as progress notifications when it sent a `progressToken`.
 //!
+//! `studio mcp --approve-with URL` asks a running studio's page instead (see
+//! [`super::remote_approval`]); when nobody can be asked, the denial names these options.
+//!
 //! `/mcp` sits behind the studio's Host/Origin guard and needs the per-launch token on every
 //! request, reads included (the SSE stream of a session carries approval prompts and results):
 //! `Authorization: Bearer <token>` or `x-studio-token: <token>`. Without it the answer is `401`
@@ -27,6 +30,7 @@ use axum::extract::{Request, State};
 use axum::http::Method;
 use axum::middleware::{self, Next};
 use axum::response::Response;
+use axum::routing::post;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use tool_context_mcp::rmcp::transport::StreamableHttpServerConfig;
@@ -37,6 +41,7 @@ use tool_context_mcp::{
 use tool_protocol::ToolCallResult;
 
 use super::StudioState;
+use super::remote_approval::{self, ASK_PATH, RemoteApprovals};
 use super::runs::{AgentRuns, ExternalRun, RunState, call_id_text};
 use super::security::SecurityPolicy;
 use crate::agent::outcome::RunOutcome;
@@ -59,13 +64,22 @@ you last read and need a person's approval (studio page, or this client's elicit
 Send a progressToken to follow each call: started, approval, waiting, then completed, denied, \
 failed or cancelled.";
 
+/// How a person can approve calls when neither a page nor the client can be asked.
+const APPROVAL_HELP: &str = "run `studio mcp --approve-with http://127.0.0.1:<port>` to ask a running \
+studio's page, or connect to a running studio's /mcp while its page is open";
+
 /// The studio's MCP server over `state`'s registry: approvals go to the studio's queue while a
 /// browser page is attached.
 pub fn mcp_server(state: &Arc<StudioState>) -> McpToolServer {
     let viewers = state.pages.clone();
     let desk = ApprovalDesk::new(state.approvals.clone(), move || viewers.count() > 0);
+    server_with_desk(state, desk)
+}
+
+fn server_with_desk(state: &Arc<StudioState>, desk: ApprovalDesk) -> McpToolServer {
     McpToolServer::new(state.registry.clone())
         .with_approval_desk(desk)
+        .with_approval_help(APPROVAL_HELP)
         .with_safe_argument_names(SAFE_ARGUMENT_NAMES.iter().copied())
         .with_implementation(MCP_SERVER_NAME, env!("CARGO_PKG_VERSION"))
         .with_instructions(INSTRUCTIONS)
@@ -157,6 +171,8 @@ pub fn router(state: &Arc<StudioState>) -> Router {
     // studio's own routes (and its 404), never to an MCP token refusal.
     Router::new()
         .nest_service(MCP_PATH, service)
+        .route(ASK_PATH, post(remote_approval::ask))
+        .with_state(state.clone())
         .route_layer(middleware::from_fn_with_state(
             state.security.clone(),
             require_token,
@@ -205,9 +221,18 @@ fn ended_sessions_as_no_content(method: Method, response: Response) -> Response 
 }
 
 /// `studio mcp`: one MCP session over stdin/stdout until stdin closes, then shuts the studio
-/// state down (pending approvals are denied, running calls aborted).
-pub async fn serve_stdio_session(state: &Arc<StudioState>) -> Result<(), ServeError> {
-    let served = serve_stdio(&mcp_server(state)).await;
+/// state down (pending approvals are denied, running calls aborted). With `approve_with`,
+/// approvals go to that running studio's page (`--approve-with`), else to the client by
+/// elicitation.
+pub async fn serve_stdio_session(
+    state: &Arc<StudioState>,
+    approve_with: Option<RemoteApprovals>,
+) -> Result<(), ServeError> {
+    let server = match approve_with {
+        Some(remote) => server_with_desk(state, ApprovalDesk::new(remote, || true)),
+        None => mcp_server(state),
+    };
+    let served = serve_stdio(&server).await;
     state.runs.cancel_all();
     state.approvals.close();
     state.registry.shutdown();

@@ -9,6 +9,7 @@ pub mod openrouter;
 pub mod preview_http;
 pub mod private_files;
 pub mod rejections;
+pub mod remote_approval;
 pub mod runs;
 pub mod security;
 pub mod selection;
