@@ -624,3 +624,144 @@ impl tool_context_mcp::CallObserver for SharedHost {
         self.0.call_finished(call, state, result);
     }
 }
+
+/// A short idle timeout stands in for the 5-minute default.
+const SHORT_IDLE: Duration = Duration::from_millis(200);
+
+#[tokio::test]
+async fn a_session_waiting_on_an_approval_outlives_the_idle_timeout() {
+    let notes = Arc::new(common::Notes::default());
+    let queue = ApprovalQueue::new();
+    let attended = Arc::new(AtomicBool::new(true));
+    let server = McpToolServer::new(registry(&notes)).with_approval_desk(desk(&queue, &attended));
+    let url = common::http_server_with_idle_timeout(&server, SHORT_IDLE).await;
+    let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url);
+    let client = rmcp::ServiceExt::serve(TestClient::new(Answer::Unsupported), transport)
+        .await
+        .unwrap();
+    // The person answers long after the idle timeout; the call sent no progressToken, so
+    // nothing but its open stream shows the session is in use.
+    let approver = {
+        let queue = queue.clone();
+        tokio::spawn(async move {
+            let mut updates = queue.subscribe();
+            let pending = updates
+                .wait_for(|pending| !pending.is_empty())
+                .await
+                .unwrap()
+                .clone();
+            tokio::time::sleep(SHORT_IDLE * 5).await;
+            queue.resolve(&pending[0].id, ApprovalDecision::Allow)
+        })
+    };
+    let result = call(
+        &client,
+        "notes.write",
+        json!({"name": "a", "text": "late", "expectedRevision": 0}),
+    )
+    .await;
+    assert!(approver.await.unwrap());
+    assert_eq!(result["isError"], false, "{result}");
+    assert_eq!(notes.text.lock().unwrap().as_str(), "late");
+    // The session is still there for the next call.
+    let read = call(&client, "notes.read", json!({"name": "a"})).await;
+    assert_eq!(read["isError"], false, "{read}");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn an_unused_session_still_closes_after_the_idle_timeout() {
+    let (_notes, server) = setup();
+    let url = common::http_server_with_idle_timeout(&server, SHORT_IDLE).await;
+    let http = reqwest::Client::new();
+    let post = |session: Option<String>, body: Value| {
+        let mut request = http
+            .post(&url)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .json(&body);
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session);
+        }
+        request.send()
+    };
+    let initialized = post(
+        None,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}
+        }}),
+    )
+    .await
+    .unwrap();
+    let session = initialized.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    drop(initialized.bytes().await.unwrap());
+    let ready = post(
+        Some(session.clone()),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await
+    .unwrap();
+    assert!(ready.status().is_success(), "{}", ready.status());
+    tokio::time::sleep(SHORT_IDLE * 4).await;
+    let late = post(
+        Some(session),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(late.status(), 404, "the idle session was closed");
+}
+
+#[tokio::test]
+async fn progress_keeps_coming_while_a_call_waits_for_its_approval() {
+    for transport in TRANSPORTS {
+        let notes = Arc::new(common::Notes::default());
+        let queue = ApprovalQueue::new();
+        let attended = Arc::new(AtomicBool::new(true));
+        let server = McpToolServer::new(registry(&notes))
+            .with_approval_desk(desk(&queue, &attended))
+            .with_progress_interval(Duration::from_millis(20));
+        let test_client = TestClient::new(Answer::Unsupported);
+        let client = connect(transport, &server, test_client.clone()).await;
+        let approver = {
+            let (queue, progress) = (queue.clone(), test_client.progress.clone());
+            tokio::spawn(async move {
+                let mut updates = queue.subscribe();
+                let pending = updates
+                    .wait_for(|pending| !pending.is_empty())
+                    .await
+                    .unwrap()
+                    .clone();
+                // Answer only once heartbeats arrived during the wait.
+                let heartbeats = || {
+                    progress
+                        .lock()
+                        .unwrap()
+                        .iter()
+                        .filter(|note| note.as_str() == "Running \"notes.write\".")
+                        .count()
+                };
+                while heartbeats() < 3 {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+                queue.resolve(&pending[0].id, ApprovalDecision::Allow)
+            })
+        };
+        let result = tokio::time::timeout(
+            Duration::from_secs(20),
+            call(
+                &client,
+                "notes.write",
+                json!({"name": "a", "text": "x", "expectedRevision": 0}),
+            ),
+        )
+        .await
+        .expect("heartbeats reached the client while the call waited");
+        assert!(approver.await.unwrap());
+        assert_eq!(result["isError"], false, "{transport:?}: {result}");
+        client.cancel().await.unwrap();
+    }
+}
