@@ -171,6 +171,44 @@ async fn unknown_paths_such_as_oauth_discovery_are_404() {
     studio.shutdown().await;
 }
 
+/// Every `format` value (a string under a `format` key) in a schema.
+fn formats(schema: &serde_json::Value, found: &mut Vec<String>) {
+    match schema {
+        serde_json::Value::Object(map) => {
+            for (key, value) in map {
+                match (key.as_str(), value) {
+                    ("format", serde_json::Value::String(format)) => found.push(format.clone()),
+                    _ => formats(value, found),
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|item| formats(item, found)),
+        _ => {}
+    }
+}
+
+#[tokio::test]
+async fn the_catalog_schemas_use_only_formats_validators_know() {
+    let (studio, _data) = studio().await;
+    let client = connect(&studio, Person::absent()).await;
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(tools.len() > 20, "the whole catalog is listed");
+    let mut found = Vec::new();
+    for tool in &tools {
+        formats(&serde_json::Value::Object((*tool.input_schema).clone()), &mut found);
+        if let Some(output) = &tool.output_schema {
+            formats(&serde_json::Value::Object((**output).clone()), &mut found);
+        }
+    }
+    let unknown: Vec<&String> = found
+        .iter()
+        .filter(|format| !tool_context_mcp::schema::KNOWN_FORMATS.contains(&format.as_str()))
+        .collect();
+    assert!(unknown.is_empty(), "formats ajv does not know: {unknown:?}");
+    client.cancel().await.unwrap();
+    studio.shutdown().await;
+}
+
 #[tokio::test]
 async fn the_studio_registry_is_served_with_source_mcp() {
     let (studio, _data) = studio().await;

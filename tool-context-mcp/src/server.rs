@@ -42,7 +42,7 @@ pub const MAX_PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::LATEST_WITH_I
 /// - An unknown tool (or one hidden by the allowlist) and a malformed request are JSON-RPC
 ///   errors `-32602`; `data.code` carries `TOOL_NOT_FOUND` / `TOOL_VALIDATION_FAILED`.
 /// - Every other failure is a result with `isError: true` and the coded error in
-///   `structuredContent.error` (see [`crate::convert`]).
+///   `_meta["tool-context/error"]`, never in `structuredContent` (see [`crate::convert`]).
 /// - `notifications/cancelled` cancels the call (`TOOL_CANCELLED`).
 /// - Approvals go to an attended [`ApprovalDesk`], else to the client by elicitation, else the
 ///   call is denied (see [`crate::approval`]).
