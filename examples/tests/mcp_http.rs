@@ -195,7 +195,10 @@ async fn the_catalog_schemas_use_only_formats_validators_know() {
     assert!(tools.len() > 20, "the whole catalog is listed");
     let mut found = Vec::new();
     for tool in &tools {
-        formats(&serde_json::Value::Object((*tool.input_schema).clone()), &mut found);
+        formats(
+            &serde_json::Value::Object((*tool.input_schema).clone()),
+            &mut found,
+        );
         if let Some(output) = &tool.output_schema {
             formats(&serde_json::Value::Object((**output).clone()), &mut found);
         }

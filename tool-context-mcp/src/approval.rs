@@ -336,7 +336,7 @@ fn change_summary(tool_name: &str, arguments: &Value) -> String {
     }
     let hidden = lines.len().saturating_sub(MAX_SUMMARY_LINES);
     for line in lines.iter().take(MAX_SUMMARY_LINES) {
-        message.push_str("\n");
+        message.push('\n');
         message.push_str(line);
     }
     if hidden > 0 {
