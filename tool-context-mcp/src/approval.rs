@@ -7,8 +7,8 @@
 //!    a browser page with the approval dialog is open) answers.
 //! 2. [`ApprovalRoute::Elicitation`]: the MCP client declared form elicitation, so the person
 //!    behind it is asked with an explicit confirmation: a form with no field, whose message
-//!    says what the call will change ([`confirmation_prompt`]). `accept` (with `{}`, any
-//!    defaults, or no content) approves; `decline` and `cancel` deny ([`approves`]).
+//!    says what the call will change (`confirmation_prompt`). `accept` (with `{}`, any
+//!    defaults, or no content) approves; `decline` and `cancel` deny (`approves`).
 //! 3. [`ApprovalRoute::Unavailable`]: nobody can be asked, so the call is denied and the error
 //!    says why ([`unavailable_denial`]). An approval-required call never runs silently.
 //!
