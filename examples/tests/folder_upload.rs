@@ -243,7 +243,7 @@ async fn a_stale_expected_revision_or_a_malformed_body_changes_nothing() {
         .send()
         .await
         .unwrap();
-    assert_eq!(without_token.status(), 403);
+    assert_eq!(without_token.status(), 401);
     assert_eq!(studio.state().await["files"], before["files"]);
     studio.studio.shutdown().await;
 }

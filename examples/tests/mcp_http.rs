@@ -65,12 +65,19 @@ async fn mcp_requests_need_the_token_and_the_studio_origin() {
         }
         request.send()
     };
+    // A missing or wrong token is an authentication failure: 401 with a Bearer challenge.
     let missing = post(None, None).await.unwrap();
-    assert_eq!(missing.status(), 403);
+    assert_eq!(missing.status(), 401);
+    let challenge = missing.headers()["www-authenticate"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(challenge.starts_with("Bearer "), "{challenge}");
     let body: serde_json::Value = missing.json().await.unwrap();
     assert_eq!(body["error"]["code"], "STUDIO_TOKEN_REQUIRED");
     let wrong = post(Some("not-the-token"), None).await.unwrap();
-    assert_eq!(wrong.status(), 403);
+    assert_eq!(wrong.status(), 401);
+    assert!(wrong.headers().contains_key("www-authenticate"));
     let foreign = post(Some(studio.token()), Some("http://evil.example"))
         .await
         .unwrap();
@@ -84,7 +91,7 @@ async fn mcp_requests_need_the_token_and_the_studio_origin() {
         .send()
         .await
         .unwrap();
-    assert_eq!(stream.status(), 403);
+    assert_eq!(stream.status(), 401);
     let own = post(
         Some(studio.token()),
         Some(&format!("http://127.0.0.1:{}", studio.addr.port())),
@@ -92,6 +99,116 @@ async fn mcp_requests_need_the_token_and_the_studio_origin() {
     .await
     .unwrap();
     assert_eq!(own.status(), 200);
+    studio.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_bearer_token_authenticates_and_a_session_can_be_deleted() {
+    let (studio, _data) = studio().await;
+    let http = reqwest::Client::new();
+    let initialized = http
+        .post(mcp_url(&studio))
+        .header("accept", "application/json, text/event-stream")
+        .header("authorization", format!("Bearer {}", studio.token()))
+        .json(&initialize_body())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(initialized.status(), 200);
+    let session = initialized.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let wrong_bearer = http
+        .post(mcp_url(&studio))
+        .header("accept", "application/json, text/event-stream")
+        .header("authorization", "Bearer not-the-token")
+        .json(&initialize_body())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong_bearer.status(), 401);
+    let deleted = http
+        .delete(mcp_url(&studio))
+        .header("authorization", format!("Bearer {}", studio.token()))
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-11-25")
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        [200, 204].contains(&deleted.status().as_u16()),
+        "DELETE answered {}: {}",
+        deleted.status(),
+        deleted.text().await.unwrap()
+    );
+    studio.shutdown().await;
+}
+
+#[tokio::test]
+async fn unknown_paths_such_as_oauth_discovery_are_404() {
+    let (studio, _data) = studio().await;
+    let http = reqwest::Client::new();
+    let base = format!("http://127.0.0.1:{}", studio.addr.port());
+    for path in [
+        "/.well-known/oauth-protected-resource",
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-authorization-server",
+    ] {
+        // What an MCP client's OAuth discovery sends: a plain GET, no token.
+        let discovery = http.get(format!("{base}{path}")).send().await.unwrap();
+        assert_eq!(discovery.status(), 404, "GET {path}");
+        let body: serde_json::Value = discovery.json().await.unwrap();
+        assert_eq!(body["error"]["code"], "STUDIO_NOT_FOUND");
+        let tokened = http
+            .post(format!("{base}{path}"))
+            .header("authorization", format!("Bearer {}", studio.token()))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(tokened.status(), 404, "POST {path}");
+    }
+    studio.shutdown().await;
+}
+
+/// Every `format` value (a string under a `format` key) in a schema.
+fn formats(schema: &serde_json::Value, found: &mut Vec<String>) {
+    match schema {
+        serde_json::Value::Object(map) => {
+            for (key, value) in map {
+                match (key.as_str(), value) {
+                    ("format", serde_json::Value::String(format)) => found.push(format.clone()),
+                    _ => formats(value, found),
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|item| formats(item, found)),
+        _ => {}
+    }
+}
+
+#[tokio::test]
+async fn the_catalog_schemas_use_only_formats_validators_know() {
+    let (studio, _data) = studio().await;
+    let client = connect(&studio, Person::absent()).await;
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(tools.len() > 20, "the whole catalog is listed");
+    let mut found = Vec::new();
+    for tool in &tools {
+        formats(
+            &serde_json::Value::Object((*tool.input_schema).clone()),
+            &mut found,
+        );
+        if let Some(output) = &tool.output_schema {
+            formats(&serde_json::Value::Object((**output).clone()), &mut found);
+        }
+    }
+    let unknown: Vec<&String> = found
+        .iter()
+        .filter(|format| !tool_context_mcp::schema::KNOWN_FORMATS.contains(&format.as_str()))
+        .collect();
+    assert!(unknown.is_empty(), "formats ajv does not know: {unknown:?}");
+    client.cancel().await.unwrap();
     studio.shutdown().await;
 }
 

@@ -12,8 +12,13 @@ use rmcp::service::ServiceError;
 use serde_json::json;
 
 fn spawn_studio(root: &std::path::Path) -> tokio::process::Child {
+    spawn_studio_with(root, &[])
+}
+
+fn spawn_studio_with(root: &std::path::Path, extra: &[&str]) -> tokio::process::Child {
     tokio::process::Command::new(env!("CARGO_BIN_EXE_studio"))
         .arg("mcp")
+        .args(extra)
         .arg("--folder")
         .arg(root.join("site"))
         .arg("--data-dir")
@@ -93,7 +98,98 @@ async fn studio_mcp_denies_mutations_when_nobody_can_approve() {
         error(&result)["details"],
         json!({"approvalRoute": "unavailable"})
     );
+    // The denial names the real ways to approve, not a page this process does not have.
+    let message = error(&result)["message"].as_str().unwrap().to_owned();
+    assert!(message.contains("supports elicitation"), "{message}");
+    assert!(message.contains("studio mcp --approve-with"), "{message}");
     assert_eq!(read(&client, "notes.txt").await.1, "keep\n");
     client.cancel().await.unwrap();
     let _ = child.wait().await;
+}
+
+async fn running_studio() -> (live_code_studio::host::RunningStudio, tempfile::TempDir) {
+    let data = tempfile::tempdir().unwrap();
+    let options = live_code_studio::host::StudioOptions {
+        port: 0,
+        data_dir: data.path().to_owned(),
+        folder: None,
+        discard_changes: false,
+    };
+    (live_code_studio::host::start(options).await.unwrap(), data)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn approve_with_asks_a_running_studios_page() {
+    let (studio, _data) = running_studio().await;
+    let url = format!("http://127.0.0.1:{}", studio.addr.port());
+    let root = site();
+    let mut child = spawn_studio_with(
+        root.path(),
+        &["--approve-with", &url, "--token", studio.token()],
+    );
+    let transport = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    let client = Person::absent().serve(transport).await.unwrap();
+
+    // No page open on the running studio: a clear, retryable failure, and nothing changes.
+    let unattended = call(
+        &client,
+        "workspace.deleteFile",
+        json!({"path": "notes.txt"}),
+    )
+    .await;
+    assert_eq!(
+        error(&unattended)["code"],
+        "TOOL_POLICY_FAILED",
+        "{unattended}"
+    );
+    assert_eq!(error(&unattended)["retryable"], true);
+    assert!(
+        error(&unattended)["message"]
+            .as_str()
+            .unwrap()
+            .contains("No studio page is open"),
+        "{unattended}"
+    );
+    assert_eq!(read(&client, "notes.txt").await.1, "keep\n");
+
+    // With a page open, the running studio's queue shows the call and the person decides.
+    let _page = studio.state.pages.attach();
+    let approvals = studio.state.approvals.clone();
+    let decide = |decision| {
+        let approvals = approvals.clone();
+        tokio::spawn(async move {
+            let mut updates = approvals.subscribe();
+            let pending = updates
+                .wait_for(|pending| !pending.is_empty())
+                .await
+                .unwrap()
+                .clone();
+            assert_eq!(pending[0].source.as_str(), "mcp");
+            let name = pending[0].name.clone();
+            assert!(approvals.resolve(&pending[0].id, decision));
+            name
+        })
+    };
+    let denier = decide(tool_context::ApprovalDecision::Deny);
+    let denied = call(
+        &client,
+        "workspace.deleteFile",
+        json!({"path": "notes.txt"}),
+    )
+    .await;
+    assert_eq!(denier.await.unwrap(), "workspace.deleteFile");
+    assert_eq!(error(&denied)["code"], "TOOL_POLICY_DENIED", "{denied}");
+    assert_eq!(read(&client, "notes.txt").await.1, "keep\n");
+    let approver = decide(tool_context::ApprovalDecision::Allow);
+    let deleted = call(
+        &client,
+        "workspace.deleteFile",
+        json!({"path": "notes.txt"}),
+    )
+    .await;
+    assert_eq!(approver.await.unwrap(), "workspace.deleteFile");
+    assert_eq!(deleted["isError"], false, "{deleted}");
+    client.cancel().await.unwrap();
+    let _ = child.wait().await;
+    studio.shutdown().await;
 }

@@ -132,7 +132,7 @@ async fn the_token_is_taken_from_the_header_only() {
         .send()
         .await
         .unwrap();
-    assert_eq!(in_query.status(), 403);
+    assert_eq!(in_query.status(), 401);
     let body: Value = in_query.json().await.unwrap();
     assert_eq!(body["error"]["code"], "STUDIO_TOKEN_REQUIRED");
     let in_header = http

@@ -367,7 +367,7 @@ async fn forged_hosts_origins_and_missing_tokens_are_refused() {
         .send()
         .await
         .unwrap();
-    assert_eq!(untokened.status(), 403);
+    assert_eq!(untokened.status(), 401);
     let body: Value = untokened.json().await.unwrap();
     assert_eq!(body["error"]["code"], "STUDIO_TOKEN_REQUIRED");
     assert!(
@@ -912,7 +912,7 @@ async fn unknown_routes_and_the_favicon_answer_404_without_leaking_anything() {
         .send()
         .await
         .unwrap();
-    assert_eq!(untokened_mcp.status(), 403);
+    assert_eq!(untokened_mcp.status(), 401);
     let untokened_stream = client
         .http
         .get(format!("{}/mcp/", client.base))
@@ -921,7 +921,7 @@ async fn unknown_routes_and_the_favicon_answer_404_without_leaking_anything() {
         .unwrap();
     assert_eq!(
         untokened_stream.status(),
-        403,
+        401,
         "every /mcp path keeps its token check"
     );
     // The pages name a favicon the studio serves.

@@ -6,8 +6,9 @@
 //! 1. [`ApprovalRoute::Desk`]: an [`ApprovalDesk`] that is attended right now (for the studio:
 //!    a browser page with the approval dialog is open) answers.
 //! 2. [`ApprovalRoute::Elicitation`]: the MCP client declared form elicitation, so the person
-//!    behind it is asked with a one-field form (`approve: boolean`). Only an `accept` with
-//!    `approve: true` approves; `decline`, `cancel`, `approve: false` or missing content deny.
+//!    behind it is asked with an explicit confirmation: a form with no field, whose message
+//!    says what the call will change (`confirmation_prompt`). `accept` (with `{}`, any
+//!    defaults, or no content) approves; `decline` and `cancel` deny (`approves`).
 //! 3. [`ApprovalRoute::Unavailable`]: nobody can be asked, so the call is denied and the error
 //!    says why ([`unavailable_denial`]). An approval-required call never runs silently.
 //!
@@ -26,15 +27,30 @@ use rmcp::model::{
 };
 use rmcp::service::{ElicitationMode, Peer, PeerRequestOptions, RoleServer};
 use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 use tool_context::{BoxError, InteractionOutcome, InteractionRequest, ToolInteraction};
+use tool_protocol::observability::ObservabilityPolicy;
 use tool_protocol::{ToolApprovalSnapshot, ToolCallError, ToolCallResult, codes};
 
 use crate::lifecycle::{CallState, McpCall};
 use crate::progress::Progress;
 
-/// The elicitation form field a person sets to approve a call.
-pub const APPROVE_FIELD: &str = "approve";
+/// Title of the confirmation form.
+pub const CONFIRMATION_TITLE: &str = "Approve this tool call";
+/// Most argument lines the confirmation message lists; further ones are counted, not shown.
+pub const MAX_SUMMARY_LINES: usize = 12;
+/// Longest value shown as is in the confirmation message, in characters; longer or multi-line
+/// text is summarized by size and digest.
+pub const MAX_SHOWN_VALUE_CHARS: usize = 80;
+/// Hex digits of the SHA-256 digest that stand for a summarized text.
+pub const DIGEST_HEX_CHARS: usize = 12;
+/// Arguments that carry file or patch content: always summarized (bytes, lines, digest), never
+/// shown, whatever their length.
+pub const CONTENT_ARGUMENT_NAMES: &[&str] = &[
+    "source", "content", "contents", "replace", "search", "text", "patch", "diff", "body", "data",
+    "code", "html", "css", "script",
+];
 /// `reason` of the `notifications/cancelled` that withdraws a prompt whose call stopped waiting.
 pub const WITHDRAWN_REASON: &str = "The tool call stopped waiting for this approval.";
 /// `details.approvalRoute` value of a denial nobody could be asked about.
@@ -155,10 +171,11 @@ impl McpApproval {
         request: &InteractionRequest,
         cancellation: &CancellationToken,
     ) -> Result<InteractionOutcome, BoxError> {
+        let prompt = request_prompt(request, &self.safe_argument_names);
         let params = ElicitRequestParams::FormElicitationParams {
             meta: None,
-            message: approval_message(request, &self.safe_argument_names),
-            requested_schema: approval_form()?,
+            message: prompt.message,
+            requested_schema: prompt.requested_schema,
         };
         let request = ServerRequest::ElicitRequest(Request::new(params));
         let handle = self
@@ -180,7 +197,11 @@ impl McpApproval {
         let ClientResult::ElicitResult(answer) = answer else {
             return Err("the MCP client answered the elicitation with another result type".into());
         };
-        Ok(outcome_of(answer.action, answer.content.as_ref()))
+        Ok(if approves(answer.action, answer.content.as_ref()) {
+            InteractionOutcome::Approved
+        } else {
+            InteractionOutcome::Denied
+        })
     }
 }
 
@@ -253,76 +274,166 @@ impl ToolInteraction for McpApproval {
     }
 }
 
-/// The one-field form an MCP client shows.
-fn approval_form() -> Result<ElicitationSchema, BoxError> {
-    let schema = json!({
-        "type": "object",
-        "properties": {
-            APPROVE_FIELD: {
-                "type": "boolean",
-                "title": "Approve this tool call",
-                "description": "Run the call once. Leave unset or decline to refuse it.",
-                "default": false
-            }
-        },
-        "required": [APPROVE_FIELD]
-    });
-    let object = schema.as_object().cloned().unwrap_or_default();
-    Ok(ElicitationSchema::from_json_schema(object)?)
+/// What an MCP client shows to ask for a confirmation: the message and the form.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ConfirmationPrompt {
+    /// What the call will change, in plain text (bounded, secrets redacted).
+    pub(crate) message: String,
+    /// The form: an object with no field, so a client's "accept" answers it as is.
+    pub(crate) requested_schema: ElicitationSchema,
 }
 
-/// Only an explicit `accept` with `approve: true` approves.
-fn outcome_of(action: ElicitationAction, content: Option<&Value>) -> InteractionOutcome {
-    let approved = action == ElicitationAction::Accept
-        && content
-            .and_then(|content| content.get(APPROVE_FIELD))
-            .and_then(Value::as_bool)
-            == Some(true);
-    if approved {
-        InteractionOutcome::Approved
-    } else {
-        InteractionOutcome::Denied
+/// The explicit confirmation of one call of `tool_name` with `arguments`: a form with no field
+/// (nothing to fill in, so `accept` with `{}` or the defaults is a valid answer) and a message
+/// that says what the call will change — each argument on a line, short scalars as they are,
+/// content (`source`, `replace`, …) and long text only as byte count, line count and a SHA-256
+/// digest prefix, redacted keys (`apiKey`, `token`, …) hidden — at most [`MAX_SUMMARY_LINES`]
+/// lines.
+pub(crate) fn confirmation_prompt(tool_name: &str, arguments: &Value) -> ConfirmationPrompt {
+    let mut schema = ElicitationSchema::new(std::collections::BTreeMap::new());
+    schema.title = Some(CONFIRMATION_TITLE.into());
+    schema.description =
+        Some("Accept to run this call once; decline or cancel to refuse it.".into());
+    ConfirmationPrompt {
+        message: change_summary(tool_name, arguments),
+        requested_schema: schema,
     }
 }
 
-/// What the person reads: tool, description, argument names and the safe argument preview —
-/// the same facts the studio's approval dialog shows, never raw argument values.
-fn approval_message(request: &InteractionRequest, safe_argument_names: &[String]) -> String {
+/// Whether a person's answer to the confirmation approves the call: `accept` does (the form
+/// has no field, so its content does not matter); `decline` and `cancel` deny.
+pub(crate) fn approves(action: ElicitationAction, _content: Option<&Value>) -> bool {
+    action == ElicitationAction::Accept
+}
+
+/// The confirmation of a registry interaction: [`confirmation_prompt`] with the tool's
+/// description (the one the studio's approval dialog shows) as the message's second line.
+fn request_prompt(
+    request: &InteractionRequest,
+    safe_argument_names: &[String],
+) -> ConfirmationPrompt {
+    let arguments = Value::Object(request.arguments.clone());
+    let mut prompt = confirmation_prompt(&request.name, &arguments);
     let snapshot = ToolApprovalSnapshot::new(
         String::new(),
         request.approval_call(),
         safe_argument_names,
         0,
     );
-    let mut message = format!(
-        "Approve the tool call \"{}\"?\n{}",
-        snapshot.name, snapshot.description
-    );
-    if !snapshot.argument_keys.is_empty() {
-        message.push_str(&format!(
-            "\nArguments: {}",
-            snapshot.argument_keys.join(", ")
-        ));
+    if let Some((first, rest)) = prompt.message.split_once('\n') {
+        prompt.message = format!("{first}\n{}\n{rest}", snapshot.description);
     }
-    if let Some(preview) = &snapshot.safe_argument_preview {
-        message.push_str(&format!("\n{preview}"));
+    prompt
+}
+
+fn change_summary(tool_name: &str, arguments: &Value) -> String {
+    let policy = ObservabilityPolicy::default();
+    let mut lines = Vec::new();
+    summarize_value("", arguments, &policy, &mut lines);
+    let mut message = format!("Approve the tool call \"{tool_name}\"?\nIt runs once with:");
+    if lines.is_empty() {
+        message.push_str("\n(no arguments)");
+    }
+    let hidden = lines.len().saturating_sub(MAX_SUMMARY_LINES);
+    for line in lines.iter().take(MAX_SUMMARY_LINES) {
+        message.push('\n');
+        message.push_str(line);
+    }
+    if hidden > 0 {
+        message.push_str(&format!("\n… and {hidden} more argument value(s)"));
     }
     message
 }
 
-/// The error of a call that needed approval nobody could give: `TOOL_POLICY_DENIED` (not
-/// retryable as is) with a message that says how to get an approval, and
-/// `details: {approvalRoute: "unavailable"}`.
-pub fn unavailable_denial(tool: &str) -> ToolCallError {
-    ToolCallError::new(
-        codes::TOOL_POLICY_DENIED,
-        format!(
-            "Tool \"{tool}\" needs a person's approval, but nobody could be asked: no approval desk is attended \
-             (open the studio page) and this MCP client does not support form elicitation. The call was denied."
-        ),
+/// One line per scalar leaf (`edits[0].path: a.html`), depth-first, in argument order; stops
+/// collecting past one line more than is shown.
+fn summarize_value(
+    path: &str,
+    value: &Value,
+    policy: &ObservabilityPolicy,
+    lines: &mut Vec<String>,
+) {
+    if lines.len() > MAX_SUMMARY_LINES * 4 {
+        return;
+    }
+    match value {
+        Value::Object(map) => {
+            for (key, item) in map {
+                let child = if path.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{path}.{key}")
+                };
+                // Content first: the redaction policy also hides `source`/`search`/`replace`,
+                // but a digest of them tells nothing and lets the person tell changes apart.
+                if let Some(text) = item.as_str().filter(|_| is_content_argument(key)) {
+                    lines.push(format!("{child}: {}", text_digest(text)));
+                } else if policy.is_redacted_key(key) {
+                    lines.push(format!("{child}: [{key} redacted]"));
+                } else {
+                    summarize_value(&child, item, policy, lines);
+                }
+            }
+        }
+        Value::Array(items) if items.is_empty() => lines.push(format!("{path}: (empty list)")),
+        Value::Array(items) => {
+            for (index, item) in items.iter().enumerate() {
+                summarize_value(&format!("{path}[{index}]"), item, policy, lines);
+            }
+        }
+        Value::String(text) => {
+            let shown = text.chars().count() <= MAX_SHOWN_VALUE_CHARS && !text.contains('\n');
+            if shown {
+                lines.push(format!("{path}: {text}"));
+            } else {
+                lines.push(format!("{path}: {}", text_digest(text)));
+            }
+        }
+        scalar => lines.push(format!("{path}: {scalar}")),
+    }
+}
+
+fn is_content_argument(key: &str) -> bool {
+    CONTENT_ARGUMENT_NAMES.contains(&key)
+}
+
+/// `1234 bytes, 40 lines, sha256 0123456789ab`: enough to tell two contents apart, nothing of
+/// the text itself.
+fn text_digest(text: &str) -> String {
+    let digest = hex::encode(Sha256::digest(text.as_bytes()));
+    let lines = text.lines().count();
+    let bytes = text.len();
+    format!(
+        "{bytes} byte{}, {lines} line{}, sha256 {}",
+        plural(bytes),
+        plural(lines),
+        &digest[..DIGEST_HEX_CHARS]
     )
-    .with_retryable(false)
-    .with_details(json!({ "approvalRoute": ROUTE_UNAVAILABLE }))
+}
+
+fn plural(count: usize) -> &'static str {
+    if count == 1 { "" } else { "s" }
+}
+
+/// The error of a call that needed approval nobody could give: `TOOL_POLICY_DENIED` (not
+/// retryable as is) with a message that names the ways to get an approval, and
+/// `details: {approvalRoute: "unavailable"}`. `help` is the host's own way, if it has one (the
+/// studio: `studio mcp --approve-with URL`), see [`McpToolServer::with_approval_help`].
+///
+/// [`McpToolServer::with_approval_help`]: crate::McpToolServer::with_approval_help
+pub fn unavailable_denial(tool: &str, help: Option<&str>) -> ToolCallError {
+    let mut message = format!(
+        "Tool \"{tool}\" needs a person's approval, but nobody could be asked, so the call was denied: \
+         this MCP client does not support form elicitation and no approval desk is attended. \
+         To approve calls, use an MCP client that supports elicitation"
+    );
+    match help {
+        Some(help) => message.push_str(&format!(", or {help}.")),
+        None => message.push('.'),
+    }
+    ToolCallError::new(codes::TOOL_POLICY_DENIED, message)
+        .with_retryable(false)
+        .with_details(json!({ "approvalRoute": ROUTE_UNAVAILABLE }))
 }
 
 /// Explains a policy denial that came from the unavailable route; other results pass unchanged.
@@ -330,10 +441,12 @@ pub(crate) fn explain_denial(
     result: ToolCallResult,
     route: Option<ApprovalRoute>,
     tool: &str,
+    help: Option<&str>,
 ) -> ToolCallResult {
     let denied = result.error_code() == Some(codes::TOOL_POLICY_DENIED);
     if denied && route == Some(ApprovalRoute::Unavailable) {
-        ToolCallResult::failure(unavailable_denial(tool)).with_tool_call_id(result.tool_call_id)
+        ToolCallResult::failure(unavailable_denial(tool, help))
+            .with_tool_call_id(result.tool_call_id)
     } else {
         result
     }
@@ -346,44 +459,70 @@ mod tests {
     use tool_protocol::{ToolCallContext, ToolCallSource};
 
     #[test]
-    fn only_an_explicit_accept_with_approve_true_approves() {
-        let yes = json!({APPROVE_FIELD: true});
-        let no = json!({APPROVE_FIELD: false});
-        assert_eq!(
-            outcome_of(ElicitationAction::Accept, Some(&yes)),
-            InteractionOutcome::Approved
-        );
-        assert_eq!(
-            outcome_of(ElicitationAction::Accept, Some(&no)),
-            InteractionOutcome::Denied
-        );
-        assert_eq!(
-            outcome_of(
-                ElicitationAction::Accept,
-                Some(&json!({APPROVE_FIELD: "true"}))
-            ),
-            InteractionOutcome::Denied
-        );
-        assert_eq!(
-            outcome_of(ElicitationAction::Accept, None),
-            InteractionOutcome::Denied
-        );
-        assert_eq!(
-            outcome_of(ElicitationAction::Decline, Some(&yes)),
-            InteractionOutcome::Denied
-        );
-        assert_eq!(
-            outcome_of(ElicitationAction::Cancel, Some(&yes)),
-            InteractionOutcome::Denied
-        );
+    fn accept_approves_with_any_content_and_decline_or_cancel_deny() {
+        for content in [None, Some(json!({})), Some(json!({"approve": true}))] {
+            assert!(approves(ElicitationAction::Accept, content.as_ref()));
+        }
+        assert!(!approves(ElicitationAction::Decline, Some(&json!({}))));
+        assert!(!approves(ElicitationAction::Cancel, None));
     }
 
     #[test]
-    fn the_message_previews_only_safe_arguments() {
-        let arguments = json!({"path": "index.html", "source": "<secret>"})
-            .as_object()
-            .cloned()
-            .unwrap();
+    fn the_form_has_no_field_so_an_empty_accept_is_valid() {
+        let prompt = confirmation_prompt("t", &json!({}));
+        let form = serde_json::to_value(&prompt.requested_schema).unwrap();
+        assert_eq!(form["type"], "object");
+        assert_eq!(form["properties"], json!({}));
+        assert!(form.get("required").is_none());
+        assert_eq!(form["title"], CONFIRMATION_TITLE);
+        assert!(prompt.message.contains("(no arguments)"));
+    }
+
+    #[test]
+    fn the_message_summarizes_content_and_hides_secrets() {
+        let source = "<h1>Hello</h1>\n<p>world</p>\n";
+        let arguments = json!({
+            "path": "index.html", "source": source, "expectedRevision": 3,
+            "apiKey": "sk-live-123", "edits": [{"search": "a", "replace": "SECRET-REPLACEMENT"}]
+        });
+        let message = confirmation_prompt("workspace.writeFile", &arguments).message;
+        assert!(message.starts_with("Approve the tool call \"workspace.writeFile\"?"));
+        assert!(message.contains("path: index.html"), "{message}");
+        assert!(message.contains("expectedRevision: 3"));
+        let digest = hex::encode(Sha256::digest(source.as_bytes()));
+        assert!(
+            message.contains(&format!(
+                "source: 28 bytes, 2 lines, sha256 {}",
+                &digest[..12]
+            )),
+            "{message}"
+        );
+        assert!(message.contains("edits[0].replace: 18 bytes, 1 line, sha256 "));
+        assert!(message.contains("edits[0].search: 1 byte, 1 line, sha256 "));
+        assert!(message.contains("apiKey: [apiKey redacted]"));
+        for raw in ["<h1>", "sk-live-123", "SECRET-REPLACEMENT"] {
+            assert!(!message.contains(raw), "{raw} leaked: {message}");
+        }
+    }
+
+    #[test]
+    fn long_text_is_digested_and_the_line_count_is_bounded() {
+        let long = "x".repeat(MAX_SHOWN_VALUE_CHARS + 1);
+        let exact = "y".repeat(MAX_SHOWN_VALUE_CHARS);
+        let message = confirmation_prompt("t", &json!({"note": long, "label": exact})).message;
+        assert!(message.contains(&format!("label: {exact}")));
+        assert!(message.contains("note: 81 bytes, 1 line, sha256 "));
+        let many: serde_json::Map<String, Value> = (0..MAX_SUMMARY_LINES + 3)
+            .map(|index| (format!("k{index:02}"), json!(index)))
+            .collect();
+        let message = confirmation_prompt("t", &Value::Object(many)).message;
+        assert_eq!(message.lines().count(), 2 + MAX_SUMMARY_LINES + 1);
+        assert!(message.ends_with("… and 3 more argument value(s)"));
+    }
+
+    #[test]
+    fn the_message_adds_the_tool_description() {
+        let arguments = json!({"path": "index.html"}).as_object().cloned().unwrap();
         let request = InteractionRequest {
             kind: InteractionKind::Approval,
             tool_call_id: None,
@@ -395,18 +534,11 @@ mod tests {
                 ..ToolCallContext::default()
             },
         };
-        let message = approval_message(&request, &["path".to_owned()]);
-        assert!(message.contains("\"workspace.writeFile\""));
-        assert!(message.contains("Arguments: path, source"));
-        assert!(message.contains("index.html"));
-        assert!(!message.contains("<secret>"));
-    }
-
-    #[test]
-    fn the_form_is_a_valid_elicitation_schema() {
-        let form = serde_json::to_value(approval_form().unwrap()).unwrap();
-        assert_eq!(form["required"], json!([APPROVE_FIELD]));
-        assert_eq!(form["properties"][APPROVE_FIELD]["type"], "boolean");
+        let prompt = request_prompt(&request, &["path".to_owned()]);
+        let lines: Vec<&str> = prompt.message.lines().collect();
+        assert_eq!(lines[0], "Approve the tool call \"workspace.writeFile\"?");
+        assert_eq!(lines[1], "Writes a file.");
+        assert_eq!(lines[3], "path: index.html");
     }
 
     #[test]
@@ -415,16 +547,28 @@ mod tests {
             codes::TOOL_POLICY_DENIED,
             "Tool \"t\" was denied by policy",
         ));
-        let explained = explain_denial(denied.clone(), Some(ApprovalRoute::Unavailable), "t");
-        assert_eq!(explained.error_code(), Some(codes::TOOL_POLICY_DENIED));
-        assert_eq!(
-            explained.error.unwrap().details,
-            Some(json!({"approvalRoute": "unavailable"}))
+        let explained = explain_denial(
+            denied.clone(),
+            Some(ApprovalRoute::Unavailable),
+            "t",
+            Some("ask the host"),
         );
+        assert_eq!(explained.error_code(), Some(codes::TOOL_POLICY_DENIED));
+        let error = explained.error.unwrap();
+        assert_eq!(error.details, Some(json!({"approvalRoute": "unavailable"})));
+        assert!(
+            error
+                .message
+                .ends_with("supports elicitation, or ask the host."),
+            "{}",
+            error.message
+        );
+        let generic = unavailable_denial("t", None).message;
+        assert!(generic.ends_with("supports elicitation."), "{generic}");
         assert_eq!(
-            explain_denial(denied.clone(), Some(ApprovalRoute::Elicitation), "t"),
+            explain_denial(denied.clone(), Some(ApprovalRoute::Elicitation), "t", None),
             denied
         );
-        assert_eq!(explain_denial(denied.clone(), None, "t"), denied);
+        assert_eq!(explain_denial(denied.clone(), None, "t", None), denied);
     }
 }

@@ -6,15 +6,20 @@
 //! since MCP has no JSON block) and its `structuredContent`, which the registry has already
 //! checked against the tool's `outputSchema`.
 //!
-//! A failure is `isError: true` with the error message as text content and the full coded
-//! error in `structuredContent`:
+//! A failure is `isError: true` with no `structuredContent` (clients such as the TypeScript SDK
+//! check any `structuredContent` against the tool's `outputSchema`, which describes successes
+//! only). The coded error travels twice: as a second text block (its compact JSON, so a model
+//! reads the code and details) and in `_meta` under [`ERROR_META_KEY`] (for programs):
 //!
 //! ```json
 //! {
-//!   "content": [{"type": "text", "text": "Workspace revision mismatch: expected 3, current 4. ..."}],
+//!   "content": [
+//!     {"type": "text", "text": "Workspace revision mismatch: expected 3, current 4. ..."},
+//!     {"type": "text", "text": "{\"error\":{\"code\":\"WORKSPACE_REVISION_CONFLICT\",...}}"}
+//!   ],
 //!   "isError": true,
-//!   "structuredContent": {
-//!     "error": {
+//!   "_meta": {
+//!     "tool-context/error": {
 //!       "code": "WORKSPACE_REVISION_CONFLICT",
 //!       "message": "Workspace revision mismatch: expected 3, current 4. ...",
 //!       "retryable": true,
@@ -24,21 +29,21 @@
 //! }
 //! ```
 //!
-//! `retryable` and `details` are present exactly when the registry set them. MCP clients do
-//! not check error results against `outputSchema`, so the error object never collides with a
-//! tool's declared output.
+//! `retryable` and `details` are present exactly when the registry set them.
 
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, MetaObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 use tool_protocol::{ToolCallResult, ToolDefinition, stringify_tool_content_block};
 
 use crate::schema::to_json_schema_2020_12;
 
-/// Key of the coded error inside the `structuredContent` of an error result.
+/// Key of the coded error in the JSON text block of an error result.
 pub const ERROR_KEY: &str = "error";
+/// `_meta` key of the coded error of an error result.
+pub const ERROR_META_KEY: &str = "tool-context/error";
 
 /// A canonical definition as an MCP tool: name, title (the definition's, else the
 /// annotations'), description, 2020-12 `inputSchema` and `outputSchema`, and annotations.
@@ -101,9 +106,10 @@ fn schema_object(schema: &Value) -> JsonObject {
 ///     ToolCallError::new("TOOL_TIMEOUT", "Tool call timed out after 5ms.").with_retryable(true),
 /// ));
 /// assert_eq!(failed.is_error, Some(true));
-/// assert_eq!(failed.structured_content, Some(json!({"error": {
+/// assert_eq!(failed.structured_content, None);
+/// assert_eq!(failed.meta.unwrap().0["tool-context/error"], json!({
 ///     "code": "TOOL_TIMEOUT", "message": "Tool call timed out after 5ms.", "retryable": true
-/// }})));
+/// }));
 /// ```
 pub fn mcp_result(result: ToolCallResult) -> CallToolResult {
     let content: Vec<ContentBlock> = result
@@ -118,8 +124,13 @@ pub fn mcp_result(result: ToolCallResult) -> CallToolResult {
             converted
         }
         Some(error) => {
+            let coded = json!(error);
+            let mut content = content;
+            content.push(ContentBlock::text(json!({ ERROR_KEY: coded }).to_string()));
             let mut converted = CallToolResult::error(content);
-            converted.structured_content = Some(json!({ ERROR_KEY: error }));
+            let mut meta = MetaObject::new();
+            meta.0.insert(ERROR_META_KEY.to_owned(), coded);
+            converted.meta = Some(meta);
             converted
         }
     }
@@ -210,33 +221,36 @@ mod tests {
     }
 
     #[test]
-    fn errors_carry_code_retryable_and_details() {
+    fn errors_carry_code_retryable_and_details_in_content_and_meta_not_structured_content() {
         let error = ToolCallError::new(
             "WORKSPACE_REVISION_CONFLICT",
             "Workspace revision mismatch.",
         )
         .with_retryable(true)
         .with_details(json!({"expectedRevision": 1, "currentRevision": 2}));
+        let coded = json!({
+            "code": "WORKSPACE_REVISION_CONFLICT", "message": "Workspace revision mismatch.", "retryable": true,
+            "details": {"expectedRevision": 1, "currentRevision": 2}
+        });
         let wire = serde_json::to_value(mcp_result(ToolCallResult::failure(error))).unwrap();
         assert_eq!(wire["isError"], true);
+        // A client validating `structuredContent` against the tool's `outputSchema` gets none.
+        assert!(wire.get("structuredContent").is_none(), "{wire}");
         assert_eq!(
-            wire["content"],
-            json!([{"type": "text", "text": "Workspace revision mismatch."}])
+            wire["content"][0],
+            json!({"type": "text", "text": "Workspace revision mismatch."})
         );
-        assert_eq!(
-            wire["structuredContent"],
-            json!({"error": {
-                "code": "WORKSPACE_REVISION_CONFLICT", "message": "Workspace revision mismatch.", "retryable": true,
-                "details": {"expectedRevision": 1, "currentRevision": 2}
-            }})
-        );
+        let text: Value =
+            serde_json::from_str(wire["content"][1]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(text, json!({ERROR_KEY: coded}));
+        assert_eq!(wire["_meta"][ERROR_META_KEY], coded);
         let bare = serde_json::to_value(mcp_result(ToolCallResult::failure(ToolCallError::new(
             "X", "m",
         ))))
         .unwrap();
         assert_eq!(
-            bare["structuredContent"],
-            json!({"error": {"code": "X", "message": "m"}})
+            bare["_meta"][ERROR_META_KEY],
+            json!({"code": "X", "message": "m"})
         );
     }
 }

@@ -10,10 +10,15 @@
 //!   `outputSchema`, `annotations`) with schemas in JSON Schema 2020-12 ([`schema`]), paged with
 //!   the registry's opaque offset cursors.
 //! - `tools/call`: an unknown tool or a malformed request is a JSON-RPC `-32602` error; every
-//!   other failure is `isError: true` with `structuredContent: {error: {code, message,
-//!   retryable?, details?}}` ([`convert`]).
-//! - Approvals ([`approval`]): an attended [`ApprovalDesk`], else MCP elicitation, else an
-//!   explicit `TOOL_POLICY_DENIED` — never a silent allow.
+//!   other failure is `isError: true` without `structuredContent` (clients check that against
+//!   the success-only `outputSchema`), the coded error `{code, message, retryable?, details?}`
+//!   in `_meta["tool-context/error"]` and as JSON text content ([`convert`]).
+//! - Approvals ([`approval`]): an attended [`ApprovalDesk`], else MCP elicitation with an
+//!   explicit confirmation form (no field; accept approves, decline/cancel deny; the message
+//!   summarizes the change without raw content or secrets), else an explicit
+//!   `TOOL_POLICY_DENIED` that names the ways to approve — never a silent allow.
+//! - Streamable HTTP sessions stay alive while any of their streams is open (a call waiting on
+//!   an approval, the GET stream) and close after an idle timeout otherwise ([`sessions`]).
 //! - `notifications/cancelled` cancels the call; a client that sends a `progressToken` gets
 //!   every lifecycle transition as progress (`started: …`, `approval: …`, `waiting: …`, then
 //!   `completed: …`, `denied: …`, `failed: …` or `cancelled: …`, see [`lifecycle`]), the
@@ -29,14 +34,18 @@ pub mod lifecycle;
 pub mod progress;
 pub mod schema;
 pub mod server;
+#[cfg(feature = "http")]
+pub mod sessions;
 pub mod transport;
 
 pub use approval::{ApprovalDesk, ApprovalRoute, unavailable_denial};
 pub use lifecycle::{CallObserver, CallState, McpCall};
 pub use rmcp;
 pub use server::{DEFAULT_PAGE_SIZE, McpToolServer};
+#[cfg(feature = "http")]
+pub use sessions::ActiveSessions;
 #[cfg(feature = "stdio")]
 pub use transport::serve_stdio;
-#[cfg(feature = "http")]
-pub use transport::streamable_http_service;
 pub use transport::{ServeError, serve_transport};
+#[cfg(feature = "http")]
+pub use transport::{streamable_http_service, streamable_http_service_with_idle_timeout};

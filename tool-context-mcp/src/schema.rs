@@ -16,12 +16,48 @@
 //! | `dependencies: {k: {schema}}`         | `dependentSchemas: {k: {schema}}`         |
 //!
 //! Every other keyword means the same in both dialects and is kept as is, so validation by the
-//! registry (which compiles the original schema) and by a 2020-12 client agree.
+//! registry (which compiles the original schema) and by a 2020-12 client agree — except
+//! `format` values outside [`KNOWN_FORMATS`] (`schemars` writes `uint64`, `uint32`, `uint`…),
+//! which are dropped: they are annotations no validator checks, and clients that validate with
+//! ajv (the TypeScript SDK) warn about every unknown one. The range they stand for is kept as
+//! `minimum`/`maximum`, which `schemars` writes next to them.
 
 use serde_json::{Map, Value};
 
 /// `$schema` of JSON Schema 2020-12, the dialect MCP reads.
 pub const JSON_SCHEMA_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
+
+/// `format` values MCP clients' validators know: the JSON Schema 2020-12 formats and the
+/// OpenAPI ones ajv-formats adds (`int32`, `int64`, `float`, `double`, `byte`, `binary`,
+/// `password`). Any other `format` is dropped on export.
+pub const KNOWN_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+    "int32",
+    "int64",
+    "float",
+    "double",
+    "byte",
+    "binary",
+    "password",
+];
 
 /// Keywords whose value is a single subschema.
 const SCHEMA_KEYWORDS: &[&str] = &[
@@ -100,6 +136,10 @@ fn convert_schema(schema: &Value) -> Value {
             // Without tuple `items` it has no effect in draft-07 either.
             "additionalItems" => {}
             "dependencies" => split_dependencies(&mut out, value),
+            "format"
+                if !value
+                    .as_str()
+                    .is_some_and(|format| KNOWN_FORMATS.contains(&format)) => {}
             key if SCHEMA_MAP_KEYWORDS.contains(&key) => {
                 out.insert(key.to_owned(), convert_map(value));
             }
@@ -252,6 +292,31 @@ mod tests {
             converted["properties"]["r"]["default"],
             json!({"items": [1]})
         );
+    }
+
+    #[test]
+    fn unknown_formats_are_dropped_and_known_ones_kept() {
+        let schema = json!({"type": "object", "properties": {
+            "revision": {"type": "integer", "format": "uint64", "minimum": 0},
+            "count": {"type": ["integer", "null"], "format": "uint", "minimum": 0},
+            "at": {"type": "string", "format": "date-time"},
+            "ratio": {"type": "number", "format": "double"},
+            "format": {"type": "string", "format": "uint32"}
+        }});
+        let converted = to_json_schema_2020_12(&schema);
+        let properties = &converted["properties"];
+        assert_eq!(
+            properties["revision"],
+            json!({"type": "integer", "minimum": 0})
+        );
+        assert_eq!(
+            properties["count"],
+            json!({"type": ["integer", "null"], "minimum": 0})
+        );
+        assert_eq!(properties["at"]["format"], "date-time");
+        assert_eq!(properties["ratio"]["format"], "double");
+        // A property named `format` is a name, not the keyword.
+        assert_eq!(properties["format"], json!({"type": "string"}));
     }
 
     #[test]

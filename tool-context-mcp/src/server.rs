@@ -42,7 +42,7 @@ pub const MAX_PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::LATEST_WITH_I
 /// - An unknown tool (or one hidden by the allowlist) and a malformed request are JSON-RPC
 ///   errors `-32602`; `data.code` carries `TOOL_NOT_FOUND` / `TOOL_VALIDATION_FAILED`.
 /// - Every other failure is a result with `isError: true` and the coded error in
-///   `structuredContent.error` (see [`crate::convert`]).
+///   `_meta["tool-context/error"]`, never in `structuredContent` (see [`crate::convert`]).
 /// - `notifications/cancelled` cancels the call (`TOOL_CANCELLED`).
 /// - Approvals go to an attended [`ApprovalDesk`], else to the client by elicitation, else the
 ///   call is denied (see [`crate::approval`]).
@@ -72,6 +72,7 @@ struct Settings {
     implementation: Implementation,
     instructions: Option<String>,
     observer: Option<Arc<dyn CallObserver>>,
+    approval_help: Option<String>,
 }
 
 impl fmt::Debug for McpToolServer {
@@ -97,6 +98,7 @@ impl McpToolServer {
             implementation: Implementation::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")),
             instructions: None,
             observer: None,
+            approval_help: None,
         };
         Self {
             registry,
@@ -186,6 +188,15 @@ impl McpToolServer {
         self.configure(|settings| settings.observer = Some(observer))
     }
 
+    /// The host's own way to approve calls, named in the denial of a call nobody could be asked
+    /// about (see [`crate::approval::unavailable_denial`]), e.g. "run `studio mcp --approve-with
+    /// URL`".
+    #[must_use]
+    pub fn with_approval_help(self, help: impl Into<String>) -> Self {
+        let help = help.into();
+        self.configure(|settings| settings.approval_help = Some(help))
+    }
+
     fn configure(mut self, change: impl FnOnce(&mut Settings)) -> Self {
         change(Arc::make_mut(&mut self.settings));
         self
@@ -270,7 +281,12 @@ impl McpToolServer {
         );
         let result = self.registry.call_tool(request, options).await;
         running.cancel();
-        let result = explain_denial(result, approval.route(), &name);
+        let result = explain_denial(
+            result,
+            approval.route(),
+            &name,
+            self.settings.approval_help.as_deref(),
+        );
         call.finish(&result).await;
         Ok(mcp_result(result).into())
     }

@@ -47,7 +47,9 @@ pub async fn serve_stdio(server: &McpToolServer) -> Result<(), ServeError> {
 }
 
 /// The streamable HTTP transport as a tower service (mount it at `/mcp` in axum with
-/// `Router::nest_service`). Every MCP session (`initialize`) gets its own session id.
+/// `Router::nest_service`). Every MCP session (`initialize`) gets its own session id, and stays
+/// alive while any of its streams is open; an unused one closes after
+/// [`DEFAULT_IDLE_TIMEOUT`](crate::sessions::DEFAULT_IDLE_TIMEOUT) (see [`crate::sessions`]).
 ///
 /// rmcp validates `Host` against loopback names by default; pass a configured
 /// [`StreamableHttpServerConfig`](rmcp::transport::StreamableHttpServerConfig) to change it and
@@ -56,14 +58,21 @@ pub async fn serve_stdio(server: &McpToolServer) -> Result<(), ServeError> {
 pub fn streamable_http_service(
     server: &McpToolServer,
     config: rmcp::transport::StreamableHttpServerConfig,
-) -> rmcp::transport::StreamableHttpService<
-    McpToolServer,
-    rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
-> {
+) -> rmcp::transport::StreamableHttpService<McpToolServer, crate::sessions::ActiveSessions> {
+    streamable_http_service_with_idle_timeout(server, config, crate::sessions::DEFAULT_IDLE_TIMEOUT)
+}
+
+/// [`streamable_http_service`] whose unused sessions close after `idle_timeout`.
+#[cfg(feature = "http")]
+pub fn streamable_http_service_with_idle_timeout(
+    server: &McpToolServer,
+    config: rmcp::transport::StreamableHttpServerConfig,
+    idle_timeout: std::time::Duration,
+) -> rmcp::transport::StreamableHttpService<McpToolServer, crate::sessions::ActiveSessions> {
     let server = server.clone();
     rmcp::transport::StreamableHttpService::new(
         move || Ok(server.new_session()),
-        std::sync::Arc::default(),
+        std::sync::Arc::new(crate::sessions::ActiveSessions::new(idle_timeout)),
         config,
     )
 }

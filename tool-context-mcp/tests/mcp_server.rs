@@ -28,7 +28,7 @@ async fn call(client: &Client, name: &str, arguments: Value) -> Value {
 
 fn error_code(result: &Value) -> &str {
     assert_eq!(result["isError"], true, "{result}");
-    result["structuredContent"]["error"]["code"]
+    result["_meta"]["tool-context/error"]["code"]
         .as_str()
         .unwrap()
 }
@@ -166,7 +166,7 @@ async fn invalid_arguments_are_error_results_with_issues() {
         let result = call(&client, "notes.write", json!({"name": "", "text": 3})).await;
         assert_eq!(error_code(&result), codes::TOOL_VALIDATION_FAILED);
         assert!(
-            result["structuredContent"]["error"]["details"]["issues"]
+            result["_meta"]["tool-context/error"]["details"]["issues"]
                 .as_array()
                 .is_some_and(|issues| !issues.is_empty())
         );
@@ -187,7 +187,7 @@ async fn writes_without_any_approver_are_denied_with_a_reason() {
         )
         .await;
         assert_eq!(error_code(&result), codes::TOOL_POLICY_DENIED);
-        let error = &result["structuredContent"]["error"];
+        let error = &result["_meta"]["tool-context/error"];
         assert_eq!(error["retryable"], false);
         assert_eq!(error["details"], json!({"approvalRoute": "unavailable"}));
         assert!(error["message"].as_str().unwrap().contains("elicitation"));
@@ -220,10 +220,18 @@ async fn elicitation_approves_and_progress_reports_the_wait() {
         let asked = test_client.elicitations.lock().unwrap().clone();
         assert_eq!(asked.len(), 1);
         assert!(asked[0].contains("\"notes.write\""), "{}", asked[0]);
-        assert!(asked[0].contains("Arguments: name, text, expectedRevision"));
+        // The confirmation says what changes: short scalars as they are, content as size
+        // and digest only.
+        assert!(asked[0].contains("name: a"), "{}", asked[0]);
+        assert!(
+            asked[0].contains("text: 3 bytes, 1 line, sha256 "),
+            "{}",
+            asked[0]
+        );
+        assert!(asked[0].contains("expectedRevision: 0"), "{}", asked[0]);
         assert!(
             !asked[0].contains("new"),
-            "argument values are not shown unless marked safe"
+            "content is summarized, never shown"
         );
         // A stale write is approved, then fails in the handler with its own code.
         let stale = call(
@@ -233,9 +241,9 @@ async fn elicitation_approves_and_progress_reports_the_wait() {
         )
         .await;
         assert_eq!(error_code(&stale), "NOTES_REVISION_CONFLICT");
-        assert_eq!(stale["structuredContent"]["error"]["retryable"], true);
+        assert_eq!(stale["_meta"]["tool-context/error"]["retryable"], true);
         assert_eq!(
-            stale["structuredContent"]["error"]["details"],
+            stale["_meta"]["tool-context/error"]["details"],
             json!({"expectedRevision": 0, "currentRevision": 1})
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -258,7 +266,7 @@ async fn a_declined_elicitation_denies() {
         let result = call(&client, "notes.delete", json!({})).await;
         assert_eq!(error_code(&result), codes::TOOL_POLICY_DENIED);
         assert_eq!(
-            result["structuredContent"]["error"]["message"],
+            result["_meta"]["tool-context/error"]["message"],
             "Tool \"notes.delete\" was denied by policy"
         );
         assert_eq!(
@@ -476,7 +484,7 @@ async fn a_call_timing_out_on_its_prompt_reports_timeout_and_withdraws_it() {
         let withdrawn = test_client.withdrawn.notified();
         let result = call(&client, "notes.delete", json!({})).await;
         assert_eq!(error_code(&result), codes::TOOL_TIMEOUT, "{transport:?}");
-        assert_eq!(result["structuredContent"]["error"]["retryable"], true);
+        assert_eq!(result["_meta"]["tool-context/error"]["retryable"], true);
         tokio::time::timeout(Duration::from_secs(10), withdrawn)
             .await
             .expect("the prompt was withdrawn");
@@ -614,5 +622,146 @@ impl tool_context_mcp::CallObserver for SharedHost {
         result: &tool_protocol::ToolCallResult,
     ) {
         self.0.call_finished(call, state, result);
+    }
+}
+
+/// A short idle timeout stands in for the 5-minute default.
+const SHORT_IDLE: Duration = Duration::from_millis(200);
+
+#[tokio::test]
+async fn a_session_waiting_on_an_approval_outlives_the_idle_timeout() {
+    let notes = Arc::new(common::Notes::default());
+    let queue = ApprovalQueue::new();
+    let attended = Arc::new(AtomicBool::new(true));
+    let server = McpToolServer::new(registry(&notes)).with_approval_desk(desk(&queue, &attended));
+    let url = common::http_server_with_idle_timeout(&server, SHORT_IDLE).await;
+    let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url);
+    let client = rmcp::ServiceExt::serve(TestClient::new(Answer::Unsupported), transport)
+        .await
+        .unwrap();
+    // The person answers long after the idle timeout; the call sent no progressToken, so
+    // nothing but its open stream shows the session is in use.
+    let approver = {
+        let queue = queue.clone();
+        tokio::spawn(async move {
+            let mut updates = queue.subscribe();
+            let pending = updates
+                .wait_for(|pending| !pending.is_empty())
+                .await
+                .unwrap()
+                .clone();
+            tokio::time::sleep(SHORT_IDLE * 5).await;
+            queue.resolve(&pending[0].id, ApprovalDecision::Allow)
+        })
+    };
+    let result = call(
+        &client,
+        "notes.write",
+        json!({"name": "a", "text": "late", "expectedRevision": 0}),
+    )
+    .await;
+    assert!(approver.await.unwrap());
+    assert_eq!(result["isError"], false, "{result}");
+    assert_eq!(notes.text.lock().unwrap().as_str(), "late");
+    // The session is still there for the next call.
+    let read = call(&client, "notes.read", json!({"name": "a"})).await;
+    assert_eq!(read["isError"], false, "{read}");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn an_unused_session_still_closes_after_the_idle_timeout() {
+    let (_notes, server) = setup();
+    let url = common::http_server_with_idle_timeout(&server, SHORT_IDLE).await;
+    let http = reqwest::Client::new();
+    let post = |session: Option<String>, body: Value| {
+        let mut request = http
+            .post(&url)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .json(&body);
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session);
+        }
+        request.send()
+    };
+    let initialized = post(
+        None,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}
+        }}),
+    )
+    .await
+    .unwrap();
+    let session = initialized.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    drop(initialized.bytes().await.unwrap());
+    let ready = post(
+        Some(session.clone()),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await
+    .unwrap();
+    assert!(ready.status().is_success(), "{}", ready.status());
+    tokio::time::sleep(SHORT_IDLE * 4).await;
+    let late = post(
+        Some(session),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(late.status(), 404, "the idle session was closed");
+}
+
+#[tokio::test]
+async fn progress_keeps_coming_while_a_call_waits_for_its_approval() {
+    for transport in TRANSPORTS {
+        let notes = Arc::new(common::Notes::default());
+        let queue = ApprovalQueue::new();
+        let attended = Arc::new(AtomicBool::new(true));
+        let server = McpToolServer::new(registry(&notes))
+            .with_approval_desk(desk(&queue, &attended))
+            .with_progress_interval(Duration::from_millis(20));
+        let test_client = TestClient::new(Answer::Unsupported);
+        let client = connect(transport, &server, test_client.clone()).await;
+        let approver = {
+            let (queue, progress) = (queue.clone(), test_client.progress.clone());
+            tokio::spawn(async move {
+                let mut updates = queue.subscribe();
+                let pending = updates
+                    .wait_for(|pending| !pending.is_empty())
+                    .await
+                    .unwrap()
+                    .clone();
+                // Answer only once heartbeats arrived during the wait.
+                let heartbeats = || {
+                    progress
+                        .lock()
+                        .unwrap()
+                        .iter()
+                        .filter(|note| note.as_str() == "Running \"notes.write\".")
+                        .count()
+                };
+                while heartbeats() < 3 {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+                queue.resolve(&pending[0].id, ApprovalDecision::Allow)
+            })
+        };
+        let result = tokio::time::timeout(
+            Duration::from_secs(20),
+            call(
+                &client,
+                "notes.write",
+                json!({"name": "a", "text": "x", "expectedRevision": 0}),
+            ),
+        )
+        .await
+        .expect("heartbeats reached the client while the call waited");
+        assert!(approver.await.unwrap());
+        assert_eq!(result["isError"], false, "{transport:?}: {result}");
+        client.cancel().await.unwrap();
     }
 }

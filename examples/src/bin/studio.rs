@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! cargo run --release --bin studio -- [--port 4870] [--data-dir .studio-data] [--folder DIR]
-//! cargo run --release --bin studio -- mcp [--folder DIR] [--data-dir .studio-data]
+//! cargo run --release --bin studio -- mcp [--folder DIR] [--data-dir .studio-data] [--approve-with URL [--token T]]
 //! cargo run --release --bin studio -- tools list [--json] [--folder DIR | --url URL]
 //! cargo run --release --bin studio -- tools call NAME --args JSON [--expected-revision N] [--approve]
 //! ```
@@ -16,6 +16,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 use live_code_studio::cli;
+use live_code_studio::host::remote_approval::RemoteApprovals;
 use live_code_studio::host::{self, DEFAULT_DATA_DIR, DEFAULT_PORT, StudioOptions};
 
 /// Live Code Studio: edit a small web project with an agent, approvals and a live preview.
@@ -52,6 +53,13 @@ enum Command {
         /// Directory for the workspace database and settings.
         #[arg(long, default_value = DEFAULT_DATA_DIR)]
         data_dir: PathBuf,
+        /// Ask approvals on the page of the studio running at this URL (e.g.
+        /// `http://127.0.0.1:4870`), for clients that cannot be asked themselves.
+        #[arg(long, value_name = "URL")]
+        approve_with: Option<String>,
+        /// That studio's per-launch token (default: the `STUDIO_TOKEN` environment variable).
+        #[arg(long, requires = "approve_with")]
+        token: Option<String>,
     },
     /// List or call registry tools from the terminal, under the studio's approval policy.
     Tools(cli::ToolsArgs),
@@ -65,14 +73,16 @@ async fn main() -> std::process::ExitCode {
             folder,
             discard_changes,
             data_dir,
+            approve_with,
+            token,
         }) => {
-            serve_mcp(StudioOptions {
+            let options = StudioOptions {
                 port: 0,
                 data_dir,
                 folder,
                 discard_changes,
-            })
-            .await
+            };
+            serve_mcp(options, approve_with, token).await
         }
         Some(Command::Tools(tools)) => cli::run(tools).await,
         None => {
@@ -92,7 +102,11 @@ fn log_filter() -> tracing_subscriber::EnvFilter {
 }
 
 /// `studio mcp`: one MCP session over stdio; stdout is reserved for the protocol.
-async fn serve_mcp(options: StudioOptions) -> std::process::ExitCode {
+async fn serve_mcp(
+    options: StudioOptions,
+    approve_with: Option<String>,
+    token: Option<String>,
+) -> std::process::ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(log_filter())
         .with_target(false)
@@ -105,7 +119,22 @@ async fn serve_mcp(options: StudioOptions) -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    match host::mcp::serve_stdio_session(&state).await {
+    let remote = match approve_with {
+        None => None,
+        Some(url) => {
+            let token = token
+                .or_else(|| std::env::var(cli::TOKEN_ENV).ok())
+                .filter(|token| !token.trim().is_empty());
+            let Some(token) = token else {
+                eprintln!(
+                    "studio mcp: --approve-with needs the running studio's token (--token or STUDIO_TOKEN)"
+                );
+                return std::process::ExitCode::from(2);
+            };
+            Some(RemoteApprovals::new(&url, token.trim()))
+        }
+    };
+    match host::mcp::serve_stdio_session(&state, remote).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("studio mcp: {error}");

@@ -13,18 +13,24 @@
 //! transitions (`started`, `approval`, `waiting`, then `completed`, `denied`, `failed` or
 //! `cancelled`) reach the client as progress notifications when it sent a `progressToken`.
 //!
-//! `/mcp` sits behind the studio's Host/Origin guard and needs the per-launch token in the
-//! `x-studio-token` header on every request, reads included (the SSE stream of a session
-//! carries approval prompts and results).
+//! `studio mcp --approve-with URL` asks a running studio's page instead (see
+//! [`super::remote_approval`]); when nobody can be asked, the denial names these options.
+//!
+//! `/mcp` sits behind the studio's Host/Origin guard and needs the per-launch token on every
+//! request, reads included (the SSE stream of a session carries approval prompts and results):
+//! `Authorization: Bearer <token>` or `x-studio-token: <token>`. Without it the answer is `401`
+//! with a `WWW-Authenticate: Bearer` challenge; paths outside `/mcp` (OAuth discovery such as
+//! `/.well-known/oauth-protected-resource` included) are the studio's `404`.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{Request, State};
-use axum::http::{Method, StatusCode};
+use axum::http::Method;
 use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
+use axum::routing::post;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use tool_context_mcp::rmcp::transport::StreamableHttpServerConfig;
@@ -35,6 +41,7 @@ use tool_context_mcp::{
 use tool_protocol::ToolCallResult;
 
 use super::StudioState;
+use super::remote_approval::{self, ASK_PATH, RemoteApprovals};
 use super::runs::{AgentRuns, ExternalRun, RunState, call_id_text};
 use super::trace::mcp_session_label;
 use crate::agent::outcome::RunOutcome;
@@ -58,13 +65,22 @@ you last read and need a person's approval (studio page, or this client's elicit
 Send a progressToken to follow each call: started, approval, waiting, then completed, denied, \
 failed or cancelled.";
 
+/// How a person can approve calls when neither a page nor the client can be asked.
+const APPROVAL_HELP: &str = "run `studio mcp --approve-with http://127.0.0.1:<port>` to ask a running \
+studio's page, or connect to a running studio's /mcp while its page is open";
+
 /// The studio's MCP server over `state`'s registry: approvals go to the studio's queue while a
 /// browser page is attached.
 pub fn mcp_server(state: &Arc<StudioState>) -> McpToolServer {
     let viewers = state.pages.clone();
     let desk = ApprovalDesk::new(state.approvals.clone(), move || viewers.count() > 0);
+    server_with_desk(state, desk)
+}
+
+fn server_with_desk(state: &Arc<StudioState>, desk: ApprovalDesk) -> McpToolServer {
     McpToolServer::new(state.registry.clone())
         .with_approval_desk(desk)
+        .with_approval_help(APPROVAL_HELP)
         .with_safe_argument_names(SAFE_ARGUMENT_NAMES.iter().copied())
         .with_implementation(MCP_SERVER_NAME, env!("CARGO_PKG_VERSION"))
         .with_instructions(INSTRUCTIONS)
@@ -157,6 +173,8 @@ pub fn router(state: &Arc<StudioState>) -> Router {
     // studio's own routes (and its 404), never to an MCP token refusal.
     Router::new()
         .nest_service(MCP_PATH, service)
+        .route(ASK_PATH, post(remote_approval::ask))
+        .with_state(state.clone())
         .route_layer(middleware::from_fn_with_state(
             state.security.clone(),
             require_token,
@@ -186,22 +204,37 @@ async fn require_token(
     // Checked as a state-changing request without a query string, so only the header counts.
     let checked = policy.check(&Method::POST, request.uri().path(), None, request.headers());
     match checked {
-        Ok(()) => next.run(request).await,
-        Err(_) => {
-            let body = json!({"error": {
-                "code": "STUDIO_TOKEN_REQUIRED",
-                "message": "MCP requests need the studio's per-launch token in the x-studio-token header.",
-                "retryable": false
-            }});
-            (StatusCode::FORBIDDEN, axum::Json(body)).into_response()
-        }
+        Ok(()) => ended_sessions_as_no_content(request.method().clone(), next.run(request).await),
+        Err(refusal) => refusal.into_response_with(
+            "MCP requests need the studio's per-launch token: Authorization: Bearer <token> or the x-studio-token header.",
+        ),
     }
 }
 
+/// rmcp answers a session's DELETE with `202 Accepted`, but the session is already gone: say
+/// so with `204 No Content`, which clients (and the MCP spec's examples) expect.
+fn ended_sessions_as_no_content(method: Method, response: Response) -> Response {
+    if method == Method::DELETE && response.status() == axum::http::StatusCode::ACCEPTED {
+        let mut ended = Response::new(axum::body::Body::empty());
+        *ended.status_mut() = axum::http::StatusCode::NO_CONTENT;
+        return ended;
+    }
+    response
+}
+
 /// `studio mcp`: one MCP session over stdin/stdout until stdin closes, then shuts the studio
-/// state down (pending approvals are denied, running calls aborted).
-pub async fn serve_stdio_session(state: &Arc<StudioState>) -> Result<(), ServeError> {
-    let served = serve_stdio(&mcp_server(state)).await;
+/// state down (pending approvals are denied, running calls aborted). With `approve_with`,
+/// approvals go to that running studio's page (`--approve-with`), else to the client by
+/// elicitation.
+pub async fn serve_stdio_session(
+    state: &Arc<StudioState>,
+    approve_with: Option<RemoteApprovals>,
+) -> Result<(), ServeError> {
+    let server = match approve_with {
+        Some(remote) => server_with_desk(state, ApprovalDesk::new(remote, || true)),
+        None => mcp_server(state),
+    };
+    let served = serve_stdio(&server).await;
     state.runs.cancel_all();
     state.approvals.close();
     state.registry.shutdown();

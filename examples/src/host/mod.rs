@@ -4,6 +4,7 @@
 pub mod mcp;
 pub mod openrouter;
 pub mod rejections;
+pub mod remote_approval;
 pub mod runs;
 pub mod selection;
 pub mod server;

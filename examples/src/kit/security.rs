@@ -1,6 +1,10 @@
 //! Request guards of the studio host: DNS-rebinding protection (the `Host` and `Origin` must be
 //! the studio's own loopback address) and a per-launch token for every state-changing request
-//! and the WebSocket.
+//! and the WebSocket, given as `x-studio-token: <token>` or `Authorization: Bearer <token>`.
+//!
+//! A foreign Host or Origin is refused with `403`; a missing or wrong token is an
+//! authentication failure, `401` with a `WWW-Authenticate: Bearer` challenge (what MCP clients
+//! and other HTTP tools expect).
 
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, Method, StatusCode, header};
@@ -10,6 +14,8 @@ use serde_json::json;
 
 /// Header carrying the per-launch token.
 pub const TOKEN_HEADER: &str = "x-studio-token";
+/// `realm` of the `WWW-Authenticate` challenge of a request without the token.
+pub const AUTH_REALM: &str = "live-code-studio";
 /// Query parameter carrying the token where headers cannot be set (the WebSocket upgrade).
 pub const TOKEN_QUERY: &str = "token";
 
@@ -55,8 +61,30 @@ impl Refusal {
         match self {
             Self::ForeignHost => "The Host header does not name this studio.",
             Self::ForeignOrigin => "Requests from other origins are refused.",
-            Self::MissingToken => "This request needs the studio's per-launch token.",
+            Self::MissingToken => {
+                "This request needs the studio's per-launch token (x-studio-token header or Authorization: Bearer)."
+            }
         }
+    }
+
+    /// The refusal as a response: `401` with a Bearer challenge for a missing token, `403`
+    /// for a foreign Host or Origin; a coded JSON body either way.
+    pub fn into_response_with(self, message: &str) -> Response {
+        let body = json!({"error": {"code": self.code(), "message": message, "retryable": false}});
+        if self != Self::MissingToken {
+            return (StatusCode::FORBIDDEN, axum::Json(body)).into_response();
+        }
+        let challenge = format!(
+            "Bearer realm=\"{AUTH_REALM}\", error=\"invalid_token\", error_description=\"{}\"",
+            "Send the studio's per-launch token as Authorization: Bearer <token> or x-studio-token."
+        );
+        let mut response = (StatusCode::UNAUTHORIZED, axum::Json(body)).into_response();
+        if let Ok(value) = axum::http::HeaderValue::from_str(&challenge) {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, value);
+        }
+        response
     }
 }
 
@@ -136,9 +164,7 @@ impl SecurityPolicy {
         headers: &HeaderMap,
         query: Option<&str>,
     ) -> bool {
-        let header_token = headers
-            .get(TOKEN_HEADER)
-            .and_then(|value| value.to_str().ok());
+        let header_token = header_token(headers);
         let query_token = query
             .filter(|_| *method == Method::GET && path == EVENTS_PATH)
             .and_then(|query| {
@@ -151,6 +177,28 @@ impl SecurityPolicy {
             .or(query_token)
             .is_some_and(|given| constant_time_eq(given.as_bytes(), self.token.as_bytes()))
     }
+}
+
+/// The token of a request's headers: `x-studio-token`, else an `Authorization: Bearer` one.
+fn header_token(headers: &HeaderMap) -> Option<&str> {
+    let studio = headers
+        .get(TOKEN_HEADER)
+        .and_then(|value| value.to_str().ok());
+    studio.or_else(|| {
+        headers
+            .get(header::AUTHORIZATION)
+            .and_then(|value| value.to_str().ok())
+            .and_then(bearer_token)
+    })
+}
+
+/// `<token>` of `Bearer <token>` (the scheme is case-insensitive, RFC 9110).
+fn bearer_token(authorization: &str) -> Option<&str> {
+    let (scheme, token) = authorization.trim().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim())
+        .filter(|token| !token.is_empty())
 }
 
 /// The WebSocket of live events (the one route that takes the token in its query).
@@ -176,15 +224,13 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// Axum middleware applying [`SecurityPolicy::check`]; refusals are `403` with a coded JSON body.
+/// Axum middleware applying [`SecurityPolicy::check`]; refusals are coded JSON, `401` for a
+/// missing token, `403` otherwise ([`Refusal::into_response_with`]).
 pub async fn guard(State(policy): State<SecurityPolicy>, request: Request, next: Next) -> Response {
     let uri = request.uri();
     match policy.check(request.method(), uri.path(), uri.query(), request.headers()) {
         Ok(()) => next.run(request).await,
-        Err(refusal) => {
-            let body = json!({"error": {"code": refusal.code(), "message": refusal.message(), "retryable": false}});
-            (StatusCode::FORBIDDEN, axum::Json(body)).into_response()
-        }
+        Err(refusal) => refusal.into_response_with(refusal.message()),
     }
 }
 
@@ -354,6 +400,36 @@ mod tests {
             Ok(())
         );
         assert!(!format!("{policy:?}").contains("t0k"));
+    }
+
+    #[test]
+    fn a_bearer_authorization_carries_the_token_too() {
+        let policy = SecurityPolicy::new(4870, "t0k");
+        let post = |authorization: &str| {
+            let given = headers(&[("host", "127.0.0.1:4870"), ("authorization", authorization)]);
+            policy.check(&Method::POST, "/mcp", None, &given)
+        };
+        assert_eq!(post("Bearer t0k"), Ok(()));
+        assert_eq!(post("bearer  t0k "), Ok(()));
+        for refused in ["Bearer t0K", "Bearer", "Basic t0k", "t0k", "Bearer "] {
+            assert_eq!(post(refused), Err(Refusal::MissingToken), "{refused}");
+        }
+    }
+
+    #[test]
+    fn a_missing_token_is_401_with_a_bearer_challenge_and_a_foreign_host_403() {
+        let missing = Refusal::MissingToken.into_response_with("m");
+        assert_eq!(missing.status(), StatusCode::UNAUTHORIZED);
+        let challenge = missing.headers()[header::WWW_AUTHENTICATE]
+            .to_str()
+            .unwrap();
+        assert!(
+            challenge.starts_with("Bearer realm=\"live-code-studio\""),
+            "{challenge}"
+        );
+        let foreign = Refusal::ForeignHost.into_response_with("m");
+        assert_eq!(foreign.status(), StatusCode::FORBIDDEN);
+        assert!(!foreign.headers().contains_key(header::WWW_AUTHENTICATE));
     }
 
     #[test]

@@ -1,20 +1,29 @@
 #!/usr/bin/env python3
-"""An independent MCP client (the Python `mcp` package) against `studio mcp` over stdio.
+"""An independent MCP client (the Python `mcp` package) against the studio.
 
-Usage: studio_mcp_client.py <path to the studio binary> <empty temp folder>
+Usage:
+  studio_mcp_client.py stdio <path to the studio binary> <empty temp folder>
+  studio_mcp_client.py http <mcp url> <token>
 
-Runs two sessions against `studio mcp --folder <temp>/site --data-dir <temp>/data`:
+Over stdio it runs `studio mcp --folder <temp>/site --data-dir <temp>/data` (and writes the
+site); over HTTP it connects to a running studio (no page attached) with
+`Authorization: Bearer <token>`. Two sessions:
 
 1. A client without elicitation: initialize, paged tools/list, a read, a revision-guarded
    write that is denied (nobody can approve it), an unknown tool (-32602), invalid arguments
    (TOOL_VALIDATION_FAILED) and a destructive call denied without approval.
 2. A client with elicitation: the same write is approved through the elicitation prompt and
    lands; a stale write is approved and then fails with WORKSPACE_REVISION_CONFLICT; a
-   destructive call the person declines is denied; progress reports the approval wait.
+   destructive call the person declines is denied; progress reports the approval wait; a call
+   the client gives up on (cancelled) withdraws its prompt and changes nothing.
+
+Error results carry the coded error in `_meta["tool-context/error"]` (and its JSON in the text
+content), never in `structuredContent`. The approval form has no field: accept with `{}`.
 
 Exits 0 when every assertion holds; any failure raises (non-zero exit with a traceback).
 """
 
+import contextlib
 import sys
 from pathlib import Path
 
@@ -22,7 +31,11 @@ import anyio
 import mcp_types as types
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
+
+ERROR_META = "tool-context/error"
 
 SCHEMA_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 INDEX = "<!doctype html>\n<h1 id=\"hero-title\">Hello</h1>\n"
@@ -30,8 +43,11 @@ INDEX = "<!doctype html>\n<h1 id=\"hero-title\">Hello</h1>\n"
 
 def error_of(result: types.CallToolResult) -> dict:
     assert result.is_error, f"expected an error result, got {result}"
-    error = (result.structured_content or {}).get("error")
-    assert isinstance(error, dict), f"error results carry structuredContent.error: {result}"
+    assert result.structured_content is None, f"error results carry no structuredContent: {result}"
+    error = (result.meta or {}).get(ERROR_META)
+    assert isinstance(error, dict), f"error results carry _meta[{ERROR_META!r}]: {result}"
+    texts = [block.text for block in result.content if block.type == "text"]
+    assert any(error["code"] in text for text in texts), f"the code is in the content: {result}"
     return error
 
 
@@ -47,6 +63,19 @@ def parameters(binary: str, root: Path) -> StdioServerParameters:
         args=["mcp", "--folder", str(root / "site"), "--data-dir", str(root / "data")],
         env={"RUST_LOG": "warn"},
     )
+
+
+@contextlib.asynccontextmanager
+async def connect(target: tuple):
+    """The (read, write) streams of one session over the target's transport."""
+    if target[0] == "stdio":
+        async with stdio_client(parameters(target[1], target[2])) as (read_stream, write_stream):
+            yield read_stream, write_stream
+        return
+    _, url, token = target
+    async with create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http:
+        async with streamable_http_client(url, http_client=http) as streams:
+            yield streams[0], streams[1]
 
 
 async def read(session: ClientSession, path: str) -> dict:
@@ -69,8 +98,8 @@ async def list_all_tools(session: ClientSession) -> list:
     return tools
 
 
-async def session_without_elicitation(binary: str, root: Path) -> None:
-    async with stdio_client(parameters(binary, root)) as (read_stream, write_stream):
+async def session_without_elicitation(target: tuple) -> None:
+    async with connect(target) as (read_stream, write_stream):
         async with ClientSession(read_stream, write_stream) as session:
             init = await session.initialize()
             assert init.protocol_version == "2025-11-25", init.protocol_version
@@ -121,21 +150,31 @@ async def session_without_elicitation(binary: str, root: Path) -> None:
             assert (await read(session, "notes.txt"))["source"] == "keep me\n"
 
 
-async def session_with_elicitation(binary: str, root: Path) -> None:
+async def session_with_elicitation(target: tuple) -> None:
     asked: list[str] = []
+    prompted = anyio.Event()
+    withdrawn = anyio.Event()
 
     async def answer(context, params: types.ElicitRequestParams) -> types.ElicitResult:
         asked.append(params.message)
+        schema = params.requested_schema
+        assert schema["properties"] == {} and "required" not in schema, schema
         if "workspace.deleteFile" in params.message:
             return types.ElicitResult(action="decline")
-        return types.ElicitResult(action="accept", content={"approve": True})
+        if "cancel.txt" in params.message:
+            prompted.set()
+            try:
+                await anyio.sleep_forever()
+            finally:
+                withdrawn.set()
+        return types.ElicitResult(action="accept", content={})
 
     progress: list[str] = []
 
     async def on_progress(value: float, total: float | None, message: str | None) -> None:
         progress.append(message or "")
 
-    async with stdio_client(parameters(binary, root)) as (read_stream, write_stream):
+    async with connect(target) as (read_stream, write_stream):
         async with ClientSession(read_stream, write_stream, elicitation_callback=answer) as session:
             await session.initialize()
             index = await read(session, "index.html")
@@ -149,6 +188,7 @@ async def session_with_elicitation(binary: str, root: Path) -> None:
             assert not written.is_error, written
             assert len(asked) == 1 and "workspace.writeFile" in asked[0], asked
             assert "path: index.html" in asked[0], asked[0]
+            assert "source: 18 bytes, 1 line, sha256 " in asked[0], asked[0]
             assert "approved</h1>" not in asked[0], "raw source is never shown in the prompt"
             assert any(m.startswith('Waiting for approval of "workspace.writeFile"') for m in progress), progress
             after = await read(session, "index.html")
@@ -173,18 +213,42 @@ async def session_with_elicitation(binary: str, root: Path) -> None:
             assert len(asked) == 3
             assert (await read(session, "notes.txt"))["source"] == "keep me\n"
 
+            # The client gives up while the person has not answered: the server withdraws the
+            # prompt and the write never runs.
+            async with anyio.create_task_group() as group:
+                group.start_soon(
+                    session.call_tool,
+                    "workspace.writeFile",
+                    {"path": "cancel.txt", "source": "never\n", "expectedRevision": after["revision"]},
+                )
+                with anyio.fail_after(10):
+                    await prompted.wait()
+                group.cancel_scope.cancel()
+            with anyio.fail_after(10):
+                await withdrawn.wait()
+            gone = await session.call_tool("workspace.readFile", {"path": "cancel.txt"})
+            assert gone.is_error, "the cancelled write did not run"
 
-async def main(binary: str, root: Path) -> None:
-    site = root / "site"
+
+def write_site(site: Path) -> None:
     site.mkdir(parents=True, exist_ok=True)
     (site / "index.html").write_text(INDEX)
     (site / "notes.txt").write_text("keep me\n")
-    await session_without_elicitation(binary, root)
-    await session_with_elicitation(binary, root)
-    print("studio mcp: python client suite passed")
+
+
+async def main(argv: list[str]) -> None:
+    if len(argv) == 3 and argv[0] == "stdio":
+        root = Path(argv[2])
+        write_site(root / "site")
+        target = ("stdio", argv[1], root)
+    elif len(argv) == 3 and argv[0] == "http":
+        target = ("http", argv[1], argv[2])
+    else:
+        sys.exit(__doc__)
+    await session_without_elicitation(target)
+    await session_with_elicitation(target)
+    print(f"studio {target[0]}: python client suite passed")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        sys.exit(__doc__)
-    anyio.run(main, sys.argv[1], Path(sys.argv[2]))
+    anyio.run(main, sys.argv[1:])

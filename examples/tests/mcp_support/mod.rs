@@ -12,7 +12,7 @@ use rmcp::service::{NotificationContext, RequestContext, RoleClient, RunningServ
 use rmcp::{ClientHandler, ErrorData};
 use serde_json::{Value, json};
 
-/// A client that approves every elicitation (`approve: true`) or does not support elicitation.
+/// A client that accepts every confirmation (with `{}`) or does not support elicitation.
 #[derive(Clone)]
 pub struct Person {
     pub elicits: bool,
@@ -60,7 +60,7 @@ impl ClientHandler for Person {
             self.asked.lock().unwrap().push(message.clone());
         }
         let mut result = ElicitResult::new(ElicitationAction::Accept);
-        result.content = Some(json!({"approve": true}));
+        result.content = Some(json!({}));
         Ok(result)
     }
 
@@ -88,7 +88,7 @@ pub async fn call(client: &Client, name: &str, arguments: Value) -> Value {
 /// The coded error of an error result.
 pub fn error(result: &Value) -> &Value {
     assert_eq!(result["isError"], true, "{result}");
-    &result["structuredContent"]["error"]
+    &result["_meta"]["tool-context/error"]
 }
 
 /// The current workspace revision and `path`'s source, read through MCP.

@@ -162,7 +162,7 @@ pub fn registry(notes: &Arc<Notes>) -> ToolRegistry {
 pub enum Answer {
     /// The client does not declare elicitation.
     Unsupported,
-    /// Accept with `approve: true`.
+    /// Accept with `{}` (the confirmation form has no field).
     Approve,
     /// Decline.
     Decline,
@@ -217,7 +217,7 @@ impl ClientHandler for TestClient {
         Ok(match self.answer {
             Answer::Approve => {
                 let mut result = ElicitResult::new(ElicitationAction::Accept);
-                result.content = Some(json!({"approve": true}));
+                result.content = Some(json!({}));
                 result
             }
             _ => ElicitResult::new(ElicitationAction::Decline),
@@ -273,6 +273,28 @@ pub async fn connect(transport: Transport, server: &McpToolServer, client: TestC
 /// Serves `server` at `http://127.0.0.1:<port>/mcp`; returns that URL.
 pub async fn http_server(server: &McpToolServer) -> String {
     let service = streamable_http_service(server, StreamableHttpServerConfig::default());
+    serve_http(service).await
+}
+
+/// [`http_server`] whose unused sessions close after `idle`.
+pub async fn http_server_with_idle_timeout(
+    server: &McpToolServer,
+    idle: std::time::Duration,
+) -> String {
+    let service = tool_context_mcp::streamable_http_service_with_idle_timeout(
+        server,
+        StreamableHttpServerConfig::default(),
+        idle,
+    );
+    serve_http(service).await
+}
+
+async fn serve_http(
+    service: rmcp::transport::StreamableHttpService<
+        McpToolServer,
+        tool_context_mcp::ActiveSessions,
+    >,
+) -> String {
     let app = axum::Router::new().nest_service("/mcp", service);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
