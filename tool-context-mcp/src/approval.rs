@@ -17,6 +17,7 @@
 //! withdrawn from the client with `notifications/cancelled` ([`WITHDRAWN_REASON`]).
 
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
@@ -30,6 +31,7 @@ use tokio_util::sync::CancellationToken;
 use tool_context::{BoxError, InteractionOutcome, InteractionRequest, ToolInteraction};
 use tool_protocol::{ToolApprovalSnapshot, ToolCallError, ToolCallResult, codes};
 
+use crate::input_required::ClientRound;
 use crate::lifecycle::{CallState, McpCall};
 use crate::progress::Progress;
 
@@ -47,6 +49,8 @@ pub enum ApprovalRoute {
     Desk,
     /// The MCP client was asked through form elicitation.
     Elicitation,
+    /// A 2026-07-28 client was asked with `input_required` (see [`crate::input_required`]).
+    InputRequired,
     /// Nobody could be asked; the call was denied.
     Unavailable,
 }
@@ -57,6 +61,7 @@ impl ApprovalRoute {
         match self {
             Self::Desk => "desk",
             Self::Elicitation => "elicitation",
+            Self::InputRequired => "input_required",
             Self::Unavailable => ROUTE_UNAVAILABLE,
         }
     }
@@ -112,6 +117,8 @@ pub(crate) struct McpApproval {
     call: McpCall,
     safe_argument_names: Arc<[String]>,
     route: Mutex<Option<ApprovalRoute>>,
+    round: ClientRound,
+    asked_client: AtomicBool,
 }
 
 impl McpApproval {
@@ -128,7 +135,21 @@ impl McpApproval {
             call,
             safe_argument_names,
             route: Mutex::new(None),
+            round: ClientRound::Session,
+            asked_client: AtomicBool::new(false),
         }
+    }
+
+    /// How this call's client can be asked (default: the session's elicitation).
+    pub(crate) fn with_client_round(mut self, round: ClientRound) -> Self {
+        self.round = round;
+        self
+    }
+
+    /// Whether the policy asked and the question went back to a 2026-07-28 client, so the
+    /// call's answer is `input_required`, not its denial.
+    pub(crate) fn asked_client(&self) -> bool {
+        self.asked_client.load(Ordering::SeqCst)
     }
 
     /// The route taken, once the policy asked.
@@ -139,7 +160,10 @@ impl McpApproval {
     fn choose_route(&self) -> ApprovalRoute {
         if self.desk.as_ref().is_some_and(ApprovalDesk::is_attended) {
             ApprovalRoute::Desk
-        } else if self
+        } else if matches!(self.round, ClientRound::Ask | ClientRound::Answered(_)) {
+            ApprovalRoute::InputRequired
+        } else if self.round == ClientRound::Session
+            && self
             .peer
             .supported_elicitation_modes()
             .contains(&ElicitationMode::Form)
@@ -181,6 +205,20 @@ impl McpApproval {
             return Err("the MCP client answered the elicitation with another result type".into());
         };
         Ok(outcome_of(answer.action, answer.content.as_ref()))
+    }
+}
+
+impl McpApproval {
+    /// A retry's answer, or (first round) a note that the client must be asked, which ends
+    /// this request without running the call.
+    fn input_required(&self) -> InteractionOutcome {
+        match self.round {
+            ClientRound::Answered(outcome) => outcome,
+            _ => {
+                self.asked_client.store(true, Ordering::SeqCst);
+                InteractionOutcome::Denied
+            }
+        }
     }
 }
 
@@ -241,6 +279,7 @@ impl ToolInteraction for McpApproval {
                 desk.interaction.interact(request, cancellation).await
             }
             (ApprovalRoute::Elicitation, _) => self.elicit(request, cancellation).await,
+            (ApprovalRoute::InputRequired, _) => Ok(self.input_required()),
             _ => Ok(InteractionOutcome::Denied),
         };
         if matches!(outcome, Ok(InteractionOutcome::Approved)) {
@@ -308,6 +347,44 @@ fn approval_message(request: &InteractionRequest, safe_argument_names: &[String]
         message.push_str(&format!("\n{preview}"));
     }
     message
+}
+
+/// What a person is asked to confirm: the message and a form that needs no field, so `accept`
+/// alone approves.
+///
+/// Minimal stand-in until the confirmation form of issue 18 item 2 lands here (same signature);
+/// the `input_required` approvals of protocol 2026-07-28 ask with it.
+#[derive(Debug, Clone)]
+pub(crate) struct ConfirmationPrompt {
+    pub(crate) message: String,
+    pub(crate) requested_schema: ElicitationSchema,
+}
+
+/// The confirmation form for a call of `tool_name` with `arguments` (argument names only, never
+/// their values).
+pub(crate) fn confirmation_prompt(tool_name: &str, arguments: &Value) -> ConfirmationPrompt {
+    let mut message = format!("Approve the tool call \"{tool_name}\"?");
+    if let Some(arguments) = arguments.as_object().filter(|arguments| !arguments.is_empty()) {
+        let names: Vec<&str> = arguments.keys().map(String::as_str).collect();
+        message.push_str(&format!("\nArguments: {}", names.join(", ")));
+    }
+    let requested_schema = ElicitationSchema::from_json_schema(
+        json!({"type": "object", "properties": {}})
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+    )
+    .expect("an empty object form is a valid elicitation schema");
+    ConfirmationPrompt {
+        message,
+        requested_schema,
+    }
+}
+
+/// Whether an answer to [`confirmation_prompt`] approves: `accept` does, `decline` and `cancel`
+/// do not.
+pub(crate) fn approves(action: ElicitationAction, _content: Option<&Value>) -> bool {
+    action == ElicitationAction::Accept
 }
 
 /// The error of a call that needed approval nobody could give: `TOOL_POLICY_DENIED` (not

@@ -25,16 +25,22 @@
 
 pub mod approval;
 pub mod convert;
+pub mod discovery;
+pub mod input_required;
 pub mod lifecycle;
 pub mod progress;
+pub mod request_state;
 pub mod schema;
 pub mod server;
+pub mod tasks;
 pub mod transport;
 
 pub use approval::{ApprovalDesk, ApprovalRoute, unavailable_denial};
+pub use discovery::{MAX_PROTOCOL_VERSION, supported_protocol_versions};
 pub use lifecycle::{CallObserver, CallState, McpCall};
+pub use request_state::{KeyTooShort, RequestStateKey};
 pub use rmcp;
-pub use server::{DEFAULT_PAGE_SIZE, McpToolServer};
+pub use server::{DEFAULT_PAGE_SIZE, DEFAULT_REQUEST_OWNER, McpToolServer};
 #[cfg(feature = "stdio")]
 pub use transport::serve_stdio;
 #[cfg(feature = "http")]
