@@ -8,6 +8,9 @@
 //! 2. [`ApprovalRoute::Elicitation`]: the MCP client declared form elicitation, so the person
 //!    behind it is asked with a one-field form (`approve: boolean`). Only an `accept` with
 //!    `approve: true` approves; `decline`, `cancel`, `approve: false` or missing content deny.
+//!    On protocol 2026-07-28 there is no server-to-client request: the route is
+//!    [`ApprovalRoute::InputRequired`] instead, an `input_required` round (see
+//!    [`crate::input_required`]), when the request's capabilities declare form elicitation.
 //! 3. [`ApprovalRoute::Unavailable`]: nobody can be asked, so the call is denied and the error
 //!    says why ([`unavailable_denial`]). An approval-required call never runs silently.
 //!
@@ -164,9 +167,9 @@ impl McpApproval {
             ApprovalRoute::InputRequired
         } else if self.round == ClientRound::Session
             && self
-            .peer
-            .supported_elicitation_modes()
-            .contains(&ElicitationMode::Form)
+                .peer
+                .supported_elicitation_modes()
+                .contains(&ElicitationMode::Form)
         {
             ApprovalRoute::Elicitation
         } else {
@@ -364,7 +367,10 @@ pub(crate) struct ConfirmationPrompt {
 /// their values).
 pub(crate) fn confirmation_prompt(tool_name: &str, arguments: &Value) -> ConfirmationPrompt {
     let mut message = format!("Approve the tool call \"{tool_name}\"?");
-    if let Some(arguments) = arguments.as_object().filter(|arguments| !arguments.is_empty()) {
+    if let Some(arguments) = arguments
+        .as_object()
+        .filter(|arguments| !arguments.is_empty())
+    {
         let names: Vec<&str> = arguments.keys().map(String::as_str).collect();
         message.push_str(&format!("\nArguments: {}", names.join(", ")));
     }

@@ -58,7 +58,9 @@ pub(crate) async fn client_round(
     if let Some(state) = params.request_state.as_deref() {
         let binding = Binding::new(&params.name, params.arguments.as_ref(), owner);
         seal.redeem(state, &binding, store).await?;
-        return Ok(ClientRound::Answered(answer(params.input_responses.as_ref())));
+        return Ok(ClientRound::Answered(answer(
+            params.input_responses.as_ref(),
+        )));
     }
     let answers_forms = context
         .client_capabilities()

@@ -18,6 +18,9 @@
 //!   every lifecycle transition as progress (`started: …`, `approval: …`, `waiting: …`, then
 //!   `completed: …`, `denied: …`, `failed: …` or `cancelled: …`, see [`lifecycle`]), the
 //!   approval route, and a heartbeat while it runs ([`progress`]).
+//! - Protocol 2026-07-28 next to 2025-11-25 ([`discovery`]): approvals as `input_required`
+//!   rounds with a sealed single-use `requestState` ([`input_required`], [`request_state`]),
+//!   long calls as durable tasks ([`tasks`]).
 //! - A host [`CallObserver`] sees each call's lifecycle and may add its own transitions or
 //!   cancel the call (the studio shows MCP calls as agent runs this way).
 #![cfg_attr(docsrs, feature(doc_cfg))]

@@ -118,7 +118,11 @@ pub(crate) struct Binding {
 }
 
 impl Binding {
-    pub(crate) fn new(tool: &str, arguments: Option<&serde_json::Map<String, Value>>, owner: &str) -> Self {
+    pub(crate) fn new(
+        tool: &str,
+        arguments: Option<&serde_json::Map<String, Value>>,
+        owner: &str,
+    ) -> Self {
         let arguments = arguments.cloned().map(Value::Object).unwrap_or(json!({}));
         Self {
             tool: tool.to_owned(),
@@ -130,9 +134,14 @@ impl Binding {
     fn associated_data(&self) -> Vec<u8> {
         // NUL never occurs in a tool name, a digest or an owner id, so the fields cannot run
         // into each other.
-        [ASSOCIATED_DATA_LABEL, &self.tool, &self.argument_digest, &self.owner]
-            .join("\0")
-            .into_bytes()
+        [
+            ASSOCIATED_DATA_LABEL,
+            &self.tool,
+            &self.argument_digest,
+            &self.owner,
+        ]
+        .join("\0")
+        .into_bytes()
     }
 }
 
@@ -151,7 +160,9 @@ pub(crate) struct StateSeal {
 
 impl fmt::Debug for StateSeal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("StateSeal").field("ttl", &self.ttl).finish_non_exhaustive()
+        f.debug_struct("StateSeal")
+            .field("ttl", &self.ttl)
+            .finish_non_exhaustive()
     }
 }
 
@@ -189,7 +200,10 @@ impl StateSeal {
             .codec
             .open_json_with(sealed, &binding.associated_data())
             .map_err(refusal)?;
-        let key = format!("{REPLAY_KEY_PREFIX}{}", owner_scoped(&binding.owner, &payload.nonce));
+        let key = format!(
+            "{REPLAY_KEY_PREFIX}{}",
+            owner_scoped(&binding.owner, &payload.nonce)
+        );
         let claim = store
             .claim(ClaimRequest {
                 key: &key,
@@ -212,7 +226,12 @@ impl StateSeal {
         }
         // Settled at once: the record only has to exist for the next claim to see it.
         let settled = store
-            .complete(&key, &claim.record.owner_id, json!({"redeemed": true}), &claim.fence)
+            .complete(
+                &key,
+                &claim.record.owner_id,
+                json!({"redeemed": true}),
+                &claim.fence,
+            )
             .await;
         if let Err(error) = settled {
             tracing::warn!(%error, "replay-guard record not settled; it stays pending until its lease ends");
@@ -279,7 +298,10 @@ mod tests {
         let one = Binding::new("t", json!({"a": 1, "b": 2}).as_object(), "o");
         let two = Binding::new("t", json!({"b": 2, "a": 1}).as_object(), "o");
         assert_eq!(one, two);
-        assert_eq!(Binding::new("t", None, "o"), Binding::new("t", json!({}).as_object(), "o"));
+        assert_eq!(
+            Binding::new("t", None, "o"),
+            Binding::new("t", json!({}).as_object(), "o")
+        );
     }
 
     #[tokio::test]
@@ -288,7 +310,10 @@ mod tests {
         let store = store();
         let state = seal.seal(&binding("x"));
         seal.redeem(&state, &binding("x"), &store).await.unwrap();
-        let replay = seal.redeem(&state, &binding("x"), &store).await.unwrap_err();
+        let replay = seal
+            .redeem(&state, &binding("x"), &store)
+            .await
+            .unwrap_err();
         assert_eq!(code(&replay), MCP_REQUEST_STATE_REPLAYED);
     }
 
@@ -307,13 +332,19 @@ mod tests {
             assert_eq!(code(&error), MCP_REQUEST_STATE_INVALID);
         }
         let other_key = StateSeal::new(&RequestStateKey::generate(), DEFAULT_REQUEST_STATE_TTL);
-        let error = other_key.redeem(&state, &binding("x"), &store).await.unwrap_err();
+        let error = other_key
+            .redeem(&state, &binding("x"), &store)
+            .await
+            .unwrap_err();
         assert_eq!(code(&error), MCP_REQUEST_STATE_INVALID);
         let mut altered = state.clone().into_bytes();
         let middle = altered.len() / 2;
         altered[middle] = if altered[middle] == b'A' { b'B' } else { b'A' };
         let altered = String::from_utf8(altered).unwrap();
-        let error = seal.redeem(&altered, &binding("x"), &store).await.unwrap_err();
+        let error = seal
+            .redeem(&altered, &binding("x"), &store)
+            .await
+            .unwrap_err();
         assert_eq!(code(&error), MCP_REQUEST_STATE_INVALID);
         // None of the refusals used the state up.
         seal.redeem(&state, &binding("x"), &store).await.unwrap();
@@ -324,7 +355,10 @@ mod tests {
         let seal = StateSeal::new(&RequestStateKey::generate(), Duration::from_millis(1));
         let state = seal.seal(&binding("x"));
         tokio::time::sleep(Duration::from_millis(20)).await;
-        let error = seal.redeem(&state, &binding("x"), &store()).await.unwrap_err();
+        let error = seal
+            .redeem(&state, &binding("x"), &store())
+            .await
+            .unwrap_err();
         assert_eq!(code(&error), MCP_REQUEST_STATE_EXPIRED);
     }
 
@@ -332,7 +366,13 @@ mod tests {
     async fn the_same_key_opens_states_across_seals() {
         let key = RequestStateKey::from_bytes(&[9; 32]).unwrap();
         let state = StateSeal::new(&key, DEFAULT_REQUEST_STATE_TTL).seal(&binding("x"));
-        let restarted = StateSeal::new(&RequestStateKey::from_bytes(&[9; 32]).unwrap(), DEFAULT_REQUEST_STATE_TTL);
-        restarted.redeem(&state, &binding("x"), &store()).await.unwrap();
+        let restarted = StateSeal::new(
+            &RequestStateKey::from_bytes(&[9; 32]).unwrap(),
+            DEFAULT_REQUEST_STATE_TTL,
+        );
+        restarted
+            .redeem(&state, &binding("x"), &store())
+            .await
+            .unwrap();
     }
 }

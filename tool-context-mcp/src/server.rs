@@ -12,26 +12,26 @@ use rmcp::model::{
     ErrorCode, GetTaskParams, GetTaskResult, Implementation, ListToolsResult, NumberOrString,
     PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, UpdateTaskParams,
 };
-use tool_durable_operations::{DurableOperationStore, MemoryBackend};
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use tool_context::{ToolCallOptions, ToolRegistry};
+use tool_durable_operations::{DurableOperationStore, MemoryBackend};
 use tool_protocol::paging::{decode_offset_cursor, encode_offset_cursor};
 use tool_protocol::{
     ToolCallContext, ToolCallId, ToolCallMode, ToolCallRequest, ToolCallSource, codes,
 };
 
 use crate::approval::{ApprovalDesk, McpApproval, explain_denial};
+use crate::convert::{mcp_result, mcp_tool};
 use crate::discovery::{
     MAX_PROTOCOL_VERSION_WITH_INITIALIZE, supported_protocol_versions, uses_request_lifecycle,
 };
 use crate::input_required::{approval_request, awaiting_client, client_round};
-use crate::request_state::{DEFAULT_REQUEST_STATE_TTL, RequestStateKey, StateSeal};
-use crate::tasks::{self, DEFAULT_TASK_AFTER, TaskOrigin, Tasks};
-use crate::convert::{mcp_result, mcp_tool};
 use crate::lifecycle::{CallObserver, FinishGuard, McpCall};
 use crate::progress::{PROGRESS_INTERVAL, Progress};
+use crate::request_state::{DEFAULT_REQUEST_STATE_TTL, RequestStateKey, StateSeal};
+use crate::tasks::{self, DEFAULT_TASK_AFTER, TaskOrigin, Tasks};
 
 /// Tools per `tools/list` page unless configured otherwise.
 pub const DEFAULT_PAGE_SIZE: usize = 50;
@@ -362,13 +362,15 @@ impl McpToolServer {
             self.settings.observer.clone(),
         );
         let _unfinished = FinishGuard(call.clone());
-        let approval = Arc::new(McpApproval::new(
-            self.settings.desk.clone(),
-            context.peer.clone(),
-            (progress.clone(), call.clone()),
-            Arc::clone(&self.settings.safe_argument_names),
-        )
-        .with_client_round(round));
+        let approval = Arc::new(
+            McpApproval::new(
+                self.settings.desk.clone(),
+                context.peer.clone(),
+                (progress.clone(), call.clone()),
+                Arc::clone(&self.settings.safe_argument_names),
+            )
+            .with_client_round(round),
+        );
         let arguments = params.arguments.clone();
         let options = ToolCallOptions {
             context: Some(self.call_context()),
@@ -461,7 +463,9 @@ impl ServerHandler for McpToolServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         let tasks = &self.settings.stateless.tasks;
-        tasks.cancel(self.store(), self.owner(), &request.task_id).await
+        tasks
+            .cancel(self.store(), self.owner(), &request.task_id)
+            .await
     }
 
     /// A `tools/*` request whose params did not parse reaches here: it is malformed (`-32602`),

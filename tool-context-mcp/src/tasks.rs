@@ -192,7 +192,12 @@ impl Finisher {
             Ok(CallToolResponse::Complete(result)) => {
                 let result = serde_json::to_value(result).unwrap_or(Value::Null);
                 self.store
-                    .complete(&self.key, &self.host, json!({ "result": result }), &claim.fence)
+                    .complete(
+                        &self.key,
+                        &self.host,
+                        json!({ "result": result }),
+                        &claim.fence,
+                    )
                     .await
             }
             Ok(_) => {
@@ -217,7 +222,13 @@ impl Finisher {
     ) -> Result<OperationRecord, tool_durable_operations::DurableOperationError> {
         let error = serde_json::to_value(error).unwrap_or(Value::Null);
         self.store
-            .fail(&self.key, &self.host, "failed", Some(json!({ "error": error })), fence)
+            .fail(
+                &self.key,
+                &self.host,
+                "failed",
+                Some(json!({ "error": error })),
+                fence,
+            )
             .await
     }
 }
@@ -322,13 +333,17 @@ fn owner_digest(owner: &str) -> String {
 }
 
 fn fingerprint(owner: &str, tool: &str) -> String {
-    format!("{FINGERPRINT_PREFIX} owner={} tool={tool}", owner_digest(owner))
+    format!(
+        "{FINGERPRINT_PREFIX} owner={} tool={tool}",
+        owner_digest(owner)
+    )
 }
 
 fn owns(record: &OperationRecord, owner: &str) -> bool {
-    record
-        .fingerprint
-        .starts_with(&format!("{FINGERPRINT_PREFIX} owner={} ", owner_digest(owner)))
+    record.fingerprint.starts_with(&format!(
+        "{FINGERPRINT_PREFIX} owner={} ",
+        owner_digest(owner)
+    ))
 }
 
 fn tool_of(record: &OperationRecord) -> &str {
@@ -365,13 +380,23 @@ fn view(record: &OperationRecord, now_ms: u64, store: &DurableOperationStore) ->
             })),
         },
         OperationState::Completed => TaskPayload::Completed {
-            result: object(record.result.as_ref().map_or(Value::Null, |stored| stored["result"].clone())),
+            result: object(
+                record
+                    .result
+                    .as_ref()
+                    .map_or(Value::Null, |stored| stored["result"].clone()),
+            ),
         },
         OperationState::Failed if record.reason.as_deref() == Some(CANCELLED_REASON) => {
             TaskPayload::Cancelled
         }
         OperationState::Failed => TaskPayload::Failed {
-            error: object(record.result.as_ref().map_or(Value::Null, |stored| stored["error"].clone())),
+            error: object(
+                record
+                    .result
+                    .as_ref()
+                    .map_or(Value::Null, |stored| stored["error"].clone()),
+            ),
         },
     };
     let mut task = Task::new(
@@ -396,9 +421,8 @@ fn object(value: Value) -> JsonObject {
 }
 
 fn error_of(error: JsonObject) -> McpError {
-    serde_json::from_value(Value::Object(error)).unwrap_or_else(|_| {
-        McpError::internal_error("The task failed.", None)
-    })
+    serde_json::from_value(Value::Object(error))
+        .unwrap_or_else(|_| McpError::internal_error("The task failed.", None))
 }
 
 fn timestamp(ms: u64) -> String {
@@ -421,4 +445,55 @@ fn joined_response(
 
 fn store_error(error: tool_durable_operations::DurableOperationError) -> McpError {
     McpError::internal_error(format!("The task store failed: {error}"), None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc as StdArc;
+    use tool_durable_operations::MemoryBackend;
+
+    fn record(state: OperationState, lease_expires_at: Option<u64>) -> OperationRecord {
+        OperationRecord {
+            key: task_key("t1"),
+            fingerprint: fingerprint("alice", "work.wait"),
+            owner_id: "host-a".into(),
+            incarnation: "i".into(),
+            revision: 1,
+            state,
+            result: None,
+            reason: None,
+            created_at: 1_000,
+            updated_at: 1_000,
+            lease_expires_at,
+            reconciled_by: None,
+            reconciled_at: None,
+        }
+    }
+
+    #[test]
+    fn a_task_whose_host_stopped_fails_as_unknown_once_its_lease_lapses() {
+        let store = DurableOperationStore::new(StdArc::new(MemoryBackend::new()));
+        let running = view(&record(OperationState::Pending, Some(5_000)), 4_999, &store);
+        assert_eq!(running.status(), TaskStatus::Working);
+        assert_eq!(
+            running.task.status_message.as_deref(),
+            Some("Running \"work.wait\".")
+        );
+        let orphaned = view(&record(OperationState::Pending, Some(5_000)), 5_001, &store);
+        let TaskPayload::Failed { error } = orphaned.payload else {
+            panic!("an orphaned task must fail, got {:?}", orphaned.payload);
+        };
+        assert_eq!(error["data"]["code"], codes::TOOL_EXECUTION_UNKNOWN);
+        assert_eq!(orphaned.task.task_id, "t1");
+        assert_eq!(orphaned.task.created_at, "1970-01-01T00:00:01.000Z");
+    }
+
+    #[test]
+    fn tasks_belong_to_the_owner_in_their_fingerprint() {
+        let task = record(OperationState::Completed, None);
+        assert!(owns(&task, "alice"));
+        assert!(!owns(&task, "bob"));
+        assert_eq!(tool_of(&task), "work.wait");
+    }
 }

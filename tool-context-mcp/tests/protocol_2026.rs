@@ -41,13 +41,17 @@ struct Work {
 fn registry(work: &Arc<Work>, store: Option<Arc<DurableOperationStore>>) -> ToolRegistry {
     let write = {
         let work = work.clone();
-        Tool::typed("work.write", "Writes.", move |input: Write, _call: ToolInvocation| {
-            let work = work.clone();
-            async move {
-                let count = work.writes.fetch_add(1, Ordering::SeqCst) + 1;
-                Ok::<_, ToolCallError>(json!({"writes": count, "text": input.text}))
-            }
-        })
+        Tool::typed(
+            "work.write",
+            "Writes.",
+            move |input: Write, _call: ToolInvocation| {
+                let work = work.clone();
+                async move {
+                    let count = work.writes.fetch_add(1, Ordering::SeqCst) + 1;
+                    Ok::<_, ToolCallError>(json!({"writes": count, "text": input.text}))
+                }
+            },
+        )
     };
     let wait = {
         let work = work.clone();
@@ -62,9 +66,13 @@ fn registry(work: &Arc<Work>, store: Option<Arc<DurableOperationStore>>) -> Tool
         })
         .read_only()
     };
-    let read = Tool::typed("work.read", "Reads.", |_input: Empty, _call: ToolInvocation| async move {
-        Ok::<_, ToolCallError>(json!({"ok": true}))
-    })
+    let read = Tool::typed(
+        "work.read",
+        "Reads.",
+        |_input: Empty, _call: ToolInvocation| async move {
+            Ok::<_, ToolCallError>(json!({"ok": true}))
+        },
+    )
     .read_only();
     let mut builder = ToolRegistry::builder()
         .tools([write, wait, read])
@@ -117,7 +125,10 @@ impl Wire {
             .header("Content-Type", "application/json")
             .header("MCP-Protocol-Version", VERSION)
             .header("Mcp-Method", method);
-        let name = params.get("name").or(params.get("taskId")).and_then(Value::as_str);
+        let name = params
+            .get("name")
+            .or(params.get("taskId"))
+            .and_then(Value::as_str);
         if let Some(name) = name {
             request = request.header("Mcp-Name", name);
         }
@@ -158,7 +169,9 @@ fn response_with_id(text: &str, id: u64) -> Option<Value> {
             .filter_map(|data| serde_json::from_str(data.trim()).ok())
             .collect(),
     };
-    messages.into_iter().find(|message| message["id"] == json!(id))
+    messages
+        .into_iter()
+        .find(|message| message["id"] == json!(id))
 }
 
 fn elicitation_client() -> Value {
@@ -223,7 +236,12 @@ async fn a_request_without_its_meta_is_refused() {
         .unwrap();
     let response = response_with_id(&text, 1).unwrap();
     assert_eq!(response["error"]["code"], -32602, "{response}");
-    assert!(response["error"]["message"].as_str().unwrap().contains("clientCapabilities"));
+    assert!(
+        response["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("clientCapabilities")
+    );
 }
 
 #[tokio::test]
@@ -236,19 +254,36 @@ async fn an_approval_is_one_input_required_round_then_single_use() {
     assert_eq!(asked["resultType"], "input_required", "{asked}");
     let form = &asked["inputRequests"]["approval"];
     assert_eq!(form["method"], "elicitation/create");
-    assert!(form["params"]["message"].as_str().unwrap().contains("work.write"));
+    assert!(
+        form["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("work.write")
+    );
     assert_eq!(form["params"]["requestedSchema"]["type"], "object");
-    assert_eq!(work.writes.load(Ordering::SeqCst), 0, "nothing ran before the answer");
+    assert_eq!(
+        work.writes.load(Ordering::SeqCst),
+        0,
+        "nothing ran before the answer"
+    );
     let state = &asked["requestState"];
     assert!(state.is_string());
 
-    let done = wire.result("tools/call", retry(&call, state, "accept")).await;
+    let done = wire
+        .result("tools/call", retry(&call, state, "accept"))
+        .await;
     assert_eq!(done["structuredContent"]["writes"], 1, "{done}");
     assert_eq!(done["isError"], json!(false));
 
-    let replay = wire.error_code("tools/call", retry(&call, state, "accept")).await;
+    let replay = wire
+        .error_code("tools/call", retry(&call, state, "accept"))
+        .await;
     assert_eq!(replay, MCP_REQUEST_STATE_REPLAYED);
-    assert_eq!(work.writes.load(Ordering::SeqCst), 1, "a replay never runs the call");
+    assert_eq!(
+        work.writes.load(Ordering::SeqCst),
+        1,
+        "a replay never runs the call"
+    );
 }
 
 #[tokio::test]
@@ -271,7 +306,9 @@ async fn a_declined_approval_denies_and_altered_states_are_refused() {
         .await;
     assert_eq!(tampered, MCP_REQUEST_STATE_INVALID);
 
-    let declined = wire.result("tools/call", retry(&call, &state, "decline")).await;
+    let declined = wire
+        .result("tools/call", retry(&call, &state, "decline"))
+        .await;
     assert_eq!(declined["isError"], true, "{declined}");
     // The code travels in the result (where exactly is the error-result format's business).
     let text = serde_json::to_string(&declined).unwrap();
@@ -282,13 +319,15 @@ async fn a_declined_approval_denies_and_altered_states_are_refused() {
 #[tokio::test]
 async fn an_expired_state_is_refused_as_expired() {
     let work = Arc::new(Work::default());
-    let server = McpToolServer::new(registry(&work, None))
-        .with_request_state_ttl(Duration::from_millis(1));
+    let server =
+        McpToolServer::new(registry(&work, None)).with_request_state_ttl(Duration::from_millis(1));
     let wire = Wire::new(&serve(&server).await, elicitation_client());
     let call = write_call("late");
     let state = wire.result("tools/call", call.clone()).await["requestState"].clone();
     tokio::time::sleep(Duration::from_millis(20)).await;
-    let expired = wire.error_code("tools/call", retry(&call, &state, "accept")).await;
+    let expired = wire
+        .error_code("tools/call", retry(&call, &state, "accept"))
+        .await;
     assert_eq!(expired, MCP_REQUEST_STATE_EXPIRED);
     assert_eq!(work.writes.load(Ordering::SeqCst), 0);
 }
@@ -296,11 +335,17 @@ async fn an_expired_state_is_refused_as_expired() {
 #[tokio::test]
 async fn a_client_that_cannot_answer_forms_is_denied_with_the_reason() {
     let work = Arc::new(Work::default());
-    let wire = Wire::new(&serve(&McpToolServer::new(registry(&work, None))).await, json!({}));
+    let wire = Wire::new(
+        &serve(&McpToolServer::new(registry(&work, None))).await,
+        json!({}),
+    );
     let denied = wire.result("tools/call", write_call("x")).await;
     assert_eq!(denied["isError"], true, "{denied}");
     let text = serde_json::to_string(&denied).unwrap();
-    assert!(text.contains("TOOL_POLICY_DENIED") && text.contains("unavailable"), "{text}");
+    assert!(
+        text.contains("TOOL_POLICY_DENIED") && text.contains("unavailable"),
+        "{text}"
+    );
 }
 
 #[tokio::test]
@@ -311,8 +356,8 @@ async fn hosts_sharing_the_key_and_store_accept_each_others_states() {
     let work = Arc::new(Work::default());
     let first = McpToolServer::new(registry(&work, Some(store.clone())))
         .with_request_state_key(key.clone());
-    let second = McpToolServer::new(registry(&work, Some(store.clone())))
-        .with_request_state_key(key);
+    let second =
+        McpToolServer::new(registry(&work, Some(store.clone()))).with_request_state_key(key);
     let stranger = McpToolServer::new(registry(&work, Some(store)));
     let (first, second, stranger) = (
         Wire::new(&serve(&first).await, elicitation_client()),
@@ -321,12 +366,18 @@ async fn hosts_sharing_the_key_and_store_accept_each_others_states() {
     );
     let call = write_call("shared");
     let state = first.result("tools/call", call.clone()).await["requestState"].clone();
-    let other_key = stranger.error_code("tools/call", retry(&call, &state, "accept")).await;
+    let other_key = stranger
+        .error_code("tools/call", retry(&call, &state, "accept"))
+        .await;
     assert_eq!(other_key, MCP_REQUEST_STATE_INVALID);
-    let done = second.result("tools/call", retry(&call, &state, "accept")).await;
+    let done = second
+        .result("tools/call", retry(&call, &state, "accept"))
+        .await;
     assert_eq!(done["structuredContent"]["writes"], 1, "{done}");
     // The replay guard is the shared store: the first host refuses the used state too.
-    let replay = first.error_code("tools/call", retry(&call, &state, "accept")).await;
+    let replay = first
+        .error_code("tools/call", retry(&call, &state, "accept"))
+        .await;
     assert_eq!(replay, MCP_REQUEST_STATE_REPLAYED);
 }
 
@@ -360,7 +411,11 @@ async fn a_long_call_becomes_a_task_polled_to_completion() {
     let quick = wire
         .result("tools/call", json!({"name": "work.read", "arguments": {}}))
         .await;
-    assert_eq!(quick["structuredContent"], json!({"ok": true}), "a quick call answers at once");
+    assert_eq!(
+        quick["structuredContent"],
+        json!({"ok": true}),
+        "a quick call answers at once"
+    );
 
     let handle = wire
         .result("tools/call", json!({"name": "work.wait", "arguments": {}}))
@@ -372,7 +427,11 @@ async fn a_long_call_becomes_a_task_polled_to_completion() {
     assert_eq!(working["status"], "working", "{working}");
     let listed = wire.result("tasks/list", json!({})).await;
     assert!(
-        listed["tasks"].as_array().unwrap().iter().any(|task| task["taskId"] == task_id.as_str()),
+        listed["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|task| task["taskId"] == task_id.as_str()),
         "{listed}"
     );
 
@@ -380,8 +439,14 @@ async fn a_long_call_becomes_a_task_polled_to_completion() {
     let done = poll_until_terminal(&wire, &task_id).await;
     assert_eq!(done["status"], "completed", "{done}");
     assert_eq!(done["result"]["structuredContent"], json!({"done": true}));
-    let result = wire.result("tasks/result", json!({"taskId": task_id})).await;
-    assert_eq!(result["structuredContent"], json!({"done": true}), "{result}");
+    let result = wire
+        .result("tasks/result", json!({"taskId": task_id}))
+        .await;
+    assert_eq!(
+        result["structuredContent"],
+        json!({"done": true}),
+        "{result}"
+    );
 
     let missing = wire
         .error_code("tasks/get", json!({"taskId": "not-a-task"}))
@@ -400,7 +465,8 @@ async fn a_cancelled_task_ends_cancelled() {
         .result("tools/call", json!({"name": "work.wait", "arguments": {}}))
         .await;
     let task_id = handle["taskId"].as_str().unwrap().to_owned();
-    wire.result("tasks/cancel", json!({"taskId": task_id})).await;
+    wire.result("tasks/cancel", json!({"taskId": task_id}))
+        .await;
     let ended = poll_until_terminal(&wire, &task_id).await;
     assert_eq!(ended["status"], "cancelled", "{ended}");
 }
@@ -425,10 +491,22 @@ async fn tasks_belong_to_their_owner() {
         .result("tools/call", json!({"name": "work.wait", "arguments": {}}))
         .await;
     let task_id = handle["taskId"].as_str().unwrap().to_owned();
-    assert_eq!(bob.error_code("tasks/get", json!({"taskId": task_id})).await, MCP_TASK_NOT_FOUND);
-    assert!(bob.result("tasks/list", json!({})).await["tasks"].as_array().unwrap().is_empty());
+    assert_eq!(
+        bob.error_code("tasks/get", json!({"taskId": task_id}))
+            .await,
+        MCP_TASK_NOT_FOUND
+    );
+    assert!(
+        bob.result("tasks/list", json!({})).await["tasks"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
     work.gate.notify_one();
-    assert_eq!(poll_until_terminal(&alice, &task_id).await["status"], "completed");
+    assert_eq!(
+        poll_until_terminal(&alice, &task_id).await["status"],
+        "completed"
+    );
 }
 
 #[tokio::test]
@@ -437,19 +515,28 @@ async fn a_task_in_sqlite_survives_a_restart_and_is_read_by_another_host() {
     let path = dir.path().join("ops.db");
     let work = Arc::new(Work::default());
     let task_id = {
-        let first = fast_tasks(McpToolServer::new(registry(&work, Some(sqlite_store(&path).await))));
+        let first = fast_tasks(McpToolServer::new(registry(
+            &work,
+            Some(sqlite_store(&path).await),
+        )));
         let wire = Wire::new(&serve(&first).await, task_client());
         let handle = wire
             .result("tools/call", json!({"name": "work.wait", "arguments": {}}))
             .await;
         let task_id = handle["taskId"].as_str().unwrap().to_owned();
         work.gate.notify_one();
-        assert_eq!(poll_until_terminal(&wire, &task_id).await["status"], "completed");
+        assert_eq!(
+            poll_until_terminal(&wire, &task_id).await["status"],
+            "completed"
+        );
         first.registry().shutdown();
         task_id
     };
     // A new process: a fresh registry and server on the same database file.
-    let restarted = McpToolServer::new(registry(&Arc::new(Work::default()), Some(sqlite_store(&path).await)));
+    let restarted = McpToolServer::new(registry(
+        &Arc::new(Work::default()),
+        Some(sqlite_store(&path).await),
+    ));
     let wire = Wire::new(&serve(&restarted).await, task_client());
     let task = wire.result("tasks/get", json!({"taskId": task_id})).await;
     assert_eq!(task["status"], "completed", "{task}");

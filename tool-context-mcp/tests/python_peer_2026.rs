@@ -29,24 +29,36 @@ struct Sleep {
 }
 
 fn registry(writes: &Arc<AtomicU64>) -> ToolRegistry {
-    let read = Tool::typed("work.read", "Reads.", |_input: Empty, _call: ToolInvocation| async {
-        Ok::<_, ToolCallError>(json!({"ok": true}))
-    })
+    let read = Tool::typed(
+        "work.read",
+        "Reads.",
+        |_input: Empty, _call: ToolInvocation| async {
+            Ok::<_, ToolCallError>(json!({"ok": true}))
+        },
+    )
     .read_only();
     let write = {
         let writes = writes.clone();
-        Tool::typed("work.write", "Writes.", move |input: Write, _call: ToolInvocation| {
-            let writes = writes.clone();
-            async move {
-                writes.fetch_add(1, Ordering::SeqCst);
-                Ok::<_, ToolCallError>(json!({"text": input.text}))
-            }
-        })
+        Tool::typed(
+            "work.write",
+            "Writes.",
+            move |input: Write, _call: ToolInvocation| {
+                let writes = writes.clone();
+                async move {
+                    writes.fetch_add(1, Ordering::SeqCst);
+                    Ok::<_, ToolCallError>(json!({"text": input.text}))
+                }
+            },
+        )
     };
-    let sleep = Tool::typed("work.sleep", "Sleeps.", |input: Sleep, _call: ToolInvocation| async move {
-        tokio::time::sleep(Duration::from_millis(input.ms)).await;
-        Ok::<_, ToolCallError>(json!({"slept": input.ms}))
-    })
+    let sleep = Tool::typed(
+        "work.sleep",
+        "Sleeps.",
+        |input: Sleep, _call: ToolInvocation| async move {
+            tokio::time::sleep(Duration::from_millis(input.ms)).await;
+            Ok::<_, ToolCallError>(json!({"slept": input.ms}))
+        },
+    )
     .read_only();
     ToolRegistry::builder()
         .tools([read, write, sleep])
@@ -58,15 +70,17 @@ fn registry(writes: &Arc<AtomicU64>) -> ToolRegistry {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_python_peer_speaks_2026_07_28_with_approvals_and_tasks() {
     let writes = Arc::new(AtomicU64::new(0));
-    let server =
-        McpToolServer::new(registry(&writes)).with_task_after(Duration::from_millis(100));
+    let server = McpToolServer::new(registry(&writes)).with_task_after(Duration::from_millis(100));
     let service = streamable_http_service(&server, StreamableHttpServerConfig::default());
     let app = axum::Router::new().nest_service("/mcp", service);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     tokio::spawn(async move { axum::serve(listener, app).await });
 
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/python_2026_peer.py");
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/peers/python_2026_peer.py"
+    );
     let output = tokio::process::Command::new("python3")
         .arg(script)
         .arg(format!("http://127.0.0.1:{port}/mcp"))

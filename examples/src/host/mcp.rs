@@ -13,6 +13,10 @@
 //! transitions (`started`, `approval`, `waiting`, then `completed`, `denied`, `failed` or
 //! `cancelled`) reach the client as progress notifications when it sent a `progressToken`.
 //!
+//! Clients on protocol 2026-07-28 are served too: their approvals are `input_required` rounds
+//! whose sealed `requestState` uses the key in `<data-dir>/mcp-request-state.key`, and their long
+//! calls become tasks recorded in the studio's durable store (`durable-operations.sqlite`).
+//!
 //! `/mcp` sits behind the studio's Host/Origin guard and needs the per-launch token in the
 //! `x-studio-token` header on every request, reads included (the SSE stream of a session
 //! carries approval prompts and results).
@@ -68,6 +72,10 @@ pub fn mcp_server(state: &Arc<StudioState>) -> McpToolServer {
         .with_implementation(MCP_SERVER_NAME, env!("CARGO_PKG_VERSION"))
         .with_instructions(INSTRUCTIONS)
         .with_call_observer(StudioCalls(state.runs.clone()))
+        // Protocol 2026-07-28: approval states sealed with the data directory's key, and tasks
+        // and the replay guard in the studio's durable store, so both survive a restart.
+        .with_request_state_key(state.mcp_state_key.clone())
+        .with_durable_store(Arc::new(state.saves.store().clone()))
 }
 
 /// Registers each MCP call as an agent run and keeps the two lifecycles in step: the call's

@@ -5,6 +5,7 @@ pub mod bridge;
 pub mod durable_folder;
 pub mod events;
 pub mod mcp;
+pub mod mcp_state_key;
 pub mod openrouter;
 pub mod preview_http;
 pub mod private_files;
@@ -113,6 +114,8 @@ pub struct StudioState {
     pub saves: DurableSaves,
     /// Compiled preview documents (each surface's latest revision, compiled once).
     pub previews: preview_http::PreviewDocuments,
+    /// Seals MCP approval states (2026-07-28); kept in the data directory.
+    pub mcp_state_key: tool_context_mcp::RequestStateKey,
 }
 
 /// A running studio.
@@ -276,6 +279,7 @@ pub async fn build_state(options: &StudioOptions, port: u16) -> Result<Arc<Studi
         web,
         saves,
         previews: preview_http::PreviewDocuments::default(),
+        mcp_state_key: mcp_state_key::load_or_create(&options.data_dir),
     });
     watch_approvals(&state);
     Ok(state)
