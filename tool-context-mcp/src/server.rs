@@ -51,6 +51,10 @@ pub const DEFAULT_REQUEST_OWNER: &str = "mcp";
 /// - `notifications/cancelled` cancels the call (`TOOL_CANCELLED`).
 /// - Approvals go to an attended [`ApprovalDesk`], else to the client by elicitation, else the
 ///   call is denied (see [`crate::approval`]).
+/// - Protocol 2026-07-28 is served next to 2025-11-25 ([`crate::discovery`]): approvals there
+///   are `input_required` rounds with a sealed, single-use `requestState`
+///   ([`Self::with_request_state_key`], [`crate::input_required`]), and a task-capable client's
+///   long call becomes a durable task ([`Self::with_task_after`], [`crate::tasks`]).
 ///
 /// ```
 /// use tool_context::ToolRegistry;

@@ -542,3 +542,57 @@ async fn a_task_in_sqlite_survives_a_restart_and_is_read_by_another_host() {
     assert_eq!(task["status"], "completed", "{task}");
     assert_eq!(task["result"]["structuredContent"], json!({"done": true}));
 }
+
+/// rmcp's own client on 2026-07-28: `server/discover` instead of `initialize`, and its
+/// multi-round-trip driver answers the approval form through its elicitation handler.
+#[derive(Clone)]
+struct Accepting;
+
+impl rmcp::ClientHandler for Accepting {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let capabilities = rmcp::model::ClientCapabilities::builder()
+            .enable_elicitation()
+            .build();
+        rmcp::model::ClientConfig::new(
+            capabilities,
+            rmcp::model::Implementation::new("rmcp-discover-test", "0"),
+        )
+    }
+
+    async fn create_elicitation(
+        &self,
+        _request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::service::RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        Ok(rmcp::model::ElicitResult::new(
+            rmcp::model::ElicitationAction::Accept,
+        ))
+    }
+}
+
+#[tokio::test]
+async fn a_client_that_only_speaks_2026_07_28_connects_and_gets_approvals() {
+    use rmcp::ClientServiceExt;
+    use rmcp::model::{CallToolRequestParams, ProtocolVersion};
+    let work = Arc::new(Work::default());
+    let url = serve(&McpToolServer::new(registry(&work, None))).await;
+    let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url);
+    let client = Accepting
+        .serve_with_lifecycle(
+            transport,
+            rmcp::ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .expect("a 2026-07-28 client connects with server/discover");
+    let tools = client.list_all_tools().await.unwrap();
+    assert_eq!(tools.len(), 3);
+    let arguments = json!({"text": "via rmcp"}).as_object().cloned().unwrap();
+    let written = client
+        .call_tool(CallToolRequestParams::new("work.write").with_arguments(arguments))
+        .await
+        .unwrap();
+    assert_eq!(written.structured_content.unwrap()["writes"], 1);
+    client.cancel().await.unwrap();
+}
