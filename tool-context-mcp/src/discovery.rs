@@ -17,7 +17,7 @@
 use rmcp::model::ProtocolVersion;
 use rmcp::service::{RequestContext, RoleServer};
 
-/// The newest revision served; [`SUPPORTED_PROTOCOL_VERSIONS`] lists every one.
+/// The newest revision served; [`supported_protocol_versions`] lists every one.
 pub const MAX_PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::V_2026_07_28;
 /// The revision `initialize` answers with when a client asks for one it cannot negotiate.
 pub const MAX_PROTOCOL_VERSION_WITH_INITIALIZE: ProtocolVersion =
