@@ -398,7 +398,8 @@ async fn poll_until_terminal(wire: &Wire, task_id: &str) -> Value {
 }
 
 fn fast_tasks(server: McpToolServer) -> McpToolServer {
-    server.with_task_after(Duration::from_millis(50))
+    // Generous: a quick call must answer in its request even on a loaded machine.
+    server.with_task_after(Duration::from_millis(1_000))
 }
 
 #[tokio::test]
@@ -595,4 +596,60 @@ async fn a_client_that_only_speaks_2026_07_28_connects_and_gets_approvals() {
         .unwrap();
     assert_eq!(written.structured_content.unwrap()["writes"], 1);
     client.cancel().await.unwrap();
+}
+
+async fn postgres_store(table: &str) -> Arc<DurableOperationStore> {
+    let url = std::env::var("DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
+    let backend =
+        tool_durable_operations::backend::postgres::PostgresBackend::connect(&url, table, 4)
+            .await
+            .expect("PostgreSQL answers (DATABASE_URL or the local default)");
+    backend.apply_schema().await.unwrap();
+    Arc::new(DurableOperationStore::new(Arc::new(backend)))
+}
+
+#[tokio::test]
+async fn a_task_in_postgres_survives_a_restart_and_its_approval_replay_guard_too() {
+    let table = format!("mcp_tasks_{}", uuid::Uuid::new_v4().simple());
+    let key = RequestStateKey::from_bytes(&[7; 32]).unwrap();
+    let work = Arc::new(Work::default());
+    let (task_id, call, state) = {
+        let first = fast_tasks(McpToolServer::new(registry(
+            &work,
+            Some(postgres_store(&table).await),
+        )))
+        .with_request_state_key(key.clone());
+        let wire = Wire::new(&serve(&first).await, task_client());
+        let handle = wire
+            .result("tools/call", json!({"name": "work.wait", "arguments": {}}))
+            .await;
+        let task_id = handle["taskId"].as_str().unwrap().to_owned();
+        work.gate.notify_one();
+        assert_eq!(
+            poll_until_terminal(&wire, &task_id).await["status"],
+            "completed"
+        );
+        // Without the tasks extension, so the approved write answers in the request.
+        let wire = Wire::new(&wire.url, elicitation_client());
+        let call = write_call("before the restart");
+        let state = wire.result("tools/call", call.clone()).await["requestState"].clone();
+        let done = wire
+            .result("tools/call", retry(&call, &state, "accept"))
+            .await;
+        assert_eq!(done["structuredContent"]["writes"], 1, "{done}");
+        first.registry().shutdown();
+        (task_id, call, state)
+    };
+    let restarted = McpToolServer::new(registry(&work, Some(postgres_store(&table).await)))
+        .with_request_state_key(key);
+    let wire = Wire::new(&serve(&restarted).await, task_client());
+    let task = wire.result("tasks/get", json!({"taskId": task_id})).await;
+    assert_eq!(task["status"], "completed", "{task}");
+    assert_eq!(task["result"]["structuredContent"], json!({"done": true}));
+    let replay = wire
+        .error_code("tools/call", retry(&call, &state, "accept"))
+        .await;
+    assert_eq!(replay, MCP_REQUEST_STATE_REPLAYED);
+    assert_eq!(work.writes.load(Ordering::SeqCst), 1);
 }

@@ -157,7 +157,7 @@ class Raw:
 
 def tasks_part(url):
     raw = Raw(url)
-    created = raw.request("tools/call", {"name": "work.sleep", "arguments": {"ms": 600}}, name="work.sleep")
+    created = raw.request("tools/call", {"name": "work.sleep", "arguments": {"ms": 2000}}, name="work.sleep")
     check(created.get("resultType") == "task", f"no task handle: {created}")
     task_id = created["taskId"]
     check(created["status"] == "working", f"created {created}")
@@ -169,7 +169,7 @@ def tasks_part(url):
         check(task["status"] == "working", f"task {task}")
         time.sleep(interval)
     check(task["status"] == "completed", f"task ended {task}")
-    check(task["result"]["structuredContent"] == {"slept": 600}, f"task result {task}")
+    check(task["result"]["structuredContent"] == {"slept": 2000}, f"task result {task}")
 
 
 async def main():
