@@ -161,9 +161,12 @@ impl McpApproval {
     }
 
     fn choose_route(&self) -> ApprovalRoute {
-        if self.desk.as_ref().is_some_and(ApprovalDesk::is_attended) {
+        // A retry carries the person's answer already: nobody is asked twice.
+        if matches!(self.round, ClientRound::Answered(_)) {
+            ApprovalRoute::InputRequired
+        } else if self.desk.as_ref().is_some_and(ApprovalDesk::is_attended) {
             ApprovalRoute::Desk
-        } else if matches!(self.round, ClientRound::Ask | ClientRound::Answered(_)) {
+        } else if self.round == ClientRound::Ask {
             ApprovalRoute::InputRequired
         } else if self.round == ClientRound::Session
             && self

@@ -653,3 +653,29 @@ async fn a_task_in_postgres_survives_a_restart_and_its_approval_replay_guard_too
     assert_eq!(replay, MCP_REQUEST_STATE_REPLAYED);
     assert_eq!(work.writes.load(Ordering::SeqCst), 1);
 }
+
+#[tokio::test]
+async fn an_answered_retry_is_not_asked_again_at_a_desk_that_became_attended() {
+    use std::sync::atomic::AtomicBool;
+    let work = Arc::new(Work::default());
+    let queue = tool_context::ApprovalQueue::new();
+    let attended = Arc::new(AtomicBool::new(false));
+    let desk = {
+        let attended = attended.clone();
+        tool_context_mcp::ApprovalDesk::new(queue.clone(), move || attended.load(Ordering::SeqCst))
+    };
+    let server = McpToolServer::new(registry(&work, None)).with_approval_desk(desk);
+    let wire = Wire::new(&serve(&server).await, elicitation_client());
+    let call = write_call("answered");
+    let state = wire.result("tools/call", call.clone()).await["requestState"].clone();
+    attended.store(true, Ordering::SeqCst);
+    // Nobody answers the desk's queue: asking it again would hang this call.
+    let done = tokio::time::timeout(
+        Duration::from_secs(10),
+        wire.result("tools/call", retry(&call, &state, "accept")),
+    )
+    .await
+    .expect("the client's answer decides; the desk is not asked again");
+    assert_eq!(done["structuredContent"]["writes"], 1, "{done}");
+    assert!(queue.snapshot().is_empty());
+}
