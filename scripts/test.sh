@@ -128,11 +128,13 @@ ensure_chromium() {
 }
 
 # ---------------------------------------------------------------- Python MCP client
-# The independent MCP client the studio's MCP tests drive (examples/tests/mcp_python).
+# The independent MCP client the studio's MCP tests drive (examples/tests/mcp_python) and the
+# 2026-07-28 peer of tool-context-mcp (tool-context-mcp/tests/peers): 2.3 or newer speaks that
+# revision (server/discover, input_required).
 ensure_python_mcp() {
-  if ! python3 -c "import mcp.client.stdio" >/dev/null 2>&1; then
-    log "installing the Python mcp client package"
-    python3 -m pip install --quiet mcp >&2
+  if ! python3 -c "import importlib.metadata as m, sys; v = tuple(int(p) for p in m.version('mcp').split('.')[:2]); sys.exit(v < (2, 3))" >/dev/null 2>&1; then
+    log "installing the Python mcp client package (2.3 or newer)"
+    python3 -m pip install --quiet "mcp>=2.3" >&2
   fi
 }
 

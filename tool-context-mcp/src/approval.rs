@@ -9,6 +9,10 @@
 //!    behind it is asked with an explicit confirmation: a form with no field, whose message
 //!    says what the call will change (`confirmation_prompt`). `accept` (with `{}`, any
 //!    defaults, or no content) approves; `decline` and `cancel` deny (`approves`).
+//!    On protocol 2026-07-28 there is no server-to-client request: the route is
+//!    [`ApprovalRoute::InputRequired`] instead, an `input_required` round (see
+//!    [`crate::input_required`]) with the same confirmation, when the request's capabilities
+//!    declare form elicitation.
 //! 3. [`ApprovalRoute::Unavailable`]: nobody can be asked, so the call is denied and the error
 //!    says why ([`unavailable_denial`]). An approval-required call never runs silently.
 //!
@@ -18,6 +22,7 @@
 //! withdrawn from the client with `notifications/cancelled` ([`WITHDRAWN_REASON`]).
 
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
@@ -33,6 +38,7 @@ use tool_context::{BoxError, InteractionOutcome, InteractionRequest, ToolInterac
 use tool_protocol::observability::ObservabilityPolicy;
 use tool_protocol::{ToolApprovalSnapshot, ToolCallError, ToolCallResult, codes};
 
+use crate::input_required::ClientRound;
 use crate::lifecycle::{CallState, McpCall};
 use crate::progress::Progress;
 
@@ -63,6 +69,8 @@ pub enum ApprovalRoute {
     Desk,
     /// The MCP client was asked through form elicitation.
     Elicitation,
+    /// A 2026-07-28 client was asked with `input_required` (see [`crate::input_required`]).
+    InputRequired,
     /// Nobody could be asked; the call was denied.
     Unavailable,
 }
@@ -73,6 +81,7 @@ impl ApprovalRoute {
         match self {
             Self::Desk => "desk",
             Self::Elicitation => "elicitation",
+            Self::InputRequired => "input_required",
             Self::Unavailable => ROUTE_UNAVAILABLE,
         }
     }
@@ -128,6 +137,8 @@ pub(crate) struct McpApproval {
     call: McpCall,
     safe_argument_names: Arc<[String]>,
     route: Mutex<Option<ApprovalRoute>>,
+    round: ClientRound,
+    asked_client: AtomicBool,
 }
 
 impl McpApproval {
@@ -144,7 +155,21 @@ impl McpApproval {
             call,
             safe_argument_names,
             route: Mutex::new(None),
+            round: ClientRound::Session,
+            asked_client: AtomicBool::new(false),
         }
+    }
+
+    /// How this call's client can be asked (default: the session's elicitation).
+    pub(crate) fn with_client_round(mut self, round: ClientRound) -> Self {
+        self.round = round;
+        self
+    }
+
+    /// Whether the policy asked and the question went back to a 2026-07-28 client, so the
+    /// call's answer is `input_required`, not its denial.
+    pub(crate) fn asked_client(&self) -> bool {
+        self.asked_client.load(Ordering::SeqCst)
     }
 
     /// The route taken, once the policy asked.
@@ -153,12 +178,18 @@ impl McpApproval {
     }
 
     fn choose_route(&self) -> ApprovalRoute {
-        if self.desk.as_ref().is_some_and(ApprovalDesk::is_attended) {
+        // A retry carries the person's answer already: nobody is asked twice.
+        if matches!(self.round, ClientRound::Answered(_)) {
+            ApprovalRoute::InputRequired
+        } else if self.desk.as_ref().is_some_and(ApprovalDesk::is_attended) {
             ApprovalRoute::Desk
-        } else if self
-            .peer
-            .supported_elicitation_modes()
-            .contains(&ElicitationMode::Form)
+        } else if self.round == ClientRound::Ask {
+            ApprovalRoute::InputRequired
+        } else if self.round == ClientRound::Session
+            && self
+                .peer
+                .supported_elicitation_modes()
+                .contains(&ElicitationMode::Form)
         {
             ApprovalRoute::Elicitation
         } else {
@@ -202,6 +233,20 @@ impl McpApproval {
         } else {
             InteractionOutcome::Denied
         })
+    }
+}
+
+impl McpApproval {
+    /// A retry's answer, or (first round) a note that the client must be asked, which ends
+    /// this request without running the call.
+    fn input_required(&self) -> InteractionOutcome {
+        match self.round {
+            ClientRound::Answered(outcome) => outcome,
+            _ => {
+                self.asked_client.store(true, Ordering::SeqCst);
+                InteractionOutcome::Denied
+            }
+        }
     }
 }
 
@@ -262,6 +307,7 @@ impl ToolInteraction for McpApproval {
                 desk.interaction.interact(request, cancellation).await
             }
             (ApprovalRoute::Elicitation, _) => self.elicit(request, cancellation).await,
+            (ApprovalRoute::InputRequired, _) => Ok(self.input_required()),
             _ => Ok(InteractionOutcome::Denied),
         };
         if matches!(outcome, Ok(InteractionOutcome::Approved)) {

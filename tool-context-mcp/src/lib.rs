@@ -23,6 +23,9 @@
 //!   every lifecycle transition as progress (`started: …`, `approval: …`, `waiting: …`, then
 //!   `completed: …`, `denied: …`, `failed: …` or `cancelled: …`, see [`lifecycle`]), the
 //!   approval route, and a heartbeat while it runs ([`progress`]).
+//! - Protocol 2026-07-28 next to 2025-11-25 ([`discovery`]): approvals as `input_required`
+//!   rounds with a sealed single-use `requestState` ([`input_required`], [`request_state`]),
+//!   long calls as durable tasks ([`tasks`]).
 //! - A host [`CallObserver`] sees each call's lifecycle and may add its own transitions or
 //!   cancel the call (the studio shows MCP calls as agent runs this way).
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -30,18 +33,24 @@
 
 pub mod approval;
 pub mod convert;
+pub mod discovery;
+pub mod input_required;
 pub mod lifecycle;
 pub mod progress;
+pub mod request_state;
 pub mod schema;
 pub mod server;
 #[cfg(feature = "http")]
 pub mod sessions;
+pub mod tasks;
 pub mod transport;
 
 pub use approval::{ApprovalDesk, ApprovalRoute, unavailable_denial};
+pub use discovery::{MAX_PROTOCOL_VERSION, supported_protocol_versions};
 pub use lifecycle::{CallObserver, CallState, McpCall};
+pub use request_state::{KeyTooShort, RequestStateKey};
 pub use rmcp;
-pub use server::{DEFAULT_PAGE_SIZE, McpToolServer};
+pub use server::{DEFAULT_PAGE_SIZE, DEFAULT_REQUEST_OWNER, McpToolServer};
 #[cfg(feature = "http")]
 pub use sessions::ActiveSessions;
 #[cfg(feature = "stdio")]

@@ -8,14 +8,15 @@ use std::time::Duration;
 use rmcp::ErrorData as McpError;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode,
-    Implementation, ListToolsResult, NumberOrString, PaginatedRequestParams, ProtocolVersion,
-    ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, CustomRequest, CustomResult,
+    ErrorCode, GetTaskParams, GetTaskResult, Implementation, ListToolsResult, NumberOrString,
+    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use tool_context::{ToolCallOptions, ToolRegistry};
+use tool_durable_operations::{DurableOperationStore, MemoryBackend};
 use tool_protocol::paging::{decode_offset_cursor, encode_offset_cursor};
 use tool_protocol::{
     ToolCallContext, ToolCallId, ToolCallMode, ToolCallRequest, ToolCallSource, codes,
@@ -23,17 +24,21 @@ use tool_protocol::{
 
 use crate::approval::{ApprovalDesk, McpApproval, explain_denial};
 use crate::convert::{mcp_result, mcp_tool};
+use crate::discovery::{
+    MAX_PROTOCOL_VERSION_WITH_INITIALIZE, supported_protocol_versions, uses_request_lifecycle,
+};
+use crate::input_required::{approval_request, awaiting_client, client_round};
 use crate::lifecycle::{CallObserver, FinishGuard, McpCall};
 use crate::progress::{PROGRESS_INTERVAL, Progress};
+use crate::request_state::{DEFAULT_REQUEST_STATE_TTL, RequestStateKey, StateSeal};
+use crate::tasks::{self, DEFAULT_TASK_AFTER, TaskOrigin, Tasks};
 
 /// Tools per `tools/list` page unless configured otherwise.
 pub const DEFAULT_PAGE_SIZE: usize = 50;
 /// Prefix of the session ids given to MCP sessions (`mcp-<uuid>`).
 pub const SESSION_ID_PREFIX: &str = "mcp";
-/// The newest protocol version served. Sessions are negotiated with `initialize`; protocol
-/// `2026-07-28` forbids the server-to-client elicitation request approvals rely on, so it is
-/// not offered.
-pub const MAX_PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::LATEST_WITH_INITIALIZE;
+/// Owner of the requests unless configured ([`McpToolServer::with_request_owner`]).
+pub const DEFAULT_REQUEST_OWNER: &str = "mcp";
 
 /// Serves one [`ToolRegistry`] to MCP clients: `tools/list` (paged canonical definitions) and
 /// `tools/call` (the registry's one pipeline, with `source: mcp` and one session id per MCP
@@ -46,6 +51,10 @@ pub const MAX_PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::LATEST_WITH_I
 /// - `notifications/cancelled` cancels the call (`TOOL_CANCELLED`).
 /// - Approvals go to an attended [`ApprovalDesk`], else to the client by elicitation, else the
 ///   call is denied (see [`crate::approval`]).
+/// - Protocol 2026-07-28 is served next to 2025-11-25 ([`crate::discovery`]): approvals there
+///   are `input_required` rounds with a sealed, single-use `requestState`
+///   ([`Self::with_request_state_key`], [`crate::input_required`]), and a task-capable client's
+///   long call becomes a durable task ([`Self::with_task_after`], [`crate::tasks`]).
 ///
 /// ```
 /// use tool_context::ToolRegistry;
@@ -73,6 +82,19 @@ struct Settings {
     instructions: Option<String>,
     observer: Option<Arc<dyn CallObserver>>,
     approval_help: Option<String>,
+    stateless: StatelessSettings,
+}
+
+/// What the 2026-07-28 lifecycle adds: sealed approval states, tasks and their store.
+#[derive(Clone)]
+struct StatelessSettings {
+    seal: (RequestStateKey, Duration),
+    owner: String,
+    durable: Option<Arc<DurableOperationStore>>,
+    /// Used when neither the server nor the registry names a durable store.
+    memory: Arc<DurableOperationStore>,
+    task_after: Duration,
+    tasks: Tasks,
 }
 
 impl fmt::Debug for McpToolServer {
@@ -99,6 +121,14 @@ impl McpToolServer {
             instructions: None,
             observer: None,
             approval_help: None,
+            stateless: StatelessSettings {
+                seal: (RequestStateKey::generate(), DEFAULT_REQUEST_STATE_TTL),
+                owner: DEFAULT_REQUEST_OWNER.to_owned(),
+                durable: None,
+                memory: Arc::new(DurableOperationStore::new(Arc::new(MemoryBackend::new()))),
+                task_after: DEFAULT_TASK_AFTER,
+                tasks: Tasks::default(),
+            },
         };
         Self {
             registry,
@@ -197,6 +227,60 @@ impl McpToolServer {
         self.configure(|settings| settings.approval_help = Some(help))
     }
 
+    /// The key that seals approval `requestState`s (protocol 2026-07-28; default: a random key
+    /// per server). Hosts given the same key accept each other's states, across restarts too.
+    #[must_use]
+    pub fn with_request_state_key(self, key: RequestStateKey) -> Self {
+        self.configure(|settings| settings.stateless.seal.0 = key)
+    }
+
+    /// How long an `input_required` approval stays answerable (default
+    /// [`DEFAULT_REQUEST_STATE_TTL`]).
+    #[must_use]
+    pub fn with_request_state_ttl(self, ttl: Duration) -> Self {
+        self.configure(|settings| settings.stateless.seal.1 = ttl)
+    }
+
+    /// Who the requests belong to (an authenticated user, say; default
+    /// [`DEFAULT_REQUEST_OWNER`]): approval states and tasks are bound to it.
+    #[must_use]
+    pub fn with_request_owner(self, owner: impl Into<String>) -> Self {
+        let owner = owner.into();
+        self.configure(|settings| settings.stateless.owner = owner)
+    }
+
+    /// The durable store of tasks and of the approval replay guard (default: the registry's
+    /// durable store, else one in memory).
+    #[must_use]
+    pub fn with_durable_store(self, store: Arc<DurableOperationStore>) -> Self {
+        self.configure(|settings| settings.stateless.durable = Some(store))
+    }
+
+    /// How long a call of a task-capable 2026-07-28 client runs before it becomes a task
+    /// (default [`DEFAULT_TASK_AFTER`]).
+    #[must_use]
+    pub fn with_task_after(self, after: Duration) -> Self {
+        self.configure(|settings| settings.stateless.task_after = after)
+    }
+
+    fn store(&self) -> &DurableOperationStore {
+        let stateless = &self.settings.stateless;
+        stateless
+            .durable
+            .as_deref()
+            .or(self.registry.durable_store().map(Arc::as_ref))
+            .unwrap_or(&stateless.memory)
+    }
+
+    fn seal(&self) -> StateSeal {
+        let (key, ttl) = &self.settings.stateless.seal;
+        StateSeal::new(key, *ttl)
+    }
+
+    fn owner(&self) -> &str {
+        &self.settings.stateless.owner
+    }
+
     fn configure(mut self, change: impl FnOnce(&mut Settings)) -> Self {
         change(Arc::make_mut(&mut self.settings));
         self
@@ -229,18 +313,59 @@ impl McpToolServer {
         }
     }
 
+    /// A call of a task-capable 2026-07-28 client may become a task; every other call runs in
+    /// the request.
+    async fn dispatch_call(
+        &self,
+        params: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let may_become_task = uses_request_lifecycle(&context)
+            && context
+                .client_capabilities()
+                .is_some_and(|capabilities| capabilities.supports_tasks());
+        if !may_become_task {
+            // A child token: the host may cancel this call without closing the request context.
+            let cancellation = context.ct.child_token();
+            return self.run_call(params, context, cancellation).await;
+        }
+        // The task's own token: once handed off, only `tasks/cancel` (or shutdown) stops it.
+        let cancellation = CancellationToken::new();
+        let request = context.ct.clone();
+        let (server, name) = (self.clone(), params.name.to_string());
+        let call = {
+            let cancellation = cancellation.clone();
+            async move { server.run_call(params, context, cancellation).await }
+        };
+        let origin = TaskOrigin {
+            owner: self.owner(),
+            tool: &name,
+            host: self.registry.execution_owner_id(),
+        };
+        self.settings
+            .stateless
+            .tasks
+            .run_or_hand_off(
+                (self.store(), origin, self.settings.stateless.task_after),
+                (cancellation, request),
+                call,
+            )
+            .await
+    }
+
     async fn run_call(
         &self,
         params: CallToolRequestParams,
         context: RequestContext<RoleServer>,
+        cancellation: CancellationToken,
     ) -> Result<CallToolResponse, McpError> {
         let name = params.name.to_string();
         if self.registry.tool_definition(&name).is_none() {
             return Err(unknown_tool(&name));
         }
+        let seal = self.seal();
+        let round = client_round(&params, &context, (&seal, self.store(), self.owner())).await?;
         let progress = Progress::new(context.peer.clone(), context.meta.get_progress_token());
-        // A child token: the host may cancel this call without closing the request context.
-        let cancellation = context.ct.child_token();
         let call = McpCall::start(
             (
                 self.session_id.clone(),
@@ -256,12 +381,16 @@ impl McpToolServer {
             self.settings.observer.clone(),
         );
         let _unfinished = FinishGuard(call.clone());
-        let approval = Arc::new(McpApproval::new(
-            self.settings.desk.clone(),
-            context.peer.clone(),
-            (progress.clone(), call.clone()),
-            Arc::clone(&self.settings.safe_argument_names),
-        ));
+        let approval = Arc::new(
+            McpApproval::new(
+                self.settings.desk.clone(),
+                context.peer.clone(),
+                (progress.clone(), call.clone()),
+                Arc::clone(&self.settings.safe_argument_names),
+            )
+            .with_client_round(round),
+        );
+        let arguments = params.arguments.clone();
         let options = ToolCallOptions {
             context: Some(self.call_context()),
             cancellation: Some(cancellation),
@@ -281,6 +410,11 @@ impl McpToolServer {
         );
         let result = self.registry.call_tool(request, options).await;
         running.cancel();
+        if approval.asked_client() {
+            call.finish(&awaiting_client(&name)).await;
+            let asked = approval_request((&name, arguments.as_ref()), &seal, self.owner());
+            return Ok(asked.into());
+        }
         let result = explain_denial(
             result,
             approval.route(),
@@ -294,8 +428,12 @@ impl McpToolServer {
 
 impl ServerHandler for McpToolServer {
     fn get_info(&self) -> ServerConfig {
-        let config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_protocol_version(MAX_PROTOCOL_VERSION)
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tasks()
+            .build();
+        let config = ServerConfig::new(capabilities)
+            .with_protocol_version(MAX_PROTOCOL_VERSION_WITH_INITIALIZE)
             .with_server_info(self.settings.implementation.clone());
         match &self.settings.instructions {
             Some(instructions) => config.with_instructions(instructions.clone()),
@@ -304,7 +442,7 @@ impl ServerHandler for McpToolServer {
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        Cow::Borrowed(ProtocolVersion::known_up_to(&MAX_PROTOCOL_VERSION))
+        Cow::Borrowed(supported_protocol_versions())
     }
 
     async fn list_tools(
@@ -324,7 +462,34 @@ impl ServerHandler for McpToolServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        self.run_call(request, context).await
+        self.dispatch_call(request, context).await
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        tasks::get(self.store(), self.owner(), &request.task_id).await
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        tasks::update(self.store(), self.owner(), &request.task_id).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let tasks = &self.settings.stateless.tasks;
+        tasks
+            .cancel(self.store(), self.owner(), &request.task_id)
+            .await
     }
 
     /// A `tools/*` request whose params did not parse reaches here: it is malformed (`-32602`),
@@ -332,12 +497,36 @@ impl ServerHandler for McpToolServer {
     async fn on_custom_request(
         &self,
         request: CustomRequest,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, McpError> {
+        if let Some(answer) = self.legacy_task_request(&request, &context).await {
+            return answer.map(CustomResult::new);
+        }
         Err(match request.method.as_str() {
             "tools/call" | "tools/list" => malformed_request(&request.method),
             _ => McpError::new(ErrorCode::METHOD_NOT_FOUND, request.method, None),
         })
+    }
+}
+
+impl McpToolServer {
+    /// `tasks/list` and `tasks/result`, which rmcp does not parse (see [`crate::tasks`]).
+    async fn legacy_task_request(
+        &self,
+        request: &CustomRequest,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<Result<serde_json::Value, McpError>> {
+        let params = request.params.clone().unwrap_or_default();
+        let text = |field: &str| params.get(field).and_then(serde_json::Value::as_str);
+        let (store, owner) = (self.store(), self.owner());
+        match request.method.as_str() {
+            "tasks/list" => Some(tasks::list(store, owner, text("cursor")).await),
+            "tasks/result" => Some(match text("taskId") {
+                Some(task_id) => tasks::result(store, owner, task_id, &context.ct).await,
+                None => Err(malformed_request(&request.method)),
+            }),
+            _ => None,
+        }
     }
 }
 
@@ -451,11 +640,12 @@ mod tests {
     }
 
     #[test]
-    fn only_handshake_protocol_versions_are_offered() {
+    fn both_lifecycles_are_offered_and_initialize_stays_on_2025_11_25() {
         let server = McpToolServer::new(registry(1));
         let versions = server.supported_protocol_versions();
-        assert_eq!(versions.last(), Some(&ProtocolVersion::V_2025_11_25));
-        assert!(!versions.contains(&ProtocolVersion::V_2026_07_28));
+        assert_eq!(versions.last(), Some(&ProtocolVersion::V_2026_07_28));
+        assert!(versions.contains(&ProtocolVersion::V_2025_11_25));
+        assert!(server.get_info().capabilities.supports_tasks());
         assert_eq!(
             server.get_info().protocol_version,
             ProtocolVersion::V_2025_11_25

@@ -9,7 +9,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use tokio::task::JoinHandle;
-use tool_durable_operations::{Claim, LeaseHeartbeat};
+use tool_durable_operations::{Claim, DurableOperationStore, LeaseHeartbeat};
 use tool_protocol::idempotency::{tool_call_fingerprint, tool_operation_key};
 use tool_protocol::{ToolCallError, ToolCallResult, codes};
 
@@ -85,6 +85,11 @@ impl fmt::Debug for OwnerClaim {
 }
 
 impl Ledger {
+    /// The durable store behind keyed calls, when one is configured.
+    pub(crate) fn durable_store(&self) -> Option<&Arc<DurableOperationStore>> {
+        self.durable.as_ref().map(|durable| &durable.store)
+    }
+
     /// The in-memory registry alone, or with a durable layer under it.
     pub(crate) fn new(memory: IdempotencyRegistry, durable: Option<DurableLedger>) -> Self {
         Self {

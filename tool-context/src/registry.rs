@@ -209,6 +209,13 @@ impl ToolRegistry {
         &self.inner.owner_id
     }
 
+    /// The durable operation store shared by every process, when the registry was built with
+    /// one ([`ToolRegistryBuilder::durable_store`]); hosts keep their own durable records
+    /// (MCP tasks, say) next to the registry's.
+    pub fn durable_store(&self) -> Option<&Arc<DurableOperationStore>> {
+        self.inner.ledger.durable_store()
+    }
+
     /// The in-memory idempotency registry (for inspection and [`IdempotencyRegistry::clear`]).
     pub fn idempotency(&self) -> &IdempotencyRegistry {
         &self.inner.idempotency

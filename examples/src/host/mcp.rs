@@ -13,6 +13,10 @@
 //! transitions (`started`, `approval`, `waiting`, then `completed`, `denied`, `failed` or
 //! `cancelled`) reach the client as progress notifications when it sent a `progressToken`.
 //!
+//! Clients on protocol 2026-07-28 are served too: their approvals are `input_required` rounds
+//! whose sealed `requestState` uses the key in `<data-dir>/mcp-request-state.key`, and their long
+//! calls become tasks recorded in the studio's durable store (`durable-operations.sqlite`).
+//!
 //! `studio mcp --approve-with URL` asks a running studio's page instead (see
 //! [`super::remote_approval`]); when nobody can be asked, the denial names these options.
 //!
@@ -85,6 +89,10 @@ fn server_with_desk(state: &Arc<StudioState>, desk: ApprovalDesk) -> McpToolServ
         .with_implementation(MCP_SERVER_NAME, env!("CARGO_PKG_VERSION"))
         .with_instructions(INSTRUCTIONS)
         .with_call_observer(StudioCalls(state.runs.clone()))
+        // Protocol 2026-07-28: approval states sealed with the data directory's key, and tasks
+        // and the replay guard in the studio's durable store, so both survive a restart.
+        .with_request_state_key(state.mcp_state_key.clone())
+        .with_durable_store(Arc::new(state.saves.store().clone()))
 }
 
 /// Registers each MCP call as an agent run and keeps the two lifecycles in step: the call's

@@ -2,6 +2,7 @@
 //! served over HTTP and a WebSocket on loopback.
 
 pub mod mcp;
+pub mod mcp_state_key;
 pub mod openrouter;
 pub mod rejections;
 pub mod remote_approval;
@@ -106,6 +107,8 @@ pub struct StudioState {
     pub saves: DurableSaves,
     /// Compiled preview documents (each surface's latest revision, compiled once).
     pub previews: Arc<preview_http::PreviewDocuments>,
+    /// Seals MCP approval states (2026-07-28); kept in the data directory.
+    pub mcp_state_key: tool_context_mcp::RequestStateKey,
 }
 
 /// A running studio.
@@ -220,6 +223,7 @@ pub async fn build_state(options: &StudioOptions, port: u16) -> Result<Arc<Studi
         web,
         saves,
         previews: Arc::default(),
+        mcp_state_key: mcp_state_key::load_or_create(&options.data_dir),
     });
     watch_approvals(&state);
     Ok(state)
