@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The whole test suite: formatting, lints, unit/integration/doc tests, rustdoc and a verified
-# `cargo package` of the library crates, against real PostgreSQL, Redis and (when installed or
-# installable) headless Chromium.
+# The whole test suite: formatting, lints, unit/integration/doc tests, rustdoc, a verified
+# `cargo package` of the library crates and a short run of each fuzz target, against real
+# PostgreSQL, Redis and (when installed or installable) headless Chromium.
 #
 # Services: uses DATABASE_URL / REDIS_URL when they answer (defaults: the local servers on
 # 127.0.0.1:5432 and :6379). Where none answers, starts throwaway servers on free loopback ports,
@@ -172,17 +172,55 @@ ensure_node_peers() {
   export MCP_NODE22="$local_node"
 }
 
+# ---------------------------------------------------------------- Fuzzing
+# cargo-fuzz drives libFuzzer, which needs nightly compiler flags (-Z sanitizer, sancov passes):
+# RUSTC_BOOTSTRAP=1 lets the stable toolchain accept them. The fuzz crate is its own workspace
+# (excluded from the root one), built in its own target dir so its instrumented artifacts
+# never invalidate the regular build.
+ensure_cargo_fuzz() {
+  if ! cargo fuzz --version >/dev/null 2>&1; then
+    log "installing cargo-fuzz"
+    cargo install cargo-fuzz --locked >&2
+  fi
+}
+
+# Each target runs for FUZZ_SECONDS (default 30) from its committed corpus (read only: new
+# inputs go to a scratch directory), so a regression a fuzzer finds quickly fails the run.
+# A crashing input is kept under $TEST_OUTPUT_DIR/fuzz/<target>/.
+run_fuzz_targets() {
+  local seconds="${FUZZ_SECONDS:-30}" target dict scratch artifacts
+  export RUSTC_BOOTSTRAP=1
+  local fuzz_target_dir="$CARGO_TARGET_DIR/fuzz"
+  CARGO_TARGET_DIR="$fuzz_target_dir" cargo fuzz build -s none --fuzz-dir fuzz
+  for target in $(cargo fuzz list --fuzz-dir fuzz); do
+    case "$target" in
+      preview_compile | folder_import | workspace_path) dict=fuzz/dict/preview.dict ;;
+      *) dict=fuzz/dict/json.dict ;;
+    esac
+    scratch="$RUN_DIR/fuzz-corpus/$target"
+    artifacts="$TEST_OUTPUT_DIR/fuzz/$target"
+    mkdir -p "$scratch" "$artifacts"
+    log "fuzz $target for ${seconds}s"
+    CARGO_TARGET_DIR="$fuzz_target_dir" cargo fuzz run -s none --fuzz-dir fuzz "$target" \
+      "$scratch" "fuzz/corpus/$target" -- \
+      -max_total_time="$seconds" -dict="$dict" -artifact_prefix="$artifacts/" \
+      -print_final_stats=1 -close_fd_mask=1
+  done
+}
+
 # ---------------------------------------------------------------- Suite
 ensure_postgres
 ensure_redis
 ensure_chromium
 ensure_python_mcp
 ensure_node_peers
+ensure_cargo_fuzz
 export TEST_OUTPUT_DIR="${TEST_OUTPUT_DIR:-$ROOT/test-output}"
 mkdir -p "$TEST_OUTPUT_DIR"
 
 log "cargo fmt --check"
 cargo fmt --all -- --check
+cargo fmt --manifest-path fuzz/Cargo.toml -- --check
 
 log "cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --all-features -- -D warnings
@@ -204,5 +242,10 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --all-features --no-deps
 # studio and the benches are not published), so a crate that cannot be published fails the run.
 log "cargo package (verified)"
 cargo package --workspace --exclude live-code-studio --exclude workspace-benches
+
+log "fuzz targets"
+CARGO_TARGET_DIR="$CARGO_TARGET_DIR/fuzz" \
+  cargo clippy --manifest-path fuzz/Cargo.toml --all-targets -- -D warnings
+run_fuzz_targets
 
 log "all checks passed"

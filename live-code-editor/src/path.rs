@@ -74,6 +74,10 @@ pub fn normalize_workspace_path(raw: &str) -> Result<String, PathError> {
         return Err(PathError::Empty);
     }
     let joined = segments.join("/");
+    // A dropped `.` segment can expose a drive letter ("./c:/x"): check the result too.
+    if is_absolute(&joined) {
+        return Err(PathError::Absolute);
+    }
     // Dropping a trailing or leading separator can expose whitespace the first trim could not
     // reach ("a\t/"); normalizing again keeps normalization idempotent (the input shrinks).
     if joined.trim() != joined {
@@ -130,6 +134,21 @@ pub fn decode_local_reference(encoded: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_drive_letter_behind_a_dropped_segment_is_absolute() {
+        // Found by the workspace_path fuzz target: "./c:/x" normalized to "c:/x", which is no
+        // fixed point (normalizing it again refuses it) and names a drive on Windows.
+        for raw in ["./c:/x", ".\\C:\\x", "//./d:", "./z:"] {
+            assert_eq!(
+                normalize_workspace_path(raw),
+                Err(PathError::Absolute),
+                "{raw:?}"
+            );
+        }
+        assert_eq!(normalize_workspace_path("./c/x"), Ok("c/x".to_owned()));
+        assert_eq!(normalize_workspace_path("x/c:/y"), Ok("x/c:/y".to_owned()));
+    }
 
     #[test]
     fn whitespace_behind_a_dropped_separator_is_trimmed_too() {

@@ -186,14 +186,17 @@ fn in_body_status(error: &Map<String, Value>) -> u16 {
         .unwrap_or(IN_BODY_ERROR_FALLBACK_STATUS)
 }
 
-/// Whitespace collapsed to single spaces, trimmed, cut to [`ERROR_BODY_EXCERPT_CHARS`].
+/// Whitespace collapsed to single spaces, cut to [`ERROR_BODY_EXCERPT_CHARS`], trimmed (the
+/// cut can fall just after a collapsed space).
 fn excerpt(body: &str) -> String {
-    body.split_whitespace()
+    let cut: String = body
+        .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
         .chars()
         .take(ERROR_BODY_EXCERPT_CHARS)
-        .collect()
+        .collect();
+    cut.trim_end().to_owned()
 }
 
 fn invalid(message: impl Into<String>) -> OpenRouterError {
@@ -476,6 +479,22 @@ mod tests {
         assert_eq!(
             message.chars().count(),
             prefix.chars().count() + ERROR_BODY_EXCERPT_CHARS
+        );
+    }
+
+    #[test]
+    fn an_excerpt_cut_at_a_collapsed_space_is_trimmed() {
+        // Found by the openrouter_decode fuzz target: the cut fell on the space that joins two
+        // words, so the quote ended in a space the documentation says is trimmed.
+        let body = format!("{} b", "a".repeat(ERROR_BODY_EXCERPT_CHARS - 1));
+        let Decoded::Failure { message, .. } = decode_response(500, &body, false, 1024).unwrap()
+        else {
+            panic!()
+        };
+        let prefix = "Request failed with a non-JSON response (HTTP 500): ";
+        assert_eq!(
+            message,
+            format!("{prefix}{}", "a".repeat(ERROR_BODY_EXCERPT_CHARS - 1))
         );
     }
 

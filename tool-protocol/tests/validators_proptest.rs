@@ -286,3 +286,15 @@ fn wide_hostile_pages_stop_at_the_issue_bound() {
     let page: ToolListResult = serde_json::from_value(json!({"tools": []})).unwrap();
     assert!(page.tools.is_empty());
 }
+
+/// Found by the tools_list fuzz target: a schema number read from JSON text did not survive
+/// being written and read again (serde_json's default float parser is off by one ULP for some
+/// inputs), so an accepted page changed on its way through a transport.
+#[test]
+fn accepted_values_survive_a_text_round_trip() {
+    let text = r#"{"tools":[{"name":"t","inputSchema":{"type":"object","maxLength":1.0488888884888889e+89}}]}"#;
+    let page = parse_tool_list_result(&serde_json::from_str(text).unwrap()).unwrap();
+    let written = serde_json::to_string(&page).unwrap();
+    let again = parse_tool_list_result(&serde_json::from_str(&written).unwrap()).unwrap();
+    assert_eq!(again, page, "{written}");
+}

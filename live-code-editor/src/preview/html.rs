@@ -125,7 +125,8 @@ fn stylesheet_href(element: &Element<'_, '_>) -> Option<AttributeRef> {
 
 fn ends_with_css(href: &str) -> bool {
     let path = href.split(['?', '#']).next().unwrap_or_default();
-    path.len() >= 4 && path[path.len() - 4..].eq_ignore_ascii_case(".css")
+    // Bytes, not a `str` slice: the last four bytes can start inside a multibyte character.
+    path.len() >= 4 && path.as_bytes()[path.len() - 4..].eq_ignore_ascii_case(b".css")
 }
 
 fn is_module_script(element: &Element<'_, '_>) -> bool {
@@ -407,6 +408,17 @@ fn decode_one_entity(text: &str) -> Option<(char, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_multibyte_character_before_the_extension_is_not_a_panic() {
+        // Found by the preview_compile fuzz target: the last four bytes of this href start
+        // inside the two-byte U+06DC, and slicing there panicked the compile.
+        assert!(!ends_with_css("h\"ttps://cdn.example.test/site\u{6dc}ss\""));
+        assert!(!ends_with_css("\u{6dc}css"));
+        assert!(ends_with_css("\u{6dc}.CSS?v=1"));
+        let document = "<link href=\"a\u{6dc}css\"><link rel=stylesheet href=\"b\u{6dc}.css\">";
+        assert_eq!(scan_html(document).unwrap().links.len(), 1);
+    }
 
     #[test]
     fn scans_links_scripts_styles_and_assets_in_order() {
