@@ -47,7 +47,11 @@ impl IncrementalPreviewCompiler {
     }
 
     /// Compiles `files`; the output equals `compile_preview(files, options)`.
-    pub fn compile(&mut self, files: &[WorkspaceFile], options: &PreviewOptions) -> CompiledPreview {
+    pub fn compile(
+        &mut self,
+        files: &[WorkspaceFile],
+        options: &PreviewOptions,
+    ) -> CompiledPreview {
         compile_with_memo(files, options, &mut self.memo)
     }
 }

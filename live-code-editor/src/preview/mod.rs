@@ -54,10 +54,10 @@ pub use bridge::{
     PREVIEW_ESCAPE_MESSAGE, PREVIEW_READY_MESSAGE, PreviewBridgeMessage, parse_bridge_message,
 };
 pub use css::{MAX_CSS_SCAN_DEPTH, MAX_INLINE_CSS_IMPORTS};
-pub use incremental::IncrementalPreviewCompiler;
 pub use diagnostics::{
     DiagnosticKind, MAX_PREVIEW_DIAGNOSTICS, PreviewDiagnostic, ReferenceLabel, Severity,
 };
+pub use incremental::IncrementalPreviewCompiler;
 pub use modules::{MAX_MODULE_IMPORT_EDGES, MAX_MODULE_NESTING_DEPTH};
 pub use resolve::{
     WORKSPACE_MODULE_SPECIFIER_PREFIX, resolve_local_path, workspace_module_specifier,

@@ -8,7 +8,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use live_code_editor::preview::{PreviewOptions, compile_preview};
+use live_code_editor::preview::PreviewOptions;
 use serde_json::{Value, json};
 
 use super::WEB_PREVIEW_PREFIX;
@@ -62,8 +62,8 @@ async fn preview_document(
     let key = state.security.preview_key();
     let assets = crate::host::preview_http::asset_prefix(WEB_PREVIEW_PREFIX, revision, key);
     let options = PreviewOptions::preview(Some(revision), assets);
-    crate::host::preview_http::cached_document(&state.previews, "web", revision, move || {
-        compile_preview(&files, &options).html
+    crate::host::preview_http::cached_document(&state.previews, "web", revision, move |compiler| {
+        compiler.compile(&files, &options).html
     })
     .await
 }
