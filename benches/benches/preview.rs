@@ -3,9 +3,13 @@
 //!
 //! - `monolith` (a Rust single-file HTML saver, when installed on `PATH`) on the same folder;
 //!   it inlines CSS, classic scripts and assets as `data:` URLs, like our export mode;
-//! - a floor baseline: reading every file and naively concatenating the bytes.
+//! - a floor baseline: reading every file and naively concatenating the bytes;
+//! - for the incremental compiler, a full preview-mode compile of the same revision.
 //!
-//! Bytes out are printed once so the outputs can be compared.
+//! Bytes out are printed once so the outputs can be compared. Before criterion runs, the ratios
+//! the issue tracks are printed from interleaved runs (see `workspace_benches::interleaved`):
+//! an incremental preview compile after a one-file edit against a full preview compile and
+//! against the read-and-concatenate floor, and the export compile against monolith.
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -13,8 +17,10 @@ use std::process::Command;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use live_code_editor::OsFolder;
-use live_code_editor::preview::{PreviewOptions, compile_preview};
+use live_code_editor::WorkspaceFile;
+use live_code_editor::preview::{IncrementalPreviewCompiler, PreviewOptions, compile_preview};
 use live_code_editor::workspace::folder::FolderAdapter;
+use live_code_studio::kit::preview_http::PreviewDocuments;
 
 const STYLESHEETS: usize = 60;
 const SCRIPTS: usize = 90;
@@ -155,6 +161,160 @@ fn run_monolith(bin: &Path, root: &Path, out: &Path) -> u64 {
     std::fs::metadata(out).unwrap().len()
 }
 
+/// Rounds of each interleaved ratio.
+const RATIO_ROUNDS: usize = 60;
+
+/// The files one-file edits rotate through: a stylesheet part, a classic script, a module.
+const EDITED: [&str; 3] = ["css/parts/a-4.css", "js/classic-17.js", "js/mod/m-3.js"];
+
+/// A workspace the bench edits one file at a time, each edit a content never seen before.
+struct EditedSite {
+    files: Vec<WorkspaceFile>,
+    originals: Vec<(usize, String)>,
+    edits: usize,
+}
+
+impl EditedSite {
+    fn new(files: Vec<WorkspaceFile>) -> Self {
+        let originals = EDITED
+            .iter()
+            .map(|path| {
+                let index = files.iter().position(|file| file.path == *path).unwrap();
+                (index, files[index].source().unwrap().to_owned())
+            })
+            .collect();
+        Self {
+            files,
+            originals,
+            edits: 0,
+        }
+    }
+
+    /// Rewrites the next edited file with a unique trailing comment.
+    fn edit_one_file(&mut self) -> &[WorkspaceFile] {
+        self.edits += 1;
+        let (index, original) = &self.originals[self.edits % self.originals.len()];
+        let path = self.files[*index].path.clone();
+        let edited = format!("{original}/* edit {} */\n", self.edits);
+        self.files[*index] = WorkspaceFile::text(path, edited);
+        &self.files
+    }
+}
+
+fn print_ratios(site: &Path, files: &[WorkspaceFile], runtime: &tokio::runtime::Runtime) {
+    let preview = PreviewOptions::preview(Some(1), "/preview/1/assets/key/");
+    let export = PreviewOptions::export();
+    let mut edited = EditedSite::new(files.to_vec());
+    let mut incremental = IncrementalPreviewCompiler::new();
+    incremental.compile(&edited.files, &preview);
+    let mut checked = IncrementalPreviewCompiler::new();
+    checked.compile(edited.edit_one_file(), &preview);
+    assert_eq!(
+        checked.compile(edited.edit_one_file(), &preview),
+        compile_preview(&edited.files, &preview),
+        "the incremental compile equals the full compile"
+    );
+    let full = workspace_benches::interleaved(
+        RATIO_ROUNDS,
+        || {
+            black_box(incremental.compile(edited.edit_one_file(), &preview));
+        },
+        || {
+            black_box(compile_preview(files, &preview));
+        },
+    );
+    eprintln!(
+        "preview ratio: incremental preview compile after a one-file edit {:?}, full preview compile {:?}: {:.1}x faster (goal >= 10x)",
+        full.subject,
+        full.baseline,
+        full.faster()
+    );
+    let floor = workspace_benches::interleaved(
+        RATIO_ROUNDS,
+        || {
+            black_box(incremental.compile(edited.edit_one_file(), &preview));
+        },
+        || {
+            black_box(read_and_concatenate(site));
+        },
+    );
+    eprintln!(
+        "preview ratio: incremental preview compile {:?}, read-and-concatenate floor {:?}: {:.2}x the floor (goal < 3x)",
+        floor.subject,
+        floor.baseline,
+        floor.times()
+    );
+    print_cached_revision_ratio(files, runtime);
+    let Some(bin) = monolith_bin() else {
+        eprintln!("preview ratio: monolith not installed; export ratio skipped");
+        return;
+    };
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().join("monolith-out.html");
+    let in_memory = workspace_benches::interleaved(
+        RATIO_ROUNDS / 3,
+        || {
+            black_box(compile_preview(files, &export));
+        },
+        || {
+            black_box(run_monolith(&bin, site, &out));
+        },
+    );
+    eprintln!(
+        "preview ratio: full export compile in memory {:?}, monolith {:?}: {:.1}x faster (goal >= 8x)",
+        in_memory.subject,
+        in_memory.baseline,
+        in_memory.faster()
+    );
+    let with_read = workspace_benches::interleaved(
+        RATIO_ROUNDS / 3,
+        || {
+            black_box(compile_preview(&read_folder(site, runtime), &export));
+        },
+        || {
+            black_box(run_monolith(&bin, site, &out));
+        },
+    );
+    eprintln!(
+        "preview ratio: read folder + full export compile {:?}, monolith {:?}: {:.1}x faster",
+        with_read.subject,
+        with_read.baseline,
+        with_read.faster()
+    );
+}
+
+/// Serving a preview revision again (the studio's per-surface document cache) against
+/// compiling it: the second request must not compile.
+fn print_cached_revision_ratio(files: &[WorkspaceFile], runtime: &tokio::runtime::Runtime) {
+    let previews = PreviewDocuments::default();
+    let preview = PreviewOptions::preview(Some(1), "/preview/1/assets/key/");
+    let serve = |files: Vec<WorkspaceFile>| {
+        let options = preview.clone();
+        runtime.block_on(previews.get_or_compile("workspace", 1, move |compiler| {
+            compiler.compile(&files, &options).html
+        }))
+    };
+    serve(files.to_vec()).expect("a document");
+    let cached = workspace_benches::interleaved(
+        RATIO_ROUNDS,
+        || {
+            black_box(serve(Vec::new()));
+        },
+        || {
+            black_box(compile_preview(files, &preview));
+        },
+    );
+    assert_eq!(previews.compiles(), 1, "the revision compiled once");
+    eprintln!(
+        "preview ratio: serving a revision again {:?}, compiling it {:?}: {:.0}x faster; {} compile for {} requests",
+        cached.subject,
+        cached.baseline,
+        cached.faster(),
+        previews.compiles(),
+        RATIO_ROUNDS + 1
+    );
+}
+
 fn preview_benches(c: &mut Criterion) {
     let site = tempfile::tempdir().unwrap();
     let bytes_in = generate_site(site.path());
@@ -177,8 +337,20 @@ fn preview_benches(c: &mut Criterion) {
         compiled.html.len()
     );
 
+    print_ratios(site.path(), &files, &runtime);
+
     let mut group = c.benchmark_group("preview");
     group.sample_size(20);
+    let preview = PreviewOptions::preview(Some(1), "/preview/1/assets/key/");
+    group.bench_function("compile_preview_full", |b| {
+        b.iter(|| black_box(compile_preview(black_box(&files), &preview)))
+    });
+    let mut edited = EditedSite::new(files.clone());
+    let mut incremental = IncrementalPreviewCompiler::new();
+    incremental.compile(&edited.files, &preview);
+    group.bench_function("compile_preview_incremental_one_file_edit", |b| {
+        b.iter(|| black_box(incremental.compile(edited.edit_one_file(), &preview)))
+    });
     group.bench_function("compile_export_in_memory", |b| {
         b.iter(|| black_box(compile_preview(black_box(&files), &export)))
     });

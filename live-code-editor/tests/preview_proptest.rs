@@ -1,8 +1,11 @@
-//! Property tests: random HTML, CSS and JavaScript never panic the compiler, and the output and
-//! diagnostics stay within their bounds.
+//! Property tests: random HTML, CSS and JavaScript never panic the compiler, the output and
+//! diagnostics stay within their bounds, and the incremental compiler's output after any
+//! sequence of edits is the full compile's.
 
 use live_code_editor::WorkspaceFile;
-use live_code_editor::preview::{MAX_PREVIEW_DIAGNOSTICS, PreviewOptions, compile_preview};
+use live_code_editor::preview::{
+    IncrementalPreviewCompiler, MAX_PREVIEW_DIAGNOSTICS, PreviewOptions, compile_preview,
+};
 use proptest::prelude::*;
 
 /// Fixed framing the compiler may add beyond the budget: head injection (charset, CSP, the
@@ -80,8 +83,87 @@ fn workspace() -> impl Strategy<Value = Vec<WorkspaceFile>> {
         })
 }
 
+/// One edit of a random workspace: a file's new content, or its removal (`None`).
+#[derive(Debug, Clone)]
+struct Edit {
+    path: &'static str,
+    content: Option<WorkspaceFile>,
+}
+
+/// An edit of one of the workspace's paths (or `extra.css`, which `a.css` may not import yet).
+fn edit() -> impl Strategy<Value = Edit> {
+    let text = |path: &'static str, fragments: BoxedStrategy<String>| {
+        prop::option::weighted(0.85, source(fragments))
+            .prop_map(move |source| Edit {
+                path,
+                content: source.map(|source| WorkspaceFile::text(path, source)),
+            })
+            .boxed()
+    };
+    prop_oneof![
+        text("index.html", html_fragment().boxed()),
+        text("a.css", css_fragment().boxed()),
+        text("b.css", css_fragment().boxed()),
+        text("extra.css", css_fragment().boxed()),
+        text("c.js", js_fragment().boxed()),
+        text("m.js", js_fragment().boxed()),
+        text("n.js", js_fragment().boxed()),
+        prop::option::weighted(0.85, prop::collection::vec(any::<u8>(), 0..8)).prop_map(|bytes| {
+            Edit {
+                path: "i.png",
+                content: bytes.map(|bytes| WorkspaceFile::asset("i.png", bytes)),
+            }
+        }),
+    ]
+}
+
+/// Applies `edit` in place (a new path is appended, like a created file).
+fn apply(files: &mut Vec<WorkspaceFile>, edit: Edit) {
+    let position = files.iter().position(|file| file.path == edit.path);
+    match (position, edit.content) {
+        (Some(index), Some(file)) => files[index] = file,
+        (Some(index), None) => {
+            files.remove(index);
+        }
+        (None, Some(file)) => files.push(file),
+        (None, None) => {}
+    }
+}
+
+/// Options of one compile in an edit sequence: either target, a revision, sometimes a budget.
+fn step_options() -> impl Strategy<Value = PreviewOptions> {
+    (any::<bool>(), 0u64..4, prop::option::of(0usize..4096)).prop_map(
+        |(export, revision, budget)| {
+            let mut options = if export {
+                PreviewOptions::export()
+            } else {
+                PreviewOptions::preview(Some(revision), format!("/preview/{revision}/assets/"))
+            };
+            if let Some(budget) = budget {
+                options.max_output_bytes = budget;
+            }
+            options
+        },
+    )
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn incremental_compiles_after_random_edits_equal_full_compiles(
+        mut files in workspace(),
+        steps in prop::collection::vec((prop::collection::vec(edit(), 0..3), step_options()), 1..12),
+    ) {
+        let mut incremental = IncrementalPreviewCompiler::new();
+        for (edits, options) in steps {
+            for edit in edits {
+                apply(&mut files, edit);
+            }
+            let full = compile_preview(&files, &options);
+            prop_assert_eq!(incremental.compile(&files, &options), full);
+        }
+    }
 
     #[test]
     fn random_workspaces_compile_within_bounds(files in workspace(), budget in 0usize..4096, export in any::<bool>()) {

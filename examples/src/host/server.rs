@@ -10,7 +10,7 @@ use axum::http::{StatusCode, header};
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use live_code_editor::preview::{PreviewOptions, compile_preview, export_standalone_html};
+use live_code_editor::preview::{PreviewOptions, export_standalone_html};
 use live_code_editor::workspace::{ImportGuard, WorkspaceErrorCode};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -592,8 +592,8 @@ async fn preview_document(
     let files: Vec<_> = workspace.files().cloned().collect();
     let assets = preview_http::asset_prefix("/preview", revision, state.security.preview_key());
     let options = PreviewOptions::preview(Some(revision), assets);
-    preview_http::cached_document(&state.previews, "workspace", revision, move || {
-        compile_preview(&files, &options).html
+    preview_http::cached_document(&state.previews, "workspace", revision, move |compiler| {
+        compiler.compile(&files, &options).html
     })
     .await
 }

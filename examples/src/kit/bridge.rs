@@ -3,11 +3,11 @@
 //! acknowledged headlessly by compiling them, so no mutation waits for a browser that is not
 //! there.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use live_code_editor::WorkspaceFile;
-use live_code_editor::preview::{PreviewOptions, compile_preview};
+use live_code_editor::preview::{IncrementalPreviewCompiler, PreviewOptions};
 use live_code_editor::workspace::bridge::{
     HeadlessPreviewBridge, PreviewAcks, PreviewBridge, PreviewSnapshot,
 };
@@ -84,8 +84,11 @@ impl StudioPreviewBridge {
         let asset_base = asset_base.into();
         // Preview mode with an asset base, not export mode: the acknowledgement only needs the
         // document to compile, so assets are never base64-encoded into data URLs here.
+        // Incremental: a revision that changed one file parses only that file again.
+        let compiler = Mutex::new(IncrementalPreviewCompiler::new());
         let headless = HeadlessPreviewBridge::new(move |files: &[WorkspaceFile]| {
-            compile_preview(files, &PreviewOptions::preview(None, asset_base.as_str()));
+            let options = PreviewOptions::preview(None, asset_base.as_str());
+            super::preview_http::lock_compiler(&compiler).compile(files, &options);
             Ok(())
         });
         Self {

@@ -3,14 +3,16 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use live_code_editor::WorkspaceFile;
 use live_code_editor::file::FileContent;
-use live_code_editor::preview::{CompiledPreview, PreviewBridgeMessage, parse_bridge_message};
+use live_code_editor::preview::{
+    CompiledPreview, IncrementalPreviewCompiler, PreviewBridgeMessage, parse_bridge_message,
+};
 use live_code_editor::workspace::bridge::PreviewStatus;
 use serde_json::Value;
 use tokio::sync::OnceCell;
@@ -72,13 +74,14 @@ pub fn document(html: String) -> Response {
 /// another origin would run it and expose its top-level values).
 const CROSS_ORIGIN_RESOURCE_POLICY: &str = "cross-origin-resource-policy";
 
-/// The document of `surface` at `revision` from `previews` (compiled by `compile` the first
-/// time), or the coded `500` when the compiler panicked.
+/// The document of `surface` at `revision` from `previews` (compiled by `compile` with the
+/// surface's incremental compiler the first time), or the coded `500` when the compiler
+/// panicked.
 pub async fn cached_document(
     previews: &PreviewDocuments,
     surface: &'static str,
     revision: u64,
-    compile: impl FnOnce() -> String + Send + 'static,
+    compile: impl FnOnce(&mut IncrementalPreviewCompiler) -> String + Send + 'static,
 ) -> Response {
     match previews.get_or_compile(surface, revision, compile).await {
         Some(html) => document(html.to_string()),
@@ -146,36 +149,53 @@ pub fn asset(file: &WorkspaceFile) -> Response {
 
 /// Compiled preview documents, the latest revision of each surface only, so a document is
 /// compiled once per revision however often (or however many tabs) request it: an
-/// unauthenticated `GET /preview/{rev}` must not be a way to make the host compile again.
+/// unauthenticated `GET /preview/{rev}` must not be a way to make the host compile again. The
+/// cache holds one document per surface (a new revision replaces the old one), and each
+/// surface keeps one [`IncrementalPreviewCompiler`], so a revision that changed one file
+/// parses only that file again.
 #[derive(Debug, Default)]
 pub struct PreviewDocuments {
     slots: Mutex<HashMap<&'static str, DocumentSlot>>,
+    compilers: Mutex<HashMap<&'static str, SharedCompiler>>,
     compiles: AtomicU64,
 }
 
 /// One surface's cached revision and its document (filled by the first request).
 type DocumentSlot = (u64, Arc<OnceCell<Arc<str>>>);
 
+/// A surface's incremental compiler, used by one blocking compile at a time.
+type SharedCompiler = Arc<Mutex<IncrementalPreviewCompiler>>;
+
 impl PreviewDocuments {
-    /// The document of `surface` at `revision`, compiled by `compile` on a blocking thread the
-    /// first time it is asked for; concurrent requests wait for that one compile. `None` when
-    /// the compiler panicked (the next request tries again).
+    /// The document of `surface` at `revision`, compiled by `compile` with the surface's
+    /// incremental compiler on a blocking thread the first time it is asked for; concurrent
+    /// requests wait for that one compile. `None` when the compiler panicked (the next request
+    /// tries again, with a fresh compiler).
     pub async fn get_or_compile(
         &self,
         surface: &'static str,
         revision: u64,
-        compile: impl FnOnce() -> String + Send + 'static,
+        compile: impl FnOnce(&mut IncrementalPreviewCompiler) -> String + Send + 'static,
     ) -> Option<Arc<str>> {
         let cell = self.slot(surface, revision);
+        let compiler = self.compiler(surface);
         cell.get_or_try_init(|| async {
             self.compiles.fetch_add(1, Ordering::Relaxed);
-            tokio::task::spawn_blocking(compile)
+            tokio::task::spawn_blocking(move || compile(&mut lock_compiler(&compiler)))
                 .await
                 .map(Arc::<str>::from)
         })
         .await
         .ok()
         .cloned()
+    }
+
+    fn compiler(&self, surface: &'static str) -> SharedCompiler {
+        let mut compilers = self
+            .compilers
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        Arc::clone(compilers.entry(surface).or_default())
     }
 
     /// How many compiles ran (tests and diagnostics).
@@ -196,6 +216,20 @@ impl PreviewDocuments {
         }
         Arc::clone(&slot.1)
     }
+}
+
+/// Locks an incremental compiler; after a compile panicked midway it starts over with a fresh
+/// one rather than trust what the interrupted compile left behind.
+pub fn lock_compiler(
+    compiler: &Mutex<IncrementalPreviewCompiler>,
+) -> MutexGuard<'_, IncrementalPreviewCompiler> {
+    let guard = compiler.lock().unwrap_or_else(|poisoned| {
+        let mut guard = poisoned.into_inner();
+        *guard = IncrementalPreviewCompiler::new();
+        guard
+    });
+    compiler.clear_poison();
+    guard
 }
 
 /// The error code of an export the output limit cut short.
@@ -242,6 +276,64 @@ mod tests {
             .await
             .unwrap();
         (status, String::from_utf8(body.to_vec()).unwrap())
+    }
+
+    fn site(color: &str) -> Vec<WorkspaceFile> {
+        vec![
+            WorkspaceFile::text("index.html", "<link rel=stylesheet href=a.css><h1>Hi</h1>"),
+            WorkspaceFile::text("a.css", format!("h1 {{ color: {color} }}")),
+        ]
+    }
+
+    async fn serve(previews: &PreviewDocuments, surface: &'static str, revision: u64) -> String {
+        let files = site(&format!("#{revision:06}"));
+        let options = PreviewOptions::preview(Some(revision), "/assets/");
+        let html = previews
+            .get_or_compile(surface, revision, move |compiler| {
+                compiler.compile(&files, &options).html
+            })
+            .await
+            .expect("a document");
+        html.to_string()
+    }
+
+    #[tokio::test]
+    async fn a_revision_served_twice_compiles_once_and_each_surface_keeps_one_document() {
+        let previews = PreviewDocuments::default();
+        let first = serve(&previews, "editor", 1).await;
+        assert_eq!(serve(&previews, "editor", 1).await, first);
+        assert_eq!(
+            previews.compiles(),
+            1,
+            "the second request is served from the cache"
+        );
+        serve(&previews, "web", 1).await;
+        assert_eq!(previews.compiles(), 2, "surfaces are cached apart");
+        let second = serve(&previews, "editor", 2).await;
+        let files = site("#000002");
+        let full = compile_preview(&files, &PreviewOptions::preview(Some(2), "/assets/"));
+        assert_eq!(
+            second, full.html,
+            "the incremental compile equals a full one"
+        );
+        assert_eq!(previews.compiles(), 3);
+        serve(&previews, "editor", 1).await;
+        assert_eq!(
+            previews.compiles(),
+            4,
+            "a surface keeps only its latest revision, so the cache stays bounded"
+        );
+        assert_eq!(previews.slots.lock().unwrap().len(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_panicking_compile_is_retried_with_a_fresh_compiler() {
+        let previews = PreviewDocuments::default();
+        let failed = previews
+            .get_or_compile("editor", 1, |_| panic!("compiler bug"))
+            .await;
+        assert!(failed.is_none());
+        assert!(serve(&previews, "editor", 1).await.contains("#000001"));
     }
 
     #[tokio::test]

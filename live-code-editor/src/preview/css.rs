@@ -7,7 +7,7 @@
 
 use std::collections::HashSet;
 use std::ops::Range;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use cssparser::{ParseError, Parser, ParserInput, Token};
 
@@ -246,14 +246,9 @@ struct ImportWalk<'a> {
 }
 
 impl<'a> Compiler<'a> {
-    /// The references of a stylesheet, scanned once per path and compile.
-    pub(crate) fn css_references(&mut self, key: &str, source: &str) -> Rc<Vec<CssReference>> {
-        if let Some(found) = self.css_cache.get(key) {
-            return Rc::clone(found);
-        }
-        let scanned = Rc::new(scan_css_references(source));
-        self.css_cache.insert(key.to_owned(), Rc::clone(&scanned));
-        scanned
+    /// The references of a stylesheet, scanned once per path and content.
+    pub(crate) fn css_references(&mut self, key: &str, source: &str) -> Arc<Vec<CssReference>> {
+        self.memo.css_references(key, source)
     }
 
     /// Inlines the `@import` chain of a top-level stylesheet and rewrites its asset `url()`s.

@@ -37,12 +37,13 @@ mod bridge;
 mod css;
 mod diagnostics;
 mod html;
+mod incremental;
+mod memo;
 mod modules;
 mod resolve;
 mod selection;
 
 use std::collections::HashMap;
-use std::rc::Rc;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -56,6 +57,7 @@ pub use css::{MAX_CSS_SCAN_DEPTH, MAX_INLINE_CSS_IMPORTS};
 pub use diagnostics::{
     DiagnosticKind, MAX_PREVIEW_DIAGNOSTICS, PreviewDiagnostic, ReferenceLabel, Severity,
 };
+pub use incremental::IncrementalPreviewCompiler;
 pub use modules::{MAX_MODULE_IMPORT_EDGES, MAX_MODULE_NESTING_DEPTH};
 pub use resolve::{
     WORKSPACE_MODULE_SPECIFIER_PREFIX, resolve_local_path, workspace_module_specifier,
@@ -71,9 +73,10 @@ pub use selection::{
 };
 
 use crate::file::{FileContent, Language, WorkspaceFile};
-use css::{CssReference, CssRoot};
+use css::CssRoot;
 use diagnostics::{DiagnosticSink, Location};
 use html::{HtmlPlan, HtmlScan, ScriptAction, escape_attribute, escape_raw_text};
+use memo::ScanMemo;
 use modules::{ModuleGraph, ModuleSource, module_bootstrap_script};
 use resolve::{Reference, WorkspaceIndex, classify_reference, push_encoded_path};
 
@@ -181,21 +184,38 @@ pub const PARSER_STACK_BYTES: usize = 256 * 1024 * 1024;
 /// scoped thread with [`PARSER_STACK_BYTES`] of stack (on the caller's thread if none can be
 /// started).
 pub fn compile_preview(files: &[WorkspaceFile], options: &PreviewOptions) -> CompiledPreview {
-    std::thread::scope(|scope| {
-        match std::thread::Builder::new()
-            .name("preview-compiler".to_owned())
-            .stack_size(PARSER_STACK_BYTES)
-            .spawn_scoped(scope, || compile_on_this_thread(files, options))
-        {
-            Ok(handle) => handle
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-            Err(_) => compile_on_this_thread(files, options),
-        }
-    })
+    compile_with_memo(files, options, &mut ScanMemo::default())
 }
 
-fn compile_on_this_thread(files: &[WorkspaceFile], options: &PreviewOptions) -> CompiledPreview {
+/// [`compile_preview`], reusing and filling `memo`.
+fn compile_with_memo(
+    files: &[WorkspaceFile],
+    options: &PreviewOptions,
+    memo: &mut ScanMemo,
+) -> CompiledPreview {
+    memo.start_compile();
+    let spawned = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("preview-compiler".to_owned())
+            .stack_size(PARSER_STACK_BYTES)
+            .spawn_scoped(scope, || compile_on_this_thread(files, options, &mut *memo))
+            .ok()
+            .map(|handle| {
+                handle
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+    });
+    let compiled = spawned.unwrap_or_else(|| compile_on_this_thread(files, options, memo));
+    memo.finish_compile();
+    compiled
+}
+
+fn compile_on_this_thread(
+    files: &[WorkspaceFile],
+    options: &PreviewOptions,
+    memo: &mut ScanMemo,
+) -> CompiledPreview {
     let index = WorkspaceIndex::new(files);
     let Some(entry) = index.entry() else {
         return CompiledPreview {
@@ -207,14 +227,12 @@ fn compile_on_this_thread(files: &[WorkspaceFile], options: &PreviewOptions) -> 
             module_count: 0,
         };
     };
-    let mut compiler = Compiler::new(index, options);
+    let mut compiler = Compiler::new(index, options, memo);
     let source = entry.source().unwrap_or_default();
-    let (html, module_count) = match html::scan_html(source) {
-        Ok(scan) => compiler.compile_entry(&entry.path, source, &scan),
-        Err(error) => (
-            compiler.unreadable_entry(&entry.path, &error.to_string()),
-            0,
-        ),
+    let scan = compiler.memo.html_scan(&entry.path, source);
+    let (html, module_count) = match scan.as_ref() {
+        Ok(scan) => compiler.compile_entry(&entry.path, source, scan),
+        Err(error) => (compiler.unreadable_entry(&entry.path, error), 0),
     };
     let (diagnostics, omitted_diagnostics) = compiler.sink.finish();
     CompiledPreview {
@@ -275,12 +293,13 @@ pub(crate) struct Compiler<'a> {
     options: &'a PreviewOptions,
     sink: DiagnosticSink,
     budget: OutputBudget,
-    css_cache: HashMap<String, Rc<Vec<CssReference>>>,
+    /// Per-file scans, reused across compiles by an incremental compiler.
+    memo: &'a mut ScanMemo,
     asset_cache: HashMap<String, Option<String>>,
 }
 
 impl<'a> Compiler<'a> {
-    fn new(index: WorkspaceIndex<'a>, options: &'a PreviewOptions) -> Self {
+    fn new(index: WorkspaceIndex<'a>, options: &'a PreviewOptions, memo: &'a mut ScanMemo) -> Self {
         Self {
             index,
             options,
@@ -288,7 +307,7 @@ impl<'a> Compiler<'a> {
             budget: OutputBudget {
                 remaining: options.max_output_bytes,
             },
-            css_cache: HashMap::new(),
+            memo,
             asset_cache: HashMap::new(),
         }
     }
@@ -581,7 +600,10 @@ worker-src blob:; base-uri 'none'; form-action 'none'"
                         Some(url)
                     }
                     (FileContent::Asset { bytes, mime_type }, PreviewTarget::Export) => {
-                        Some(format!("data:{mime_type};base64,{}", BASE64.encode(bytes)))
+                        let url = self.memo.data_url(&file.path, mime_type, bytes, || {
+                            format!("data:{mime_type};base64,{}", BASE64.encode(bytes))
+                        });
+                        Some(url.to_string())
                     }
                     (FileContent::Text { .. }, _) => None,
                 });
@@ -711,7 +733,7 @@ mod tests {
         options: &PreviewOptions,
     ) -> (CompiledPreview, usize) {
         POSITIONS_COMPUTED.with(|count| count.set(0));
-        let compiled = compile_on_this_thread(files, options);
+        let compiled = compile_on_this_thread(files, options, &mut ScanMemo::default());
         (compiled, POSITIONS_COMPUTED.with(std::cell::Cell::get))
     }
 

@@ -273,7 +273,12 @@ impl<'a> Compiler<'a> {
         edges: &mut usize,
         enqueue: &mut dyn FnMut(&'a str, &'a str),
     ) -> String {
-        let scan = scan_module(module.source);
+        let scan = match module.inline_index {
+            Some(index) => self
+                .memo
+                .module_scan(&inline_module_key(module.path, index), module.source),
+            None => self.memo.module_scan(module.path, module.source),
+        };
         let location = |offset: usize| {
             Some(Location::new(
                 module.position_source,
@@ -361,6 +366,11 @@ impl<'a> Compiler<'a> {
             }
         }
     }
+}
+
+/// The memo key of the `index`-th inline module script of the entry at `path`.
+fn inline_module_key(path: &str, index: usize) -> String {
+    format!("{path}\u{0}module\u{0}{index}")
 }
 
 /// A module source as a JSON string literal that cannot close a `<script>` element.

@@ -24,7 +24,7 @@
 //! # Routes
 //!
 //! * `GET /editor/preview/{documentRevision}`: the compiled preview of that document revision
-//!   (CSP [`PREVIEW_CSP`](crate::host::server::PREVIEW_CSP), `no-store`); `410 Gone` with a
+//!   (CSP [`PREVIEW_CSP`](crate::kit::preview_http::PREVIEW_CSP), `no-store`); `410 Gone` with a
 //!   text body once superseded. The scenario is on `<html data-scenario="counter">` and in
 //!   `<script type="application/json" id="editor-scenario">{"name": "counter", "data": {..}}</script>`.
 //!   Its bridge posts `context-action.preview.ready` / `.error` with the document revision.

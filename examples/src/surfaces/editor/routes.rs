@@ -10,7 +10,7 @@ use axum::extract::{FromRef, Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use live_code_editor::preview::{PreviewOptions, compile_preview};
+use live_code_editor::preview::PreviewOptions;
 use live_code_editor::workspace::{ImportGuard, OsFolder};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -54,11 +54,16 @@ async fn preview_document(
     };
     let key = state.security.preview_key();
     let assets = crate::kit::preview_http::asset_prefix("/editor/preview", revision, key);
-    crate::kit::preview_http::cached_document(&state.previews, "editor", revision, move || {
-        let files: Vec<_> = document.files.iter().map(|file| (**file).clone()).collect();
-        let options = PreviewOptions::preview(Some(revision), assets);
-        inject_scenario(&compile_preview(&files, &options).html, document.scenario)
-    })
+    crate::kit::preview_http::cached_document(
+        &state.previews,
+        "editor",
+        revision,
+        move |compiler| {
+            let files: Vec<_> = document.files.iter().map(|file| (**file).clone()).collect();
+            let options = PreviewOptions::preview(Some(revision), assets);
+            inject_scenario(&compiler.compile(&files, &options).html, document.scenario)
+        },
+    )
     .await
 }
 

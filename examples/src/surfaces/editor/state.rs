@@ -11,12 +11,12 @@
 //!   it is acknowledged headlessly by compiling it.
 
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex as StdMutex};
 use std::time::Duration;
 
 use live_code_editor::WorkspaceFile;
 use live_code_editor::file::{FileContent, Language};
-use live_code_editor::preview::{PreviewOptions, compile_preview};
+use live_code_editor::preview::{IncrementalPreviewCompiler, PreviewOptions};
 use live_code_editor::workspace::bridge::{
     DEFAULT_PREVIEW_ACK_TIMEOUT, HeadlessPreviewBridge, PreviewAcks, PreviewState, PreviewStatus,
 };
@@ -91,6 +91,8 @@ pub struct EditorSurface {
     ops: Mutex<()>,
     acks: PreviewAcks,
     viewers: PreviewViewers,
+    /// Compiles revisions no page renders (headless acknowledgements), incrementally.
+    headless: Arc<StdMutex<IncrementalPreviewCompiler>>,
     hub: EventHub,
     ack_timeout: Duration,
     /// Durable records of `editor.saveFile` / `editor.saveAll`.
@@ -151,6 +153,7 @@ impl EditorSurface {
             document: Mutex::new(document.clone()),
             ops: Mutex::new(()),
             viewers: PreviewViewers::default(),
+            headless: Arc::default(),
             hub,
             ack_timeout,
             saves,
@@ -439,13 +442,14 @@ impl EditorSurface {
         let acks = self.acks.clone();
         let revision = document.revision;
         let files = document.files.clone();
+        let compiler = Arc::clone(&self.headless);
         tokio::task::spawn_blocking(move || {
             let files: Vec<WorkspaceFile> = files.iter().map(|file| (**file).clone()).collect();
             let options = PreviewOptions::preview(
                 Some(revision),
                 format!("/editor/preview/{revision}/assets/"),
             );
-            compile_preview(&files, &options);
+            crate::kit::preview_http::lock_compiler(&compiler).compile(&files, &options);
             acks.acknowledge(revision, PreviewStatus::Compiled);
         });
     }

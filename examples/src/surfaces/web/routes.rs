@@ -6,7 +6,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use axum::{Json, Router};
-use live_code_editor::preview::{PreviewOptions, compile_preview};
+use live_code_editor::preview::PreviewOptions;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -113,8 +113,8 @@ async fn preview_document(State(state): State<WebRoutes>, Path(revision): Path<u
     let key = state.security.preview_key();
     let assets = crate::kit::preview_http::asset_prefix(WEB_PREVIEW_PREFIX, revision, key);
     let options = PreviewOptions::preview(Some(revision), assets);
-    crate::kit::preview_http::cached_document(&state.previews, "web", revision, move || {
-        compile_preview(&files, &options).html
+    crate::kit::preview_http::cached_document(&state.previews, "web", revision, move |compiler| {
+        compiler.compile(&files, &options).html
     })
     .await
 }
