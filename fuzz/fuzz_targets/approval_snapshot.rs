@@ -56,7 +56,9 @@ fn assert_built_snapshot_is_accepted(request: &tool_protocol::ToolCallRequest) {
         let issues = parse_tool_approval_snapshot(&wire)
             .expect_err("a blank argument key is refused (CONTRACT 2.4)");
         assert!(
-            issues.iter().any(|issue| issue.pointer.starts_with("/argumentKeys")),
+            issues
+                .iter()
+                .any(|issue| issue.pointer.starts_with("/argumentKeys")),
             "the refusal names the blank key: {issues:?}"
         );
         return;
