@@ -31,13 +31,24 @@ window.addEventListener('message', function (event) {{ messages.push(event.data)
 var frame = document.createElement('iframe');
 frame.setAttribute('sandbox', '{sandbox}');
 frame.srcdoc = {document_json};
+// Reports 1 s after the frame's first bridge message (so a second one, such as a ready after
+// an error, is seen too), or at 4 s without any: a module's load failure arrives
+// asynchronously, sometimes after a fixed delay from the frame's load event would have passed.
+var reported = false;
+function report() {{
+  if (reported) return;
+  reported = true;
+  var doc = null;
+  try {{ doc = frame.contentDocument ? frame.contentDocument.documentElement.outerHTML : null; }} catch (error) {{}}
+  var result = JSON.stringify({{ messages: messages, frameHtml: doc }});
+  document.getElementById('result').textContent = btoa(unescape(encodeURIComponent(result)));
+}}
 frame.addEventListener('load', function () {{
-  setTimeout(function () {{
-    var doc = null;
-    try {{ doc = frame.contentDocument ? frame.contentDocument.documentElement.outerHTML : null; }} catch (error) {{}}
-    var result = JSON.stringify({{ messages: messages, frameHtml: doc }});
-    document.getElementById('result').textContent = btoa(unescape(encodeURIComponent(result)));
-  }}, 1000);
+  setTimeout(report, 4000);
+  (function settleAfterFirstMessage() {{
+    if (messages.length > 0) {{ setTimeout(report, 1000); return; }}
+    setTimeout(settleAfterFirstMessage, 25);
+  }})();
 }});
 document.body.appendChild(frame);
 </script></body></html>"#
