@@ -14,139 +14,29 @@
 //! - [`RunPreviewBridge`] wraps the preview bridge: a revision published while a call of the
 //!   run is in flight makes the run wait for its acknowledgement (`waiting`);
 //! - [`AgentRuns`] observes the registry: a finished call ends that wait (`started`).
+//!
+//! The two wrappers live in `hooks`, the reported types in `view`.
+
+mod hooks;
+mod view;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use async_trait::async_trait;
-use live_code_editor::workspace::bridge::{PreviewAcks, PreviewBridge, PreviewSnapshot};
-use serde::Serialize;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
-use tool_context::{
-    ApprovalQueue, BoxError, InteractionOutcome, InteractionRequest, ToolCallObserver,
-    ToolInteraction,
-};
+use tool_context::ToolCallObserver;
 use tool_protocol::{ToolCallEvent, ToolCallEventType, ToolCallId, ToolDefinition};
 
 use super::trace::{TraceKind, TraceRow, TraceStore, prompt_session_label};
 use crate::agent::outcome::RunOutcome;
 use crate::kit::events::{EventHub, StudioEvent};
 
+pub use hooks::{RunApprovals, RunPreviewBridge};
+pub use view::{ExternalRun, Relay, RunRetry, RunState, RunView};
+
 /// Finished runs kept for `GET /api/agent/runs/{id}`; the oldest are forgotten first.
 pub const MAX_FINISHED_RUNS: usize = 64;
-
-/// Lifecycle state of a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RunState {
-    /// Accepted, planning or calling tools.
-    Started,
-    /// Waiting for the provider or a preview acknowledgement.
-    Waiting,
-    /// Waiting on a person to approve or deny a call.
-    Approval,
-    /// Finished successfully.
-    Completed,
-    /// The local agent did not act on the prompt (see [`RunOutcome::NotUnderstood`]).
-    #[serde(rename = "not-understood")]
-    NotUnderstood,
-    /// A person or policy denied a call.
-    Denied,
-    /// Finished with an error.
-    Failed,
-    /// Cancelled.
-    Cancelled,
-}
-
-impl RunState {
-    /// Whether the run has ended.
-    pub fn is_final(self) -> bool {
-        matches!(
-            self,
-            Self::Completed | Self::NotUnderstood | Self::Denied | Self::Failed | Self::Cancelled
-        )
-    }
-
-    fn of(outcome: &RunOutcome) -> Self {
-        match outcome {
-            RunOutcome::Completed { .. } => Self::Completed,
-            RunOutcome::NotUnderstood { .. } => Self::NotUnderstood,
-            RunOutcome::Denied { .. } => Self::Denied,
-            RunOutcome::Cancelled { .. } => Self::Cancelled,
-            RunOutcome::Failed { .. } => Self::Failed,
-        }
-    }
-}
-
-/// A run as the API reports it.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RunView {
-    /// Run id.
-    pub run_id: String,
-    /// Session id forwarded in every call context of the run.
-    pub session_id: String,
-    /// `local`, `openrouter` or `mcp`.
-    pub agent: String,
-    /// Lifecycle state.
-    pub state: RunState,
-    /// What the state is about (`waiting on a person for workspace.writeFile`, ...).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub detail: Option<String>,
-    /// The provider retry the run is backing off for, while it waits for it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub retry: Option<RunRetry>,
-    /// Final report once finished.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub report: Option<Value>,
-}
-
-/// A provider retry being waited for: retry `attempt` of `max_attempts` after `delay_ms`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RunRetry {
-    /// Retry number within the provider turn, from 1.
-    pub attempt: u32,
-    /// Retries allowed per turn.
-    pub max_attempts: u32,
-    /// The backoff before the retry is sent.
-    pub delay_ms: u64,
-    /// The code the failure would have had (for example `OPENROUTER_RATE_LIMITED`).
-    pub code: String,
-}
-
-impl RunRetry {
-    /// `retry 1 of 2 in 4s`, as the run's detail says it.
-    pub fn describe(&self) -> String {
-        let seconds = self.delay_ms.div_ceil(1000);
-        format!(
-            "{}: retry {} of {} in {seconds}s",
-            self.code, self.attempt, self.max_attempts
-        )
-    }
-}
-
-/// Forwards a run's transitions to whoever started it (an MCP call's progress notifications).
-pub type Relay = Arc<dyn Fn(RunState, &str) + Send + Sync>;
-
-/// A run started outside the studio's agents: one MCP `tools/call`.
-pub struct ExternalRun {
-    /// Agent label (`mcp`).
-    pub agent: &'static str,
-    /// The caller's session id (its calls carry it).
-    pub session_id: String,
-    /// What the trace calls the session (the MCP client's name).
-    pub session_label: String,
-    /// The call's `toolCallId`, so only this call's registry events move the run.
-    pub call_id: String,
-    /// What is running (the tool name).
-    pub detail: String,
-    /// Cancels the call.
-    pub cancellation: CancellationToken,
-    /// Receives the run's transitions.
-    pub relay: Relay,
-}
 
 struct RunEntry {
     view: RunView,
@@ -599,65 +489,6 @@ fn new_run_id() -> String {
 impl ToolCallObserver for AgentRuns {
     fn on_event(&self, event: &ToolCallEvent) {
         self.observe_call(event);
-    }
-}
-
-/// The approval queue as the registry's interaction, moving the asking run to `approval` and,
-/// once approved, back to `started`.
-#[derive(Debug, Clone)]
-pub struct RunApprovals {
-    queue: ApprovalQueue,
-    runs: AgentRuns,
-}
-
-impl RunApprovals {
-    /// Wraps `queue`, reporting to `runs`.
-    pub fn new(queue: ApprovalQueue, runs: AgentRuns) -> Self {
-        Self { queue, runs }
-    }
-}
-
-#[async_trait]
-impl ToolInteraction for RunApprovals {
-    async fn interact(
-        &self,
-        request: &InteractionRequest,
-        cancellation: &CancellationToken,
-    ) -> Result<InteractionOutcome, BoxError> {
-        let session = request.context.session_id.clone().unwrap_or_default();
-        self.runs.awaiting_approval(&session, &request.name);
-        let outcome = self.queue.interact(request, cancellation).await;
-        if matches!(outcome, Ok(InteractionOutcome::Approved)) {
-            self.runs.approved(&session, &request.name);
-        }
-        outcome
-    }
-}
-
-/// A preview bridge that first moves runs with a call in flight to `waiting` for the published
-/// revision's acknowledgement.
-pub struct RunPreviewBridge<B> {
-    inner: B,
-    runs: AgentRuns,
-}
-
-impl<B> std::fmt::Debug for RunPreviewBridge<B> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RunPreviewBridge").finish_non_exhaustive()
-    }
-}
-
-impl<B: PreviewBridge> RunPreviewBridge<B> {
-    /// Wraps `inner`, reporting to `runs`.
-    pub fn new(inner: B, runs: AgentRuns) -> Self {
-        Self { inner, runs }
-    }
-}
-
-impl<B: PreviewBridge> PreviewBridge for RunPreviewBridge<B> {
-    fn publish(&self, snapshot: PreviewSnapshot, acks: &PreviewAcks) {
-        self.runs.preview_published(snapshot.revision);
-        self.inner.publish(snapshot, acks);
     }
 }
 
