@@ -31,7 +31,7 @@ const THEMES: [&str; 4] = ["emerald", "amber", "rose", "violet"];
 /// acknowledgement completed (by revision), when Approve was clicked, when the page asked for
 /// a revision's stylesheets and when the iframe's `ready` arrived; with `blockStylesheets` the page's stylesheet requests are answered `409`.
 const INSTRUMENT: &str = r#"
-const bench = window.liveBench = { blockStylesheets: false, sent: {}, acked: {}, ready: {}, asked: {}, approvedAt: null };
+const bench = window.liveBench = { blockStylesheets: false, sent: {}, acked: {}, ready: {}, asked: {}, answered: {}, approvedAt: null };
 const realFetch = window.fetch;
 window.fetch = async (url, init) => {
   const text = String(url);
@@ -42,6 +42,7 @@ window.fetch = async (url, init) => {
   }
   const started = performance.now();
   const response = await realFetch(url, init);
+  if (asked) bench.answered[Number(asked[1])] ??= performance.now();
   if (text.includes('/api/tools/call') && String(init?.body ?? '').includes('workspace.writeFile')) {
     response.clone().json().then((result) => {
       const revision = result?.structuredContent?.revision;
@@ -70,8 +71,9 @@ struct Bench {
     studio: RunningStudio,
     browser: Browser,
     http: reqwest::Client,
-    /// Approve-to-stylesheet-request times of the live approved edits (where the time goes).
-    phases: std::sync::Mutex<Vec<f64>>,
+    /// Approve-to-stylesheet-request and approve-to-stylesheet-answer times of the live approved
+    /// edits (where the time goes).
+    phases: std::sync::Mutex<Vec<(f64, f64)>>,
     _data: tempfile::TempDir,
 }
 
@@ -186,7 +188,7 @@ impl Bench {
             .wait_for(
                 &format!("the ready of approved revision {revision}"),
                 &format!(
-                    "const b = window.liveBench; return b.approvedAt !== null && b.ready[{revision}] !== undefined ? [b.ready[{revision}] - b.approvedAt, (b.asked[{revision}] ?? b.ready[{revision}]) - b.approvedAt] : null;"
+                    "const b = window.liveBench; return b.approvedAt !== null && b.ready[{revision}] !== undefined ? [b.ready[{revision}] - b.approvedAt, (b.asked[{revision}] ?? b.ready[{revision}]) - b.approvedAt, (b.answered[{revision}] ?? b.ready[{revision}]) - b.approvedAt] : null;"
                 ),
             )
             .await;
@@ -205,10 +207,11 @@ impl Bench {
                 json!([]),
             )
             .await;
+        let phase = |index: usize| elapsed[index].as_f64().expect("milliseconds");
         self.phases
             .lock()
             .expect("phases")
-            .push(elapsed[1].as_f64().expect("milliseconds"));
+            .push((phase(1), phase(2)));
         elapsed[0].as_f64().expect("milliseconds")
     }
 
@@ -301,10 +304,12 @@ fn main() {
             "approve_to_preview_ready",
             bench.interleaved(Edit::Approved).await,
         );
-        let mut phases = std::mem::take(&mut *bench.phases.lock().expect("phases"));
+        let phases = std::mem::take(&mut *bench.phases.lock().expect("phases"));
+        let (mut asked, mut answered): (Vec<f64>, Vec<f64>) = phases.into_iter().unzip();
         println!(
-            "preview_live_css/approve_to_preview_ready: of the live path, approve to the page's stylesheet request p50 {:.1} ms (the approved call running and the revision announced)",
-            p50(&mut phases)
+            "preview_live_css/approve_to_preview_ready: of the live path, approve to the page's stylesheet request p50 {:.1} ms, to its answer p50 {:.1} ms",
+            p50(&mut asked),
+            p50(&mut answered)
         );
         bench.browser.close().await;
         bench.studio.shutdown().await;
