@@ -291,7 +291,7 @@ fn print_cached_revision_ratio(files: &[WorkspaceFile], runtime: &tokio::runtime
     let serve = |files: Vec<WorkspaceFile>| {
         let options = preview.clone();
         runtime.block_on(previews.get_or_compile("workspace", 1, move |compiler| {
-            compiler.compile(&files, &options).html
+            compiler.compile(&files, &options).into()
         }))
     };
     serve(files.to_vec()).expect("a document");

@@ -67,7 +67,8 @@ async function refreshOnce(reloadEditor) {
   renderTabs();
   renderApprovals(data.approvals);
   if (state.draft === null && (revisionChanged || reloadEditor)) await loadActiveFile();
-  showPreview(data.status.revision);
+  // Never back: an announced revision may already be ahead of a read that was in flight.
+  if (state.previewRevision === null || data.status.revision > state.previewRevision) showPreview(data.status.revision);
   refreshSample();
 }
 
@@ -146,6 +147,9 @@ function connectEvents() {
         // A refresh republishes the revision the iframe may already show: reload it so the
         // iframe acknowledges it again.
         if (message.refresh) showPreview(message.revision, true);
+        // Otherwise the preview follows the announced revision at once rather than after the
+        // state read (a stylesheet-only revision is swapped in while the read is in flight).
+        else showPreview(message.revision);
         refreshState();
         break;
       case 'hello': refreshState(); break;

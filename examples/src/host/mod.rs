@@ -107,6 +107,8 @@ pub struct StudioState {
     pub saves: DurableSaves,
     /// Compiled preview documents (each surface's latest revision, compiled once).
     pub previews: Arc<preview_http::PreviewDocuments>,
+    /// The workspace revisions that differ in stylesheets only (live stylesheet edits).
+    pub stylesheet_run: Arc<crate::kit::bridge::StylesheetRun>,
     /// Seals MCP approval states (2026-07-28); kept in the data directory.
     pub mcp_state_key: tool_context_mcp::RequestStateKey,
 }
@@ -168,10 +170,9 @@ pub async fn build_state(options: &StudioOptions, port: u16) -> Result<Arc<Studi
         "palette · direct calls of the pages".into(),
     );
     let runs = AgentRuns::new(hub.clone(), trace.clone());
-    let bridge = Arc::new(RunPreviewBridge::new(
-        StudioPreviewBridge::new(viewers.clone(), hub.clone()),
-        runs.clone(),
-    ));
+    let studio_bridge = StudioPreviewBridge::new(viewers.clone(), hub.clone());
+    let stylesheet_run = studio_bridge.stylesheet_run();
+    let bridge = Arc::new(RunPreviewBridge::new(studio_bridge, runs.clone()));
     let manager =
         WorkspaceDocumentManager::open(seed_files(), repository, bridge, ManagerOptions::default())
             .await
@@ -223,6 +224,7 @@ pub async fn build_state(options: &StudioOptions, port: u16) -> Result<Arc<Studi
         web,
         saves,
         previews: Arc::default(),
+        stylesheet_run,
         mcp_state_key: mcp_state_key::load_or_create(&options.data_dir),
     });
     watch_approvals(&state);

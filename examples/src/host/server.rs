@@ -10,7 +10,9 @@ use axum::http::{StatusCode, header};
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use live_code_editor::preview::{PreviewOptions, export_standalone_html};
+use live_code_editor::preview::{
+    IncrementalPreviewCompiler, PreviewOptions, export_standalone_html,
+};
 use live_code_editor::workspace::{ImportGuard, WorkspaceErrorCode};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -50,6 +52,10 @@ pub fn router(state: Arc<StudioState>) -> Router {
         .route("/api/models", get(list_models))
         .route("/api/preview/ack", post(preview_ack))
         .route("/api/preview/diagnostics", get(preview_diagnostics))
+        .route(
+            "/api/preview/stylesheets/{revision}",
+            get(preview_stylesheets),
+        )
         .route("/api/export", get(export_html))
         .route("/api/folder/open", post(open_folder))
         .merge(super::upload::routes())
@@ -589,12 +595,47 @@ async fn preview_document(
     if workspace.revision() != revision {
         return crate::kit::preview_http::superseded(revision, workspace.revision());
     }
+    let compile = compile_revision(&state, &workspace);
+    preview_http::cached_document(&state.previews, "workspace", revision, compile).await
+}
+
+/// The compile of `workspace`'s revision that its preview document is.
+fn compile_revision(
+    state: &StudioState,
+    workspace: &live_code_editor::workspace::Workspace,
+) -> impl FnOnce(&mut IncrementalPreviewCompiler) -> preview_http::ServedPreview + Send + 'static {
+    let revision = workspace.revision();
     let files: Vec<_> = workspace.files().cloned().collect();
     let assets = preview_http::asset_prefix("/preview", revision, state.security.preview_key());
     let options = PreviewOptions::preview(Some(revision), assets);
-    preview_http::cached_document(&state.previews, "workspace", revision, move |compiler| {
-        compiler.compile(&files, &options).html
-    })
+    move |compiler| compiler.compile(&files, &options).into()
+}
+
+#[derive(Deserialize)]
+struct StylesheetsQuery {
+    from: u64,
+}
+
+/// `GET /api/preview/stylesheets/{revision}?from=R`: the stylesheets of the current revision
+/// for a preview that shows revision R and can swap them in (live stylesheet edits); `409`
+/// when it must reload, `410` once the revision was superseded.
+async fn preview_stylesheets(
+    State(state): State<Arc<StudioState>>,
+    Path(revision): Path<u64>,
+    Query(query): Query<StylesheetsQuery>,
+) -> Response {
+    let workspace = state.manager.snapshot().await;
+    if workspace.revision() != revision {
+        return preview_http::superseded(revision, workspace.revision());
+    }
+    let compile = compile_revision(&state, &workspace);
+    preview_http::live_stylesheets(
+        &state.previews,
+        "workspace",
+        &state.stylesheet_run,
+        (query.from, revision),
+        compile,
+    )
     .await
 }
 

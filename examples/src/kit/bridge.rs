@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use live_code_editor::WorkspaceFile;
-use live_code_editor::preview::{IncrementalPreviewCompiler, PreviewOptions};
+use live_code_editor::preview::{
+    IncrementalPreviewCompiler, PreviewOptions, only_stylesheets_changed,
+};
 use live_code_editor::workspace::bridge::{
     HeadlessPreviewBridge, PreviewAcks, PreviewBridge, PreviewSnapshot,
 };
@@ -55,6 +57,8 @@ pub struct StudioPreviewBridge {
     announce: Announce,
     /// The newest revision announced so far (revisions only grow, so an equal one is a refresh).
     announced: AtomicU64,
+    /// The published revisions that differ in stylesheets only, for live stylesheet edits.
+    stylesheet_run: Arc<StylesheetRun>,
 }
 
 impl std::fmt::Debug for StudioPreviewBridge {
@@ -96,12 +100,62 @@ impl StudioPreviewBridge {
             headless,
             announce: Box::new(announce),
             announced: AtomicU64::new(0),
+            stylesheet_run: Arc::default(),
         }
+    }
+
+    /// The run of published revisions that differ in stylesheets only (the surface's live
+    /// stylesheet route reads it).
+    pub fn stylesheet_run(&self) -> Arc<StylesheetRun> {
+        Arc::clone(&self.stylesheet_run)
+    }
+}
+
+/// The newest published revision and the oldest one before it from which every step changed
+/// stylesheets only ([`only_stylesheets_changed`]), so a preview showing any revision of that
+/// run can take the newest one by swapping stylesheets instead of reloading.
+#[derive(Debug, Default)]
+pub struct StylesheetRun {
+    state: Mutex<RunState>,
+}
+
+#[derive(Debug, Default)]
+struct RunState {
+    since: u64,
+    current: u64,
+    files: Vec<Arc<WorkspaceFile>>,
+}
+
+impl StylesheetRun {
+    /// Takes a published snapshot into the run (a republished revision changes nothing).
+    pub fn record(&self, snapshot: &PreviewSnapshot) {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if snapshot.revision == state.current {
+            return;
+        }
+        let continues = state.current != 0
+            && snapshot.revision > state.current
+            && only_stylesheets_changed(&state.files, &snapshot.files);
+        if !continues {
+            state.since = snapshot.revision;
+        }
+        state.current = snapshot.revision;
+        state.files = snapshot.files.clone();
+    }
+
+    /// Whether a preview showing revision `from` can take revision `to` by swapping
+    /// stylesheets: `to` is the newest published revision and `from` an earlier one of its run.
+    pub fn live_from(&self, from: u64, to: u64) -> bool {
+        let state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        state.current == to && state.since <= from && from < to
     }
 }
 
 impl PreviewBridge for StudioPreviewBridge {
     fn publish(&self, snapshot: PreviewSnapshot, acks: &PreviewAcks) {
+        // Recorded before the announcement, so a page that asks for the stylesheets at once
+        // finds the revision in the run.
+        self.stylesheet_run.record(&snapshot);
         let previous = self
             .announced
             .fetch_max(snapshot.revision, Ordering::SeqCst);
@@ -116,6 +170,35 @@ impl PreviewBridge for StudioPreviewBridge {
 mod tests {
     use super::*;
     use std::sync::Mutex;
+
+    fn snapshot(revision: u64, css: &str, js: &str) -> PreviewSnapshot {
+        let files = [
+            WorkspaceFile::text("index.html", "<link rel=stylesheet href=a.css>"),
+            WorkspaceFile::text("a.css", css),
+            WorkspaceFile::text("a.js", js),
+        ];
+        PreviewSnapshot {
+            revision,
+            files: files.into_iter().map(Arc::new).collect(),
+        }
+    }
+
+    #[test]
+    fn a_run_of_stylesheet_edits_is_live_from_any_of_its_revisions_and_a_script_edit_ends_it() {
+        let run = StylesheetRun::default();
+        run.record(&snapshot(1, "a", "1"));
+        assert!(!run.live_from(0, 1), "nothing before the first revision");
+        run.record(&snapshot(2, "b", "1"));
+        run.record(&snapshot(3, "c", "1"));
+        assert!(run.live_from(1, 3) && run.live_from(2, 3));
+        assert!(!run.live_from(2, 2) && !run.live_from(2, 4) && !run.live_from(1, 2));
+        run.record(&snapshot(3, "c", "1"));
+        assert!(run.live_from(1, 3), "a refresh keeps the run");
+        run.record(&snapshot(4, "c", "2"));
+        assert!(!run.live_from(3, 4), "a script edit reloads");
+        run.record(&snapshot(5, "d", "2"));
+        assert!(run.live_from(4, 5) && !run.live_from(3, 5));
+    }
 
     #[tokio::test]
     async fn the_same_revision_published_again_is_announced_as_a_refresh() {

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use axum::Json;
 use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -14,10 +15,43 @@ use live_code_editor::preview::{
     CompiledPreview, IncrementalPreviewCompiler, PreviewBridgeMessage, parse_bridge_message,
 };
 use live_code_editor::workspace::bridge::PreviewStatus;
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::sync::OnceCell;
 
+use super::bridge::StylesheetRun;
 use super::responses::api_error;
+
+/// A compiled preview revision as the cache keeps it: the document, and the stylesheets a
+/// running preview of an earlier revision swaps in (`None`: only a reload shows it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServedPreview {
+    /// The document.
+    pub html: String,
+    /// [`CompiledPreview::stylesheets`] of the compile.
+    pub stylesheets: Option<Vec<String>>,
+}
+
+impl ServedPreview {
+    /// A document that can only be reloaded (for example one the host rewrote after compiling).
+    pub fn reload_only(html: String) -> Self {
+        Self {
+            html,
+            stylesheets: None,
+        }
+    }
+}
+
+impl From<CompiledPreview> for ServedPreview {
+    fn from(compiled: CompiledPreview) -> Self {
+        Self {
+            html: compiled.html,
+            stylesheets: compiled.stylesheets,
+        }
+    }
+}
+
+/// The error code of a stylesheet request the preview can only answer by reloading.
+pub const STUDIO_PREVIEW_RELOAD_REQUIRED: &str = "STUDIO_PREVIEW_RELOAD_REQUIRED";
 
 /// Content-Security-Policy header of preview documents: always sandboxed (even when opened
 /// directly), framed only by the studio itself, scripts only inline or from the bootstrap's
@@ -81,16 +115,56 @@ pub async fn cached_document(
     previews: &PreviewDocuments,
     surface: &'static str,
     revision: u64,
-    compile: impl FnOnce(&mut IncrementalPreviewCompiler) -> String + Send + 'static,
+    compile: impl FnOnce(&mut IncrementalPreviewCompiler) -> ServedPreview + Send + 'static,
 ) -> Response {
     match previews.get_or_compile(surface, revision, compile).await {
-        Some(html) => document(html.to_string()),
-        None => api_error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "STUDIO_PREVIEW_FAILED",
-            "The preview compiler stopped unexpectedly.",
-        ),
+        Some(served) => document(served.html.clone()),
+        None => compiler_failed(),
     }
+}
+
+fn compiler_failed() -> Response {
+    api_error(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "STUDIO_PREVIEW_FAILED",
+        "The preview compiler stopped unexpectedly.",
+    )
+}
+
+/// The stylesheets of `surface`'s revision `to` for a preview that shows revision `from`, as
+/// `{revision, from, stylesheets}`, compiled (once, into the same cache slot as the document)
+/// by `compile`. `409` [`STUDIO_PREVIEW_RELOAD_REQUIRED`] when something other than
+/// stylesheets changed since `from` (per `run`) or the revision's styles need a reload.
+pub async fn live_stylesheets(
+    previews: &PreviewDocuments,
+    surface: &'static str,
+    run: &StylesheetRun,
+    (from, to): (u64, u64),
+    compile: impl FnOnce(&mut IncrementalPreviewCompiler) -> ServedPreview + Send + 'static,
+) -> Response {
+    if !run.live_from(from, to) {
+        return reload_required(from, to);
+    }
+    match previews.get_or_compile(surface, to, compile).await {
+        Some(served) => match &served.stylesheets {
+            Some(stylesheets) => {
+                Json(json!({"revision": to, "from": from, "stylesheets": stylesheets}))
+                    .into_response()
+            }
+            None => reload_required(from, to),
+        },
+        None => compiler_failed(),
+    }
+}
+
+fn reload_required(from: u64, to: u64) -> Response {
+    api_error(
+        StatusCode::CONFLICT,
+        STUDIO_PREVIEW_RELOAD_REQUIRED,
+        &format!(
+            "Revision {to} changed more than stylesheets since revision {from}; reload the preview."
+        ),
+    )
 }
 
 /// `410 Gone` for a preview revision a newer one replaced.
@@ -161,7 +235,7 @@ pub struct PreviewDocuments {
 }
 
 /// One surface's cached revision and its document (filled by the first request).
-type DocumentSlot = (u64, Arc<OnceCell<Arc<str>>>);
+type DocumentSlot = (u64, Arc<OnceCell<Arc<ServedPreview>>>);
 
 /// A surface's incremental compiler, used by one blocking compile at a time.
 type SharedCompiler = Arc<Mutex<IncrementalPreviewCompiler>>;
@@ -175,15 +249,15 @@ impl PreviewDocuments {
         &self,
         surface: &'static str,
         revision: u64,
-        compile: impl FnOnce(&mut IncrementalPreviewCompiler) -> String + Send + 'static,
-    ) -> Option<Arc<str>> {
+        compile: impl FnOnce(&mut IncrementalPreviewCompiler) -> ServedPreview + Send + 'static,
+    ) -> Option<Arc<ServedPreview>> {
         let cell = self.slot(surface, revision);
         let compiler = self.compiler(surface);
         cell.get_or_try_init(|| async {
             self.compiles.fetch_add(1, Ordering::Relaxed);
             tokio::task::spawn_blocking(move || compile(&mut lock_compiler(&compiler)))
                 .await
-                .map(Arc::<str>::from)
+                .map(Arc::new)
         })
         .await
         .ok()
@@ -203,7 +277,7 @@ impl PreviewDocuments {
         self.compiles.load(Ordering::Relaxed)
     }
 
-    fn slot(&self, surface: &'static str, revision: u64) -> Arc<OnceCell<Arc<str>>> {
+    fn slot(&self, surface: &'static str, revision: u64) -> Arc<OnceCell<Arc<ServedPreview>>> {
         let mut slots = self
             .slots
             .lock()
@@ -290,11 +364,11 @@ mod tests {
         let options = PreviewOptions::preview(Some(revision), "/assets/");
         let html = previews
             .get_or_compile(surface, revision, move |compiler| {
-                compiler.compile(&files, &options).html
+                compiler.compile(&files, &options).into()
             })
             .await
             .expect("a document");
-        html.to_string()
+        html.html.clone()
     }
 
     #[tokio::test]
@@ -324,6 +398,55 @@ mod tests {
             "a surface keeps only its latest revision, so the cache stays bounded"
         );
         assert_eq!(previews.slots.lock().unwrap().len(), 2);
+    }
+
+    async fn stylesheets_of(
+        previews: &PreviewDocuments,
+        run: &StylesheetRun,
+        from: u64,
+        to: u64,
+    ) -> (StatusCode, Value) {
+        let files = site("#00ff00");
+        let options = PreviewOptions::preview(Some(to), "/assets/");
+        let response = live_stylesheets(previews, "web", run, (from, to), move |compiler| {
+            compiler.compile(&files, &options).into()
+        })
+        .await;
+        let status = response.status();
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        (status, serde_json::from_slice(&body).unwrap())
+    }
+
+    #[tokio::test]
+    async fn stylesheets_are_served_only_within_a_stylesheet_run() {
+        use live_code_editor::workspace::bridge::PreviewSnapshot;
+        let snapshot = |revision, color: &str| PreviewSnapshot {
+            revision,
+            files: site(color).into_iter().map(Arc::new).collect(),
+        };
+        let previews = PreviewDocuments::default();
+        let run = StylesheetRun::default();
+        run.record(&snapshot(1, "#ff0000"));
+        run.record(&snapshot(2, "#00ff00"));
+        let (status, body) = stylesheets_of(&previews, &run, 1, 2).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(
+            body,
+            json!({"revision": 2, "from": 1, "stylesheets": ["h1 { color: #00ff00 }"]})
+        );
+        let (status, body) = stylesheets_of(&previews, &run, 0, 2).await;
+        assert_eq!(status, StatusCode::CONFLICT, "{body}");
+        assert_eq!(body["error"]["code"], STUDIO_PREVIEW_RELOAD_REQUIRED);
+        let mut html = site("#00ff00");
+        html[0] = WorkspaceFile::text("index.html", "<link rel=stylesheet href=a.css><h2>");
+        run.record(&PreviewSnapshot {
+            revision: 3,
+            files: html.into_iter().map(Arc::new).collect(),
+        });
+        let (status, _) = stylesheets_of(&previews, &run, 2, 3).await;
+        assert_eq!(status, StatusCode::CONFLICT, "an HTML edit reloads");
     }
 
     #[tokio::test]

@@ -1,11 +1,13 @@
 // The preview: a sandboxed iframe of /preview/<revision> inside browser chrome (refresh, Design
 // Mode, full screen with Esc back). The page accepts bridge messages only from that iframe's
 // window and only for the revision it shows, forwards them to the host, and lists compiler
-// diagnostics.
+// diagnostics. A revision that changed only stylesheets is swapped into the running document
+// (live-css.js) instead of reloading it.
 
 import { api, callTool, isCommitted, unconfirmedText } from './api.js';
 import { onDesignMessage, onPreviewReady } from './design.js';
 import { $, el } from './dom.js';
+import { createLiveStylesheets } from './live-css.js';
 import { actions, state } from './store.js';
 
 const READY = 'context-action.preview.ready';
@@ -13,6 +15,16 @@ const READY = 'context-action.preview.ready';
 const ESCAPE = 'context-action.preview.escape';
 const ERROR = 'context-action.preview.error';
 let diagnosticsRevision = null;
+let live = null;
+
+function liveStylesheets() {
+  live ??= createLiveStylesheets({
+    iframe: $('preview'),
+    stylesheetsPath: (to, from) => `/api/preview/stylesheets/${to}?from=${from}`,
+    load: (revision) => { $('preview').src = `/preview/${revision}`; },
+  });
+  return live;
+}
 
 function setPreviewStatus(text, kind) {
   const status = $('preview-status');
@@ -27,7 +39,7 @@ export function showPreview(revision, force = false) {
   state.previewRevision = revision;
   setPreviewStatus(`loading revision ${revision}`, 'loading');
   $('preview-address').textContent = `/preview/${revision}`;
-  $('preview').src = `/preview/${revision}`;
+  liveStylesheets().show(revision, force);
   loadDiagnostics();
 }
 
@@ -79,6 +91,7 @@ function onBridgeMessage(event) {
     return;
   }
   if (message.type !== READY && message.type !== ERROR) return;
+  liveStylesheets().acknowledge(message.revision, message.type === READY);
   if (message.type === READY) {
     setPreviewStatus(`revision ${message.revision} ready`, 'ready');
     onPreviewReady();

@@ -40,9 +40,10 @@
 //       executes the JSON arguments through callTool. Generated samples refresh (for example
 //       with a new revision) until the person edits them.
 //
-//   createPreview({ iframe, status, address, documentPath, ackPath, onAcknowledged }) ->
+//   createPreview({ iframe, status, address, documentPath, ackPath, stylesheetsPath?, onAcknowledged }) ->
 //       { show(revision, force?), revision() }
-//       Points the sandboxed iframe at documentPath(revision). Bridge messages
+//       Points the sandboxed iframe at documentPath(revision), or with stylesheetsPath swaps a
+//       stylesheet-only revision into the running document. Bridge messages
 //       (context-action.preview.ready / .error) are accepted only from that iframe's window and
 //       for the revision it shows, then forwarded to ackPath.
 //
@@ -51,6 +52,7 @@
 
 import { api, callTool, downloadBlob, copyText, isCommitted, studioToken, unconfirmedText } from './api.js';
 import { button, el } from './dom.js';
+import { createLiveStylesheets } from './live-css.js';
 import { confirmToolRun, modalOpen } from './modal.js';
 import { createSessionDirectory, sessionText } from './sessions.js';
 import { applyAgentChoice, retryAnnouncement, runStatusText } from './agent.js';
@@ -471,9 +473,14 @@ export function createPalette({ surface, list, detail, args, run, output, sample
 
 // ---------------------------------------------------------------- preview
 
-/** The sandboxed preview iframe and its acknowledgement forwarding. */
-export function createPreview({ iframe, status, address, documentPath, ackPath, onAcknowledged = () => {} }) {
+/**
+ * The sandboxed preview iframe and its acknowledgement forwarding. With `stylesheetsPath(to,
+ * from)` (the surface's stylesheet route) a revision that changed only stylesheets is swapped
+ * into the running document instead of reloading it (live-css.js).
+ */
+export function createPreview({ iframe, status, address, documentPath, ackPath, stylesheetsPath = null, onAcknowledged = () => {} }) {
   let current = null;
+  const live = createLiveStylesheets({ iframe, stylesheetsPath, load: (revision) => { iframe.src = documentPath(revision); } });
 
   function setStatus(text, state) {
     status.textContent = text;
@@ -486,6 +493,7 @@ export function createPreview({ iframe, status, address, documentPath, ackPath, 
     const message = event.data;
     if (!message || (message.type !== READY && message.type !== ERROR)) return;
     if (message.revision !== current) return;
+    live.acknowledge(message.revision, message.type === READY);
     if (message.type === READY) setStatus(`revision ${message.revision} ready`, 'ready');
     else setStatus(`revision ${message.revision} error`, 'error');
     const body = message.type === READY
@@ -500,7 +508,7 @@ export function createPreview({ iframe, status, address, documentPath, ackPath, 
       current = revision;
       setStatus(`loading revision ${revision}`, 'loading');
       address.textContent = documentPath(revision);
-      iframe.src = documentPath(revision);
+      live.show(revision, force);
     },
     revision: () => current,
   };

@@ -39,6 +39,7 @@ const preview = createPreview({
   address: $('web-preview-address'),
   documentPath: (revision) => `/web/preview/${revision}`,
   ackPath: '/api/web/preview/ack',
+  stylesheetsPath: (to, from) => `/api/web/preview/stylesheets/${to}?from=${from}`,
 });
 
 const approvals = createApprovals({

@@ -80,6 +80,8 @@ pub fn parse_bridge_message(value: &serde_json::Value) -> Option<PreviewBridgeMe
 /// the later `ready`. Module scripts run before `DOMContentLoaded`, so their failures win. The
 /// error listener captures, so a module script whose graph fails to load (an element `error`
 /// event, e.g. an unresolvable bare specifier) counts too; failed images and media do not.
+/// A newer revision's stylesheets posted by the parent are swapped in place (see
+/// [`super::live`]), after which the bridge reports that revision.
 /// The dormant Design Mode picker rides along (see [`super::selection`]); only preview
 /// documents carry the bridge, so a standalone export never contains it.
 pub(crate) fn bridge_script(revision: u64) -> String {
@@ -95,7 +97,8 @@ fail(event.message||'Preview runtime error')}},true);\
 window.addEventListener('unhandledrejection',function(event){{var reason=event.reason;fail(reason&&reason.message?String(reason.message):String(reason||'Unhandled preview rejection'))}});\
 window.addEventListener('DOMContentLoaded',function(){{if(!failed)send({{type:'{PREVIEW_READY_MESSAGE}'}})}});\
 window.addEventListener('keydown',function(event){{if(event.key==='Escape'&&!event.defaultPrevented)send({{type:'{PREVIEW_ESCAPE_MESSAGE}'}})}});\
-{design}}})();</script>",
+{swap}{design}}})();</script>",
+        swap = super::live::stylesheet_swap_script(),
         design = super::selection::design_script()
     )
 }

@@ -251,6 +251,13 @@ impl<'a> Compiler<'a> {
         self.memo.css_references(key, source)
     }
 
+    /// Whether a stylesheet has an `@import` rule (which may pull in a workspace stylesheet).
+    pub(crate) fn imports_stylesheet(&mut self, key: &str, source: &str) -> bool {
+        self.css_references(key, source)
+            .iter()
+            .any(|reference| matches!(reference.kind, CssReferenceKind::Import { .. }))
+    }
+
     /// Inlines the `@import` chain of a top-level stylesheet and rewrites its asset `url()`s.
     pub(crate) fn inline_stylesheet(
         &mut self,

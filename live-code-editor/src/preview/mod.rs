@@ -38,6 +38,7 @@ mod css;
 mod diagnostics;
 mod html;
 mod incremental;
+mod live;
 mod memo;
 mod modules;
 mod resolve;
@@ -58,6 +59,7 @@ pub use diagnostics::{
     DiagnosticKind, MAX_PREVIEW_DIAGNOSTICS, PreviewDiagnostic, ReferenceLabel, Severity,
 };
 pub use incremental::IncrementalPreviewCompiler;
+pub use live::{PREVIEW_STYLESHEETS_MESSAGE, only_stylesheets_changed};
 pub use modules::{MAX_MODULE_IMPORT_EDGES, MAX_MODULE_NESTING_DEPTH};
 pub use resolve::{
     WORKSPACE_MODULE_SPECIFIER_PREFIX, resolve_local_path, workspace_module_specifier,
@@ -154,6 +156,13 @@ pub struct CompiledPreview {
     pub omitted_diagnostics: usize,
     /// Workspace module files registered in the import map.
     pub module_count: usize,
+    /// The text of each stylesheet inlined from a `<link>` (each `<style
+    /// data-workspace-source>`, in document order) exactly as the document holds it, which a
+    /// running preview of an earlier revision swaps in (see [`only_stylesheets_changed`]).
+    /// `None` when only a reload can bring the revision's styles: an inline `<style>` imports a
+    /// workspace stylesheet, the output limit left content out, or there is no HTML entry.
+    #[serde(skip)]
+    pub stylesheets: Option<Vec<String>>,
 }
 
 impl CompiledPreview {
@@ -225,6 +234,7 @@ fn compile_on_this_thread(
             diagnostics: Vec::new(),
             omitted_diagnostics: 0,
             module_count: 0,
+            stylesheets: None,
         };
     };
     let mut compiler = Compiler::new(index, options, memo);
@@ -234,15 +244,24 @@ fn compile_on_this_thread(
         Ok(scan) => compiler.compile_entry(&entry.path, source, scan),
         Err(error) => (compiler.unreadable_entry(&entry.path, error), 0),
     };
+    let stylesheets = compiler.live_stylesheets.take();
     let (diagnostics, omitted_diagnostics) = compiler.sink.finish();
-    CompiledPreview {
+    let compiled = CompiledPreview {
         html,
         entry: Some(entry.path.clone()),
         entry_required: false,
         diagnostics,
         omitted_diagnostics,
         module_count,
+        stylesheets,
+    };
+    if compiled.output_limited() {
+        return CompiledPreview {
+            stylesheets: None,
+            ..compiled
+        };
     }
+    compiled
 }
 
 /// The standalone export of a workspace: [`compile_preview`] with [`PreviewOptions::export`].
@@ -296,6 +315,8 @@ pub(crate) struct Compiler<'a> {
     /// Per-file scans, reused across compiles by an incremental compiler.
     memo: &'a mut ScanMemo,
     asset_cache: HashMap<String, Option<String>>,
+    /// See [`CompiledPreview::stylesheets`]; filled by the entry's compile.
+    live_stylesheets: Option<Vec<String>>,
 }
 
 impl<'a> Compiler<'a> {
@@ -309,6 +330,7 @@ impl<'a> Compiler<'a> {
             },
             memo,
             asset_cache: HashMap::new(),
+            live_stylesheets: None,
         }
     }
 
@@ -341,7 +363,10 @@ impl<'a> Compiler<'a> {
         });
         match rewritten {
             Ok(document) => (document, module_count),
-            Err(error) => (self.unreadable_entry(entry_path, &error.to_string()), 0),
+            Err(error) => {
+                self.live_stylesheets = None;
+                (self.unreadable_entry(entry_path, &error.to_string()), 0)
+            }
         }
     }
 
@@ -353,6 +378,7 @@ impl<'a> Compiler<'a> {
         scan: &HtmlScan,
     ) -> Vec<Option<String>> {
         let mut links = Vec::with_capacity(scan.links.len());
+        let mut stylesheets = Vec::with_capacity(scan.links.len());
         for link in &scan.links {
             let location = Some(Location::new(source, link.href.offset));
             self.report_reference(
@@ -375,10 +401,10 @@ impl<'a> Compiler<'a> {
                 .as_deref()
                 .map(|media| format!(" media=\"{}\"", escape_attribute(media)))
                 .unwrap_or_default();
+            let text = escape_raw_text(&inlined, "style");
             let style = format!(
-                "<style data-workspace-source=\"{}\"{media}>{}</style>",
+                "<style data-workspace-source=\"{}\"{media}>{text}</style>",
                 escape_attribute(path),
-                escape_raw_text(&inlined, "style")
             );
             links.push(Some(self.within_budget(
                 style,
@@ -386,7 +412,9 @@ impl<'a> Compiler<'a> {
                 path,
                 "<style></style>".to_owned(),
             )));
+            stylesheets.push(text);
         }
+        self.live_stylesheets = Some(stylesheets);
         links
     }
 
@@ -466,8 +494,12 @@ impl<'a> Compiler<'a> {
             let text = source
                 .get(base..base + style.text.len())
                 .unwrap_or_default();
-            let inlined =
-                self.inline_stylesheet(entry_path, &inline_style_key(entry_path, index), text);
+            let key = inline_style_key(entry_path, index);
+            let inlined = self.inline_stylesheet(entry_path, &key, text);
+            if self.imports_stylesheet(&key, text) {
+                // Its text depends on workspace stylesheets, and only a reload replaces it.
+                self.live_stylesheets = None;
+            }
             if inlined == text {
                 styles.push(None);
             } else {

@@ -61,7 +61,12 @@ async fn preview_document(
         move |compiler| {
             let files: Vec<_> = document.files.iter().map(|file| (**file).clone()).collect();
             let options = PreviewOptions::preview(Some(revision), assets);
-            inject_scenario(&compiler.compile(&files, &options).html, document.scenario)
+            // The scenario is injected into the compiled document, so only a reload shows a
+            // new revision.
+            crate::kit::preview_http::ServedPreview::reload_only(inject_scenario(
+                &compiler.compile(&files, &options).html,
+                document.scenario,
+            ))
         },
     )
     .await

@@ -16,7 +16,7 @@ use live_code_editor::workspace::manager::{ManagerOptions, WorkspaceDocumentMana
 use serde_json::{Value, json};
 
 use super::SurfaceDeps;
-use crate::kit::bridge::{PreviewViewers, StudioPreviewBridge};
+use crate::kit::bridge::{PreviewViewers, StudioPreviewBridge, StylesheetRun};
 use crate::kit::events::{EventHub, StudioEvent};
 use crate::kit::preview_http::PreviewDocuments;
 use crate::kit::security::SecurityPolicy;
@@ -51,6 +51,7 @@ pub const WEB_PREVIEW_PREFIX: &str = "/web/preview";
 pub struct WebSurface {
     manager: Arc<WorkspaceDocumentManager>,
     viewers: PreviewViewers,
+    stylesheet_run: Arc<StylesheetRun>,
     hub: EventHub,
     drafts: drafts::WebDrafts,
 }
@@ -77,6 +78,7 @@ impl WebSurface {
                 publish(&announce, json!({"revision": revision, "refresh": refresh}))
             },
         );
+        let stylesheet_run = bridge.stylesheet_run();
         let repository =
             crate::kit::repository::open_repository(&deps.data_dir, WEB_WORKSPACE_ID).await;
         let manager = WorkspaceDocumentManager::open(
@@ -90,6 +92,7 @@ impl WebSurface {
         Ok(Arc::new(Self {
             manager: Arc::new(manager),
             viewers,
+            stylesheet_run,
             hub,
             drafts: drafts::WebDrafts::default(),
         }))
@@ -98,6 +101,11 @@ impl WebSurface {
     /// Browser tabs rendering this surface's preview.
     pub fn viewers(&self) -> &PreviewViewers {
         &self.viewers
+    }
+
+    /// The revisions that differ in stylesheets only (live stylesheet edits).
+    pub fn stylesheet_run(&self) -> &StylesheetRun {
+        &self.stylesheet_run
     }
 
     /// The page's unsaved editor drafts.

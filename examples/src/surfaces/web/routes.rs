@@ -1,12 +1,13 @@
 //! HTTP routes of the web-coding surface: its sandboxed preview documents (410 once superseded),
 //! their assets, the page's acknowledgement forwarding and a state read for the page.
 
-use axum::extract::{FromRef, Path, State};
+use axum::extract::{FromRef, Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use axum::{Json, Router};
-use live_code_editor::preview::PreviewOptions;
+use live_code_editor::preview::{IncrementalPreviewCompiler, PreviewOptions};
+use live_code_editor::workspace::Workspace;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -14,6 +15,7 @@ use super::WEB_PREVIEW_PREFIX;
 use super::WebRoutes;
 use super::drafts::WebDraft;
 use super::tools::workspace_view;
+use crate::kit::preview_http::ServedPreview;
 use crate::kit::responses::api_error;
 
 /// The surface's routes.
@@ -26,6 +28,10 @@ where
         .route("/web/preview/{revision}", get(preview_document))
         .route("/web/preview/{revision}/assets/{*path}", get(preview_asset))
         .route("/api/web/preview/ack", post(preview_ack))
+        .route(
+            "/api/web/preview/stylesheets/{revision}",
+            get(preview_stylesheets),
+        )
         .route("/api/web/state", get(web_state))
         .route("/api/web/drafts", get(list_drafts))
         .route(
@@ -109,13 +115,48 @@ async fn preview_document(State(state): State<WebRoutes>, Path(revision): Path<u
     if workspace.revision() != revision {
         return crate::kit::preview_http::superseded(revision, workspace.revision());
     }
+    let compile = compile_revision(&state, &workspace);
+    crate::kit::preview_http::cached_document(&state.previews, "web", revision, compile).await
+}
+
+/// The compile of `workspace`'s revision that its preview document is.
+fn compile_revision(
+    state: &WebRoutes,
+    workspace: &Workspace,
+) -> impl FnOnce(&mut IncrementalPreviewCompiler) -> ServedPreview + Send + 'static {
+    let revision = workspace.revision();
     let files: Vec<_> = workspace.files().cloned().collect();
     let key = state.security.preview_key();
     let assets = crate::kit::preview_http::asset_prefix(WEB_PREVIEW_PREFIX, revision, key);
     let options = PreviewOptions::preview(Some(revision), assets);
-    crate::kit::preview_http::cached_document(&state.previews, "web", revision, move |compiler| {
-        compiler.compile(&files, &options).html
-    })
+    move |compiler| compiler.compile(&files, &options).into()
+}
+
+#[derive(Deserialize)]
+struct StylesheetsQuery {
+    from: u64,
+}
+
+/// `GET /api/web/preview/stylesheets/{revision}?from=R`: the current revision's stylesheets
+/// for a preview showing revision R that can swap them in; `409` when it must reload, `410`
+/// once the revision was superseded.
+async fn preview_stylesheets(
+    State(state): State<WebRoutes>,
+    Path(revision): Path<u64>,
+    Query(query): Query<StylesheetsQuery>,
+) -> Response {
+    let workspace = state.web.manager().snapshot().await;
+    if workspace.revision() != revision {
+        return crate::kit::preview_http::superseded(revision, workspace.revision());
+    }
+    let compile = compile_revision(&state, &workspace);
+    crate::kit::preview_http::live_stylesheets(
+        &state.previews,
+        "web",
+        state.web.stylesheet_run(),
+        (query.from, revision),
+        compile,
+    )
     .await
 }
 

@@ -1,0 +1,286 @@
+//! Live stylesheet edits in a real headless Chromium (issue 22): a revision that changes only a
+//! stylesheet is swapped into the running preview and acknowledged for that revision, so the
+//! page's state (counter clicks, typed input, scroll position, a script variable) survives and
+//! the new style applies; a script or HTML edit still reloads the document (state reset). Runs
+//! on the workspace surface `/` and on `/web`, which share the mechanism.
+
+mod browser_support;
+
+use browser_support::{Browser, browser_slot};
+use live_code_editor::workspace::bridge::{PreviewState, PreviewStatus};
+use live_code_studio::host::{self, RunningStudio, StudioOptions};
+use serde_json::{Value, json};
+
+/// What differs between the two surfaces under test.
+struct Surface {
+    /// Page path under the studio URL.
+    page: &'static str,
+    /// The preview iframe.
+    frame: &'static str,
+    /// The preview status element.
+    status: &'static str,
+    /// Tool name prefix (`workspace` or `web`).
+    tools: &'static str,
+    /// The counter button and its count.
+    button: &'static str,
+    count: &'static str,
+}
+
+const WORKSPACE: Surface = Surface {
+    page: "",
+    frame: "#preview",
+    status: "preview-status",
+    tools: "workspace",
+    button: "#cta",
+    count: "#count",
+};
+
+const WEB: Surface = Surface {
+    page: "web",
+    frame: "#web-preview",
+    status: "web-preview-status",
+    tools: "web",
+    button: "#pulse",
+    count: "#pulse-count",
+};
+
+struct Session {
+    surface: &'static Surface,
+    studio: RunningStudio,
+    browser: Browser,
+    http: reqwest::Client,
+    _data: tempfile::TempDir,
+    _slot: tokio::sync::SemaphorePermit<'static>,
+}
+
+impl Session {
+    async fn open(surface: &'static Surface) -> Self {
+        let slot = browser_slot().await;
+        let data = tempfile::tempdir().expect("data dir");
+        let studio = host::start(StudioOptions {
+            port: 0,
+            data_dir: data.path().to_owned(),
+            folder: None,
+            discard_changes: false,
+        })
+        .await
+        .expect("studio starts");
+        let browser = Browser::launch(1280, 800).await;
+        browser
+            .goto(&format!("{}{}", studio.url(), surface.page))
+            .await;
+        let session = Self {
+            surface,
+            studio,
+            browser,
+            http: reqwest::Client::new(),
+            _data: data,
+            _slot: slot,
+        };
+        session
+            .browser
+            .wait_for(
+                "the page to load",
+                "return document.body.dataset.ready === 'true';",
+            )
+            .await;
+        session
+    }
+
+    /// Calls a tool of the surface through the registry, as another client would.
+    async fn call(&self, name: &str, arguments: Value) -> Value {
+        let name = format!("{}.{name}", self.surface.tools);
+        self.http
+            .post(format!("{}api/tools/call", self.studio.url()))
+            .header("x-studio-token", self.studio.token())
+            .json(
+                &json!({"method": "tools/call", "params": {"name": name, "arguments": arguments}}),
+            )
+            .send()
+            .await
+            .expect("tools/call")
+            .json()
+            .await
+            .expect("tools/call JSON")
+    }
+
+    async fn source(&self, path: &str) -> String {
+        let result = self.call("readFile", json!({"path": path})).await;
+        result["structuredContent"]["source"]
+            .as_str()
+            .unwrap_or_else(|| panic!("readFile failed: {result}"))
+            .to_owned()
+    }
+
+    /// Writes `path` and returns the new revision once the page shows it acknowledged.
+    async fn write(&self, path: &str, source: &str) -> u64 {
+        self.mutate("writeFile", path, source).await
+    }
+
+    /// Calls the mutation `tool` with `path` and `source`; returns the new revision once the
+    /// page shows it acknowledged and the host heard the acknowledgement.
+    async fn mutate(&self, tool: &str, path: &str, source: &str) -> u64 {
+        let written = self
+            .call(tool, json!({"path": path, "source": source}))
+            .await;
+        assert!(written.get("isError").is_none(), "{written}");
+        let revision = written["structuredContent"]["revision"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("a revision: {written}"));
+        self.browser
+            .wait_for(
+                &format!("the preview to acknowledge revision {revision}"),
+                &format!(
+                    "return document.getElementById('{}').textContent === 'revision {revision} ready';",
+                    self.surface.status
+                ),
+            )
+            .await;
+        assert_eq!(
+            self.host_preview(),
+            PreviewState {
+                revision,
+                status: PreviewStatus::Ready
+            },
+            "the host heard the iframe's acknowledgement of revision {revision}"
+        );
+        revision
+    }
+
+    /// The surface's preview state as the host holds it.
+    fn host_preview(&self) -> PreviewState {
+        let manager = if self.surface.tools == "web" {
+            self.studio.state.web.manager().clone()
+        } else {
+            self.studio.state.manager.clone()
+        };
+        manager.preview_acks().current()
+    }
+
+    async fn in_frame(&self, script: &str) -> Value {
+        self.browser.enter_frame(self.surface.frame).await;
+        let value = self.browser.eval(script, json!([])).await;
+        self.browser.leave_frame().await;
+        value
+    }
+
+    /// Clicks the counter three times, types into the input, scrolls and marks the window.
+    async fn make_state(&self) {
+        self.browser.enter_frame(self.surface.frame).await;
+        for _ in 0..3 {
+            self.browser.click(self.surface.button).await;
+        }
+        self.browser.type_into("#live-name", "Ada").await;
+        self.browser
+            .eval(
+                "window.scrollTo(0, 400); window.liveMarker = 'kept';",
+                json!([]),
+            )
+            .await;
+        self.browser.leave_frame().await;
+    }
+
+    /// `[count, input value, scrollY, marker, hero title color]` inside the preview.
+    async fn page_state(&self) -> Value {
+        self.in_frame(&format!(
+            "return [document.querySelector('{}').textContent, document.getElementById('live-name').value, \
+             Math.round(window.scrollY), window.liveMarker ?? null, \
+             getComputedStyle(document.getElementById('hero-title')).color];",
+            self.surface.count
+        ))
+        .await
+    }
+
+    async fn close(self) {
+        self.browser.close().await;
+        self.studio.shutdown().await;
+    }
+}
+
+async fn stylesheet_edits_keep_page_state_and_other_edits_reload(surface: &'static Surface) {
+    let session = Session::open(surface).await;
+    // An HTML edit: an input and enough height to scroll.
+    let index = session.source("index.html").await;
+    let index = index.replace(
+        "</header>",
+        "<input id=\"live-name\" aria-label=\"Name\"></header><div style=\"height: 3000px\"></div>",
+    );
+    session.write("index.html", &index).await;
+    session.make_state().await;
+    let before = session.page_state().await;
+    assert_eq!(before[0], "3", "{before}");
+    assert_eq!(before[1], "Ada");
+    assert_eq!(before[2], 400);
+    assert_eq!(before[3], "kept");
+    assert_ne!(before[4], "rgb(1, 2, 3)");
+
+    // A stylesheet-only edit is applied in place and acknowledged for its revision.
+    let styles = session.source("styles.css").await;
+    let styles = format!("{styles}\n#hero-title {{ color: rgb(1, 2, 3); }}\n");
+    session.write("styles.css", &styles).await;
+    assert_eq!(
+        session.page_state().await,
+        json!(["3", "Ada", 400, "kept", "rgb(1, 2, 3)"]),
+        "the counter, the input, the scroll position and the window survived; the new style applies"
+    );
+
+    // Two stylesheet edits in a row keep going in place.
+    let styles = styles.replace("rgb(1, 2, 3)", "rgb(4, 5, 6)");
+    session.write("styles.css", &styles).await;
+    assert_eq!(
+        session.page_state().await,
+        json!(["3", "Ada", 400, "kept", "rgb(4, 5, 6)"])
+    );
+
+    // A script edit reloads the document: its state starts over, the style stays.
+    let app = session.source("app.js").await;
+    session
+        .write("app.js", &format!("{app}\n// reloaded\n"))
+        .await;
+    assert_eq!(
+        session.page_state().await,
+        json!(["0", "", 0, null, "rgb(4, 5, 6)"]),
+        "a script edit reloads the preview"
+    );
+
+    // An inline <style> is part of the HTML: that edit reloads too.
+    session.make_state().await;
+    let index = index.replace(
+        "</head>",
+        "<style>h1 { color: rgb(7, 8, 9) !important; }</style></head>",
+    );
+    session.write("index.html", &index).await;
+    assert_eq!(
+        session.page_state().await,
+        json!(["0", "", 0, null, "rgb(7, 8, 9)"]),
+        "an HTML edit reloads the preview"
+    );
+    session.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workspace_stylesheet_edits_keep_page_state_and_other_edits_reload() {
+    stylesheet_edits_keep_page_state_and_other_edits_reload(&WORKSPACE).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn web_stylesheet_edits_keep_page_state_and_other_edits_reload() {
+    stylesheet_edits_keep_page_state_and_other_edits_reload(&WEB).await;
+}
+
+/// Adding a stylesheet file (even one nothing links) reloads: the host refuses the swap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_added_stylesheet_reloads_the_preview() {
+    let session = Session::open(&WORKSPACE).await;
+    let index = session.source("index.html").await;
+    let index = index.replace("</header>", "<input id=\"live-name\"></header>");
+    session.write("index.html", &index).await;
+    session.make_state().await;
+    session
+        .mutate("createFile", "extra.css", "h1 { color: red }")
+        .await;
+    let state = session.page_state().await;
+    assert_eq!(state[0], "0", "{state}");
+    assert_eq!(state[3], Value::Null, "{state}");
+    session.close().await;
+}
