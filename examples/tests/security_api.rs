@@ -92,6 +92,50 @@ async fn a_preview_asset_needs_the_launch_key_and_the_current_revision() {
     studio.shutdown().await;
 }
 
+/// Writes a workspace file through the registry, as a direct local call.
+async fn write_file(studio: &RunningStudio, path: &str, source: &str) {
+    let response = reqwest::Client::new()
+        .post(url(studio, "/api/tools/call"))
+        .header("x-studio-token", studio.token())
+        .json(&json!({"method": "tools/call", "params": {"name": "workspace.writeFile", "arguments": {"path": path, "source": source}}}))
+        .send()
+        .await
+        .expect("tools/call");
+    let result: Value = response.json().await.expect("tools/call JSON");
+    assert_ne!(result["isError"], true, "{result}");
+}
+
+#[tokio::test]
+async fn a_preview_that_took_newer_stylesheets_in_place_still_loads_its_assets() {
+    let data = tempfile::tempdir().unwrap();
+    let studio = start(data.path()).await;
+    let key = studio.state.security.preview_key().to_owned();
+    let shown = revision(&studio).await;
+    write_file(&studio, "styles.css", "body { color: rgb(1, 2, 3); }").await;
+    write_file(&studio, "styles.css", "body { color: rgb(4, 5, 6); }").await;
+    let styled = revision(&studio).await;
+    assert_eq!(styled, shown + 2);
+    // The document of `shown` swapped its stylesheets up to `styled`: its images, scripts and
+    // lazy assets are the same files, so they still load.
+    for live in [shown, shown + 1, styled] {
+        let response = get(&studio, &format!("/preview/{live}/assets/{key}/app.js")).await;
+        assert_eq!(response.status(), 200, "revision {live}");
+    }
+    write_file(&studio, "app.js", "console.log('reloads');").await;
+    let reloaded = revision(&studio).await;
+    for stale in [shown, styled] {
+        let response = get(&studio, &format!("/preview/{stale}/assets/{key}/app.js")).await;
+        assert_eq!(
+            response.status(),
+            410,
+            "revision {stale} after a script edit"
+        );
+    }
+    let current = get(&studio, &format!("/preview/{reloaded}/assets/{key}/app.js")).await;
+    assert_eq!(current.status(), 200);
+    studio.shutdown().await;
+}
+
 #[tokio::test]
 async fn a_preview_revision_compiles_once_however_often_it_is_requested() {
     let data = tempfile::tempdir().unwrap();

@@ -660,15 +660,29 @@ async fn preview_routes_serve_the_current_revision_only() {
             .unwrap()
             .contains(&format!("superseded by revision {}", revision + 1))
     );
-    let old_asset = client
+    // A theme change edits stylesheets only: the preview of `revision` swaps them in place and
+    // keeps loading its assets; a script edit ends that, and its assets are superseded.
+    let swapped_asset = client
         .get_raw(&format!("/web/preview/{revision}/assets/{key}/styles.css"))
         .await;
-    assert_eq!(old_asset.status(), 410);
+    assert_eq!(swapped_asset.status(), 200);
     let current = client
         .get_raw(&format!("/web/preview/{}", revision + 1))
         .await;
     assert_eq!(current.status(), 200);
     assert!(current.text().await.unwrap().contains("#f59e0b"));
+    client
+        .call(
+            "web.writeFile",
+            json!({"path": "app.js", "source": "// reloads"}),
+        )
+        .await;
+    for stale in [revision, revision + 1] {
+        let old_asset = client
+            .get_raw(&format!("/web/preview/{stale}/assets/{key}/styles.css"))
+            .await;
+        assert_eq!(old_asset.status(), 410, "revision {stale}");
+    }
 
     let page = client.get_raw("/web").await;
     assert_eq!(page.status(), 200);

@@ -647,7 +647,10 @@ async fn preview_asset(
     let Some(path) = preview_http::keyed_asset_path(&path, state.security.preview_key()) else {
         return preview_http::unknown_asset();
     };
-    if workspace.revision() != revision {
+    if !state
+        .stylesheet_run
+        .serves_assets_of(revision, workspace.revision())
+    {
         return preview_http::superseded(revision, workspace.revision());
     }
     let Some(file) = workspace.file(path) else {

@@ -149,6 +149,13 @@ impl StylesheetRun {
         let state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         state.current == to && state.since <= from && from < to
     }
+
+    /// Whether a preview document of `revision` may load the assets of revision `current`: it
+    /// is that revision, or one of its stylesheet run (a document that took newer stylesheets
+    /// in place still references its own revision's asset URLs, and no asset changed since).
+    pub fn serves_assets_of(&self, revision: u64, current: u64) -> bool {
+        revision == current || self.live_from(revision, current)
+    }
 }
 
 impl PreviewBridge for StudioPreviewBridge {

@@ -170,7 +170,11 @@ async fn preview_asset(
         return crate::kit::preview_http::unknown_asset();
     };
     let workspace = state.web.manager().snapshot().await;
-    if workspace.revision() != revision {
+    if !state
+        .web
+        .stylesheet_run()
+        .serves_assets_of(revision, workspace.revision())
+    {
         return crate::kit::preview_http::superseded(revision, workspace.revision());
     }
     let Some(file) = workspace.file(path) else {
