@@ -12,6 +12,10 @@
 //! - throughput: 8 concurrent callers (tokio tasks) sharing one pool of 8 connections
 //!   (PostgreSQL), the backend's own pool (SQLite) or one multiplexed client (Redis).
 //!
+//! Every criterion batch times a store batch and a raw batch of the same size back to back, in
+//! alternating order, so the printed ratios compare the two under the same load (the machine
+//! is shared and noisy); criterion's own figure is the store's time.
+//!
 //! Needs the local Redis and PostgreSQL (REDIS_URL / DATABASE_URL). Every run uses its own
 //! Redis prefix, PostgreSQL schema and SQLite temp file.
 
@@ -257,7 +261,7 @@ async fn store_call<T>(
 }
 
 /// Runs `operations` operations one after another.
-async fn sequential<F, Fut>(subject: Arc<Subject>, operations: u64, operation: F) -> Duration
+async fn sequential<F, Fut>(subject: &Arc<Subject>, operations: u64, operation: F) -> Duration
 where
     F: Fn(Arc<Subject>) -> Fut,
     Fut: Future<Output = ()>,
@@ -270,7 +274,7 @@ where
 }
 
 /// Runs `operations` operations spread over [`CALLERS`] tokio tasks; the time until all end.
-async fn concurrent<F, Fut>(subject: Arc<Subject>, operations: u64, operation: F) -> Duration
+async fn concurrent<F, Fut>(subject: &Arc<Subject>, operations: u64, operation: F) -> Duration
 where
     F: Fn(Arc<Subject>) -> Fut + Clone + Send + 'static,
     Fut: Future<Output = ()> + Send,
@@ -301,47 +305,74 @@ async fn raw_operation(subject: Arc<Subject>) {
     subject.raw_claim_and_settle().await
 }
 
-/// Latency (one caller) and throughput (8 callers), each store vs raw, with printed ratios.
+/// Store and raw means of one measurement.
+#[derive(Default)]
+struct Pair {
+    store: Mean,
+    raw: Mean,
+    batches: AtomicU64,
+}
+
+/// Times one batch of `operations` store operations and one of raw ones, in alternating
+/// order, so drifting load on a shared machine hits both sides alike. Gives the store's time.
+async fn paired_batch(
+    subject: &Arc<Subject>,
+    pair: &Pair,
+    operations: u64,
+    parallel: bool,
+) -> Duration {
+    let run = |store: bool| async move {
+        match (parallel, store) {
+            (false, true) => sequential(subject, operations, store_operation).await,
+            (false, false) => sequential(subject, operations, raw_operation).await,
+            (true, true) => concurrent(subject, operations, store_operation).await,
+            (true, false) => concurrent(subject, operations, raw_operation).await,
+        }
+    };
+    let (store, raw) = if pair
+        .batches
+        .fetch_add(1, Ordering::Relaxed)
+        .is_multiple_of(2)
+    {
+        let store = run(true).await;
+        (store, run(false).await)
+    } else {
+        let raw = run(false).await;
+        (run(true).await, raw)
+    };
+    pair.store.add(store, operations);
+    pair.raw.add(raw, operations);
+    store
+}
+
+/// Latency (one caller) and throughput (8 callers) of claim + settle, each paired with the raw
+/// writes, printing both and their ratio.
 fn bench_subject(c: &mut Criterion, runtime: &Runtime, subject: &Arc<Subject>) {
     let name = subject.name;
-    let means: [Arc<Mean>; 4] = Default::default();
-    let [raw_latency, store_latency, raw_throughput, store_throughput] = &means;
+    let (latency, throughput) = (Arc::new(Pair::default()), Arc::new(Pair::default()));
     let mut group = c.benchmark_group(format!("durable_operations/{name}"));
     group.sample_size(10);
-    for (label, mean, parallel, store) in [
-        ("raw_writes", raw_latency, false, false),
-        ("claim_and_settle", store_latency, false, true),
-        ("raw_writes_8_callers", raw_throughput, true, false),
-        ("claim_and_settle_8_callers", store_throughput, true, true),
+    for (label, pair, parallel) in [
+        ("claim_and_settle", &latency, false),
+        ("claim_and_settle_8_callers", &throughput, true),
     ] {
         group.bench_function(label, |b| {
             b.to_async(runtime).iter_custom(|operations| {
-                let (subject, mean) = (subject.clone(), mean.clone());
-                async move {
-                    let elapsed = match (parallel, store) {
-                        (false, false) => sequential(subject, operations, raw_operation).await,
-                        (false, true) => sequential(subject, operations, store_operation).await,
-                        (true, false) => concurrent(subject, operations, raw_operation).await,
-                        (true, true) => concurrent(subject, operations, store_operation).await,
-                    };
-                    mean.add(elapsed, operations);
-                    elapsed
-                }
+                let (subject, pair) = (subject.clone(), pair.clone());
+                async move { paired_batch(&subject, &pair, operations, parallel).await }
             })
         });
     }
     group.finish();
+    let (store, raw) = (latency.store.per_operation(), latency.raw.per_operation());
     println!(
-        "durable_operations/{name}: claim+settle {:?} vs raw writes {:?} = {:.2}x",
-        store_latency.per_operation(),
-        raw_latency.per_operation(),
-        store_latency.per_operation().as_secs_f64() / raw_latency.per_operation().as_secs_f64()
+        "durable_operations/{name}: claim+settle {store:?} vs raw writes {raw:?} = {:.2}x",
+        store.as_secs_f64() / raw.as_secs_f64()
     );
+    let (store, raw) = (throughput.store.per_second(), throughput.raw.per_second());
     println!(
-        "durable_operations/{name}: {CALLERS} callers: {:.0} claim+settle/s vs {:.0} raw/s = {:.2}x",
-        store_throughput.per_second(),
-        raw_throughput.per_second(),
-        store_throughput.per_second() / raw_throughput.per_second()
+        "durable_operations/{name}: {CALLERS} callers: {store:.0} claim+settle/s vs {raw:.0} raw/s = {:.2}x",
+        store / raw
     );
 }
 
