@@ -364,6 +364,11 @@ fn bench_subject(c: &mut Criterion, runtime: &Runtime, subject: &Arc<Subject>) {
         });
     }
     group.finish();
+    if latency.batches.load(Ordering::Relaxed) == 0
+        || throughput.batches.load(Ordering::Relaxed) == 0
+    {
+        return; // filtered out on the command line
+    }
     let (store, raw) = (latency.store.per_operation(), latency.raw.per_operation());
     println!(
         "durable_operations/{name}: claim+settle {store:?} vs raw writes {raw:?} = {:.2}x",
