@@ -102,3 +102,89 @@ async fn concurrent_backfills_of_a_null_incarnation_agree_on_sqlite() {
     let stores = support::conformance::backfilling_stores(backends);
     support::conformance::concurrent_backfills_agree_on_one_incarnation(&stores, "legacy-1").await;
 }
+
+/// Binds the 14 record columns of `insert_sql` / `update_sql` in table order.
+fn bind_columns<'q>(
+    query: sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments>,
+    key: &str,
+    incarnation: &str,
+    revision: i64,
+    state: &str,
+    result: Option<&str>,
+) -> sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments> {
+    query
+        .bind(key.to_owned())
+        .bind("fp".to_owned())
+        .bind("owner".to_owned())
+        .bind(incarnation.to_owned())
+        .bind(revision)
+        .bind(state.to_owned())
+        .bind(result.map(str::to_owned))
+        .bind(result.is_some())
+        .bind(None::<String>)
+        .bind(1_i64)
+        .bind(1_i64)
+        .bind(None::<i64>)
+        .bind(None::<String>)
+        .bind(None::<i64>)
+}
+
+#[tokio::test]
+async fn exposed_statements_are_the_ones_the_store_runs() {
+    use sqlx::{AssertSqlSafe, SqlSafeStr};
+    use tool_durable_operations::{DurableOperationStore, OperationState};
+
+    let dir = tempfile::tempdir().unwrap();
+    let backend = SqliteBackend::open(dir.path().join("raw.db"))
+        .await
+        .unwrap();
+    let pool = backend.pool().clone();
+    let insert = AssertSqlSafe(backend.insert_sql().to_owned()).into_sql_str();
+    let update = AssertSqlSafe(backend.update_sql().to_owned()).into_sql_str();
+    let store = DurableOperationStore::new(Arc::new(backend));
+
+    // A raw insert is a record the store reads back, and is insert-if-absent.
+    let inserted = bind_columns(sqlx::query(insert.clone()), "k", "inc", 1, "pending", None)
+        .execute(&pool)
+        .await
+        .unwrap();
+    assert_eq!(inserted.rows_affected(), 1);
+    let again = bind_columns(sqlx::query(insert), "k", "other", 1, "pending", None)
+        .execute(&pool)
+        .await
+        .unwrap();
+    assert_eq!(again.rows_affected(), 0);
+    let record = store.get("k").await.unwrap().unwrap();
+    assert_eq!(
+        (record.state, record.incarnation.as_str()),
+        (OperationState::Pending, "inc")
+    );
+
+    // The raw update is fenced on incarnation and revision: a stale fence writes nothing.
+    let completed = |revision: i64| {
+        bind_columns(
+            sqlx::query(update.clone()),
+            "k",
+            "inc",
+            revision + 1,
+            "completed",
+            Some("7"),
+        )
+        .bind("inc".to_owned())
+        .bind(revision)
+    };
+    assert_eq!(
+        completed(1).execute(&pool).await.unwrap().rows_affected(),
+        1
+    );
+    assert_eq!(
+        completed(1).execute(&pool).await.unwrap().rows_affected(),
+        0
+    );
+    let record = store.get("k").await.unwrap().unwrap();
+    assert_eq!(record.state, OperationState::Completed);
+    assert_eq!(
+        (record.revision, record.result),
+        (2, Some(serde_json::json!(7)))
+    );
+}

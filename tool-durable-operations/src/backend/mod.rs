@@ -50,8 +50,7 @@ pub trait DurableOperationBackend: Send + Sync {
     /// Short backend name used in errors (`memory`, `sqlite`, `redis`, `postgres`).
     fn name(&self) -> &'static str;
 
-    /// One minimal round trip to the storage (Redis `PING`, SQL `SELECT 1`): a readiness
-    /// probe, and the baseline the benchmarks compare transitions against.
+    /// One minimal round trip to the storage (Redis `PING`, SQL `SELECT 1`): a readiness probe.
     async fn ping(&self) -> Result<(), DurableOperationError>;
 
     /// Reads the record stored under `key`.

@@ -152,6 +152,19 @@ impl SqliteBackend {
     pub fn pool(&self) -> &SqlitePool {
         &self.pool
     }
+
+    /// The `INSERT … ON CONFLICT DO NOTHING` that claims a new key: the 14 record columns as
+    /// parameters, in the order of the table's columns. Exposed so audits and benchmarks can
+    /// run exactly what the store runs.
+    pub fn insert_sql(&self) -> &str {
+        self.statements.insert.as_str()
+    }
+
+    /// The fenced `UPDATE` of every transition of an existing record: the 14 record columns,
+    /// then the expected incarnation and revision. Exposed like [`insert_sql`](Self::insert_sql).
+    pub fn update_sql(&self) -> &str {
+        self.statements.update.as_str()
+    }
 }
 
 #[async_trait]
