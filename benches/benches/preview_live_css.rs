@@ -18,8 +18,7 @@
 #[path = "../../examples/tests/browser_support/mod.rs"]
 mod browser_support;
 
-use browser_support::Browser;
-use live_code_studio::host::{self, RunningStudio, StudioOptions};
+use browser_support::studio::StudioPage;
 use serde_json::{Value, json};
 
 /// Edits per path and measurement.
@@ -68,40 +67,25 @@ return true;
 "#;
 
 struct Bench {
-    studio: RunningStudio,
-    browser: Browser,
-    http: reqwest::Client,
+    page: StudioPage,
     /// Approve-to-stylesheet-request and approve-to-stylesheet-answer times of the live approved
     /// edits (where the time goes).
     phases: std::sync::Mutex<Vec<(f64, f64)>>,
-    _data: tempfile::TempDir,
+}
+
+impl std::ops::Deref for Bench {
+    type Target = StudioPage;
+
+    fn deref(&self) -> &StudioPage {
+        &self.page
+    }
 }
 
 impl Bench {
     async fn open() -> Self {
-        let data = tempfile::tempdir().expect("data dir");
-        let studio = host::start(StudioOptions {
-            port: 0,
-            data_dir: data.path().to_owned(),
-            folder: None,
-            discard_changes: false,
-        })
-        .await
-        .expect("studio starts");
-        let browser = Browser::launch(1280, 800).await;
-        browser.goto(&studio.url()).await;
-        browser
-            .wait_for(
-                "the page to load",
-                "return document.body.dataset.ready === 'true';",
-            )
-            .await;
         let bench = Self {
-            studio,
-            browser,
-            http: reqwest::Client::new(),
+            page: StudioPage::start(1280, 800, "").await,
             phases: std::sync::Mutex::default(),
-            _data: data,
         };
         bench.wait_ready(bench.revision().await).await;
         bench.browser.eval(INSTRUMENT, json!([])).await;
@@ -311,7 +295,6 @@ fn main() {
             p50(&mut asked),
             p50(&mut answered)
         );
-        bench.browser.close().await;
-        bench.studio.shutdown().await;
+        bench.page.close().await;
     });
 }

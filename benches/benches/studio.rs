@@ -35,12 +35,7 @@ fn approve_everything(state: &Arc<StudioState>) {
 fn visual_change(c: &mut Criterion) {
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     let dir = tempfile::tempdir().expect("temp dir");
-    let options = StudioOptions {
-        port: 0,
-        data_dir: dir.path().to_owned(),
-        folder: None,
-        discard_changes: false,
-    };
+    let options = StudioOptions::ephemeral(dir.path());
     let state = runtime.block_on(async {
         let state = host::build_state(&options, 0).await.expect("studio state");
         approve_everything(&state);
@@ -98,14 +93,9 @@ fn cold_start(c: &mut Criterion) {
     group.bench_function("cold_start_to_first_page", |b| {
         b.to_async(&runtime).iter(|| async {
             let dir = tempfile::tempdir().expect("temp dir");
-            let studio = host::start(StudioOptions {
-                port: 0,
-                data_dir: dir.path().to_owned(),
-                folder: None,
-                discard_changes: false,
-            })
-            .await
-            .expect("studio starts");
+            let studio = host::start(StudioOptions::ephemeral(dir.path()))
+                .await
+                .expect("studio starts");
             let page = http.get(studio.url()).send().await.expect("first page");
             assert!(page.status().is_success());
             studio.shutdown().await;

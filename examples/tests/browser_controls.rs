@@ -3,47 +3,16 @@
 
 mod browser_support;
 
-use browser_support::{Browser, browser_slot, keys};
-use live_code_studio::host::{self, RunningStudio, StudioOptions};
+use browser_support::{keys, studio::StudioPage};
 use serde_json::{Value, json};
 
 /// A running studio, its data directory and a browser on its page.
-struct Session {
-    studio: RunningStudio,
-    browser: Browser,
-    http: reqwest::Client,
-    _data: tempfile::TempDir,
-    _slot: tokio::sync::SemaphorePermit<'static>,
-}
+type Session = StudioPage;
 
 impl Session {
     /// Opens the page at `path` (`""` for `/`, `"editor"` for `/editor`).
     async fn open(width: u32, height: u32, path: &str) -> Self {
-        let slot = browser_slot().await;
-        let data = tempfile::tempdir().expect("data dir");
-        let studio = host::start(StudioOptions {
-            port: 0,
-            data_dir: data.path().to_owned(),
-            folder: None,
-            discard_changes: false,
-        })
-        .await
-        .expect("studio starts");
-        let browser = Browser::launch(width, height).await;
-        browser.goto(&format!("{}{path}", studio.url())).await;
-        browser
-            .wait_for(
-                "the page to load",
-                "return document.body.dataset.ready === 'true';",
-            )
-            .await;
-        Self {
-            studio,
-            browser,
-            http: reqwest::Client::new(),
-            _data: data,
-            _slot: slot,
-        }
+        Self::start(width, height, path).await
     }
 
     /// Calls a tool through the registry as the page would.
@@ -80,11 +49,6 @@ impl Session {
                 &format!("return document.getElementById('confirm-dialog').open === {open};"),
             )
             .await;
-    }
-
-    async fn close(self) {
-        self.browser.close().await;
-        self.studio.shutdown().await;
     }
 }
 

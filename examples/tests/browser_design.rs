@@ -6,39 +6,16 @@
 
 mod browser_support;
 
-use browser_support::{Browser, browser_slot, keys};
+use browser_support::{keys, studio::StudioPage};
 use live_code_studio::host::{self, RunningStudio, StudioOptions};
 use serde_json::{Value, json};
 
 /// A running studio, its data directory and a browser on its page.
-struct Session {
-    studio: RunningStudio,
-    browser: Browser,
-    http: reqwest::Client,
-    _data: tempfile::TempDir,
-    _slot: tokio::sync::SemaphorePermit<'static>,
-}
+type Session = StudioPage;
 
 impl Session {
     async fn open() -> Self {
-        let slot = browser_slot().await;
-        let (studio, data) = start_studio().await;
-        let browser = Browser::launch(1280, 800).await;
-        browser.goto(&studio.url()).await;
-        let session = Self {
-            studio,
-            browser,
-            http: reqwest::Client::new(),
-            _data: data,
-            _slot: slot,
-        };
-        session
-            .browser
-            .wait_for(
-                "the page to load",
-                "return document.body.dataset.ready === 'true';",
-            )
-            .await;
+        let session = Self::start(1280, 800, "").await;
         session.wait_preview_ready().await;
         session
     }
@@ -104,23 +81,13 @@ impl Session {
             .unwrap_or_default()
             .to_owned()
     }
-
-    async fn close(self) {
-        self.browser.close().await;
-        self.studio.shutdown().await;
-    }
 }
 
 async fn start_studio() -> (RunningStudio, tempfile::TempDir) {
     let data = tempfile::tempdir().expect("data dir");
-    let studio = host::start(StudioOptions {
-        port: 0,
-        data_dir: data.path().to_owned(),
-        folder: None,
-        discard_changes: false,
-    })
-    .await
-    .expect("studio starts");
+    let studio = host::start(StudioOptions::ephemeral(data.path()))
+        .await
+        .expect("studio starts");
     (studio, data)
 }
 

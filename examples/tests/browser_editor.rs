@@ -9,48 +9,16 @@ mod browser_support;
 use std::time::{Duration, Instant};
 
 use browser_support::{
-    Browser, DELIVER_PREVIEW_ACKS, DROP_PREVIEW_ACKS, WAIT_TIMEOUT, browser_slot, keys,
+    DELIVER_PREVIEW_ACKS, DROP_PREVIEW_ACKS, WAIT_TIMEOUT, keys, studio::StudioPage,
 };
-use live_code_studio::host::{self, RunningStudio, StudioOptions};
 use serde_json::{Value, json};
 
-/// A running studio, its data directory and a browser on `/editor`.
-struct Session {
-    studio: RunningStudio,
-    browser: Browser,
-    http: reqwest::Client,
-    _data: tempfile::TempDir,
-    _slot: tokio::sync::SemaphorePermit<'static>,
-}
+/// A running studio, its data directory and a browser on its page.
+type Session = StudioPage;
 
 impl Session {
     async fn open(width: u32, height: u32) -> Self {
-        let slot = browser_slot().await;
-        let data = tempfile::tempdir().expect("data dir");
-        let studio = host::start(StudioOptions {
-            port: 0,
-            data_dir: data.path().to_owned(),
-            folder: None,
-            discard_changes: false,
-        })
-        .await
-        .expect("studio starts");
-        let browser = Browser::launch(width, height).await;
-        browser.goto(&format!("{}editor", studio.url())).await;
-        let session = Self {
-            studio,
-            browser,
-            http: reqwest::Client::new(),
-            _data: data,
-            _slot: slot,
-        };
-        session
-            .browser
-            .wait_for(
-                "the editor page to load",
-                "return document.body.dataset.ready === 'true';",
-            )
-            .await;
+        let session = Self::start(width, height, "editor").await;
         session.wait_acknowledged(|_| true).await;
         session
     }
@@ -152,11 +120,6 @@ impl Session {
             )
             .await
             == Value::Bool(true)
-    }
-
-    async fn close(self) {
-        self.browser.close().await;
-        self.studio.shutdown().await;
     }
 }
 

@@ -6,9 +6,8 @@
 
 mod browser_support;
 
-use browser_support::{Browser, browser_slot};
+use browser_support::studio::StudioPage;
 use live_code_editor::workspace::bridge::{PreviewState, PreviewStatus};
-use live_code_studio::host::{self, RunningStudio, StudioOptions};
 use serde_json::{Value, json};
 
 /// What differs between the two surfaces under test.
@@ -44,47 +43,24 @@ const WEB: Surface = Surface {
     count: "#pulse-count",
 };
 
+/// A studio with a browser on one surface's page.
 struct Session {
     surface: &'static Surface,
-    studio: RunningStudio,
-    browser: Browser,
-    http: reqwest::Client,
-    _data: tempfile::TempDir,
-    _slot: tokio::sync::SemaphorePermit<'static>,
+    page: StudioPage,
+}
+
+impl std::ops::Deref for Session {
+    type Target = StudioPage;
+
+    fn deref(&self) -> &StudioPage {
+        &self.page
+    }
 }
 
 impl Session {
     async fn open(surface: &'static Surface) -> Self {
-        let slot = browser_slot().await;
-        let data = tempfile::tempdir().expect("data dir");
-        let studio = host::start(StudioOptions {
-            port: 0,
-            data_dir: data.path().to_owned(),
-            folder: None,
-            discard_changes: false,
-        })
-        .await
-        .expect("studio starts");
-        let browser = Browser::launch(1280, 800).await;
-        browser
-            .goto(&format!("{}{}", studio.url(), surface.page))
-            .await;
-        let session = Self {
-            surface,
-            studio,
-            browser,
-            http: reqwest::Client::new(),
-            _data: data,
-            _slot: slot,
-        };
-        session
-            .browser
-            .wait_for(
-                "the page to load",
-                "return document.body.dataset.ready === 'true';",
-            )
-            .await;
-        session
+        let page = StudioPage::start(1280, 800, surface.page).await;
+        Self { surface, page }
     }
 
     /// Calls a tool of the surface through the registry, as another client would.
@@ -192,8 +168,7 @@ impl Session {
     }
 
     async fn close(self) {
-        self.browser.close().await;
-        self.studio.shutdown().await;
+        self.page.close().await;
     }
 }
 

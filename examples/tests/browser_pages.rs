@@ -4,51 +4,16 @@
 
 mod browser_support;
 
-use browser_support::{Browser, WAIT_TIMEOUT, browser_slot, keys};
-use live_code_studio::host::{self, RunningStudio, StudioOptions};
+use browser_support::{WAIT_TIMEOUT, keys, studio::StudioPage};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
 /// A running studio, its data directory and a browser on its page.
-struct Session {
-    studio: RunningStudio,
-    browser: Browser,
-    http: reqwest::Client,
-    _data: tempfile::TempDir,
-    _slot: tokio::sync::SemaphorePermit<'static>,
-}
+type Session = StudioPage;
 
 impl Session {
     async fn open(width: u32, height: u32) -> Self {
-        Self::open_at(width, height, "").await
-    }
-
-    async fn open_at(width: u32, height: u32, page: &str) -> Self {
-        let slot = browser_slot().await;
-        let data = tempfile::tempdir().expect("data dir");
-        let studio = host::start(StudioOptions {
-            port: 0,
-            data_dir: data.path().to_owned(),
-            folder: None,
-            discard_changes: false,
-        })
-        .await
-        .expect("studio starts");
-        let browser = Browser::launch(width, height).await;
-        browser.goto(&format!("{}{page}", studio.url())).await;
-        browser
-            .wait_for(
-                "the page to load",
-                "return document.body.dataset.ready === 'true';",
-            )
-            .await;
-        Self {
-            studio,
-            browser,
-            http: reqwest::Client::new(),
-            _data: data,
-            _slot: slot,
-        }
+        Self::start(width, height, "").await
     }
 
     /// Saves OpenRouter settings as the settings dialog would.
@@ -102,11 +67,6 @@ impl Session {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-    }
-
-    async fn close(self) {
-        self.browser.close().await;
-        self.studio.shutdown().await;
     }
 }
 
@@ -184,7 +144,7 @@ async fn pick_scenario(session: &Session, name: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn editor_scenarios_render_their_own_ui_and_reset_keeps_it() {
-    let session = Session::open_at(1280, 800, "editor").await;
+    let session = Session::start(1280, 800, "editor").await;
     let browser = &session.browser;
     browser
         .wait_for(

@@ -9,8 +9,7 @@ mod mcp_support;
 
 use std::collections::HashMap;
 
-use browser_support::{Browser, browser_slot, keys};
-use live_code_studio::host::{self, RunningStudio, StudioOptions};
+use browser_support::{keys, studio::StudioPage};
 use mcp_support::{Client, Person, call};
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::ServiceExt;
@@ -18,50 +17,13 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
 
-/// A running studio, its data directory and a browser on one of its pages.
-struct Session {
-    studio: RunningStudio,
-    browser: Browser,
-    http: reqwest::Client,
-    _data: tempfile::TempDir,
-    _slot: tokio::sync::SemaphorePermit<'static>,
-}
+/// A running studio, its data directory and a browser on its page.
+type Session = StudioPage;
 
 impl Session {
     /// Opens the page at `path` (`""` for `/`, `"editor"`, `"web"`).
     async fn open(path: &str) -> Self {
-        let slot = browser_slot().await;
-        let data = tempfile::tempdir().expect("data dir");
-        let studio = host::start(StudioOptions {
-            port: 0,
-            data_dir: data.path().to_owned(),
-            folder: None,
-            discard_changes: false,
-        })
-        .await
-        .expect("studio starts");
-        let browser = Browser::launch(1400, 860).await;
-        let session = Self {
-            studio,
-            browser,
-            http: reqwest::Client::new(),
-            _data: data,
-            _slot: slot,
-        };
-        session.goto(path).await;
-        session
-    }
-
-    async fn goto(&self, path: &str) {
-        self.browser
-            .goto(&format!("{}{path}", self.studio.url()))
-            .await;
-        self.browser
-            .wait_for(
-                "the page to load",
-                "return document.body.dataset.ready === 'true';",
-            )
-            .await;
+        Self::start(1400, 860, path).await
     }
 
     /// Saves OpenRouter settings with a key, as the settings dialog would.
@@ -103,11 +65,6 @@ impl Session {
         let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
         let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
         Person::absent().serve(transport).await.unwrap()
-    }
-
-    async fn close(self) {
-        self.browser.close().await;
-        self.studio.shutdown().await;
     }
 }
 

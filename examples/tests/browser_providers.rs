@@ -70,14 +70,9 @@ fn closed_port() -> u16 {
 }
 
 async fn start_studio(data: &tempfile::TempDir) -> RunningStudio {
-    host::start(StudioOptions {
-        port: 0,
-        data_dir: data.path().to_owned(),
-        folder: None,
-        discard_changes: false,
-    })
-    .await
-    .expect("studio starts")
+    host::start(StudioOptions::ephemeral(data.path()))
+        .await
+        .expect("studio starts")
 }
 
 async fn open_page(studio: &RunningStudio) -> Browser {

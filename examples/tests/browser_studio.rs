@@ -5,46 +5,15 @@
 
 mod browser_support;
 
-use browser_support::{Browser, DELIVER_PREVIEW_ACKS, DROP_PREVIEW_ACKS, browser_slot, keys};
-use live_code_studio::host::{self, RunningStudio, StudioOptions};
+use browser_support::{Browser, DELIVER_PREVIEW_ACKS, DROP_PREVIEW_ACKS, keys, studio::StudioPage};
 use serde_json::{Value, json};
 
 /// A running studio, its data directory and a browser on its page.
-struct Session {
-    studio: RunningStudio,
-    browser: Browser,
-    http: reqwest::Client,
-    _data: tempfile::TempDir,
-    _slot: tokio::sync::SemaphorePermit<'static>,
-}
+type Session = StudioPage;
 
 impl Session {
     async fn open(width: u32, height: u32) -> Self {
-        Self::open_at(width, height, "").await
-    }
-
-    async fn open_at(width: u32, height: u32, query: &str) -> Self {
-        let slot = browser_slot().await;
-        let data = tempfile::tempdir().expect("data dir");
-        let studio = host::start(StudioOptions {
-            port: 0,
-            data_dir: data.path().to_owned(),
-            folder: None,
-            discard_changes: false,
-        })
-        .await
-        .expect("studio starts");
-        let browser = Browser::launch(width, height).await;
-        browser.goto(&format!("{}{query}", studio.url())).await;
-        let session = Self {
-            studio,
-            browser,
-            http: reqwest::Client::new(),
-            _data: data,
-            _slot: slot,
-        };
-        session.wait_ready().await;
-        session
+        Self::start(width, height, "").await
     }
 
     async fn wait_ready(&self) {
@@ -174,11 +143,6 @@ impl Session {
             .as_str()
             .unwrap_or_default()
             .to_owned()
-    }
-
-    async fn close(self) {
-        self.browser.close().await;
-        self.studio.shutdown().await;
     }
 }
 
@@ -840,7 +804,7 @@ async fn the_catalog_runs_a_sample_and_the_trace_shows_and_copies_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn workspace_search_finds_lines_and_a_prompt_deep_link_is_never_run() {
-    let session = Session::open_at(1280, 800, "?prompt=make%20it%20rose").await;
+    let session = Session::start(1280, 800, "?prompt=make%20it%20rose").await;
     let browser = &session.browser;
     assert_eq!(
         browser

@@ -5,47 +5,15 @@
 
 mod browser_support;
 
-use browser_support::{Browser, DELIVER_PREVIEW_ACKS, DROP_PREVIEW_ACKS, browser_slot};
-use live_code_studio::host::{self, RunningStudio, StudioOptions};
+use browser_support::{DELIVER_PREVIEW_ACKS, DROP_PREVIEW_ACKS, studio::StudioPage};
 use serde_json::{Value, json};
 
-/// A running studio, its data directory and a browser on `/web`.
-struct Session {
-    studio: RunningStudio,
-    browser: Browser,
-    http: reqwest::Client,
-    _data: tempfile::TempDir,
-    _slot: tokio::sync::SemaphorePermit<'static>,
-}
+/// A running studio, its data directory and a browser on its page.
+type Session = StudioPage;
 
 impl Session {
     async fn open(width: u32, height: u32) -> Self {
-        let slot = browser_slot().await;
-        let data = tempfile::tempdir().expect("data dir");
-        let studio = host::start(StudioOptions {
-            port: 0,
-            data_dir: data.path().to_owned(),
-            folder: None,
-            discard_changes: false,
-        })
-        .await
-        .expect("studio starts");
-        let browser = Browser::launch(width, height).await;
-        browser.goto(&format!("{}web", studio.url())).await;
-        let session = Self {
-            studio,
-            browser,
-            http: reqwest::Client::new(),
-            _data: data,
-            _slot: slot,
-        };
-        session
-            .browser
-            .wait_for(
-                "the web page to load",
-                "return document.body.dataset.ready === 'true';",
-            )
-            .await;
+        let session = Self::start(width, height, "web").await;
         session.wait_preview_ready().await;
         session
     }
@@ -117,11 +85,6 @@ impl Session {
         self.browser
             .click(&format!(".web-side [data-tab=\"{name}\"]"))
             .await;
-    }
-
-    async fn close(self) {
-        self.browser.close().await;
-        self.studio.shutdown().await;
     }
 }
 

@@ -29,14 +29,9 @@ const EDITOR_TOOLS: [&str; 12] = [
 ];
 
 async fn start(data_dir: &std::path::Path) -> RunningStudio {
-    host::start(StudioOptions {
-        port: 0,
-        data_dir: data_dir.to_owned(),
-        folder: None,
-        discard_changes: false,
-    })
-    .await
-    .expect("studio starts")
+    host::start(StudioOptions::ephemeral(data_dir))
+        .await
+        .expect("studio starts")
 }
 
 async fn mcp_client(studio: &RunningStudio, person: Person) -> mcp_support::Client {

@@ -119,14 +119,9 @@ async fn harness(files: &[(&str, &str)]) -> Harness {
     for (path, source) in files {
         fs::write(root.path().join(path), source).unwrap();
     }
-    let studio = host::start(StudioOptions {
-        port: 0,
-        data_dir: data.path().to_owned(),
-        folder: None,
-        discard_changes: false,
-    })
-    .await
-    .expect("studio starts");
+    let studio = host::start(StudioOptions::ephemeral(data.path()))
+        .await
+        .expect("studio starts");
     let fs = Arc::new(FaultFs::default());
     let fault_fs: Arc<dyn FolderFs> = fs.clone();
     let folder: Arc<dyn FolderAdapter> =

@@ -33,14 +33,9 @@ struct Studio {
 impl Studio {
     async fn start() -> Self {
         let data = tempfile::tempdir().unwrap();
-        let studio = host::start(StudioOptions {
-            port: 0,
-            data_dir: data.path().to_owned(),
-            folder: None,
-            discard_changes: false,
-        })
-        .await
-        .unwrap();
+        let studio = host::start(StudioOptions::ephemeral(data.path()))
+            .await
+            .unwrap();
         Self {
             studio,
             _data: data,

@@ -9,12 +9,7 @@ use serde_json::{Value, json};
 const VERSION: &str = "2026-07-28";
 
 async fn studio(data: &std::path::Path) -> RunningStudio {
-    let options = StudioOptions {
-        port: 0,
-        data_dir: data.to_owned(),
-        folder: None,
-        discard_changes: false,
-    };
+    let options = StudioOptions::ephemeral(data);
     host::start(options).await.unwrap()
 }
 

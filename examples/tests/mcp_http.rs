@@ -18,12 +18,7 @@ use tool_context::ApprovalDecision;
 
 async fn studio() -> (RunningStudio, tempfile::TempDir) {
     let data = tempfile::tempdir().unwrap();
-    let options = StudioOptions {
-        port: 0,
-        data_dir: data.path().to_owned(),
-        folder: None,
-        discard_changes: false,
-    };
+    let options = StudioOptions::ephemeral(data.path());
     (host::start(options).await.unwrap(), data)
 }
 

@@ -109,12 +109,7 @@ async fn studio_mcp_denies_mutations_when_nobody_can_approve() {
 
 async fn running_studio() -> (live_code_studio::host::RunningStudio, tempfile::TempDir) {
     let data = tempfile::tempdir().unwrap();
-    let options = live_code_studio::host::StudioOptions {
-        port: 0,
-        data_dir: data.path().to_owned(),
-        folder: None,
-        discard_changes: false,
-    };
+    let options = live_code_studio::host::StudioOptions::ephemeral(data.path());
     (live_code_studio::host::start(options).await.unwrap(), data)
 }
 

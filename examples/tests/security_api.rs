@@ -8,14 +8,9 @@ use live_code_studio::host::{self, RunningStudio, StudioOptions};
 use serde_json::{Value, json};
 
 async fn start(data: &std::path::Path) -> RunningStudio {
-    host::start(StudioOptions {
-        port: 0,
-        data_dir: data.to_owned(),
-        folder: None,
-        discard_changes: false,
-    })
-    .await
-    .expect("studio starts")
+    host::start(StudioOptions::ephemeral(data))
+        .await
+        .expect("studio starts")
 }
 
 fn url(studio: &RunningStudio, path: &str) -> String {

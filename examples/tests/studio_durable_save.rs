@@ -110,12 +110,7 @@ struct Studio {
 }
 
 async fn studio(data_dir: &Path, root: &Path, fs: Arc<FaultFs>) -> Studio {
-    let options = StudioOptions {
-        port: 0,
-        data_dir: data_dir.to_owned(),
-        folder: None,
-        discard_changes: false,
-    };
+    let options = StudioOptions::ephemeral(data_dir);
     let state = host::build_state(&options, 0).await.expect("state builds");
     let folder = state
         .saves

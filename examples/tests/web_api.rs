@@ -144,14 +144,9 @@ impl Client {
 }
 
 async fn start(data_dir: &std::path::Path) -> RunningStudio {
-    host::start(StudioOptions {
-        port: 0,
-        data_dir: data_dir.to_owned(),
-        folder: None,
-        discard_changes: false,
-    })
-    .await
-    .expect("studio starts")
+    host::start(StudioOptions::ephemeral(data_dir))
+        .await
+        .expect("studio starts")
 }
 
 fn structured(result: &Value) -> &Value {

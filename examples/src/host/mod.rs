@@ -65,6 +65,19 @@ pub struct StudioOptions {
     pub discard_changes: bool,
 }
 
+impl StudioOptions {
+    /// A studio on a free loopback port keeping its data in `data_dir`, with no folder: what
+    /// tests, benches and embedding tools start.
+    pub fn ephemeral(data_dir: &Path) -> Self {
+        Self {
+            port: 0,
+            data_dir: data_dir.to_owned(),
+            folder: None,
+            discard_changes: false,
+        }
+    }
+}
+
 impl Default for StudioOptions {
     fn default() -> Self {
         Self {

@@ -14,6 +14,8 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 use serde_json::{Value, json};
 
+pub mod studio;
+
 /// The W3C key that identifies an element reference.
 const ELEMENT_KEY: &str = "element-6066-11e4-a52e-4f735466cecf";
 /// How long [`Browser::wait_for`] polls before failing.

@@ -1,0 +1,61 @@
+//! The setting of every studio browser test: a studio on a fresh data directory and one
+//! headless browser, holding one of the browser slots, on one of the studio's pages.
+
+use live_code_studio::host::{self, RunningStudio, StudioOptions};
+use tokio::sync::SemaphorePermit;
+
+use super::{Browser, browser_slot};
+
+/// A running studio with a browser on one of its pages.
+pub struct StudioPage {
+    /// The studio under test.
+    pub studio: RunningStudio,
+    /// The browser showing its page.
+    pub browser: Browser,
+    /// A plain client for the studio's API.
+    pub http: reqwest::Client,
+    _data: tempfile::TempDir,
+    _slot: SemaphorePermit<'static>,
+}
+
+impl StudioPage {
+    /// Waits for a browser slot, starts a studio on a temporary data directory and opens
+    /// `page` (`""` for `/`, `"editor"`, `"web"`, or a query such as `"?x=1"`) in a browser
+    /// of `width` x `height`, waiting until the page says it is ready.
+    pub async fn start(width: u32, height: u32, page: &str) -> Self {
+        let slot = browser_slot().await;
+        let data = tempfile::tempdir().expect("data dir");
+        let studio = host::start(StudioOptions::ephemeral(data.path()))
+            .await
+            .expect("studio starts");
+        let browser = Browser::launch(width, height).await;
+        let session = Self {
+            studio,
+            browser,
+            http: reqwest::Client::new(),
+            _data: data,
+            _slot: slot,
+        };
+        session.goto(page).await;
+        session
+    }
+
+    /// Navigates to `page` of the studio and waits until it says it is ready.
+    pub async fn goto(&self, page: &str) {
+        self.browser
+            .goto(&format!("{}{page}", self.studio.url()))
+            .await;
+        self.browser
+            .wait_for(
+                "the page to load",
+                "return document.body.dataset.ready === 'true';",
+            )
+            .await;
+    }
+
+    /// Closes the browser, then stops the studio.
+    pub async fn close(self) {
+        self.browser.close().await;
+        self.studio.shutdown().await;
+    }
+}
