@@ -131,6 +131,21 @@ impl Ledger {
                 durable: None,
             }));
         };
+        // Boxed: the durable claim's future is large, and a call future is as large as its
+        // largest await; keyed-less and in-memory calls should not carry (and move) it.
+        Box::pin(self.claim_durable(durable, ticket, identity, key, tool, signal)).await
+    }
+
+    /// The durable half of [`Self::claim`], once the in-memory ticket is owned.
+    async fn claim_durable(
+        &self,
+        durable: &DurableLedger,
+        ticket: OwnerTicket,
+        identity: &OperationIdentity,
+        key: String,
+        tool: &str,
+        signal: &CallSignal,
+    ) -> Result<LedgerClaim, ToolCallError> {
         let mut claim = durable.spawn_claim(&identity.key, &identity.fingerprint);
         let claimed = match signal.race(WaitStage::DurableStore, &mut claim).await {
             Ok(claimed) => claimed,
@@ -177,6 +192,18 @@ impl Ledger {
             owner.ticket.settle(result.clone());
             return Ok(result);
         };
+        Box::pin(self.record_durable_terminal(durable, owner, lease, result, signal)).await
+    }
+
+    /// The durable half of [`Self::record_terminal`] (boxed like [`Self::claim_durable`]).
+    async fn record_durable_terminal(
+        &self,
+        durable: &DurableLedger,
+        owner: OwnerClaim,
+        lease: LeaseHeartbeat,
+        result: ToolCallResult,
+        signal: &CallSignal,
+    ) -> Result<ToolCallResult, ToolCallError> {
         let claim = match durable.stop_lease(lease).await {
             Ok(claim) => claim,
             Err(lost) => {
@@ -238,6 +265,17 @@ impl Ledger {
             drop(owner);
             return interrupted;
         };
+        Box::pin(self.record_durable_interrupted(durable, owner, lease, interrupted)).await
+    }
+
+    /// The durable half of [`Self::record_interrupted`] (boxed like [`Self::claim_durable`]).
+    async fn record_durable_interrupted(
+        &self,
+        durable: &DurableLedger,
+        owner: OwnerClaim,
+        lease: LeaseHeartbeat,
+        interrupted: ToolCallError,
+    ) -> ToolCallError {
         let persisted = match durable.stop_lease(lease).await {
             Ok(claim) => durable.persist_abort(&claim, &interrupted, None).await,
             // The heartbeat already stored `unknown`; otherwise the stale fence makes the

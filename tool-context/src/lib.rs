@@ -18,6 +18,7 @@ pub mod approval;
 mod catalog;
 pub mod durable;
 mod failure;
+mod handler_run;
 pub mod idempotency;
 pub mod interaction;
 mod ledger;

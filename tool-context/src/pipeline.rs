@@ -9,11 +9,9 @@
 //! (policy, interaction, handler, shared execution) race the call signal.
 
 use std::sync::Arc;
-use std::task::Poll;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use futures::FutureExt;
-use futures::future::Either;
 use serde_json::Value;
 use tokio::time::Instant;
 use tool_protocol::validate::{ValidationIssue, parse_tool_call_request};
@@ -24,6 +22,7 @@ use tool_protocol::{
 use tracing::Instrument;
 
 use crate::failure;
+use crate::handler_run::{HandlerPanicked, HandlerRun};
 use crate::interaction::{
     InteractionKind, InteractionOutcome, InteractionRequest, ToolInteraction,
 };
@@ -87,7 +86,6 @@ struct CallRun<'r> {
     interaction: Option<Arc<dyn ToolInteraction>>,
     signal: CallSignal,
     trace_id: String,
-    owner_id: String,
     started_at: Instant,
 }
 
@@ -103,10 +101,6 @@ impl<'r> CallRun<'r> {
             registry.shutdown.clone(),
             validated.timeout_ms,
         );
-        let owner_id = validated
-            .execution_owner_id
-            .clone()
-            .unwrap_or_else(|| registry.owner_id.clone());
         Self {
             registry,
             request,
@@ -115,7 +109,6 @@ impl<'r> CallRun<'r> {
             interaction: options.interaction.or_else(|| registry.interaction.clone()),
             signal,
             trace_id: registry.next_trace_id(),
-            owner_id,
             started_at: Instant::now(),
         }
     }
@@ -151,10 +144,10 @@ impl<'r> CallRun<'r> {
             .await?;
         match claim {
             LedgerClaim::Replay(waiter) => {
-                let shared = self
-                    .signal
-                    .race(WaitStage::SharedExecution, waiter.wait())
-                    .await?;
+                // Boxed (as the ask path and the durable ledger are) so the call future stays
+                // as small as the keyed-less path needs: it is moved on every await it nests.
+                let shared =
+                    Box::pin(self.signal.race(WaitStage::SharedExecution, waiter.wait())).await?;
                 return Ok(self.enforce_output_budget(shared));
             }
             LedgerClaim::Replayed(stored) => return Ok(self.enforce_output_budget(stored)),
@@ -234,7 +227,9 @@ impl<'r> CallRun<'r> {
             PolicyDecision::Deny => Err(failure::policy_denied(&self.request.name)),
             PolicyDecision::Ask => match &self.interaction {
                 None => Err(failure::approval_required(&self.request.name)),
-                Some(interaction) => match self.interact(tool, interaction.as_ref()).await? {
+                Some(interaction) => match Box::pin(self.interact(tool, interaction.as_ref()))
+                    .await?
+                {
                     InteractionOutcome::Approved => Ok(()),
                     InteractionOutcome::Denied => Err(failure::policy_denied(&self.request.name)),
                 },
@@ -297,10 +292,12 @@ impl<'r> CallRun<'r> {
         .map(Some)
     }
 
-    /// Runs the handler: a first poll inline, so a handler that needs no waiting completes
-    /// even under a zero timeout; a handler that waits moves to its own task, so a call that
-    /// stops waiting (timeout, cancellation, shutdown) leaves it to drain detached with its
-    /// token cancelled. `Err` only when the signal fired.
+    /// Runs the handler polled in place, so a call that waits for it to the end spawns no
+    /// task. Its first poll happens inside the race, so a handler that needs no waiting
+    /// completes even under a zero timeout, and one that has to wait (even one scheduler turn)
+    /// does not. When the call stops waiting (timeout, cancellation, shutdown, or the call's
+    /// future dropped), [`HandlerRun`]'s drop moves a started handler to its own task to drain
+    /// detached with its token cancelled. `Err` only when the signal fired.
     async fn execute(
         &self,
         tool: &RegisteredTool,
@@ -315,19 +312,14 @@ impl<'r> CallRun<'r> {
         };
         let handler = Arc::clone(&tool.handler);
         let run = async move { handler.call(arguments, invocation).await };
-        let mut run = Box::pin(
+        let run = HandlerRun::new(
             crate::tool::with_validation_mode(self.registry.validation_mode, run).in_current_span(),
         );
-        // A panic in the first poll is caught here; later ones end the handler's task.
-        let work = match futures::poll!(std::panic::AssertUnwindSafe(&mut run).catch_unwind()) {
-            Poll::Ready(done) => Either::Left(std::future::ready(done.map_err(drop))),
-            Poll::Pending => Either::Right(tokio::spawn(run).map(|joined| joined.map_err(drop))),
-        };
         let handler_id = &self.request.name;
-        Ok(match self.signal.race(WaitStage::Handler, work).await? {
+        Ok(match self.signal.race(WaitStage::Handler, run).await? {
             Ok(Ok(output)) => self.handler_result(output),
             Ok(Err(error)) => ToolCallResult::failure(failure::from_handler(error, handler_id)),
-            Err(()) => ToolCallResult::failure(failure::handler_panicked(handler_id)),
+            Err(HandlerPanicked) => ToolCallResult::failure(failure::handler_panicked(handler_id)),
         })
     }
 
@@ -379,6 +371,14 @@ impl<'r> CallRun<'r> {
         }
     }
 
+    /// The owner recorded in provenance: the call's own, else the registry's.
+    fn owner_id(&self) -> &str {
+        self.options
+            .execution_owner_id
+            .as_deref()
+            .unwrap_or(&self.registry.owner_id)
+    }
+
     fn emit(&self, event_type: ToolCallEventType, result: Option<&ToolCallResult>) {
         if self.registry.observers.is_empty() {
             return;
@@ -402,7 +402,7 @@ impl<'r> CallRun<'r> {
             context: Some(self.context.clone()),
             timestamp: unix_ms(),
             provenance: ToolExecutionProvenance {
-                owner_id: self.owner_id.clone(),
+                owner_id: self.owner_id().to_owned(),
                 state,
                 timeout_ms: self.options.timeout_ms,
                 max_output_bytes: self.options.max_output_bytes,
