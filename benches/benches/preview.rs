@@ -365,6 +365,29 @@ fn preview_benches(c: &mut Criterion) {
     group.bench_function("baseline_read_and_concatenate", |b| {
         b.iter(|| black_box(read_and_concatenate(site.path())))
     });
+    // Issue 22 item 6: a revision served again comes from the per-surface document cache.
+    let previews = PreviewDocuments::default();
+    let cached_files = files.clone();
+    let cached_options = preview.clone();
+    runtime
+        .block_on(previews.get_or_compile("workspace", 1, move |compiler| {
+            compiler.compile(&cached_files, &cached_options).into()
+        }))
+        .expect("a document");
+    group.bench_function("serve_cached_revision", |b| {
+        b.iter(|| {
+            black_box(
+                runtime.block_on(previews.get_or_compile("workspace", 1, |compiler| {
+                    compiler.compile(&[], &PreviewOptions::export()).into()
+                })),
+            )
+        })
+    });
+    assert_eq!(
+        previews.compiles(),
+        1,
+        "the cached revision never compiled again"
+    );
     match monolith_bin() {
         Some(bin) => {
             let out_dir = tempfile::tempdir().unwrap();

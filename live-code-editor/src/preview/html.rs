@@ -346,13 +346,20 @@ pub(crate) fn escape_attribute(value: &str) -> String {
 pub(crate) fn escape_raw_text(text: &str, tag: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some(index) = rest.find("</") {
-        let after = &rest[index + 2..];
-        let closes = after.len() >= tag.len()
-            && after.as_bytes()[..tag.len()].eq_ignore_ascii_case(tag.as_bytes());
+    // A one-byte search (memchr) for `<`: every inlined stylesheet and script of every compile
+    // passes through here, and a two-byte pattern search was a third of an incremental compile.
+    while let Some(index) = rest.find('<') {
         out.push_str(&rest[..index]);
+        let after = &rest[index + 1..];
+        let Some(name) = after.strip_prefix('/') else {
+            out.push('<');
+            rest = after;
+            continue;
+        };
+        let closes = name.len() >= tag.len()
+            && name.as_bytes()[..tag.len()].eq_ignore_ascii_case(tag.as_bytes());
         out.push_str(if closes { "<\\/" } else { "</" });
-        rest = after;
+        rest = name;
     }
     out.push_str(rest);
     out
@@ -524,6 +531,12 @@ mod tests {
             "a<\\/script>b<\\/SCRIPT >c</div>"
         );
         assert_eq!(escape_raw_text("x</style", "style"), "x<\\/style");
+        assert_eq!(
+            escape_raw_text("a < b <</style é<", "style"),
+            "a < b <<\\/style é<",
+            "a lone `<`, one before a closing tag and one at the end are kept"
+        );
+        assert_eq!(escape_raw_text("</", "style"), "</");
     }
 
     #[test]
