@@ -15,25 +15,9 @@ impl Session {
         Self::start(width, height, path).await
     }
 
-    /// Calls a tool through the registry as the page would.
-    async fn call(&self, name: &str, arguments: Value) -> Value {
-        self.http
-            .post(format!("{}api/tools/call", self.studio.url()))
-            .header("x-studio-token", self.studio.token())
-            .json(
-                &json!({"method": "tools/call", "params": {"name": name, "arguments": arguments}}),
-            )
-            .send()
-            .await
-            .expect("tools/call")
-            .json()
-            .await
-            .expect("tools/call JSON")
-    }
-
     /// The workspace's file paths, read through the registry.
     async fn paths(&self) -> Vec<String> {
-        let result = self.call("workspace.listFiles", json!({})).await;
+        let result = self.call_tool("workspace.listFiles", json!({})).await;
         result["structuredContent"]["files"]
             .as_array()
             .unwrap_or_else(|| panic!("listFiles failed: {result}"))
@@ -57,7 +41,7 @@ async fn a_destructive_tool_runs_from_the_tools_tab_only_after_confirmation() {
     let session = Session::open(1280, 800, "").await;
     let browser = &session.browser;
     let created = session
-        .call(
+        .call_tool(
             "workspace.createFile",
             json!({"path": "extra.txt", "source": "keep me"}),
         )
@@ -277,7 +261,7 @@ async fn leaving_the_workspace_page_guards_a_draft_until_the_host_stores_it() {
         )
         .await;
     let stored = session
-        .call("workspace.readFile", json!({"path": "index.html"}))
+        .call_tool("workspace.readFile", json!({"path": "index.html"}))
         .await;
     assert!(
         stored["structuredContent"]["source"]

@@ -66,18 +66,7 @@ impl Session {
     /// Calls a tool of the surface through the registry, as another client would.
     async fn call(&self, name: &str, arguments: Value) -> Value {
         let name = format!("{}.{name}", self.surface.tools);
-        self.http
-            .post(format!("{}api/tools/call", self.studio.url()))
-            .header("x-studio-token", self.studio.token())
-            .json(
-                &json!({"method": "tools/call", "params": {"name": name, "arguments": arguments}}),
-            )
-            .send()
-            .await
-            .expect("tools/call")
-            .json()
-            .await
-            .expect("tools/call JSON")
+        self.page.call_tool(&name, arguments).await
     }
 
     async fn source(&self, path: &str) -> String {

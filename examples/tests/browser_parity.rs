@@ -39,22 +39,6 @@ impl Session {
         assert_eq!(response.status().as_u16(), 200);
     }
 
-    /// A direct call, as the Tools tab's Run sample makes it.
-    async fn call_tool(&self, name: &str, arguments: Value) -> Value {
-        self.http
-            .post(format!("{}api/tools/call", self.studio.url()))
-            .header("x-studio-token", self.studio.token())
-            .json(
-                &json!({"method": "tools/call", "params": {"name": name, "arguments": arguments}}),
-            )
-            .send()
-            .await
-            .expect("tools/call")
-            .json()
-            .await
-            .expect("tools/call JSON")
-    }
-
     /// An rmcp client on the studio's `/mcp` (it introduces itself as `studio-mcp-tests`).
     async fn mcp_client(&self) -> Client {
         let headers = HashMap::from([(

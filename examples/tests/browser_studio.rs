@@ -61,25 +61,11 @@ impl Session {
             .expect("revision")
     }
 
-    /// Calls a tool through the registry as the page would.
-    async fn call(&self, name: &str, arguments: Value) -> Value {
-        self.http
-            .post(format!("{}api/tools/call", self.studio.url()))
-            .header("x-studio-token", self.studio.token())
-            .json(
-                &json!({"method": "tools/call", "params": {"name": name, "arguments": arguments}}),
-            )
-            .send()
-            .await
-            .expect("tools/call")
-            .json()
-            .await
-            .expect("tools/call JSON")
-    }
-
     /// The stored source of `path`, read through the registry.
     async fn source(&self, path: &str) -> String {
-        let result = self.call("workspace.readFile", json!({"path": path})).await;
+        let result = self
+            .call_tool("workspace.readFile", json!({"path": path}))
+            .await;
         result["structuredContent"]["source"]
             .as_str()
             .unwrap_or_else(|| panic!("readFile failed: {result}"))
@@ -1036,7 +1022,7 @@ async fn diagnostics_save_download_and_export_go_through_the_host() {
     let broken = index.replace("</main>", "  <img src=\"missing.png\" alt=\"\">\n  </main>");
     let revision = session.revision().await;
     let written = session
-        .call(
+        .call_tool(
             "workspace.writeFile",
             json!({"path": "index.html", "source": broken, "expectedRevision": revision}),
         )
@@ -1493,7 +1479,7 @@ async fn an_unknown_prompt_shows_the_help_reply_and_reads_and_downloads_show_the
     // without an approval card.
     let revision = session.revision().await;
     session
-        .call(
+        .call_tool(
             "workspace.writeFile",
             json!({"path": "styles.css", "source": "body { color: navy; }\n", "expectedRevision": revision}),
         )

@@ -39,22 +39,6 @@ impl Session {
             .expect("revision")
     }
 
-    /// Calls a tool through the registry as another client of the studio would.
-    async fn call(&self, name: &str, arguments: Value) -> Value {
-        self.http
-            .post(format!("{}api/tools/call", self.studio.url()))
-            .header("x-studio-token", self.studio.token())
-            .json(
-                &json!({"method": "tools/call", "params": {"name": name, "arguments": arguments}}),
-            )
-            .send()
-            .await
-            .expect("tools/call")
-            .json()
-            .await
-            .expect("tools/call JSON")
-    }
-
     /// Waits until the iframe acknowledged the web workspace's current revision.
     async fn wait_preview_ready(&self) -> u64 {
         let revision = self.revision().await;
@@ -239,7 +223,7 @@ async fn palette_agent_and_editor_edits_are_acknowledged_by_the_iframe() {
         .await;
     browser.type_into("#web-editor", "\n// draft\n").await;
     let other = session
-        .call(
+        .call_tool(
             "web.addFeature",
             json!({"title": "Elsewhere", "description": "Another client."}),
         )
@@ -261,7 +245,7 @@ async fn palette_agent_and_editor_edits_are_acknowledged_by_the_iframe() {
     );
     assert_eq!(session.revision().await, first + 4);
     let stored = session
-        .call("web.readFile", json!({"path": "app.js"}))
+        .call_tool("web.readFile", json!({"path": "app.js"}))
         .await;
     assert!(
         !stored["structuredContent"]["source"]
@@ -426,7 +410,7 @@ async fn a_save_applied_without_preview_confirmation_leaves_no_draft() {
     );
     assert_eq!(session.revision().await, before + 1, "saved once");
     let read = session
-        .call("web.readFile", json!({"path": "index.html"}))
+        .call_tool("web.readFile", json!({"path": "index.html"}))
         .await;
     assert!(
         read["structuredContent"]["source"]

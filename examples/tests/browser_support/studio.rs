@@ -2,6 +2,7 @@
 //! headless browser, holding one of the browser slots, on one of the studio's pages.
 
 use live_code_studio::host::{self, RunningStudio, StudioOptions};
+use serde_json::{Value, json};
 use tokio::sync::SemaphorePermit;
 
 use super::{Browser, browser_slot};
@@ -51,6 +52,23 @@ impl StudioPage {
                 "return document.body.dataset.ready === 'true';",
             )
             .await;
+    }
+
+    /// Calls a tool through the registry as a direct local call (as the Tools tab's Run sample
+    /// and other clients make it), returning the `ToolCallResult`.
+    pub async fn call_tool(&self, name: &str, arguments: Value) -> Value {
+        self.http
+            .post(format!("{}api/tools/call", self.studio.url()))
+            .header("x-studio-token", self.studio.token())
+            .json(
+                &json!({"method": "tools/call", "params": {"name": name, "arguments": arguments}}),
+            )
+            .send()
+            .await
+            .expect("tools/call")
+            .json()
+            .await
+            .expect("tools/call JSON")
     }
 
     /// Closes the browser, then stops the studio.
