@@ -16,7 +16,7 @@ use crate::workspace::folder::{FolderAdapter, FolderPermission};
 pub struct StorageStatus {
     /// `"loading"`, the repository's mode (`"sqlite"`, ...) or `"memory"` after a failure.
     pub storage_mode: String,
-    /// Why storage fell back to memory (at most [`MAX_STORAGE_ERROR_CHARS`]).
+    /// Why storage fell back to memory (at most [`MAX_STORAGE_ERROR_CHARS`](super::MAX_STORAGE_ERROR_CHARS)).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub storage_error: Option<String>,
 }
@@ -78,7 +78,7 @@ pub struct ImportOutcome {
     pub active_path: String,
     /// Imported file count.
     pub file_count: usize,
-    /// Skipped entries and reached limits (at most [`MAX_LISTED_SKIPS`] lines).
+    /// Skipped entries and reached limits (at most [`MAX_LISTED_SKIPS`](crate::workspace::folder::MAX_LISTED_SKIPS) lines).
     pub skipped: Vec<String>,
     /// How many entries were skipped in all.
     pub skipped_count: usize,
@@ -141,7 +141,7 @@ pub struct WorkspaceStatus {
     /// Folder capabilities.
     pub folder: FolderStatus,
     /// Unsaved work kept from the stored workspace when its folder was linked again (see
-    /// [`WorkspaceDocumentManager::resume_folder`]); cleared by the next import or reset.
+    /// [`WorkspaceDocumentManager::resume_folder`](super::WorkspaceDocumentManager::resume_folder)); cleared by the next import or reset.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resumed: Option<ResumedWork>,
     /// Persistence status.
@@ -156,7 +156,7 @@ pub struct WorkspaceStatus {
 pub struct ResumedWork {
     /// The folder's display name.
     pub folder_name: String,
-    /// Unsaved paths kept (dirty files and pending deletions, at most [`MAX_DETAIL_UNSAVED_PATHS`]).
+    /// Unsaved paths kept (dirty files and pending deletions, at most [`MAX_DETAIL_UNSAVED_PATHS`](crate::workspace::error::MAX_DETAIL_UNSAVED_PATHS)).
     pub unsaved_paths: Vec<String>,
     /// How many unsaved paths were kept in all.
     pub unsaved_count: usize,
@@ -227,7 +227,7 @@ pub struct FileRead {
     pub dirty: bool,
 }
 
-/// Options of [`WorkspaceDocumentManager::write_file`].
+/// Options of [`WorkspaceDocumentManager::write_file`](super::WorkspaceDocumentManager::write_file).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WriteOptions {
     /// Reject the write unless the workspace is at this revision.
