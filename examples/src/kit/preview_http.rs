@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use axum::Json;
-use axum::body::Body;
+use axum::body::{Body, Bytes};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use live_code_editor::WorkspaceFile;
@@ -25,8 +25,8 @@ use super::responses::api_error;
 /// running preview of an earlier revision swaps in (`None`: only a reload shows it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServedPreview {
-    /// The document.
-    pub html: String,
+    /// The document (shared bytes: serving it again copies nothing).
+    pub html: Bytes,
     /// [`CompiledPreview::stylesheets`] of the compile.
     pub stylesheets: Option<Vec<String>>,
 }
@@ -35,7 +35,7 @@ impl ServedPreview {
     /// A document that can only be reloaded (for example one the host rewrote after compiling).
     pub fn reload_only(html: String) -> Self {
         Self {
-            html,
+            html: Bytes::from(html),
             stylesheets: None,
         }
     }
@@ -44,7 +44,7 @@ impl ServedPreview {
 impl From<CompiledPreview> for ServedPreview {
     fn from(compiled: CompiledPreview) -> Self {
         Self {
-            html: compiled.html,
+            html: Bytes::from(compiled.html),
             stylesheets: compiled.stylesheets,
         }
     }
@@ -75,13 +75,13 @@ pub fn acknowledgement(message: &Value) -> Result<(u64, PreviewStatus), Response
 }
 
 /// A compiled preview document: sandboxed by its CSP even when opened directly, never cached.
-pub fn document(html: String) -> Response {
+pub fn document(html: impl Into<Body>) -> Response {
     let mut response = (
         [
             (header::CONTENT_TYPE, "text/html; charset=utf-8"),
             (header::CACHE_CONTROL, "no-store"),
         ],
-        html,
+        html.into(),
     )
         .into_response();
     let headers = response.headers_mut();
@@ -368,7 +368,7 @@ mod tests {
             })
             .await
             .expect("a document");
-        html.html.clone()
+        String::from_utf8(html.html.to_vec()).expect("UTF-8 document")
     }
 
     #[tokio::test]
