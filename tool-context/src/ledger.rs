@@ -6,6 +6,8 @@
 //! ([`crate::durable`]).
 
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use tokio::task::JoinHandle;
@@ -60,8 +62,9 @@ pub(crate) enum LedgerClaim {
     Owner(OwnerClaim),
     /// Another call of this process runs (or ran) it: replay its outcome.
     Replay(ReplayWaiter),
-    /// The durable record already holds the outcome (re-stamped by the caller).
-    Replayed(ToolCallResult),
+    /// The durable record already holds the outcome (re-stamped by the caller). Boxed so a
+    /// claim, held across the handler's await, stays small.
+    Replayed(Box<ToolCallResult>),
 }
 
 /// The right to run the handler: the in-memory ticket and, with a store, the durable claim
@@ -167,7 +170,7 @@ impl Ledger {
             })),
             Ok(DurableClaim::Replayed(result)) => {
                 ticket.settle(result.clone());
-                Ok(LedgerClaim::Replayed(result))
+                Ok(LedgerClaim::Replayed(Box::new(result)))
             }
             Err(error) => {
                 let forget = error.code != codes::TOOL_IDEMPOTENCY_CONFLICT;
@@ -179,20 +182,25 @@ impl Ledger {
 
     /// Records the owner's terminal outcome (output checks applied) and returns what the
     /// caller gets: the result itself, or the error of a write that failed or was interrupted.
-    pub(crate) async fn record_terminal(
-        &self,
+    ///
+    /// Settles in place unless a durable record has to be written: only that write is a
+    /// (boxed) future, so the call future carries no copy of the claim and result for it.
+    pub(crate) fn record_terminal<'l>(
+        &'l self,
         claim: LedgerClaim,
         result: ToolCallResult,
-        signal: &CallSignal,
-    ) -> Result<ToolCallResult, ToolCallError> {
+        signal: &'l CallSignal,
+    ) -> Recorded<'l, Result<ToolCallResult, ToolCallError>> {
         let LedgerClaim::Owner(mut owner) = claim else {
-            return Ok(result);
+            return Recorded::Now(Ok(result));
         };
         let (Some(durable), Some(lease)) = (&self.durable, owner.durable.take()) else {
             owner.ticket.settle(result.clone());
-            return Ok(result);
+            return Recorded::Now(Ok(result));
         };
-        Box::pin(self.record_durable_terminal(durable, owner, lease, result, signal)).await
+        Recorded::Writing(Box::pin(
+            self.record_durable_terminal(durable, owner, lease, result, signal),
+        ))
     }
 
     /// The durable half of [`Self::record_terminal`] (boxed like [`Self::claim_durable`]).
@@ -251,21 +259,26 @@ impl Ledger {
     /// Returns the caller's error: `interrupted`, or an uncertain store failure when the
     /// durable `unknown` transition did not persist in time. Followers get what the persisted
     /// record says, never the caller's own interruption.
-    pub(crate) async fn record_interrupted(
+    pub(crate) fn record_interrupted(
         &self,
         claim: LedgerClaim,
         interrupted: ToolCallError,
-    ) -> ToolCallError {
+    ) -> Recorded<'_, ToolCallError> {
         let LedgerClaim::Owner(mut owner) = claim else {
-            return interrupted;
+            return Recorded::Now(interrupted);
         };
         let (Some(durable), Some(lease)) = (&self.durable, owner.durable.take()) else {
             // Dropping an unsettled ticket settles it as TOOL_EXECUTION_ABORTED (this also
             // covers a call future dropped mid-flight, which never reaches this function).
             drop(owner);
-            return interrupted;
+            return Recorded::Now(interrupted);
         };
-        Box::pin(self.record_durable_interrupted(durable, owner, lease, interrupted)).await
+        Recorded::Writing(Box::pin(self.record_durable_interrupted(
+            durable,
+            owner,
+            lease,
+            interrupted,
+        )))
     }
 
     /// The durable half of [`Self::record_interrupted`] (boxed like [`Self::claim_durable`]).
@@ -381,3 +394,10 @@ const ABORT_NOT_PERSISTED: &str =
 
 /// Why a terminal write that never returned is reported as uncertain.
 const WRITE_TASK_PANICKED: &str = "the store write task panicked";
+
+/// What recording an outcome gives: the answer now, or the durable write that decides it
+/// (matched at the await rather than awaited through a helper, which would hold the answer).
+pub(crate) enum Recorded<'l, T> {
+    Now(T),
+    Writing(Pin<Box<dyn Future<Output = T> + Send + 'l>>),
+}

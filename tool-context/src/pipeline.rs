@@ -8,10 +8,13 @@
 //! Each stage is a small function returning `Result<_, ToolCallError>`. Waiting stages
 //! (policy, interaction, handler, shared execution) race the call signal.
 
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use futures::FutureExt;
+use futures::future::Either;
 use serde_json::Value;
 use tokio::time::Instant;
 use tool_protocol::validate::{ValidationIssue, parse_tool_call_request};
@@ -26,7 +29,7 @@ use crate::handler_run::{HandlerPanicked, HandlerRun};
 use crate::interaction::{
     InteractionKind, InteractionOutcome, InteractionRequest, ToolInteraction,
 };
-use crate::ledger::{LedgerClaim, OperationIdentity};
+use crate::ledger::{LedgerClaim, OperationIdentity, Recorded};
 use crate::observer::{final_state, notify, used_output_bytes};
 use crate::options::{ToolCallOptions, ValidatedOptions, validate_options};
 use crate::policy::{PolicyDecision, PolicyRequest};
@@ -47,27 +50,47 @@ pub(crate) fn parse_request(value: &Value) -> Result<ToolCallRequest, Box<ToolCa
 }
 
 /// Runs one call. `options.context` is already defaulted by the entry point.
-pub(crate) async fn call(
+///
+/// A plain function returning the run's future (or the ready rejection) rather than an
+/// `async fn` wrapping it: the call future is moved on every await that nests it, and each
+/// wrapper layer would add its own copy of the request and options to it. Nothing observable
+/// happens before the first poll: the deadline is armed and `started` emitted there.
+pub(crate) fn call(
     registry: &RegistryInner,
     request: ToolCallRequest,
     options: ToolCallOptions,
-) -> ToolCallResult {
-    if let Err(error) = check_request(&request) {
-        return ToolCallResult::failure(error).with_tool_call_id(request.id);
+) -> impl Future<Output = ToolCallResult> + Send + '_ {
+    match prepare(registry, request, options) {
+        Ok(mut run) => {
+            let span = tracing::info_span!(
+                "tool_call",
+                tool = %run.request.name,
+                trace_id = %run.trace_id,
+                tool_call_id = ?run.request.id,
+                source = ?run.context.source,
+            );
+            // The block owns the run and awaits it by reference: an `async fn` taking the run by
+            // value would hold it twice (its argument and the body's binding).
+            Either::Left(async move { run.run().await }.instrument(span))
+        }
+        Err(rejected) => Either::Right(std::future::ready(*rejected)),
     }
-    let validated = match validate_options(&options) {
-        Ok(validated) => validated,
-        Err(error) => return ToolCallResult::failure(error).with_tool_call_id(request.id),
-    };
-    let run = CallRun::new(registry, request, options, validated);
-    let span = tracing::info_span!(
-        "tool_call",
-        tool = %run.request.name,
-        trace_id = %run.trace_id,
-        tool_call_id = ?run.request.id,
-        source = ?run.context.source,
-    );
-    run.run().instrument(span).await
+}
+
+/// The run of a request whose name and options pass their checks.
+fn prepare(
+    registry: &RegistryInner,
+    request: ToolCallRequest,
+    options: ToolCallOptions,
+) -> Result<CallRun<'_>, Box<ToolCallResult>> {
+    let rejected = |error, id| Box::new(ToolCallResult::failure(error).with_tool_call_id(id));
+    if let Err(error) = check_request(&request) {
+        return Err(rejected(error, request.id));
+    }
+    match validate_options(&options) {
+        Ok(validated) => Ok(CallRun::new(registry, request, options, validated)),
+        Err(error) => Err(rejected(error, request.id)),
+    }
 }
 
 fn check_request(request: &ToolCallRequest) -> Result<(), ToolCallError> {
@@ -86,7 +109,9 @@ struct CallRun<'r> {
     interaction: Option<Arc<dyn ToolInteraction>>,
     signal: CallSignal,
     trace_id: String,
-    started_at: Instant,
+    /// Whether observers receive events: only then must the request and trace id outlive
+    /// the handler, so an unobserved call moves them where an observed one clones them.
+    observed: bool,
 }
 
 impl<'r> CallRun<'r> {
@@ -109,32 +134,36 @@ impl<'r> CallRun<'r> {
             interaction: options.interaction.or_else(|| registry.interaction.clone()),
             signal,
             trace_id: registry.next_trace_id(),
-            started_at: Instant::now(),
+            observed: !registry.observers.is_empty(),
         }
     }
 
-    async fn run(self) -> ToolCallResult {
-        self.emit(ToolCallEventType::Started, None);
+    async fn run(&mut self) -> ToolCallResult {
+        self.signal.arm();
+        // Only events carry the elapsed time, so an unobserved call never reads the clock.
+        let started_at = self.observed.then(Instant::now);
+        self.emit(ToolCallEventType::Started, None, started_at);
         let mut result = self.stages().await.unwrap_or_else(ToolCallResult::failure);
         // The result answers this request only, whatever a handler or a replay carried.
-        result.tool_call_id = self.request.id.clone();
+        result.tool_call_id = take_unless(self.observed, &mut self.request.id);
         let event_type = if result.is_error() {
             ToolCallEventType::Failed
         } else {
             ToolCallEventType::Completed
         };
-        self.emit(event_type, Some(&result));
+        self.emit(event_type, Some(&result), started_at);
         if let Some(error) = &result.error {
             tracing::debug!(code = %error.code, "tool call failed");
         }
         result
     }
 
-    async fn stages(&self) -> Result<ToolCallResult, ToolCallError> {
+    async fn stages(&mut self) -> Result<ToolCallResult, ToolCallError> {
         self.ensure_ready()?;
-        let tool = self.lookup()?;
-        let arguments = self.validate_arguments(&tool)?;
-        self.authorize(&tool).await?;
+        let registry = self.registry;
+        let tool = lookup(registry, &self.request.name)?;
+        self.validate_arguments(tool)?;
+        self.authorize(tool).await?;
         self.ensure_ready()?;
         let identity = self.operation_identity()?;
         let claim = self
@@ -146,34 +175,57 @@ impl<'r> CallRun<'r> {
             LedgerClaim::Replay(waiter) => {
                 // Boxed (as the ask path and the durable ledger are) so the call future stays
                 // as small as the keyed-less path needs: it is moved on every await it nests.
-                let shared =
-                    Box::pin(self.signal.race(WaitStage::SharedExecution, waiter.wait())).await?;
+                let shared = self
+                    .signal
+                    .race(WaitStage::SharedExecution, Box::pin(waiter.wait()))
+                    .await?;
                 return Ok(self.enforce_output_budget(shared));
             }
-            LedgerClaim::Replayed(stored) => return Ok(self.enforce_output_budget(stored)),
+            LedgerClaim::Replayed(stored) => return Ok(self.enforce_output_budget(*stored)),
             LedgerClaim::Unguarded | LedgerClaim::Owner(_) => {}
         }
-        let result = match self.execute(&tool, arguments).await {
+        let arguments = Value::Object(
+            take_unless(self.observed, &mut self.request.arguments).unwrap_or_default(),
+        );
+        let trace_id = take_unless(self.observed, &mut self.trace_id);
+        let result = match self.execute(tool, arguments, trace_id).await {
             Ok(result) => result,
             Err(interrupted) => {
-                return Err(self
-                    .registry
-                    .ledger
-                    .record_interrupted(claim, interrupted)
-                    .await);
+                return Err(
+                    match self.registry.ledger.record_interrupted(claim, interrupted) {
+                        Recorded::Now(error) => error,
+                        Recorded::Writing(write) => write.await,
+                    },
+                );
             }
         };
-        let result = self.check_output(&tool, result);
+        let result = self.check_output(tool, result);
         let result = self.enforce_output_budget(result);
-        self.registry
+        match self
+            .registry
             .ledger
             .record_terminal(claim, result, &self.signal)
-            .await
+        {
+            Recorded::Now(answer) => answer,
+            Recorded::Writing(write) => write.await,
+        }
     }
 
     /// The arguments as sent, `{}` when absent.
     fn raw_arguments(&self) -> Value {
         Value::Object(self.request.arguments.clone().unwrap_or_default())
+    }
+
+    /// Validates the arguments as sent (`{}` when absent), lending them to the validator as a
+    /// `Value` and putting them back: no copy.
+    fn validate_arguments(&mut self, tool: &RegisteredTool) -> Result<(), ToolCallError> {
+        let sent = self.request.arguments.is_some();
+        let arguments = Value::Object(self.request.arguments.take().unwrap_or_default());
+        let checked = self.check_arguments(tool, &arguments);
+        if let Value::Object(arguments) = arguments {
+            self.request.arguments = sent.then_some(arguments);
+        }
+        checked
     }
 
     fn ensure_ready(&self) -> Result<(), ToolCallError> {
@@ -184,41 +236,25 @@ impl<'r> CallRun<'r> {
         }
     }
 
-    /// Exact name lookup in the frozen catalog, then the allowlist.
-    fn lookup(&self) -> Result<Arc<RegisteredTool>, ToolCallError> {
-        let name = &self.request.name;
-        let tool = self
-            .registry
-            .tools
-            .get(name)
-            .ok_or_else(|| failure::not_found(name))?;
-        if self
-            .registry
-            .allowed
-            .as_ref()
-            .is_some_and(|allowed| !allowed.contains(name))
-        {
-            return Err(failure::not_allowed(name));
-        }
-        Ok(Arc::clone(tool))
-    }
-
-    fn validate_arguments(&self, tool: &RegisteredTool) -> Result<Value, ToolCallError> {
-        let arguments = self.raw_arguments();
+    fn check_arguments(
+        &self,
+        tool: &RegisteredTool,
+        arguments: &Value,
+    ) -> Result<(), ToolCallError> {
         match self.registry.validation_mode {
             ValidationMode::Strict => {
                 tool.input
-                    .check(&arguments)
+                    .check(arguments)
                     .map_err(|issues| failure::arguments_invalid(&self.request.name, &issues))?;
             }
             ValidationMode::Warn => {
-                if let Err(issues) = tool.input.check(&arguments) {
+                if let Err(issues) = tool.input.check(arguments) {
                     tracing::warn!(issues = %crate::schema::join_issues(&issues), "tool arguments failed validation; dispatching anyway");
                 }
             }
             ValidationMode::Silent => {}
         }
-        Ok(arguments)
+        Ok(())
     }
 
     async fn authorize(&self, tool: &RegisteredTool) -> Result<(), ToolCallError> {
@@ -245,9 +281,20 @@ impl<'r> CallRun<'r> {
             tool_default: tool.default_policy,
             cancellation: self.signal.token(),
         };
-        let decision =
-            std::panic::AssertUnwindSafe(self.registry.policy.decide(request)).catch_unwind();
-        match self.signal.race(WaitStage::Policy, decision).await? {
+        // A policy that decides without waiting is asked first, under the same rules as a
+        // race: a call the signal already stopped never asks.
+        self.signal.check(WaitStage::Policy)?;
+        let policy = &self.registry.policy;
+        let decided =
+            match std::panic::catch_unwind(AssertUnwindSafe(|| policy.decide_now(&request))) {
+                Ok(Some(decided)) => Ok(decided),
+                Ok(None) => {
+                    let decision = AssertUnwindSafe(policy.decide(request)).catch_unwind();
+                    self.signal.race(WaitStage::Policy, decision).await?
+                }
+                Err(panic) => Err(panic),
+            };
+        match decided {
             Ok(Ok(decision)) => Ok(decision),
             Ok(Err(error)) => Err(failure::policy_failed(&error.to_string())),
             Err(_) => Err(failure::policy_failed("Tool policy panicked.")),
@@ -268,8 +315,7 @@ impl<'r> CallRun<'r> {
             context: self.context.clone(),
         };
         let outcome =
-            std::panic::AssertUnwindSafe(interaction.interact(&request, self.signal.token()))
-                .catch_unwind();
+            AssertUnwindSafe(interaction.interact(&request, self.signal.token())).catch_unwind();
         match self.signal.race(WaitStage::Interaction, outcome).await? {
             Ok(Ok(outcome)) => Ok(outcome),
             Ok(Err(error)) => Err(failure::policy_failed(&error.to_string())),
@@ -302,12 +348,13 @@ impl<'r> CallRun<'r> {
         &self,
         tool: &RegisteredTool,
         arguments: Value,
+        trace_id: String,
     ) -> Result<ToolCallResult, ToolCallError> {
         let invocation = ToolInvocation {
             tool_name: self.request.name.clone(),
             context: self.context.clone(),
             tool_call_id: self.request.id.clone(),
-            trace_id: self.trace_id.clone(),
+            trace_id,
             cancellation: self.signal.token().clone(),
         };
         let handler = Arc::clone(&tool.handler);
@@ -379,11 +426,16 @@ impl<'r> CallRun<'r> {
             .unwrap_or(&self.registry.owner_id)
     }
 
-    fn emit(&self, event_type: ToolCallEventType, result: Option<&ToolCallResult>) {
-        if self.registry.observers.is_empty() {
+    fn emit(
+        &self,
+        event_type: ToolCallEventType,
+        result: Option<&ToolCallResult>,
+        started_at: Option<Instant>,
+    ) {
+        let Some(started_at) = started_at else {
             return;
-        }
-        let elapsed_ms = u64::try_from(self.started_at.elapsed().as_millis()).unwrap_or(u64::MAX);
+        };
+        let elapsed_ms = u64::try_from(started_at.elapsed().as_millis()).unwrap_or(u64::MAX);
         let (state, used, elapsed, duration) = match result {
             None => (ProvenanceState::Pending, 0, 0, None),
             Some(result) => (
@@ -413,6 +465,35 @@ impl<'r> CallRun<'r> {
             result: result.cloned(),
         };
         notify(&self.registry.observers, &event);
+    }
+}
+
+/// Exact name lookup in the frozen catalog, then the allowlist. The tool is borrowed from the
+/// registry, which outlives the call.
+fn lookup<'r>(
+    registry: &'r RegistryInner,
+    name: &str,
+) -> Result<&'r RegisteredTool, ToolCallError> {
+    let tool = registry
+        .tools
+        .get(name)
+        .ok_or_else(|| failure::not_found(name))?;
+    if registry
+        .allowed
+        .as_ref()
+        .is_some_and(|allowed| !allowed.contains(name))
+    {
+        return Err(failure::not_allowed(name));
+    }
+    Ok(tool)
+}
+
+/// `value` itself when nothing reads it afterwards (`observed` is false), else a copy.
+fn take_unless<T: Clone + Default>(observed: bool, value: &mut T) -> T {
+    if observed {
+        value.clone()
+    } else {
+        std::mem::take(value)
     }
 }
 

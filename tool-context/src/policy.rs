@@ -45,6 +45,14 @@ pub struct PolicyRequest<'a> {
 pub trait ToolPolicy: Send + Sync {
     /// The decision for `request`.
     async fn decide(&self, request: PolicyRequest<'_>) -> Result<PolicyDecision, BoxError>;
+
+    /// The decision when it needs no waiting, else `None` (the default) and the registry
+    /// awaits [`Self::decide`]. A policy that decides from the request alone answers here and
+    /// costs its calls no future; the answer must be the one `decide` would give.
+    fn decide_now(&self, request: &PolicyRequest<'_>) -> Option<Result<PolicyDecision, BoxError>> {
+        let _ = request;
+        None
+    }
 }
 
 /// What a policy built with [`policy_fn`] gets: an owned copy of the [`PolicyRequest`], so
@@ -125,6 +133,10 @@ impl ToolPolicy for AllowAll {
     async fn decide(&self, _request: PolicyRequest<'_>) -> Result<PolicyDecision, BoxError> {
         Ok(PolicyDecision::Allow)
     }
+
+    fn decide_now(&self, _request: &PolicyRequest<'_>) -> Option<Result<PolicyDecision, BoxError>> {
+        Some(Ok(PolicyDecision::Allow))
+    }
 }
 
 /// Answers every call with one fixed decision.
@@ -135,6 +147,10 @@ pub struct FixedPolicy(pub PolicyDecision);
 impl ToolPolicy for FixedPolicy {
     async fn decide(&self, _request: PolicyRequest<'_>) -> Result<PolicyDecision, BoxError> {
         Ok(self.0)
+    }
+
+    fn decide_now(&self, _request: &PolicyRequest<'_>) -> Option<Result<PolicyDecision, BoxError>> {
+        Some(Ok(self.0))
     }
 }
 
@@ -162,6 +178,10 @@ impl ToolPolicy for ReadOnlyOrDirectLocal {
     async fn decide(&self, request: PolicyRequest<'_>) -> Result<PolicyDecision, BoxError> {
         Ok(Self::decision(request.definition, request.context))
     }
+
+    fn decide_now(&self, request: &PolicyRequest<'_>) -> Option<Result<PolicyDecision, BoxError>> {
+        Some(Ok(Self::decision(request.definition, request.context)))
+    }
 }
 
 /// The registry's default policy: a tool's own declared decision when it has one, otherwise
@@ -170,12 +190,23 @@ impl ToolPolicy for ReadOnlyOrDirectLocal {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StandardPolicy;
 
+impl StandardPolicy {
+    /// The tool's declared decision, else [`ReadOnlyOrDirectLocal::decision`].
+    pub fn decision(request: &PolicyRequest<'_>) -> PolicyDecision {
+        request
+            .tool_default
+            .unwrap_or_else(|| ReadOnlyOrDirectLocal::decision(request.definition, request.context))
+    }
+}
+
 #[async_trait]
 impl ToolPolicy for StandardPolicy {
     async fn decide(&self, request: PolicyRequest<'_>) -> Result<PolicyDecision, BoxError> {
-        Ok(request.tool_default.unwrap_or_else(|| {
-            ReadOnlyOrDirectLocal::decision(request.definition, request.context)
-        }))
+        Ok(Self::decision(&request))
+    }
+
+    fn decide_now(&self, request: &PolicyRequest<'_>) -> Option<Result<PolicyDecision, BoxError>> {
+        Some(Ok(Self::decision(request)))
     }
 }
 
@@ -249,5 +280,44 @@ mod tests {
             PolicyDecision::Deny
         );
         assert_eq!(AllowAll.decide(ask).await.unwrap(), PolicyDecision::Allow);
+    }
+
+    #[tokio::test]
+    async fn built_in_policies_decide_now_what_they_decide() {
+        let request = ToolCallRequest::new("t", serde_json::Map::new());
+        let token = CancellationToken::new();
+        let policies: [&dyn ToolPolicy; 5] = [
+            &AllowAll,
+            &FixedPolicy(PolicyDecision::Deny),
+            &FixedPolicy(PolicyDecision::Ask),
+            &ReadOnlyOrDirectLocal,
+            &StandardPolicy,
+        ];
+        for read_only in [false, true] {
+            let definition = definition(read_only);
+            for tool_default in [
+                None,
+                Some(PolicyDecision::Deny),
+                Some(PolicyDecision::Allow),
+            ] {
+                for context in [
+                    ToolCallContext::new(ToolCallSource::Local, ToolCallMode::Direct),
+                    ToolCallContext::new(ToolCallSource::Model, ToolCallMode::Agent),
+                    ToolCallContext::default(),
+                ] {
+                    let asked = PolicyRequest {
+                        request: &request,
+                        definition: &definition,
+                        context: &context,
+                        tool_default,
+                        cancellation: &token,
+                    };
+                    for policy in policies {
+                        let now = policy.decide_now(&asked).map(Result::unwrap);
+                        assert_eq!(now, Some(policy.decide(asked).await.unwrap()));
+                    }
+                }
+            }
+        }
     }
 }

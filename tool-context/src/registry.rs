@@ -3,9 +3,11 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use futures::future::Either;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tool_durable_operations::store::MAX_LEASE;
@@ -129,12 +131,16 @@ pub(crate) struct RegistryInner {
 
 impl RegistryInner {
     /// A trace id no other call of any registry shares.
+    /// `<prefix>-<sequence>`, written without the formatting machinery (once per call).
     pub(crate) fn next_trace_id(&self) -> String {
-        format!(
-            "{}-{}",
-            self.trace_prefix,
-            self.trace_sequence.fetch_add(1, Ordering::Relaxed)
-        )
+        let sequence = self.trace_sequence.fetch_add(1, Ordering::Relaxed);
+        let mut digits = itoa::Buffer::new();
+        let digits = digits.format(sequence);
+        let mut id = String::with_capacity(self.trace_prefix.len() + 1 + digits.len());
+        id.push_str(&self.trace_prefix);
+        id.push('-');
+        id.push_str(digits);
+        id
     }
 }
 
@@ -223,37 +229,37 @@ impl ToolRegistry {
 
     /// Runs a tools/call request through the pipeline. The context defaults to `{source: mcp}`.
     /// Never panics and never returns an `Err`: every failure is a result with a coded error.
-    pub async fn call_tool(
+    pub fn call_tool(
         &self,
         request: ToolCallRequest,
         options: ToolCallOptions,
-    ) -> ToolCallResult {
+    ) -> impl Future<Output = ToolCallResult> + Send + '_ {
         let options = options_with_context(options, |context| context.unwrap_or_else(mcp_context));
-        pipeline::call(&self.inner, request, options).await
+        pipeline::call(&self.inner, request, options)
     }
 
     /// Runs a model's tool call: source `model` and mode `agent` unless the context sets them.
-    pub async fn execute_model_tool_call(
+    pub fn execute_model_tool_call(
         &self,
         call: ModelToolCall,
         options: ToolCallOptions,
-    ) -> ToolCallResult {
+    ) -> impl Future<Output = ToolCallResult> + Send + '_ {
         let options =
             options_with_context(options, |context| context.unwrap_or_default().for_model());
-        pipeline::call(&self.inner, ToolCallRequest::from(call), options).await
+        pipeline::call(&self.inner, ToolCallRequest::from(call), options)
     }
 
     /// Runs an untrusted JSON tools/call request. A value that is not a valid request returns
     /// `TOOL_VALIDATION_FAILED` (`Invalid tools/call request.`) without any event, keeping its
     /// `id` as the `toolCallId` when that id is a string or number.
-    pub async fn call_tool_value(
+    pub fn call_tool_value(
         &self,
         request: &Value,
         options: ToolCallOptions,
-    ) -> ToolCallResult {
+    ) -> impl Future<Output = ToolCallResult> + Send + '_ {
         match pipeline::parse_request(request) {
-            Ok(request) => self.call_tool(request, options).await,
-            Err(result) => *result,
+            Ok(request) => Either::Left(self.call_tool(request, options)),
+            Err(result) => Either::Right(std::future::ready(*result)),
         }
     }
 

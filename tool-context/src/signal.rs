@@ -2,7 +2,9 @@
 //! call's deadline or registry shutdown, whichever comes first.
 
 use std::future::Future;
-use std::pin::pin;
+use std::pin::Pin;
+use std::sync::OnceLock;
+use std::task::{Context, Poll};
 
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -46,23 +48,34 @@ pub(crate) struct CallSignal {
     token: CancellationToken,
     caller: Option<CancellationToken>,
     shutdown: CancellationToken,
-    deadline: Option<(Instant, u64)>,
+    timeout_ms: Option<u64>,
+    /// Set by [`Self::arm`] when the call starts running.
+    deadline: OnceLock<Instant>,
 }
 
 impl CallSignal {
-    /// Arms the deadline now (after option validation, never before).
+    /// A signal whose deadline (if any) [`Self::arm`] sets.
     pub(crate) fn new(
         caller: Option<CancellationToken>,
         shutdown: CancellationToken,
         timeout_ms: Option<u64>,
     ) -> Self {
-        let deadline =
-            timeout_ms.map(|ms| (Instant::now() + std::time::Duration::from_millis(ms), ms));
         Self {
             token: CancellationToken::new(),
             caller,
             shutdown,
-            deadline,
+            timeout_ms,
+            deadline: OnceLock::new(),
+        }
+    }
+
+    /// Arms the deadline now: when the call starts running (its first poll, after option
+    /// validation), never before.
+    pub(crate) fn arm(&self) {
+        if let Some(ms) = self.timeout_ms {
+            let _ = self
+                .deadline
+                .set(Instant::now() + std::time::Duration::from_millis(ms));
         }
     }
 
@@ -81,26 +94,55 @@ impl CallSignal {
     /// work, so a cancelled call never reports the work's result. The deadline only stops work
     /// that is still waiting when it passes: work that is ready when polled completes, which is
     /// what makes a zero timeout mean "nothing beyond what is already ready".
-    pub(crate) async fn race<T>(
-        &self,
-        stage: WaitStage,
-        work: impl Future<Output = T>,
-    ) -> Result<T, ToolCallError> {
-        let work = pin!(work);
+    ///
+    /// Work that is ready at its first poll registers nothing: no token waiter and no timer
+    /// are created (see [`Race`]).
+    pub(crate) fn race<F: Future + Unpin>(&self, stage: WaitStage, work: F) -> Race<'_, F> {
+        Race {
+            signal: self,
+            stage,
+            work,
+            waiters: None,
+        }
+    }
+
+    /// `Err` with the coded error for `stage` when the signal has already fired (the check a
+    /// race makes before polling its work, for work that needs no race).
+    pub(crate) fn check(&self, stage: WaitStage) -> Result<(), ToolCallError> {
+        match self.fired() {
+            Some(reason) => Err(self.fire(reason, stage)),
+            None => Ok(()),
+        }
+    }
+
+    /// Why the signal has already fired, if it has (checked without registering a waiter).
+    fn fired(&self) -> Option<AbortReason> {
+        if self
+            .caller
+            .as_ref()
+            .is_some_and(CancellationToken::is_cancelled)
+        {
+            Some(AbortReason::Cancelled)
+        } else if self.shutdown.is_cancelled() {
+            Some(AbortReason::Shutdown)
+        } else {
+            None
+        }
+    }
+
+    /// Waits for the signal: caller cancellation, then shutdown, then the deadline.
+    async fn fires(&self) -> AbortReason {
         let deadline = async {
-            match self.deadline {
-                Some((at, _)) => tokio::time::sleep_until(at).await,
+            match self.deadline.get() {
+                Some(at) => tokio::time::sleep_until(*at).await,
                 None => std::future::pending().await,
             }
         };
-        let reason = tokio::select! {
+        tokio::select! {
             biased;
             reason = self.interrupted() => reason,
-            value = work => return Ok(value),
             () = deadline => AbortReason::TimedOut,
-        };
-        self.token.cancel();
-        Err(self.error(reason, stage))
+        }
     }
 
     /// Fires on caller cancellation or registry shutdown.
@@ -118,10 +160,16 @@ impl CallSignal {
         }
     }
 
+    /// Cancels the call token and returns the coded error for `reason` at `stage`.
+    fn fire(&self, reason: AbortReason, stage: WaitStage) -> ToolCallError {
+        self.token.cancel();
+        self.error(reason, stage)
+    }
+
     fn error(&self, reason: AbortReason, stage: WaitStage) -> ToolCallError {
         match reason {
             AbortReason::Cancelled => cancelled(stage.waiting_for()),
-            AbortReason::TimedOut => timed_out(self.deadline.map_or(0, |(_, ms)| ms)),
+            AbortReason::TimedOut => timed_out(self.timeout_ms.unwrap_or(0)),
             AbortReason::Shutdown => {
                 aborted("Tool registry shut down while the call was in flight.")
             }
@@ -133,5 +181,42 @@ impl Drop for CallSignal {
     /// A call whose future is dropped mid-flight cancels its handler's token.
     fn drop(&mut self) {
         self.token.cancel();
+    }
+}
+
+/// The signal's waiters (token wakers and the deadline timer), created only once the work
+/// has returned `Pending`.
+type Waiters<'s> = Pin<Box<dyn Future<Output = AbortReason> + Send + 's>>;
+
+/// [`CallSignal::race`]: polls the fired check, then the work, then (only while the work
+/// waits) the signal's waiters, in the order of a biased `select!` over the three.
+///
+/// A hand-written future rather than an `async fn`: it stays a few words in the call's
+/// future, and work that is ready at its first poll costs two flag reads instead of two
+/// token registrations, a timer entry and their removal.
+pub(crate) struct Race<'s, F> {
+    signal: &'s CallSignal,
+    stage: WaitStage,
+    work: F,
+    waiters: Option<Waiters<'s>>,
+}
+
+impl<F: Future + Unpin> Future for Race<'_, F> {
+    type Output = Result<F::Output, ToolCallError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        if let Some(reason) = this.signal.fired() {
+            return Poll::Ready(Err(this.signal.fire(reason, this.stage)));
+        }
+        if let Poll::Ready(value) = Pin::new(&mut this.work).poll(cx) {
+            return Poll::Ready(Ok(value));
+        }
+        let signal = this.signal;
+        let waiters = this.waiters.get_or_insert_with(|| Box::pin(signal.fires()));
+        match waiters.as_mut().poll(cx) {
+            Poll::Ready(reason) => Poll::Ready(Err(signal.fire(reason, this.stage))),
+            Poll::Pending => Poll::Pending,
+        }
     }
 }
