@@ -62,22 +62,23 @@ fn scan_block<'i>(
     out: &mut Vec<CssReference>,
 ) -> ScanResult<'i> {
     loop {
+        // Whitespace and comments are never references: skipped without building tokens,
+        // which were most of the tokens of a typical stylesheet.
+        parser.skip_whitespace();
         let start = parser.position().byte_index();
-        let token = match parser.next_including_whitespace_and_comments() {
-            Ok(token) => token.clone(),
+        let step = match parser.next_including_whitespace_and_comments() {
+            Ok(token) => ScanStep::after(token, depth),
             Err(_) => return Ok(()),
         };
-        match token {
-            Token::AtKeyword(name) if depth == 0 && name.eq_ignore_ascii_case("import") => {
-                scan_import(parser, source, start, out);
-            }
-            Token::UnquotedUrl(url) => out.push(CssReference {
+        match step {
+            ScanStep::Import => scan_import(parser, source, start, out),
+            ScanStep::Url(requested) => out.push(CssReference {
                 kind: CssReferenceKind::Url,
-                requested: url.to_string(),
+                requested,
                 range: start..parser.position().byte_index(),
                 offset: start + 4,
             }),
-            Token::Function(name) if name.eq_ignore_ascii_case("url") => {
+            ScanStep::UrlFunction => {
                 if let Ok(Some((url, offset))) = parser.parse_nested_block(quoted_url_argument) {
                     let end = parser.position().byte_index();
                     out.push(CssReference {
@@ -88,16 +89,41 @@ fn scan_block<'i>(
                     });
                 }
             }
+            ScanStep::Nested => {
+                let _ =
+                    parser.parse_nested_block(|nested| scan_block(nested, source, depth + 1, out));
+            }
+            ScanStep::Skip => {}
+        }
+    }
+}
+
+/// What the scan does after one token (decided from a borrow of it: tokens are not cloned).
+enum ScanStep {
+    Import,
+    Url(String),
+    UrlFunction,
+    Nested,
+    Skip,
+}
+
+impl ScanStep {
+    fn after(token: &Token<'_>, depth: usize) -> Self {
+        match token {
+            Token::AtKeyword(name) if depth == 0 && name.eq_ignore_ascii_case("import") => {
+                Self::Import
+            }
+            Token::UnquotedUrl(url) => Self::Url(url.to_string()),
+            Token::Function(name) if name.eq_ignore_ascii_case("url") => Self::UrlFunction,
             Token::Function(_)
             | Token::ParenthesisBlock
             | Token::SquareBracketBlock
             | Token::CurlyBracketBlock
                 if depth < MAX_CSS_SCAN_DEPTH =>
             {
-                let _ =
-                    parser.parse_nested_block(|nested| scan_block(nested, source, depth + 1, out));
+                Self::Nested
             }
-            _ => {}
+            _ => Self::Skip,
         }
     }
 }
@@ -477,6 +503,24 @@ mod tests {
                 ("b.css".into(), Some("screen and (min-width: 10px)".into())),
                 ("c d.css".into(), Some("print".into())),
                 ("e.css".into(), Some(String::new())),
+            ]
+        );
+    }
+
+    #[test]
+    fn ranges_start_at_the_reference_after_whitespace_and_comments() {
+        let source = "/* a */ @import  'a.css' ;\n.x { b: /* url(no) */ \t url( \"i.png\" ) url(j.png) }";
+        let found: Vec<(&str, usize)> = scan_css_references(source)
+            .iter()
+            .map(|reference| (&source[reference.range.clone()], reference.offset))
+            .collect();
+        let at = |needle: &str| source.find(needle).unwrap();
+        assert_eq!(
+            found,
+            [
+                ("@import  'a.css' ;", at("'a.css'")),
+                ("url( \"i.png\" )", at("\"i.png\"")),
+                ("url(j.png)", at("j.png")),
             ]
         );
     }
