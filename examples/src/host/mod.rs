@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use axum::extract::FromRef;
+use axum::serve::ListenerExt;
 use live_code_editor::WorkspaceFile;
 use live_code_editor::workspace::folder::FolderAdapter;
 use live_code_editor::workspace::manager::{ManagerOptions, WorkspaceDocumentManager};
@@ -344,6 +345,13 @@ pub async fn start(options: StudioOptions) -> Result<RunningStudio, String> {
     let shutdown = CancellationToken::new();
     let app = server::router(state.clone());
     let stop = shutdown.clone();
+    // Small event frames and JSON answers go out at once: with Nagle's algorithm a frame
+    // queued behind an unacknowledged one waits for the peer's (delayed) ACK.
+    let listener = listener.tap_io(|tcp| {
+        if let Err(error) = tcp.set_nodelay(true) {
+            tracing::debug!(%error, "could not set TCP_NODELAY");
+        }
+    });
     let server = tokio::spawn(async move {
         axum::serve(listener, app)
             .with_graceful_shutdown(async move { stop.cancelled().await })
