@@ -248,3 +248,39 @@ async fn an_added_stylesheet_reloads_the_preview() {
     assert_eq!(state[3], Value::Null, "{state}");
     session.close().await;
 }
+
+/// The workspace page takes a stylesheet-only revision from the revision announcement itself,
+/// which carries the compiled stylesheets, instead of asking the host for them in a second
+/// round trip; the swap still keeps page state.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_announced_stylesheet_revision_is_swapped_without_asking_for_its_stylesheets() {
+    let session = Session::open(&WORKSPACE).await;
+    let index = session.source("index.html").await;
+    let index = index.replace("</header>", "<input id=\"live-name\"></header>");
+    session.write("index.html", &index).await;
+    session.make_state().await;
+    session
+        .browser
+        .eval(
+            "window.stylesheetAsks = 0; const realFetch = window.fetch; \
+             window.fetch = (url, init) => { if (String(url).includes('/preview/stylesheets/')) window.stylesheetAsks += 1; return realFetch(url, init); }; \
+             return true;",
+            json!([]),
+        )
+        .await;
+    let styles = session.source("styles.css").await;
+    let styles = format!("{styles}\n#hero-title {{ color: rgb(1, 2, 3); }}\n");
+    session.write("styles.css", &styles).await;
+    let state = session.page_state().await;
+    assert_eq!(state[0], "3", "swapped in place: {state}");
+    assert_eq!(state[4], "rgb(1, 2, 3)", "{state}");
+    let asks = session
+        .browser
+        .eval("return window.stylesheetAsks;", json!([]))
+        .await;
+    assert_eq!(
+        asks, 0,
+        "the announcement carried the stylesheets, so the page did not ask for them"
+    );
+    session.close().await;
+}

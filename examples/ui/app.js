@@ -148,8 +148,9 @@ function connectEvents() {
         // iframe acknowledges it again.
         if (message.refresh) showPreview(message.revision, true);
         // Otherwise the preview follows the announced revision at once rather than after the
-        // state read (a stylesheet-only revision is swapped in while the read is in flight).
-        else showPreview(message.revision);
+        // state read (a stylesheet-only revision is swapped in, with the stylesheets the
+        // announcement carried, while the read is in flight).
+        else showPreview(message.revision, false, message.live);
         refreshState();
         break;
       case 'hello': refreshState(); break;

@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use axum::extract::FromRef;
+use axum::serve::ListenerExt;
 use live_code_editor::WorkspaceFile;
 use live_code_editor::workspace::folder::FolderAdapter;
 use live_code_editor::workspace::manager::{ManagerOptions, WorkspaceDocumentManager};
@@ -183,7 +184,13 @@ pub async fn build_state(options: &StudioOptions, port: u16) -> Result<Arc<Studi
         "palette · direct calls of the pages".into(),
     );
     let runs = AgentRuns::new(hub.clone(), trace.clone());
-    let studio_bridge = StudioPreviewBridge::new(viewers.clone(), hub.clone());
+    let token = uuid::Uuid::new_v4().simple().to_string();
+    let security = SecurityPolicy::new(port, token);
+    let previews = Arc::<preview_http::PreviewDocuments>::default();
+    let studio_bridge =
+        StudioPreviewBridge::new(viewers.clone(), hub.clone()).announcing_stylesheets(
+            server::announced_stylesheets(previews.clone(), security.preview_key().to_owned()),
+        );
     let stylesheet_run = studio_bridge.stylesheet_run();
     let bridge = Arc::new(RunPreviewBridge::new(studio_bridge, runs.clone()));
     let manager =
@@ -221,7 +228,6 @@ pub async fn build_state(options: &StudioOptions, port: u16) -> Result<Arc<Studi
         .build()
         .map_err(|e| e.to_string())?;
     runs.know_tools(&registry.list_all_tools());
-    let token = uuid::Uuid::new_v4().simple().to_string();
     let state = Arc::new(StudioState {
         registry,
         manager,
@@ -229,14 +235,14 @@ pub async fn build_state(options: &StudioOptions, port: u16) -> Result<Arc<Studi
         hub,
         trace,
         runs,
-        security: SecurityPolicy::new(port, token),
+        security,
         settings: Settings::load(&options.data_dir),
         viewers,
         pages: PreviewViewers::default(),
         editor,
         web,
         saves,
-        previews: Arc::default(),
+        previews,
         stylesheet_run,
         mcp_state_key: mcp_state_key::load_or_create(&options.data_dir),
     });
@@ -344,6 +350,13 @@ pub async fn start(options: StudioOptions) -> Result<RunningStudio, String> {
     let shutdown = CancellationToken::new();
     let app = server::router(state.clone());
     let stop = shutdown.clone();
+    // Small event frames and JSON answers go out at once: with Nagle's algorithm a frame
+    // queued behind an unacknowledged one waits for the peer's (delayed) ACK.
+    let listener = listener.tap_io(|tcp| {
+        if let Err(error) = tcp.set_nodelay(true) {
+            tracing::debug!(%error, "could not set TCP_NODELAY");
+        }
+    });
     let server = tokio::spawn(async move {
         axum::serve(listener, app)
             .with_graceful_shutdown(async move { stop.cancelled().await })

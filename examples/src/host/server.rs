@@ -13,6 +13,7 @@ use axum::routing::{get, post};
 use live_code_editor::preview::{
     IncrementalPreviewCompiler, PreviewOptions, export_standalone_html,
 };
+use live_code_editor::workspace::bridge::PreviewSnapshot;
 use live_code_editor::workspace::{ImportGuard, WorkspaceErrorCode};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -604,11 +605,34 @@ fn compile_revision(
     state: &StudioState,
     workspace: &live_code_editor::workspace::Workspace,
 ) -> impl FnOnce(&mut IncrementalPreviewCompiler) -> preview_http::ServedPreview + Send + 'static {
-    let revision = workspace.revision();
-    let files: Vec<_> = workspace.files().cloned().collect();
-    let assets = preview_http::asset_prefix("/preview", revision, state.security.preview_key());
+    let files = workspace.files().cloned().collect();
+    compile_files(workspace.revision(), files, state.security.preview_key())
+}
+
+/// The compile of revision `revision` made of `files`, its assets under the `key`ed route.
+fn compile_files(
+    revision: u64,
+    files: Vec<live_code_editor::WorkspaceFile>,
+    key: &str,
+) -> impl FnOnce(&mut IncrementalPreviewCompiler) -> preview_http::ServedPreview + Send + 'static {
+    let assets = preview_http::asset_prefix("/preview", revision, key);
     let options = PreviewOptions::preview(Some(revision), assets);
     move |compiler| compiler.compile(&files, &options).into()
+}
+
+/// The stylesheets a published revision is announced with (see
+/// [`crate::kit::bridge::StudioPreviewBridge::announcing_stylesheets`]), compiled into the
+/// cache its document and stylesheet route are served from.
+pub fn announced_stylesheets(
+    previews: Arc<preview_http::PreviewDocuments>,
+    key: String,
+) -> impl Fn(&PreviewSnapshot) -> Option<Vec<String>> + Send + Sync + 'static {
+    move |snapshot| {
+        let files = snapshot.files.iter().map(|file| (**file).clone()).collect();
+        let compile = compile_files(snapshot.revision, files, &key);
+        let served = previews.compile_now("workspace", snapshot.revision, compile)?;
+        served.stylesheets.clone()
+    }
 }
 
 #[derive(Deserialize)]

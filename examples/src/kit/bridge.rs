@@ -43,10 +43,37 @@ impl Drop for ViewerGuard {
     }
 }
 
-/// Tells the attached pages that a revision was published: `(revision, republished)`, where
-/// `republished` means the same revision again (a preview refresh), which a page already
-/// showing it must reload so its iframe acknowledges it once more.
-type Announce = Box<dyn Fn(u64, bool) + Send + Sync>;
+/// Tells the attached pages that a revision was published.
+type Announce = Box<dyn Fn(Announcement) + Send + Sync>;
+
+/// Compiles a published revision and answers its [`CompiledPreview`] stylesheets (`None`:
+/// only a reload shows it).
+///
+/// [`CompiledPreview`]: live_code_editor::preview::CompiledPreview
+type StylesheetCompile = Box<dyn Fn(&PreviewSnapshot) -> Option<Vec<String>> + Send + Sync>;
+
+/// One published revision as the pages hear of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Announcement {
+    /// The revision.
+    pub revision: u64,
+    /// The same revision again (a preview refresh): a page already showing it must reload so
+    /// its iframe acknowledges it once more.
+    pub refresh: bool,
+    /// For a revision that changed only stylesheets since [`LiveStylesheets::since`], its
+    /// compiled stylesheets, so a page can swap them in without asking for them.
+    pub live: Option<LiveStylesheets>,
+}
+
+/// The stylesheets of an announced revision, for a preview showing any revision from `since`
+/// on (the start of its [`StylesheetRun`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct LiveStylesheets {
+    /// The oldest revision a preview may show and still take these stylesheets in place.
+    pub since: u64,
+    /// The texts of the revision's inlined stylesheets, in document order.
+    pub stylesheets: Vec<String>,
+}
 
 /// Browser acknowledgement when a tab renders the preview, headless compilation otherwise.
 /// The standalone workspace announces revisions as [`StudioEvent::Workspace`]; another surface
@@ -59,6 +86,8 @@ pub struct StudioPreviewBridge {
     announced: AtomicU64,
     /// The published revisions that differ in stylesheets only, for live stylesheet edits.
     stylesheet_run: Arc<StylesheetRun>,
+    /// Compiles a stylesheet-only revision for its announcement (none: pages ask for them).
+    announced_stylesheets: Option<StylesheetCompile>,
 }
 
 impl std::fmt::Debug for StudioPreviewBridge {
@@ -73,9 +102,26 @@ impl StudioPreviewBridge {
     /// The standalone workspace's bridge: announces revisions on `hub` as
     /// [`StudioEvent::Workspace`] and counts `viewers`.
     pub fn new(viewers: PreviewViewers, hub: EventHub) -> Self {
-        Self::with_announcer(viewers, "/preview/assets/", move |revision, refresh| {
-            hub.publish(StudioEvent::Workspace { revision, refresh });
-        })
+        let announce = move |announcement: Announcement| {
+            hub.publish(StudioEvent::Workspace {
+                revision: announcement.revision,
+                refresh: announcement.refresh,
+                live: announcement.live,
+            });
+        };
+        Self::build(viewers, "/preview/assets/".into(), Box::new(announce))
+    }
+
+    /// Announces a revision that changed only stylesheets with the stylesheets `compile`
+    /// answers for it (compiled while announcing, into the cache its document is served
+    /// from), saving the page the round trip of asking for them. Only while a tab renders the
+    /// preview: nobody else swaps stylesheets.
+    pub fn announcing_stylesheets(
+        mut self,
+        compile: impl Fn(&PreviewSnapshot) -> Option<Vec<String>> + Send + Sync + 'static,
+    ) -> Self {
+        self.announced_stylesheets = Some(Box::new(compile));
+        self
     }
 
     /// A bridge for any surface: `announce` is told each published revision, and the headless
@@ -85,7 +131,13 @@ impl StudioPreviewBridge {
         asset_base: impl Into<String>,
         announce: impl Fn(u64, bool) + Send + Sync + 'static,
     ) -> Self {
-        let asset_base = asset_base.into();
+        let announce = move |announcement: Announcement| {
+            announce(announcement.revision, announcement.refresh);
+        };
+        Self::build(viewers, asset_base.into(), Box::new(announce))
+    }
+
+    fn build(viewers: PreviewViewers, asset_base: String, announce: Announce) -> Self {
         // Preview mode with an asset base, not export mode: the acknowledgement only needs the
         // document to compile, so assets are never base64-encoded into data URLs here.
         // Incremental: a revision that changed one file parses only that file again.
@@ -98,10 +150,23 @@ impl StudioPreviewBridge {
         Self {
             viewers,
             headless,
-            announce: Box::new(announce),
+            announce,
             announced: AtomicU64::new(0),
             stylesheet_run: Arc::default(),
+            announced_stylesheets: None,
         }
+    }
+
+    /// The stylesheets to announce `snapshot` with: a stylesheet-only step of the run, a tab
+    /// that could swap them, and a compile that allows it.
+    fn live_stylesheets(&self, snapshot: &PreviewSnapshot) -> Option<LiveStylesheets> {
+        let compile = self.announced_stylesheets.as_ref()?;
+        if self.viewers.count() == 0 {
+            return None;
+        }
+        let since = self.stylesheet_run.live_since(snapshot.revision)?;
+        let stylesheets = compile(snapshot)?;
+        Some(LiveStylesheets { since, stylesheets })
     }
 
     /// The run of published revisions that differ in stylesheets only (the surface's live
@@ -150,6 +215,13 @@ impl StylesheetRun {
         state.current == to && state.since <= from && from < to
     }
 
+    /// The start of the run when `to` is its newest revision and not its first: a preview
+    /// showing any revision from there up to `to` can take `to` in place.
+    pub fn live_since(&self, to: u64) -> Option<u64> {
+        let state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        (state.current == to && state.since < to).then_some(state.since)
+    }
+
     /// Whether a preview document of `revision` may load the assets of revision `current`: it
     /// is that revision, or one of its stylesheet run (a document that took newer stylesheets
     /// in place still references its own revision's asset URLs, and no asset changed since).
@@ -166,7 +238,17 @@ impl PreviewBridge for StudioPreviewBridge {
         let previous = self
             .announced
             .fetch_max(snapshot.revision, Ordering::SeqCst);
-        (self.announce)(snapshot.revision, previous >= snapshot.revision);
+        let refresh = previous >= snapshot.revision;
+        let live = if refresh {
+            None
+        } else {
+            self.live_stylesheets(&snapshot)
+        };
+        (self.announce)(Announcement {
+            revision: snapshot.revision,
+            refresh,
+            live,
+        });
         if self.viewers.count() == 0 {
             self.headless.publish(snapshot, acks);
         }
@@ -205,6 +287,37 @@ mod tests {
         assert!(!run.live_from(3, 4), "a script edit reloads");
         run.record(&snapshot(5, "d", "2"));
         assert!(run.live_from(4, 5) && !run.live_from(3, 5));
+    }
+
+    #[tokio::test]
+    async fn a_stylesheet_only_revision_is_announced_with_its_stylesheets_while_a_tab_renders() {
+        let hub = EventHub::new();
+        let mut events = hub.subscribe();
+        let viewers = PreviewViewers::default();
+        let bridge = StudioPreviewBridge::new(viewers.clone(), hub)
+            .announcing_stylesheets(|snapshot| Some(vec![format!("css of {}", snapshot.revision)]));
+        let acks = PreviewAcks::new(1);
+        let page = viewers.attach();
+        for (revision, css, js) in [(1, "a", "1"), (2, "b", "1"), (3, "c", "1"), (4, "c", "2")] {
+            bridge.publish(snapshot(revision, css, js), &acks);
+        }
+        drop(page);
+        bridge.publish(snapshot(5, "d", "2"), &acks);
+        let mut heard = Vec::new();
+        while let Ok(event) = events.try_recv() {
+            heard.push(serde_json::to_value(event).unwrap());
+        }
+        assert_eq!(
+            heard,
+            [
+                serde_json::json!({"type": "workspace", "revision": 1}),
+                serde_json::json!({"type": "workspace", "revision": 2, "live": {"since": 1, "stylesheets": ["css of 2"]}}),
+                serde_json::json!({"type": "workspace", "revision": 3, "live": {"since": 1, "stylesheets": ["css of 3"]}}),
+                serde_json::json!({"type": "workspace", "revision": 4}),
+                serde_json::json!({"type": "workspace", "revision": 5}),
+            ],
+            "a script edit starts a new run; with no tab nothing is compiled for the announcement"
+        );
     }
 
     #[tokio::test]

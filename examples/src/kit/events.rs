@@ -6,6 +6,8 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::broadcast;
 
+use super::bridge::LiveStylesheets;
+
 /// Events buffered per subscriber before a slow one starts missing events (it is told so).
 pub const EVENT_BUFFER: usize = 512;
 
@@ -30,6 +32,10 @@ pub enum StudioEvent {
         /// The same revision was published again: pages reload their preview of it.
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         refresh: bool,
+        /// A stylesheet-only revision's stylesheets, which a page showing a revision of the
+        /// same run swaps in without asking for them.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        live: Option<LiveStylesheets>,
     },
     /// The preview acknowledged (or failed) a revision.
     Preview {
@@ -97,11 +103,13 @@ mod tests {
         hub.publish(StudioEvent::Workspace {
             revision: 1,
             refresh: false,
+            live: None,
         });
         let mut receiver = hub.subscribe();
         hub.publish(StudioEvent::Workspace {
             revision: 2,
             refresh: false,
+            live: None,
         });
         hub.publish(StudioEvent::Preview {
             state: json!({"revision": 2, "status": "ready"}),

@@ -264,6 +264,32 @@ impl PreviewDocuments {
         .cloned()
     }
 
+    /// [`Self::get_or_compile`] on the calling thread, for a caller that cannot wait (the
+    /// preview bridge compiles a stylesheet-only revision while announcing it): the result
+    /// fills the same cache slot, so serving the revision afterwards compiles nothing.
+    pub fn compile_now(
+        &self,
+        surface: &'static str,
+        revision: u64,
+        compile: impl FnOnce(&mut IncrementalPreviewCompiler) -> ServedPreview,
+    ) -> Option<Arc<ServedPreview>> {
+        let cell = self.slot(surface, revision);
+        if let Some(served) = cell.get() {
+            return Some(Arc::clone(served));
+        }
+        let compiler = self.compiler(surface);
+        self.compiles.fetch_add(1, Ordering::Relaxed);
+        // A panicking compile poisons the compiler's lock, so the next one starts afresh.
+        let compiled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            compile(&mut lock_compiler(&compiler))
+        }))
+        .ok()?;
+        let served = Arc::new(compiled);
+        // A request compiling the same revision meanwhile produced the same document.
+        let _ = cell.set(Arc::clone(&served));
+        Some(served)
+    }
+
     fn compiler(&self, surface: &'static str) -> SharedCompiler {
         let mut compilers = self
             .compilers
@@ -447,6 +473,37 @@ mod tests {
         });
         let (status, _) = stylesheets_of(&previews, &run, 2, 3).await;
         assert_eq!(status, StatusCode::CONFLICT, "an HTML edit reloads");
+    }
+
+    #[tokio::test]
+    async fn a_revision_compiled_now_is_served_from_the_cache() {
+        let previews = PreviewDocuments::default();
+        let files = site("#000001");
+        let options = PreviewOptions::preview(Some(1), "/assets/");
+        let now = previews
+            .compile_now("editor", 1, move |compiler| {
+                compiler.compile(&files, &options).into()
+            })
+            .expect("a document");
+        assert_eq!(
+            now.stylesheets,
+            Some(vec!["h1 { color: #000001 }".to_owned()])
+        );
+        assert_eq!(
+            serve(&previews, "editor", 1).await.as_bytes(),
+            &now.html[..]
+        );
+        assert_eq!(
+            previews.compiles(),
+            1,
+            "served from the slot compile_now filled"
+        );
+        assert!(
+            previews
+                .compile_now("editor", 2, |_| panic!("compiler bug"))
+                .is_none()
+        );
+        assert!(serve(&previews, "editor", 2).await.contains("#000002"));
     }
 
     #[tokio::test]

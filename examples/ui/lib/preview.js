@@ -33,13 +33,16 @@ function setPreviewStatus(text, kind) {
   $('status-preview').textContent = `preview: ${text}`;
 }
 
-/** Points the iframe at `revision` (no-op when it already shows it). */
-export function showPreview(revision, force = false) {
+/**
+ * Points the iframe at `revision` (no-op when it already shows it); `live` is the stylesheets
+ * a revision announcement carried (see live-css.js).
+ */
+export function showPreview(revision, force = false, live = null) {
   if (!force && state.previewRevision === revision) return;
   state.previewRevision = revision;
   setPreviewStatus(`loading revision ${revision}`, 'loading');
   $('preview-address').textContent = `/preview/${revision}`;
-  liveStylesheets().show(revision, force);
+  liveStylesheets().show(revision, force, live);
   loadDiagnostics();
 }
 
