@@ -2,7 +2,9 @@
 //! attributes; a second pass applies the compiled plan (inlined `<style>`/`<script>`, removed
 //! references, asset URLs, the head injection and the module bootstrap).
 
+use std::borrow::Cow;
 use std::cell::RefCell;
+use std::sync::Arc;
 
 use lol_html::html_content::{ContentType, Element};
 use lol_html::{RewriteStrSettings, doc_text, element, rewrite_str, text};
@@ -263,7 +265,7 @@ pub(crate) fn rewrite_html(
     source: &str,
     scan: &HtmlScan,
     plan: &HtmlPlan,
-    asset_url: &mut dyn FnMut(&str) -> Option<String>,
+    asset_url: &mut dyn FnMut(&str) -> Option<Arc<str>>,
 ) -> Result<String, lol_html::errors::RewritingError> {
     let counters = RefCell::new(RewriteCounters::default());
     let asset_url = RefCell::new(asset_url);
@@ -333,11 +335,22 @@ pub(crate) fn rewrite_html(
 }
 
 /// Escapes text for a double-quoted attribute (lol_html escapes `"` but not `&`).
-pub(crate) fn escape_attribute(value: &str) -> String {
-    value
-        .replace('&', "&amp;")
-        .replace('"', "&quot;")
-        .replace('<', "&lt;")
+pub(crate) fn escape_attribute(value: &str) -> Cow<'_, str> {
+    let special = |byte: u8| matches!(byte, b'&' | b'"' | b'<');
+    let Some(first) = value.bytes().position(special) else {
+        return Cow::Borrowed(value);
+    };
+    let mut out = String::with_capacity(value.len() + 16);
+    out.push_str(&value[..first]);
+    for character in value[first..].chars() {
+        match character {
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            '<' => out.push_str("&lt;"),
+            _ => out.push(character),
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// Makes text safe as the content of a raw-text element (`script`, `style`): every `</tag`
@@ -521,6 +534,16 @@ mod tests {
         assert_eq!(
             out,
             r#"<html><head><meta name=x><style>a{}</style><script defer>run()</script></head><body><img src="data:image/png;base64,AA=="><img src="b.png"></body></html>"#
+        );
+    }
+
+    #[test]
+    fn attribute_escaping_touches_ampersands_quotes_and_less_than_only() {
+        assert_eq!(escape_attribute("a.png?x=1"), "a.png?x=1");
+        assert!(matches!(escape_attribute("plain"), Cow::Borrowed(_)));
+        assert_eq!(
+            escape_attribute("é\"<&>'x&amp;"),
+            "é&quot;&lt;&amp;>'x&amp;amp;"
         );
     }
 

@@ -45,6 +45,7 @@ mod resolve;
 mod selection;
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -314,7 +315,8 @@ pub(crate) struct Compiler<'a> {
     budget: OutputBudget,
     /// Per-file scans, reused across compiles by an incremental compiler.
     memo: &'a mut ScanMemo,
-    asset_cache: HashMap<String, Option<String>>,
+    /// Each asset's URL, shared: an export's `data:` URLs are tens of kilobytes each.
+    asset_cache: HashMap<String, Option<Arc<str>>>,
     /// See [`CompiledPreview::stylesheets`]; filled by the entry's compile.
     live_stylesheets: Option<Vec<String>>,
 }
@@ -611,7 +613,7 @@ worker-src blob:; base-uri 'none'; form-action 'none'"
     }
 
     /// The URL of the asset `requested` from `from` refers to, if it is a workspace asset.
-    pub(crate) fn asset_url_for(&mut self, from: &str, requested: &str) -> Option<String> {
+    pub(crate) fn asset_url_for(&mut self, from: &str, requested: &str) -> Option<Arc<str>> {
         let Reference::Local(Some(path)) = classify_reference(from, requested) else {
             return None;
         };
@@ -629,13 +631,13 @@ worker-src blob:; base-uri 'none'; form-action 'none'"
                     (FileContent::Asset { .. }, PreviewTarget::Preview { asset_base, .. }) => {
                         let mut url = asset_base.clone();
                         push_encoded_path(&mut url, &file.path);
-                        Some(url)
+                        Some(Arc::from(url))
                     }
                     (FileContent::Asset { bytes, mime_type }, PreviewTarget::Export) => {
                         let url = self.memo.data_url(&file.path, mime_type, bytes, || {
                             format!("data:{mime_type};base64,{}", BASE64.encode(bytes))
                         });
-                        Some(url.to_string())
+                        Some(url)
                     }
                     (FileContent::Text { .. }, _) => None,
                 });
