@@ -523,7 +523,8 @@ mod tests {
 
     #[test]
     fn ranges_start_at_the_reference_after_whitespace_and_comments() {
-        let source = "/* a */ @import  'a.css' ;\n.x { b: /* url(no) */ \t url( \"i.png\" ) url(j.png) }";
+        let source =
+            "/* a */ @import  'a.css' ;\n.x { b: /* url(no) */ \t url( \"i.png\" ) url(j.png) }";
         let found: Vec<(&str, usize)> = scan_css_references(source)
             .iter()
             .map(|reference| (&source[reference.range.clone()], reference.offset))
