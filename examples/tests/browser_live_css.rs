@@ -129,6 +129,16 @@ impl Session {
         value
     }
 
+    /// A session whose preview has an input (an HTML edit) and then page state.
+    async fn open_with_state(surface: &'static Surface) -> Self {
+        let session = Self::open(surface).await;
+        let index = session.source("index.html").await;
+        let index = index.replace("</header>", "<input id=\"live-name\"></header>");
+        session.write("index.html", &index).await;
+        session.make_state().await;
+        session
+    }
+
     /// Clicks the counter three times, types into the input, scrolls and marks the window.
     async fn make_state(&self) {
         self.browser.enter_frame(self.surface.frame).await;
@@ -235,11 +245,7 @@ async fn web_stylesheet_edits_keep_page_state_and_other_edits_reload() {
 /// Adding a stylesheet file (even one nothing links) reloads: the host refuses the swap.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_added_stylesheet_reloads_the_preview() {
-    let session = Session::open(&WORKSPACE).await;
-    let index = session.source("index.html").await;
-    let index = index.replace("</header>", "<input id=\"live-name\"></header>");
-    session.write("index.html", &index).await;
-    session.make_state().await;
+    let session = Session::open_with_state(&WORKSPACE).await;
     session
         .mutate("createFile", "extra.css", "h1 { color: red }")
         .await;
@@ -254,11 +260,7 @@ async fn an_added_stylesheet_reloads_the_preview() {
 /// round trip; the swap still keeps page state.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_announced_stylesheet_revision_is_swapped_without_asking_for_its_stylesheets() {
-    let session = Session::open(&WORKSPACE).await;
-    let index = session.source("index.html").await;
-    let index = index.replace("</header>", "<input id=\"live-name\"></header>");
-    session.write("index.html", &index).await;
-    session.make_state().await;
+    let session = Session::open_with_state(&WORKSPACE).await;
     session
         .browser
         .eval(
