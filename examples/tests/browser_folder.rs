@@ -35,16 +35,7 @@ async fn page(studio: &RunningStudio) -> Browser {
 }
 
 async fn call(studio: &RunningStudio, name: &str, arguments: Value) -> Value {
-    reqwest::Client::new()
-        .post(format!("{}api/tools/call", studio.url()))
-        .header("x-studio-token", studio.token())
-        .json(&json!({"method": "tools/call", "params": {"name": name, "arguments": arguments}}))
-        .send()
-        .await
-        .expect("tools/call")
-        .json()
-        .await
-        .expect("tools/call JSON")
+    browser_support::studio::call_tool(&reqwest::Client::new(), studio, name, arguments).await
 }
 
 async fn source(studio: &RunningStudio, path: &str) -> String {

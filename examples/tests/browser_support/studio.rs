@@ -57,18 +57,7 @@ impl StudioPage {
     /// Calls a tool through the registry as a direct local call (as the Tools tab's Run sample
     /// and other clients make it), returning the `ToolCallResult`.
     pub async fn call_tool(&self, name: &str, arguments: Value) -> Value {
-        self.http
-            .post(format!("{}api/tools/call", self.studio.url()))
-            .header("x-studio-token", self.studio.token())
-            .json(
-                &json!({"method": "tools/call", "params": {"name": name, "arguments": arguments}}),
-            )
-            .send()
-            .await
-            .expect("tools/call")
-            .json()
-            .await
-            .expect("tools/call JSON")
+        call_tool(&self.http, &self.studio, name, arguments).await
     }
 
     /// Closes the browser, then stops the studio.
@@ -76,4 +65,22 @@ impl StudioPage {
         self.browser.close().await;
         self.studio.shutdown().await;
     }
+}
+
+/// `POST /api/tools/call` on `studio` with its token, returning the `ToolCallResult`.
+pub async fn call_tool(
+    http: &reqwest::Client,
+    studio: &RunningStudio,
+    name: &str,
+    arguments: Value,
+) -> Value {
+    http.post(format!("{}api/tools/call", studio.url()))
+        .header("x-studio-token", studio.token())
+        .json(&json!({"method": "tools/call", "params": {"name": name, "arguments": arguments}}))
+        .send()
+        .await
+        .expect("tools/call")
+        .json()
+        .await
+        .expect("tools/call JSON")
 }
