@@ -131,20 +131,26 @@ fn apply(files: &mut Vec<WorkspaceFile>, edit: Edit) {
 }
 
 /// Options of one compile in an edit sequence: either target, a revision, sometimes a budget.
+/// Most steps keep the asset base and budget, so the incremental compiler reuses its pieces
+/// (a revision only changes the head); a fixed small budget makes the output limit cut into
+/// reused and fresh pieces alike.
 fn step_options() -> impl Strategy<Value = PreviewOptions> {
-    (any::<bool>(), 0u64..4, prop::option::of(0usize..4096)).prop_map(
-        |(export, revision, budget)| {
-            let mut options = if export {
-                PreviewOptions::export()
-            } else {
-                PreviewOptions::preview(Some(revision), format!("/preview/{revision}/assets/"))
-            };
-            if let Some(budget) = budget {
-                options.max_output_bytes = budget;
-            }
-            options
-        },
-    )
+    let budget = prop_oneof![
+        3 => Just(None),
+        1 => Just(Some(700)),
+        1 => (0usize..4096).prop_map(Some),
+    ];
+    (prop::bool::weighted(0.25), 0u64..4, budget).prop_map(|(export, revision, budget)| {
+        let mut options = if export {
+            PreviewOptions::export()
+        } else {
+            PreviewOptions::preview(Some(revision), "/preview/assets/")
+        };
+        if let Some(budget) = budget {
+            options.max_output_bytes = budget;
+        }
+        options
+    })
 }
 
 proptest! {

@@ -626,7 +626,7 @@ fn compile_files(
 pub fn announced_stylesheets(
     previews: Arc<preview_http::PreviewDocuments>,
     key: String,
-) -> impl Fn(&PreviewSnapshot) -> Option<Vec<String>> + Send + Sync + 'static {
+) -> impl Fn(&PreviewSnapshot) -> Option<Vec<Arc<str>>> + Send + Sync + 'static {
     move |snapshot| {
         let files = snapshot.files.iter().map(|file| (**file).clone()).collect();
         let compile = compile_files(snapshot.revision, files, &key);

@@ -50,7 +50,7 @@ type Announce = Box<dyn Fn(Announcement) + Send + Sync>;
 /// only a reload shows it).
 ///
 /// [`CompiledPreview`]: live_code_editor::preview::CompiledPreview
-type StylesheetCompile = Box<dyn Fn(&PreviewSnapshot) -> Option<Vec<String>> + Send + Sync>;
+type StylesheetCompile = Box<dyn Fn(&PreviewSnapshot) -> Option<Vec<Arc<str>>> + Send + Sync>;
 
 /// One published revision as the pages hear of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,7 +72,7 @@ pub struct LiveStylesheets {
     /// The oldest revision a preview may show and still take these stylesheets in place.
     pub since: u64,
     /// The texts of the revision's inlined stylesheets, in document order.
-    pub stylesheets: Vec<String>,
+    pub stylesheets: Vec<Arc<str>>,
 }
 
 /// Browser acknowledgement when a tab renders the preview, headless compilation otherwise.
@@ -118,7 +118,7 @@ impl StudioPreviewBridge {
     /// preview: nobody else swaps stylesheets.
     pub fn announcing_stylesheets(
         mut self,
-        compile: impl Fn(&PreviewSnapshot) -> Option<Vec<String>> + Send + Sync + 'static,
+        compile: impl Fn(&PreviewSnapshot) -> Option<Vec<Arc<str>>> + Send + Sync + 'static,
     ) -> Self {
         self.announced_stylesheets = Some(Box::new(compile));
         self
@@ -294,8 +294,10 @@ mod tests {
         let hub = EventHub::new();
         let mut events = hub.subscribe();
         let viewers = PreviewViewers::default();
-        let bridge = StudioPreviewBridge::new(viewers.clone(), hub)
-            .announcing_stylesheets(|snapshot| Some(vec![format!("css of {}", snapshot.revision)]));
+        let bridge =
+            StudioPreviewBridge::new(viewers.clone(), hub).announcing_stylesheets(|snapshot| {
+                Some(vec![format!("css of {}", snapshot.revision).into()])
+            });
         let acks = PreviewAcks::new(1);
         let page = viewers.attach();
         for (revision, css, js) in [(1, "a", "1"), (2, "b", "1"), (3, "c", "1"), (4, "c", "2")] {

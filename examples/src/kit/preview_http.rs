@@ -28,7 +28,7 @@ pub struct ServedPreview {
     /// The document (shared bytes: serving it again copies nothing).
     pub html: Bytes,
     /// [`CompiledPreview::stylesheets`] of the compile.
-    pub stylesheets: Option<Vec<String>>,
+    pub stylesheets: Option<Vec<Arc<str>>>,
 }
 
 impl ServedPreview {
@@ -487,7 +487,7 @@ mod tests {
             .expect("a document");
         assert_eq!(
             now.stylesheets,
-            Some(vec!["h1 { color: #000001 }".to_owned()])
+            Some(vec![Arc::from("h1 { color: #000001 }")])
         );
         assert_eq!(
             serve(&previews, "editor", 1).await.as_bytes(),

@@ -378,45 +378,70 @@ impl<'a> Compiler<'a> {
         while next < queue.len() {
             let root = queue[next].clone();
             next += 1;
-            let references = self.css_references(&root.key, root.source);
-            let location = |offset: usize| {
-                Some(Location::new(
-                    root.position_source,
-                    root.position_base + offset,
-                ))
-            };
-            for reference in references
-                .iter()
-                .filter(|reference| matches!(reference.kind, CssReferenceKind::Import { .. }))
-            {
-                self.report_reference(
-                    ReferenceLabel::StylesheetImport,
-                    root.path,
-                    &reference.requested,
-                    location(reference.offset),
-                    false,
-                );
-                if let Some((path, source)) =
-                    self.index
-                        .find_text(root.path, &reference.requested, Language::Css)
-                    && visited.insert(path.to_owned())
+            for path in self.visit_stylesheet(&root).iter() {
+                if visited.insert(path.clone())
+                    && let Some((path, source)) = self.index.text_of(path, Language::Css)
                 {
                     queue.push(CssRoot::file(path, source));
                 }
             }
-            for reference in references
-                .iter()
-                .filter(|reference| reference.kind == CssReferenceKind::Url)
+        }
+    }
+
+    /// Reports the references of one stylesheet, as a piece; the workspace stylesheets its
+    /// `@import`s name, in order.
+    fn visit_stylesheet(&mut self, root: &CssRoot<'a>) -> Arc<[String]> {
+        self.through_cache(
+            |pieces| (&mut pieces.changes, &mut pieces.css_visits),
+            root.key.clone(),
+            |compiler| {
+                // The text is a workspace stylesheet's, or an inline style's in the entry.
+                compiler.index.note_read_of(root.path);
+                compiler.report_stylesheet_references(root).into()
+            },
+        )
+    }
+
+    fn report_stylesheet_references(&mut self, root: &CssRoot<'a>) -> Vec<String> {
+        let references = self.css_references(&root.key, root.source);
+        let location = |offset: usize| {
+            Some(Location::new(
+                root.position_source,
+                root.position_base + offset,
+            ))
+        };
+        let mut imported = Vec::new();
+        for reference in references
+            .iter()
+            .filter(|reference| matches!(reference.kind, CssReferenceKind::Import { .. }))
+        {
+            self.report_reference(
+                ReferenceLabel::StylesheetImport,
+                root.path,
+                &reference.requested,
+                location(reference.offset),
+                false,
+            );
+            if let Some((path, _)) =
+                self.index
+                    .find_text(root.path, &reference.requested, Language::Css)
             {
-                self.report_reference(
-                    ReferenceLabel::Asset,
-                    root.path,
-                    &reference.requested,
-                    location(reference.offset),
-                    true,
-                );
+                imported.push(path.to_owned());
             }
         }
+        for reference in references
+            .iter()
+            .filter(|reference| reference.kind == CssReferenceKind::Url)
+        {
+            self.report_reference(
+                ReferenceLabel::Asset,
+                root.path,
+                &reference.requested,
+                location(reference.offset),
+                true,
+            );
+        }
+        imported
     }
 
     /// The reference rule for links, scripts, imports and assets: ignored references pass,

@@ -142,6 +142,65 @@ pub(crate) struct Location<'s> {
     offset: usize,
 }
 
+/// A sink call a reusable piece made (see [`super::pieces`]), replayed when it is reused.
+#[derive(Debug, Clone)]
+pub(crate) struct RecordedCall {
+    kind: DiagnosticKind,
+    /// `Some` for [`DiagnosticSink::reference`], `None` for [`DiagnosticSink::other`].
+    label: Option<ReferenceLabel>,
+    source_path: String,
+    requested: String,
+    /// The message of an [`DiagnosticSink::other`] call.
+    message: String,
+    /// `(text, byte offset)`: while recording, the text is the address of the source the
+    /// location points into; [`RecordedCall::locate`] turns it into a file position.
+    pub(crate) location: Option<(usize, usize)>,
+}
+
+impl RecordedCall {
+    /// Replaces the recorded source address with `position(address)`; `false` when the
+    /// location points into no workspace file (then the call cannot be replayed).
+    pub(crate) fn locate(&mut self, position: impl Fn(usize) -> Option<usize>) -> bool {
+        let Some((address, offset)) = self.location else {
+            return true;
+        };
+        match position(address) {
+            Some(found) => {
+                self.location = Some((found, offset));
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Makes the call again on `sink`, its location in `source_of(file position)`.
+    pub(crate) fn replay<'s>(
+        &self,
+        sink: &mut DiagnosticSink,
+        source_of: impl Fn(usize) -> &'s str,
+    ) {
+        let location = self
+            .location
+            .map(|(file, offset)| Location::new(source_of(file), offset));
+        match self.label {
+            Some(label) => sink.reference(
+                self.kind,
+                label,
+                &self.source_path,
+                &self.requested,
+                location,
+            ),
+            None => sink.other(
+                self.kind,
+                &self.source_path,
+                &self.requested,
+                location,
+                self.message.clone(),
+            ),
+        }
+    }
+}
+
 impl<'s> Location<'s> {
     /// Byte `offset` of `source`.
     pub(crate) fn new(source: &'s str, offset: usize) -> Self {
@@ -172,9 +231,44 @@ pub(crate) struct DiagnosticSink {
     diagnostics: Vec<PreviewDiagnostic>,
     seen: HashSet<(String, &'static str, String)>,
     omitted: usize,
+    /// The calls of the piece being rendered, when one is.
+    recording: Option<Vec<RecordedCall>>,
 }
 
 impl DiagnosticSink {
+    /// Starts recording calls for a piece.
+    pub(crate) fn start_recording(&mut self) {
+        debug_assert!(self.recording.is_none(), "pieces do not nest");
+        self.recording = Some(Vec::new());
+    }
+
+    /// The calls made since [`Self::start_recording`].
+    pub(crate) fn stop_recording(&mut self) -> Vec<RecordedCall> {
+        self.recording.take().unwrap_or_default()
+    }
+
+    fn record(
+        &mut self,
+        kind: DiagnosticKind,
+        label: Option<ReferenceLabel>,
+        source_path: &str,
+        requested: &str,
+        location: Option<Location<'_>>,
+        message: &str,
+    ) {
+        if let Some(calls) = &mut self.recording {
+            calls.push(RecordedCall {
+                kind,
+                label,
+                source_path: source_path.to_owned(),
+                requested: requested.to_owned(),
+                message: message.to_owned(),
+                location: location
+                    .map(|location| (location.source.as_ptr() as usize, location.offset)),
+            });
+        }
+    }
+
     /// Records a reference diagnostic with the reference wording for its kind.
     pub(crate) fn reference(
         &mut self,
@@ -184,6 +278,7 @@ impl DiagnosticSink {
         requested: &str,
         location: Option<Location<'_>>,
     ) {
+        self.record(kind, Some(label), source_path, requested, location, "");
         let requested = requested.trim();
         let message = match kind {
             DiagnosticKind::BlockedExternalReference => {
@@ -234,6 +329,7 @@ impl DiagnosticSink {
         location: Option<Location<'_>>,
         message: String,
     ) {
+        self.record(kind, None, source_path, requested, location, &message);
         let diagnostic = PreviewDiagnostic {
             kind,
             label: None,

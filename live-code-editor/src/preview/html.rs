@@ -83,21 +83,128 @@ pub(crate) enum ScriptAction {
     /// Remove the element (unresolved `src`).
     Remove,
     /// Drop `src` and replace the content with this (already escaped) text.
-    Inline(String),
+    Inline(Arc<str>),
 }
 
 /// The compiled replacements the rewrite pass applies.
 #[derive(Debug, Default)]
 pub(crate) struct HtmlPlan {
     /// Per stylesheet link: the replacement `<style>` element, or `None` to remove the link.
-    pub(crate) links: Vec<Option<String>>,
+    pub(crate) links: Vec<Option<Arc<str>>>,
     pub(crate) scripts: Vec<ScriptAction>,
     /// Per inline `<style>`: new content when it changed.
     pub(crate) styles: Vec<Option<String>>,
     /// Inserted before this script (the first kept module script).
-    pub(crate) bootstrap: Option<(usize, String)>,
+    pub(crate) bootstrap: Option<(usize, Arc<str>)>,
     /// CSP meta and bridge, placed at the scan's injection point.
     pub(crate) head: String,
+}
+
+/// Where the plan puts content and what it removes: with the entry and its asset URLs, all a
+/// rewrite depends on (the content itself fills the template's slots afterwards).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PlanShape {
+    links: Vec<bool>,
+    scripts: Vec<ScriptShape>,
+    styles: Vec<bool>,
+    bootstrap: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ScriptShape {
+    Keep,
+    Remove,
+    Inline,
+}
+
+impl HtmlPlan {
+    /// The plan's shape.
+    pub(crate) fn shape(&self) -> PlanShape {
+        PlanShape {
+            links: self.links.iter().map(Option::is_some).collect(),
+            scripts: self
+                .scripts
+                .iter()
+                .map(|action| match action {
+                    ScriptAction::Keep => ScriptShape::Keep,
+                    ScriptAction::Remove => ScriptShape::Remove,
+                    ScriptAction::Inline(_) => ScriptShape::Inline,
+                })
+                .collect(),
+            styles: self.styles.iter().map(Option::is_some).collect(),
+            bootstrap: self.bootstrap.as_ref().map(|(index, _)| *index),
+        }
+    }
+
+    fn slot_content(&self, slot: Slot) -> &str {
+        match slot {
+            Slot::Head => &self.head,
+            Slot::Link(index) => self.links[index].as_deref().unwrap_or_default(),
+            Slot::Script(index) => match &self.scripts[index] {
+                ScriptAction::Inline(text) => text,
+                ScriptAction::Keep | ScriptAction::Remove => "",
+            },
+            Slot::Style(index) => self.styles[index].as_deref().unwrap_or_default(),
+            Slot::Bootstrap => self
+                .bootstrap
+                .as_ref()
+                .map_or("", |(_, bootstrap)| bootstrap),
+        }
+    }
+}
+
+/// A place in the rewritten entry that plan content fills.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    Head,
+    Link(usize),
+    Script(usize),
+    Style(usize),
+    Bootstrap,
+}
+
+/// The entry rewritten for a plan's shape, with the plan's content cut out: filling the slots
+/// gives the rewritten document. Content never passes through `lol_html`, so an incremental
+/// compile that changed no entry, shape or asset URL fills the template it kept.
+#[derive(Debug)]
+pub(crate) struct Template {
+    /// The rewritten entry without the slots' content.
+    text: String,
+    /// Each slot and where it goes in `text`, in order.
+    slots: Vec<(usize, Slot)>,
+    /// Each asset URL the rewrite asked for, and the answer it wrote.
+    pub(crate) asset_calls: Vec<(String, Option<Arc<str>>)>,
+}
+
+impl Template {
+    /// The document: the template with every slot filled from `plan`.
+    pub(crate) fn fill(&self, plan: &HtmlPlan) -> String {
+        let content = |slot: Slot| plan.slot_content(slot);
+        let length = self.text.len()
+            + self
+                .slots
+                .iter()
+                .map(|(_, slot)| content(*slot).len())
+                .sum::<usize>();
+        let mut out = String::with_capacity(length);
+        let mut last = 0;
+        for (at, slot) in &self.slots {
+            out.push_str(&self.text[last..*at]);
+            out.push_str(content(*slot));
+            last = *at;
+        }
+        out.push_str(&self.text[last..]);
+        out
+    }
+}
+
+/// A template an incremental compiler keeps, valid for the entry scan it was built from (the
+/// memo hands out the same scan while the entry's bytes are unchanged) and the plan shape.
+#[derive(Debug)]
+pub(crate) struct CachedTemplate {
+    pub(crate) scan: Arc<super::memo::HtmlScanResult>,
+    pub(crate) shape: PlanShape,
+    pub(crate) template: Template,
 }
 
 fn attribute_ref(element: &Element<'_, '_>, name: &str) -> Option<AttributeRef> {
@@ -260,14 +367,117 @@ struct RewriteCounters {
     styles: usize,
 }
 
-/// The rewrite pass. `asset_url` maps an attribute value to its asset URL, if it is an asset.
-pub(crate) fn rewrite_html(
+/// The rewrite pass for a plan of `shape`. `asset_url` maps an attribute value to its asset
+/// URL, if it is an asset; it is asked in document order, once per rewritten attribute.
+pub(crate) fn rewrite_template(
     source: &str,
     scan: &HtmlScan,
-    plan: &HtmlPlan,
+    shape: &PlanShape,
     asset_url: &mut dyn FnMut(&str) -> Option<Arc<str>>,
-) -> Result<String, lol_html::errors::RewritingError> {
+) -> Result<Template, lol_html::errors::RewritingError> {
+    let mut asset_calls = Vec::new();
+    let marked = mark_slots(source, scan, shape, &mut |requested| {
+        let url = asset_url(requested);
+        asset_calls.push((requested.to_owned(), url.clone()));
+        url
+    })?;
+    let template = match marked.template() {
+        Some(template) => template,
+        // An asset URL held the marker: mark again with another nonce, answering each
+        // attribute as before (the answers took budget once already).
+        None => {
+            let mut nonce = marked.nonce + 1;
+            loop {
+                let mut answers = asset_calls.iter().map(|(_, url)| url.clone());
+                let again = mark_slots_with(source, scan, shape, nonce, &mut |_| {
+                    answers.next().flatten()
+                })?;
+                if let Some(template) = again.template() {
+                    break template;
+                }
+                nonce += 1;
+            }
+        }
+    };
+    Ok(Template {
+        asset_calls,
+        ..template
+    })
+}
+
+/// The rewritten entry with a marker where each slot goes.
+struct Marked {
+    text: String,
+    slots: Vec<Slot>,
+    nonce: u64,
+}
+
+impl Marked {
+    /// Cuts the markers out; `None` when the text holds other than exactly one of each.
+    fn template(&self) -> Option<Template> {
+        let prefix = marker_prefix(self.nonce);
+        let mut text = String::with_capacity(self.text.len());
+        let mut seen = vec![false; self.slots.len()];
+        let mut slots = Vec::with_capacity(self.slots.len());
+        let mut rest = self.text.as_str();
+        while let Some(found) = rest.find(&prefix) {
+            text.push_str(&rest[..found]);
+            let after = &rest[found + prefix.len()..];
+            let end = after.find(MARKER_END)?;
+            let number: usize = after[..end].parse().ok()?;
+            if std::mem::replace(seen.get_mut(number)?, true) {
+                return None;
+            }
+            slots.push((text.len(), self.slots[number]));
+            rest = &after[end + MARKER_END.len_utf8()..];
+        }
+        text.push_str(rest);
+        (slots.len() == self.slots.len()).then_some(Template {
+            text,
+            slots,
+            asset_calls: Vec::new(),
+        })
+    }
+}
+
+/// Markers are `U+FDD0 <nonce> : <slot number> U+FDD1`: noncharacters, with a nonce whose
+/// prefix the entry does not contain.
+const MARKER_START: char = '\u{FDD0}';
+const MARKER_END: char = '\u{FDD1}';
+
+fn marker_prefix(nonce: u64) -> String {
+    format!("{MARKER_START}{nonce}:")
+}
+
+fn mark_slots(
+    source: &str,
+    scan: &HtmlScan,
+    shape: &PlanShape,
+    asset_url: &mut dyn FnMut(&str) -> Option<Arc<str>>,
+) -> Result<Marked, lol_html::errors::RewritingError> {
+    let mut nonce = 0;
+    if source.contains(MARKER_START) {
+        while source.contains(&marker_prefix(nonce)) {
+            nonce += 1;
+        }
+    }
+    mark_slots_with(source, scan, shape, nonce, asset_url)
+}
+
+fn mark_slots_with(
+    source: &str,
+    scan: &HtmlScan,
+    shape: &PlanShape,
+    nonce: u64,
+    asset_url: &mut dyn FnMut(&str) -> Option<Arc<str>>,
+) -> Result<Marked, lol_html::errors::RewritingError> {
     let counters = RefCell::new(RewriteCounters::default());
+    let slots = RefCell::new(Vec::new());
+    let marker = |slot: Slot| {
+        let mut slots = slots.borrow_mut();
+        slots.push(slot);
+        format!("{}{}{MARKER_END}", marker_prefix(nonce), slots.len() - 1)
+    };
     let asset_url = RefCell::new(asset_url);
     let settings = settings_for(vec![element!("*", |element| {
         let mut counters = counters.borrow_mut();
@@ -275,10 +485,10 @@ pub(crate) fn rewrite_html(
         counters.elements += 1;
         match scan.injection {
             Injection::PrependToElement(index) if index == element_index => {
-                element.prepend(&plan.head, ContentType::Html)
+                element.prepend(&marker(Slot::Head), ContentType::Html)
             }
             Injection::BeforeElement(index) if index == element_index => {
-                element.before(&plan.head, ContentType::Html)
+                element.before(&marker(Slot::Head), ContentType::Html)
             }
             _ => {}
         }
@@ -286,33 +496,34 @@ pub(crate) fn rewrite_html(
         if name == "link" && stylesheet_href(element).is_some() {
             let index = counters.links;
             counters.links += 1;
-            match plan.links.get(index) {
-                Some(Some(style)) => element.replace(style, ContentType::Html),
-                _ => element.remove(),
+            if shape.links.get(index) == Some(&true) {
+                element.replace(&marker(Slot::Link(index)), ContentType::Html);
+            } else {
+                element.remove();
             }
             return Ok(());
         }
         if name == "script" {
             let index = counters.scripts;
             counters.scripts += 1;
-            if let Some((_, bootstrap)) = plan.bootstrap.as_ref().filter(|(at, _)| *at == index) {
-                element.before(bootstrap, ContentType::Html);
+            if shape.bootstrap == Some(index) {
+                element.before(&marker(Slot::Bootstrap), ContentType::Html);
             }
-            match plan.scripts.get(index) {
-                Some(ScriptAction::Remove) => element.remove(),
-                Some(ScriptAction::Inline(text)) => {
+            match shape.scripts.get(index) {
+                Some(ScriptShape::Remove) => element.remove(),
+                Some(ScriptShape::Inline) => {
                     element.remove_attribute("src");
-                    element.set_inner_content(text, ContentType::Html);
+                    element.set_inner_content(&marker(Slot::Script(index)), ContentType::Html);
                 }
-                Some(ScriptAction::Keep) | None => {}
+                Some(ScriptShape::Keep) | None => {}
             }
             return Ok(());
         }
         if name == "style" {
             let index = counters.styles;
             counters.styles += 1;
-            if let Some(Some(text)) = plan.styles.get(index) {
-                element.set_inner_content(text, ContentType::Html);
+            if shape.styles.get(index) == Some(&true) {
+                element.set_inner_content(&marker(Slot::Style(index)), ContentType::Html);
             }
             return Ok(());
         }
@@ -327,11 +538,15 @@ pub(crate) fn rewrite_html(
         }
         Ok(())
     })]);
-    let mut output = rewrite_str(source, settings)?;
+    let mut text = rewrite_str(source, settings)?;
     if scan.injection == Injection::DocumentStart {
-        output.insert_str(0, &plan.head);
+        text.insert_str(0, &marker(Slot::Head));
     }
-    Ok(output)
+    Ok(Marked {
+        text,
+        slots: slots.into_inner(),
+        nonce,
+    })
 }
 
 /// Escapes text for a double-quoted attribute (lol_html escapes `"` but not `&`).
@@ -516,24 +731,58 @@ mod tests {
         assert!(scan.assets.is_empty());
     }
 
-    #[test]
-    fn rewrite_applies_the_plan() {
-        let html = r#"<html><head><link rel=stylesheet href=a.css><script src=x.js defer></script><script src=gone.js></script></head><body><img src="a.png"><img src="b.png"></body></html>"#;
-        let scan = scan_html(html).unwrap();
-        let plan = HtmlPlan {
+    fn plan() -> HtmlPlan {
+        HtmlPlan {
             links: vec![Some("<style>a{}</style>".into())],
             scripts: vec![ScriptAction::Inline("run()".into()), ScriptAction::Remove],
             styles: vec![],
             bootstrap: None,
             head: "<meta name=x>".into(),
-        };
-        let out = rewrite_html(html, &scan, &plan, &mut |value| {
+        }
+    }
+
+    #[test]
+    fn rewrite_applies_the_plan() {
+        let html = r#"<html><head><link rel=stylesheet href=a.css><script src=x.js defer></script><script src=gone.js></script></head><body><img src="a.png"><img src="b.png"></body></html>"#;
+        let scan = scan_html(html).unwrap();
+        let plan = plan();
+        let template = rewrite_template(html, &scan, &plan.shape(), &mut |value| {
             (value == "a.png").then(|| "data:image/png;base64,AA==".into())
         })
         .unwrap();
         assert_eq!(
-            out,
+            template.fill(&plan),
             r#"<html><head><meta name=x><style>a{}</style><script defer>run()</script></head><body><img src="data:image/png;base64,AA=="><img src="b.png"></body></html>"#
+        );
+        assert_eq!(
+            template.asset_calls,
+            [
+                (
+                    "a.png".to_owned(),
+                    Some("data:image/png;base64,AA==".into())
+                ),
+                ("b.png".to_owned(), None)
+            ]
+        );
+    }
+
+    /// Slots are cut out by markers of noncharacters; an entry or an asset URL that holds
+    /// one is still rewritten exactly, each URL asked for once.
+    #[test]
+    fn marker_characters_in_the_entry_or_a_url_are_kept_as_written() {
+        let html = "<head><link rel=stylesheet href=a.css></head>\u{FDD0}0:0\u{FDD1}<script src=x.js></script><script src=gone.js></script><img src=a.png>";
+        let scan = scan_html(html).unwrap();
+        let plan = plan();
+        let mut asked = 0;
+        let template = rewrite_template(html, &scan, &plan.shape(), &mut |_| {
+            asked += 1;
+            Some("/\u{FDD0}1:0\u{FDD1}".into())
+        })
+        .unwrap();
+        assert_eq!(asked, 1);
+        assert_eq!(
+            template.fill(&plan),
+            "<head><meta name=x><style>a{}</style></head>\u{FDD0}0:0\u{FDD1}<script>run()</script><img src=\"/\u{FDD0}1:0\u{FDD1}\">"
         );
     }
 

@@ -2,6 +2,7 @@
 //! results again only for files whose content changed.
 
 use super::memo::ScanMemo;
+use super::pieces::PieceCache;
 use super::{CompiledPreview, PreviewOptions, compile_with_memo};
 use crate::file::WorkspaceFile;
 
@@ -30,6 +31,7 @@ use crate::file::WorkspaceFile;
 #[derive(Debug)]
 pub struct IncrementalPreviewCompiler {
     memo: ScanMemo,
+    pieces: PieceCache,
 }
 
 impl Default for IncrementalPreviewCompiler {
@@ -43,6 +45,7 @@ impl IncrementalPreviewCompiler {
     pub fn new() -> Self {
         Self {
             memo: ScanMemo::across_compiles(),
+            pieces: PieceCache::default(),
         }
     }
 
@@ -52,7 +55,7 @@ impl IncrementalPreviewCompiler {
         files: &[WorkspaceFile],
         options: &PreviewOptions,
     ) -> CompiledPreview {
-        compile_with_memo(files, options, &mut self.memo)
+        compile_with_memo(files, options, &mut self.memo, Some(&mut self.pieces))
     }
 }
 

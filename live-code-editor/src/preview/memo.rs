@@ -15,6 +15,7 @@ use std::sync::Arc;
 use super::css::{CssReference, scan_css_references};
 use super::html::{HtmlScan, scan_html};
 use super::modules::{ModuleScan, scan_module};
+use crate::file::{FileContent, WorkspaceFile};
 
 /// The HTML scan of an entry, or why `lol_html` could not scan it.
 pub(crate) type HtmlScanResult = Result<HtmlScan, String>;
@@ -104,7 +105,7 @@ impl ScanMemo {
         bytes: &[u8],
         encode: impl FnOnce() -> String,
     ) -> Arc<str> {
-        let key = format!("{mime_type}\u{0}{path}");
+        let key = data_url_key(path, mime_type);
         let (value, derived) = self.data_urls.get_or_derive(
             &key,
             bytes,
@@ -116,11 +117,27 @@ impl ScanMemo {
         value
     }
 
+    /// Keeps what was derived from `file` for the next compile although this one reused a
+    /// piece instead of asking for it.
+    pub(crate) fn keep_alive(&mut self, file: &WorkspaceFile) {
+        let generation = self.generation;
+        self.css.keep_alive(&file.path, generation);
+        self.modules.keep_alive(&file.path, generation);
+        if let FileContent::Asset { mime_type, .. } = &file.content {
+            self.data_urls
+                .keep_alive(&data_url_key(&file.path, mime_type), generation);
+        }
+    }
+
     /// How many results were derived (not reused) so far.
     #[cfg(test)]
     pub(crate) fn derived(&self) -> usize {
         self.derived
     }
+}
+
+fn data_url_key(path: &str, mime_type: &str) -> String {
+    format!("{mime_type}\u{0}{path}")
 }
 
 /// Results of one pass, by key.
@@ -173,6 +190,12 @@ impl<T: Clone> MemoMap<T> {
         };
         self.entries.insert(key.to_owned(), entry);
         (value, true)
+    }
+
+    fn keep_alive(&mut self, key: &str, generation: u64) {
+        if let Some(entry) = self.entries.get_mut(key) {
+            entry.used = generation;
+        }
     }
 
     fn retain_used(&mut self, generation: u64) {

@@ -41,6 +41,7 @@ mod incremental;
 mod live;
 mod memo;
 mod modules;
+mod pieces;
 mod resolve;
 mod selection;
 
@@ -78,9 +79,12 @@ pub use selection::{
 use crate::file::{FileContent, Language, WorkspaceFile};
 use css::CssRoot;
 use diagnostics::{DiagnosticSink, Location};
-use html::{HtmlPlan, HtmlScan, ScriptAction, escape_attribute, escape_raw_text};
-use memo::ScanMemo;
-use modules::{ModuleGraph, ModuleSource, module_bootstrap_script};
+use html::{
+    CachedTemplate, HtmlPlan, HtmlScan, ScriptAction, Template, escape_attribute, escape_raw_text,
+};
+use memo::{HtmlScanResult, ScanMemo};
+use modules::ModuleSource;
+use pieces::{InlinedLink, PieceCache, RenderedGraph};
 use resolve::{Reference, WorkspaceIndex, classify_reference, push_encoded_path};
 
 /// The error code a host reports when a workspace has no HTML entry to preview.
@@ -163,7 +167,7 @@ pub struct CompiledPreview {
     /// `None` when only a reload can bring the revision's styles: an inline `<style>` imports a
     /// workspace stylesheet, the output limit left content out, or there is no HTML entry.
     #[serde(skip)]
-    pub stylesheets: Option<Vec<String>>,
+    pub stylesheets: Option<Vec<Arc<str>>>,
 }
 
 impl CompiledPreview {
@@ -194,21 +198,27 @@ pub const PARSER_STACK_BYTES: usize = 256 * 1024 * 1024;
 /// scoped thread with [`PARSER_STACK_BYTES`] of stack (on the caller's thread if none can be
 /// started).
 pub fn compile_preview(files: &[WorkspaceFile], options: &PreviewOptions) -> CompiledPreview {
-    compile_with_memo(files, options, &mut ScanMemo::default())
+    compile_with_memo(files, options, &mut ScanMemo::default(), None)
 }
 
-/// [`compile_preview`], reusing and filling `memo`.
+/// [`compile_preview`], reusing and filling `memo` and, for an incremental compiler, `pieces`.
 fn compile_with_memo(
     files: &[WorkspaceFile],
     options: &PreviewOptions,
     memo: &mut ScanMemo,
+    mut pieces: Option<&mut PieceCache>,
 ) -> CompiledPreview {
     memo.start_compile();
+    if let Some(pieces) = pieces.as_deref_mut() {
+        pieces.start_compile(files, options);
+    }
     let spawned = std::thread::scope(|scope| {
         std::thread::Builder::new()
             .name("preview-compiler".to_owned())
             .stack_size(PARSER_STACK_BYTES)
-            .spawn_scoped(scope, || compile_on_this_thread(files, options, &mut *memo))
+            .spawn_scoped(scope, || {
+                compile_on_this_thread(files, options, &mut *memo, pieces.as_deref_mut())
+            })
             .ok()
             .map(|handle| {
                 handle
@@ -216,8 +226,12 @@ fn compile_with_memo(
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
             })
     });
-    let compiled = spawned.unwrap_or_else(|| compile_on_this_thread(files, options, memo));
+    let compiled = spawned
+        .unwrap_or_else(|| compile_on_this_thread(files, options, memo, pieces.as_deref_mut()));
     memo.finish_compile();
+    if let Some(pieces) = pieces {
+        pieces.finish_compile(files);
+    }
     compiled
 }
 
@@ -225,6 +239,7 @@ fn compile_on_this_thread(
     files: &[WorkspaceFile],
     options: &PreviewOptions,
     memo: &mut ScanMemo,
+    pieces: Option<&mut PieceCache>,
 ) -> CompiledPreview {
     let index = WorkspaceIndex::new(files);
     let Some(entry) = index.entry() else {
@@ -238,11 +253,11 @@ fn compile_on_this_thread(
             stylesheets: None,
         };
     };
-    let mut compiler = Compiler::new(index, options, memo);
+    let mut compiler = Compiler::new(index, options, memo, pieces);
     let source = entry.source().unwrap_or_default();
     let scan = compiler.memo.html_scan(&entry.path, source);
     let (html, module_count) = match scan.as_ref() {
-        Ok(scan) => compiler.compile_entry(&entry.path, source, scan),
+        Ok(html_scan) => compiler.compile_entry(&entry.path, source, &scan, html_scan),
         Err(error) => (compiler.unreadable_entry(&entry.path, error), 0),
     };
     let stylesheets = compiler.live_stylesheets.take();
@@ -292,6 +307,9 @@ pub fn find_preview_stylesheet_file(files: &[WorkspaceFile]) -> Option<&Workspac
 #[derive(Debug)]
 struct OutputBudget {
     remaining: usize,
+    /// Bytes taken so far, and how many takes did not fit (a piece's share is the difference).
+    taken: usize,
+    refused: usize,
 }
 
 impl OutputBudget {
@@ -300,12 +318,19 @@ impl OutputBudget {
         match self.remaining.checked_sub(bytes) {
             Some(remaining) => {
                 self.remaining = remaining;
+                self.taken += bytes;
                 true
             }
-            None => false,
+            None => {
+                self.refused += 1;
+                false
+            }
         }
     }
 }
+
+/// An asset's URL and, for a `data:` URL, the position of the file whose bytes it encodes.
+type AssetUrl = (Arc<str>, Option<u32>);
 
 /// State of one compile: the workspace, diagnostics, budget and per-path caches.
 pub(crate) struct Compiler<'a> {
@@ -315,22 +340,36 @@ pub(crate) struct Compiler<'a> {
     budget: OutputBudget,
     /// Per-file scans, reused across compiles by an incremental compiler.
     memo: &'a mut ScanMemo,
-    /// Each asset's URL, shared: an export's `data:` URLs are tens of kilobytes each.
-    asset_cache: HashMap<String, Option<Arc<str>>>,
+    /// Rendered pieces an incremental compiler keeps; `None` for a one-shot compile.
+    pieces: Option<&'a mut PieceCache>,
+    /// Budget counters when the piece being rendered started.
+    piece_start: Option<(usize, usize)>,
+    /// Each asset's URL, shared (an export's `data:` URLs are tens of kilobytes each), with
+    /// the position of the asset whose bytes it encodes.
+    asset_cache: HashMap<String, Option<AssetUrl>>,
     /// See [`CompiledPreview::stylesheets`]; filled by the entry's compile.
-    live_stylesheets: Option<Vec<String>>,
+    live_stylesheets: Option<Vec<Arc<str>>>,
 }
 
 impl<'a> Compiler<'a> {
-    fn new(index: WorkspaceIndex<'a>, options: &'a PreviewOptions, memo: &'a mut ScanMemo) -> Self {
+    fn new(
+        index: WorkspaceIndex<'a>,
+        options: &'a PreviewOptions,
+        memo: &'a mut ScanMemo,
+        pieces: Option<&'a mut PieceCache>,
+    ) -> Self {
         Self {
             index,
             options,
             sink: DiagnosticSink::default(),
             budget: OutputBudget {
                 remaining: options.max_output_bytes,
+                taken: 0,
+                refused: 0,
             },
             memo,
+            pieces,
+            piece_start: None,
             asset_cache: HashMap::new(),
             live_stylesheets: None,
         }
@@ -341,11 +380,12 @@ impl<'a> Compiler<'a> {
         &mut self,
         entry_path: &'a str,
         source: &'a str,
+        scan_result: &Arc<HtmlScanResult>,
         scan: &HtmlScan,
     ) -> (String, usize) {
         let links = self.plan_stylesheet_links(entry_path, source, scan);
         let (scripts, roots) = self.plan_scripts(entry_path, source, scan);
-        let graph = self.build_module_graph(roots);
+        let graph = self.rendered_module_graph(roots);
         for asset in &scan.assets {
             let location = Some(Location::new(source, asset.offset));
             self.report_reference(
@@ -358,12 +398,9 @@ impl<'a> Compiler<'a> {
         }
         let styles = self.plan_inline_styles(entry_path, source, scan);
         self.report_css_references(css_roots(&self.index, entry_path, source, scan));
-        let module_count = graph.modules.len();
-        let plan = self.finish_plan(links, scripts, styles, graph, scan, entry_path);
-        let rewritten = html::rewrite_html(source, scan, &plan, &mut |value| {
-            self.asset_url_for(entry_path, value)
-        });
-        match rewritten {
+        let module_count = graph.module_count;
+        let plan = self.finish_plan(links, scripts, styles, &graph, scan, entry_path);
+        match self.rewrite_entry(entry_path, source, scan_result, scan, &plan) {
             Ok(document) => (document, module_count),
             Err(error) => {
                 self.live_stylesheets = None;
@@ -378,7 +415,7 @@ impl<'a> Compiler<'a> {
         entry_path: &'a str,
         source: &str,
         scan: &HtmlScan,
-    ) -> Vec<Option<String>> {
+    ) -> Vec<Option<Arc<str>>> {
         let mut links = Vec::with_capacity(scan.links.len());
         let mut stylesheets = Vec::with_capacity(scan.links.len());
         for link in &scan.links {
@@ -397,27 +434,45 @@ impl<'a> Compiler<'a> {
                 links.push(None);
                 continue;
             };
-            let inlined = self.inline_stylesheet(path, path, css);
-            let media = link
-                .media
-                .as_deref()
-                .map(|media| format!(" media=\"{}\"", escape_attribute(media)))
-                .unwrap_or_default();
-            let text = escape_raw_text(&inlined, "style");
-            let style = format!(
-                "<style data-workspace-source=\"{}\"{media}>{text}</style>",
-                escape_attribute(path),
-            );
-            links.push(Some(self.within_budget(
-                style,
-                entry_path,
-                path,
-                "<style></style>".to_owned(),
-            )));
-            stylesheets.push(text);
+            let inlined = self.inlined_link(entry_path, path, css, link.media.as_deref());
+            links.push(Some(inlined.element));
+            stylesheets.push(inlined.text);
         }
         self.live_stylesheets = Some(stylesheets);
         links
+    }
+
+    /// The `<style>` element a link to the stylesheet `path` becomes, as a piece.
+    fn inlined_link(
+        &mut self,
+        entry_path: &str,
+        path: &'a str,
+        css: &'a str,
+        media: Option<&str>,
+    ) -> InlinedLink {
+        let key = (path.to_owned(), media.map(str::to_owned));
+        self.through_cache(
+            |pieces| (&mut pieces.changes, &mut pieces.links),
+            key,
+            |compiler| {
+                compiler.index.note_read_of(path);
+                let inlined = compiler.inline_stylesheet(path, path, css);
+                let media = media
+                    .map(|media| format!(" media=\"{}\"", escape_attribute(media)))
+                    .unwrap_or_default();
+                let text = escape_raw_text(&inlined, "style");
+                let style = format!(
+                    "<style data-workspace-source=\"{}\"{media}>{text}</style>",
+                    escape_attribute(path),
+                );
+                let element =
+                    compiler.within_budget(style, entry_path, path, "<style></style>".to_owned());
+                InlinedLink {
+                    element: element.into(),
+                    text: text.into(),
+                }
+            },
+        )
     }
 
     /// Phase 2: classic scripts are inlined, module scripts queued as graph roots.
@@ -469,18 +524,28 @@ impl<'a> Compiler<'a> {
                     resolve::json_string(&workspace_module_specifier(path))
                 );
                 let statement = self.within_budget(statement, entry_path, path, String::new());
-                actions.push(ScriptAction::Inline(statement));
+                actions.push(ScriptAction::Inline(statement.into()));
             } else {
-                let inlined = self.within_budget(
-                    escape_raw_text(javascript, "script"),
-                    entry_path,
-                    path,
-                    String::new(),
-                );
+                let inlined = self.escaped_script(entry_path, path, javascript);
                 actions.push(ScriptAction::Inline(inlined));
             }
         }
         (actions, roots)
+    }
+
+    /// The inlined text of the classic script `path`, as a piece.
+    fn escaped_script(&mut self, entry_path: &str, path: &'a str, javascript: &str) -> Arc<str> {
+        self.through_cache(
+            |pieces| (&mut pieces.changes, &mut pieces.scripts),
+            path.to_owned(),
+            |compiler| {
+                compiler.index.note_read_of(path);
+                let escaped = escape_raw_text(javascript, "script");
+                compiler
+                    .within_budget(escaped, entry_path, path, String::new())
+                    .into()
+            },
+        )
     }
 
     /// Inline `<style>` elements get the same `@import` and `url()` treatment as files.
@@ -520,31 +585,29 @@ impl<'a> Compiler<'a> {
     /// Assembles the plan: rewritten inline modules, the bootstrap and the head injection.
     fn finish_plan(
         &mut self,
-        links: Vec<Option<String>>,
+        links: Vec<Option<Arc<str>>>,
         mut scripts: Vec<ScriptAction>,
         styles: Vec<Option<String>>,
-        graph: ModuleGraph,
+        graph: &RenderedGraph,
         scan: &HtmlScan,
         entry_path: &str,
     ) -> HtmlPlan {
-        for (index, source) in graph.inline {
+        for (index, source) in &graph.inline {
             let fallback = "throw new Error(\"Preview output limit reached\");".to_owned();
             let inlined = self.within_budget(
-                escape_raw_text(&source, "script"),
+                escape_raw_text(source, "script"),
                 entry_path,
                 entry_path,
                 fallback,
             );
-            scripts[index] = ScriptAction::Inline(inlined);
+            scripts[*index] = ScriptAction::Inline(inlined.into());
         }
         let first_module = scan
             .scripts
             .iter()
             .zip(&scripts)
             .position(|(script, action)| script.module && *action != ScriptAction::Remove);
-        let bootstrap = first_module
-            .filter(|_| !graph.modules.is_empty())
-            .map(|index| (index, module_bootstrap_script(&graph.modules)));
+        let bootstrap = first_module.zip(graph.bootstrap.clone());
         let mut head = String::from("<meta charset=\"utf-8\">");
         if self.options.content_security_policy {
             head.push_str(&format!(
@@ -566,6 +629,67 @@ impl<'a> Compiler<'a> {
             bootstrap,
             head,
         }
+    }
+
+    /// Phase 6: the entry rewritten for the plan. An incremental compiler fills the template
+    /// it kept when the entry scan and plan shape are the same and every asset URL the
+    /// template wrote is asked again (taking its budget, in order) and answered the same.
+    fn rewrite_entry(
+        &mut self,
+        entry_path: &str,
+        source: &str,
+        scan_result: &Arc<HtmlScanResult>,
+        scan: &HtmlScan,
+        plan: &HtmlPlan,
+    ) -> Result<String, lol_html::errors::RewritingError> {
+        let shape = plan.shape();
+        let kept = self
+            .pieces
+            .as_deref_mut()
+            .and_then(|pieces| pieces.template.take())
+            .filter(|kept| Arc::ptr_eq(&kept.scan, scan_result) && kept.shape == shape);
+        let mut answered = Vec::new();
+        let template = match kept {
+            Some(kept) if self.ask_again(entry_path, &kept.template, &mut answered) => {
+                kept.template
+            }
+            _ => {
+                let mut answered = answered.into_iter();
+                html::rewrite_template(source, scan, &shape, &mut |value| {
+                    answered
+                        .next()
+                        .unwrap_or_else(|| self.asset_url_for(entry_path, value))
+                })?
+            }
+        };
+        let document = template.fill(plan);
+        if let Some(pieces) = self.pieces.as_deref_mut() {
+            pieces.template = Some(CachedTemplate {
+                scan: scan_result.clone(),
+                shape,
+                template,
+            });
+        }
+        Ok(document)
+    }
+
+    /// Asks for each asset URL `template` wrote, in order, until an answer differs; `true`
+    /// when none did. `answered` gets every answer (each took its budget).
+    fn ask_again(
+        &mut self,
+        entry_path: &str,
+        template: &Template,
+        answered: &mut Vec<Option<Arc<str>>>,
+    ) -> bool {
+        for (requested, answer) in &template.asset_calls {
+            let fresh = self.asset_url_for(entry_path, requested);
+            let same = fresh == *answer;
+            answered.push(fresh);
+            if !same {
+                return false;
+            }
+        }
+        true
     }
 
     /// The policy: no network; inline and Blob/data scripts and styles; assets from the host
@@ -612,43 +736,52 @@ worker-src blob:; base-uri 'none'; form-action 'none'"
         );
     }
 
-    /// The URL of the asset `requested` from `from` refers to, if it is a workspace asset.
+    /// The URL of the workspace asset `requested` from `from` refers to, taking its length
+    /// from the budget (reporting when it does not fit).
     pub(crate) fn asset_url_for(&mut self, from: &str, requested: &str) -> Option<Arc<str>> {
-        let Reference::Local(Some(path)) = classify_reference(from, requested) else {
-            return None;
-        };
-        if let Some(cached) = self.asset_cache.get(&path) {
-            let url = cached.clone()?;
-            return self.budget.take(url.len()).then_some(url).or_else(|| {
-                self.report_output_limit(from, requested);
-                None
-            });
-        }
-        let url =
-            self.index
-                .get(&path)
-                .and_then(|file| match (&file.content, &self.options.target) {
-                    (FileContent::Asset { .. }, PreviewTarget::Preview { asset_base, .. }) => {
-                        let mut url = asset_base.clone();
-                        push_encoded_path(&mut url, &file.path);
-                        Some(Arc::from(url))
-                    }
-                    (FileContent::Asset { bytes, mime_type }, PreviewTarget::Export) => {
-                        let url = self.memo.data_url(&file.path, mime_type, bytes, || {
-                            format!("data:{mime_type};base64,{}", BASE64.encode(bytes))
-                        });
-                        Some(url)
-                    }
-                    (FileContent::Text { .. }, _) => None,
-                });
-        self.asset_cache.insert(path, url.clone());
-        let url = url?;
+        let url = self.asset_url(from, requested)?;
         if self.budget.take(url.len()) {
             Some(url)
         } else {
             self.report_output_limit(from, requested);
             None
         }
+    }
+
+    /// The URL of the workspace asset `requested` from `from` refers to, if it is one.
+    fn asset_url(&mut self, from: &str, requested: &str) -> Option<Arc<str>> {
+        let Reference::Local(Some(path)) = classify_reference(from, requested) else {
+            return None;
+        };
+        if let Some(cached) = self.asset_cache.get(&path) {
+            let (url, read) = cached.clone()?;
+            if let Some(position) = read {
+                self.index.note_read(position);
+            }
+            return Some(url);
+        }
+        let resolved = self.index.position(&path).and_then(|position| {
+            let file = &self.index.files()[position as usize];
+            match (&file.content, &self.options.target) {
+                (FileContent::Asset { .. }, PreviewTarget::Preview { asset_base, .. }) => {
+                    let mut url = asset_base.clone();
+                    push_encoded_path(&mut url, &file.path);
+                    Some((Arc::from(url), None))
+                }
+                (FileContent::Asset { bytes, mime_type }, PreviewTarget::Export) => {
+                    let url = self.memo.data_url(&file.path, mime_type, bytes, || {
+                        format!("data:{mime_type};base64,{}", BASE64.encode(bytes))
+                    });
+                    Some((url, Some(position)))
+                }
+                (FileContent::Text { .. }, _) => None,
+            }
+        });
+        if let Some((_, Some(position))) = &resolved {
+            self.index.note_read(*position);
+        }
+        self.asset_cache.insert(path, resolved.clone());
+        resolved.map(|(url, _)| url)
     }
 
     /// When lol_html cannot process the entry (it never fails on malformed HTML in non-strict
@@ -767,7 +900,7 @@ mod tests {
         options: &PreviewOptions,
     ) -> (CompiledPreview, usize) {
         POSITIONS_COMPUTED.with(|count| count.set(0));
-        let compiled = compile_on_this_thread(files, options, &mut ScanMemo::default());
+        let compiled = compile_on_this_thread(files, options, &mut ScanMemo::default(), None);
         (compiled, POSITIONS_COMPUTED.with(std::cell::Cell::get))
     }
 

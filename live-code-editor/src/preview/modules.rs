@@ -8,6 +8,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
+use std::sync::Arc;
 
 use oxc_allocator::Allocator;
 use oxc_ast::ast::{ImportDeclarationSpecifier, Program, Statement};
@@ -16,6 +17,7 @@ use oxc_span::SourceType;
 
 use super::Compiler;
 use super::diagnostics::{DiagnosticKind, Location, ReferenceLabel};
+use super::pieces::{GraphRoot, RenderedGraph};
 use super::resolve::{
     Reference, classify_reference, is_local_looking, json_string, throwing_module_url,
     workspace_module_specifier,
@@ -226,9 +228,43 @@ pub(crate) struct ModuleGraph {
 }
 
 impl<'a> Compiler<'a> {
+    /// The module graph from `roots` rendered (import-map bootstrap included), as a piece.
+    pub(crate) fn rendered_module_graph(
+        &mut self,
+        roots: Vec<ModuleSource<'a>>,
+    ) -> Arc<RenderedGraph> {
+        let key = roots
+            .iter()
+            .map(|root| match root.inline_index {
+                Some(index) => GraphRoot::Inline {
+                    index,
+                    base: root.position_base,
+                },
+                None => GraphRoot::File(root.path.to_owned()),
+            })
+            .collect();
+        self.through_cache(
+            |pieces| (&mut pieces.changes, &mut pieces.graphs),
+            key,
+            |compiler| {
+                for root in &roots {
+                    // An inline root's text is the entry's: it depends on the entry file.
+                    compiler.index.note_read_of(root.path);
+                }
+                let graph = compiler.build_module_graph(roots);
+                Arc::new(RenderedGraph {
+                    module_count: graph.modules.len(),
+                    bootstrap: (!graph.modules.is_empty())
+                        .then(|| module_bootstrap_script(&graph.modules).into()),
+                    inline: graph.inline,
+                })
+            },
+        )
+    }
+
     /// Walks the module graph from `roots` (document order), rewriting every module and
     /// reporting missing, external, bare and over-limit imports.
-    pub(crate) fn build_module_graph(&mut self, roots: Vec<ModuleSource<'a>>) -> ModuleGraph {
+    fn build_module_graph(&mut self, roots: Vec<ModuleSource<'a>>) -> ModuleGraph {
         let mut graph = ModuleGraph::default();
         let mut queued: HashSet<&'a str> = roots
             .iter()

@@ -5,6 +5,7 @@
 //! the workspace root and anything else from the referencing file's directory; `..` pops and is
 //! clamped at the root.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
@@ -170,18 +171,32 @@ pub(crate) fn json_string(value: &str) -> String {
 }
 
 /// The workspace snapshot, indexed by path. The first file with a path wins, like `Array.find`.
+///
+/// While a reusable piece renders (see [`super::pieces`]), the index notes the position of each
+/// file whose content it hands out: those are the files the piece depends on.
 pub(crate) struct WorkspaceIndex<'a> {
     files: &'a [WorkspaceFile],
-    by_path: HashMap<&'a str, &'a WorkspaceFile>,
+    by_path: HashMap<&'a str, u32>,
+    reads: RefCell<Option<Vec<u32>>>,
 }
 
 impl<'a> WorkspaceIndex<'a> {
     pub(crate) fn new(files: &'a [WorkspaceFile]) -> Self {
         let mut by_path = HashMap::with_capacity(files.len());
-        for file in files {
-            by_path.entry(file.path.as_str()).or_insert(file);
+        for (position, file) in files.iter().enumerate() {
+            let position = u32::try_from(position).unwrap_or(u32::MAX);
+            by_path.entry(file.path.as_str()).or_insert(position);
         }
-        Self { files, by_path }
+        Self {
+            files,
+            by_path,
+            reads: RefCell::new(None),
+        }
+    }
+
+    /// The snapshot, in order.
+    pub(crate) fn files(&self) -> &'a [WorkspaceFile] {
+        self.files
     }
 
     /// `index.html`, else the first HTML file in snapshot order.
@@ -196,13 +211,25 @@ impl<'a> WorkspaceIndex<'a> {
     }
 
     pub(crate) fn get(&self, path: &str) -> Option<&'a WorkspaceFile> {
+        self.position(path)
+            .map(|position| &self.files[position as usize])
+    }
+
+    /// Where the file at `path` is in the snapshot.
+    pub(crate) fn position(&self, path: &str) -> Option<u32> {
         self.by_path.get(path).copied()
     }
 
     /// The text file at `path` if its language matches (stylesheets must be CSS, scripts JavaScript).
     pub(crate) fn text_of(&self, path: &str, language: Language) -> Option<(&'a str, &'a str)> {
-        let file = self.get(path).filter(|file| file.language == language)?;
-        Some((file.path.as_str(), file.source()?))
+        let position = self.position(path)?;
+        let file = &self.files[position as usize];
+        if file.language != language {
+            return None;
+        }
+        let source = file.source()?;
+        self.note_read(position);
+        Some((file.path.as_str(), source))
     }
 
     /// Resolves a reference from `from` to a text file of `language`.
@@ -221,6 +248,41 @@ impl<'a> WorkspaceIndex<'a> {
     /// Whether any file has this path (diagnostics treat any language as present).
     pub(crate) fn exists(&self, path: &str) -> bool {
         self.by_path.contains_key(path)
+    }
+
+    /// Notes that the piece being rendered depends on the content at `position`.
+    pub(crate) fn note_read(&self, position: u32) {
+        if let Some(reads) = self.reads.borrow_mut().as_mut() {
+            reads.push(position);
+        }
+    }
+
+    /// [`Self::note_read`] of the file at `path`.
+    pub(crate) fn note_read_of(&self, path: &str) {
+        if let Some(position) = self.position(path) {
+            self.note_read(position);
+        }
+    }
+
+    /// Starts noting reads for a piece.
+    pub(crate) fn start_noting_reads(&self) {
+        *self.reads.borrow_mut() = Some(Vec::new());
+    }
+
+    /// The positions read since [`Self::start_noting_reads`], sorted, each once.
+    pub(crate) fn stop_noting_reads(&self) -> Vec<u32> {
+        let mut reads = self.reads.borrow_mut().take().unwrap_or_default();
+        reads.sort_unstable();
+        reads.dedup();
+        reads
+    }
+
+    /// The position of the file whose source text starts at `address`.
+    pub(crate) fn position_of_source(&self, address: usize) -> Option<usize> {
+        self.files.iter().position(|file| {
+            file.source()
+                .is_some_and(|source| source.as_ptr() as usize == address)
+        })
     }
 }
 
