@@ -442,13 +442,13 @@ async fn an_approved_agent_patch_reaches_the_iframe_and_a_linked_folder_saves_to
     );
 
     // Edit, then Save writes the open file to the folder (a direct call: no approval).
-    browser
-        .type_into("#editor-document", "<p id=\"saved\">Saved</p>")
-        .await;
+    // The whole typed text: under load typing spans debounces, and a revision made mid-typing
+    // is superseded before the page can be checked for it.
+    let typed = "<p id=\"saved\">Saved</p>";
+    browser.type_into("#editor-document", typed).await;
     session
         .wait_acknowledged(|state| {
-            state["status"]["dirtyPaths"] == json!(["index.html"])
-                && source(state).contains("id=\"saved\"")
+            state["status"]["dirtyPaths"] == json!(["index.html"]) && source(state).contains(typed)
         })
         .await;
     browser
@@ -742,11 +742,10 @@ async fn an_edit_applied_without_preview_confirmation_is_the_new_base() {
     // The applied text is the draft's new base: the next edit is no stale conflict.
     browser.eval(DELIVER_PREVIEW_ACKS, json!([])).await;
     browser.click("#editor-preview-reload").await;
-    browser
-        .type_into("#editor-document", "<p id=\"next\">Next</p>")
-        .await;
+    let typed = "<p id=\"next\">Next</p>";
+    browser.type_into("#editor-document", typed).await;
     let next = session
-        .wait_acknowledged(|state| source(state).contains("id=\"next\""))
+        .wait_acknowledged(|state| source(state).contains(typed))
         .await;
     assert!(document_revision(&next) >= before + 3);
     assert_eq!(
