@@ -2,9 +2,9 @@
 
 use live_code_editor::WorkspaceFile;
 use live_code_editor::preview::{
-    CompiledPreview, DiagnosticKind, MAX_INLINE_CSS_IMPORTS, MAX_MODULE_IMPORT_EDGES,
-    MAX_MODULE_NESTING_DEPTH, MAX_PREVIEW_DIAGNOSTICS, PREVIEW_READY_MESSAGE, PreviewOptions,
-    Severity, compile_preview, workspace_module_specifier,
+    CompiledPreview, DiagnosticKind, IncrementalPreviewCompiler, MAX_INLINE_CSS_IMPORTS,
+    MAX_MODULE_IMPORT_EDGES, MAX_MODULE_NESTING_DEPTH, MAX_PREVIEW_DIAGNOSTICS,
+    PREVIEW_READY_MESSAGE, PreviewOptions, Severity, compile_preview, workspace_module_specifier,
 };
 
 fn text(path: &str, source: &str) -> WorkspaceFile {
@@ -529,7 +529,14 @@ fn hostile_nesting_compiles_on_the_compiler_stack_from_a_small_caller_stack() {
         .map(|index| format!("if (x === {index}) {{}} else "))
         .collect();
     let files = [
-        text("index.html", "<script type=module src=a.js></script>"),
+        text(
+            "index.html",
+            "<link rel=stylesheet href=deep.css><script type=module src=a.js></script>",
+        ),
+        text(
+            "deep.css",
+            &format!("{}url(x.png){}", "(".repeat(100_000), ")".repeat(100_000)),
+        ),
         text(
             "a.js",
             &format!("import './b.js';\nlet x = 1;\n{else_ifs}{{}}"),
@@ -543,12 +550,17 @@ fn hostile_nesting_compiles_on_the_compiler_stack_from_a_small_caller_stack() {
             ),
         ),
     ];
-    let compiled = std::thread::Builder::new()
+    let (compiled, incremental) = std::thread::Builder::new()
         .stack_size(256 * 1024)
-        .spawn(move || export(&files))
+        .spawn(move || {
+            let mut compiler = IncrementalPreviewCompiler::new();
+            let options = PreviewOptions::export();
+            (export(&files), compiler.compile(&files, &options))
+        })
         .unwrap()
         .join()
         .expect("no stack overflow");
+    assert_eq!(compiled, incremental);
     assert_eq!(compiled.module_count, 2);
     assert!(
         compiled.diagnostics.is_empty(),

@@ -87,7 +87,15 @@ pub fn parse_bridge_message(value: &serde_json::Value) -> Option<PreviewBridgeMe
 pub(crate) fn bridge_script(revision: u64) -> String {
     let revision = revision.min(MAX_BRIDGE_REVISION);
     format!(
-        "<script>(function(){{var revision={revision};var failed=false;\
+        "<script>(function(){{var revision={revision};{}",
+        *BRIDGE_BODY
+    )
+}
+
+/// Everything of the bridge after the revision: the same for every document, built once.
+static BRIDGE_BODY: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "var failed=false;\
 var parentOrigin=location.origin&&location.origin!=='null'?location.origin:'*';\
 function send(message){{message.revision=revision;try{{window.parent.postMessage(message,parentOrigin)}}catch(ignored){{}}}}\
 function fail(message){{if(failed)return;failed=true;send({{type:'{PREVIEW_ERROR_MESSAGE}',message:String(message||'Preview runtime error').slice(0,{MAX_BRIDGE_ERROR_MESSAGE_CHARS})}})}}\
@@ -101,7 +109,7 @@ window.addEventListener('keydown',function(event){{if(event.key==='Escape'&&!eve
         swap = super::live::stylesheet_swap_script(),
         design = super::selection::design_script()
     )
-}
+});
 
 #[cfg(test)]
 mod tests {

@@ -13,7 +13,7 @@ use cssparser::{ParseError, Parser, ParserInput, Token};
 
 use super::Compiler;
 use super::diagnostics::{DiagnosticKind, Location, ReferenceLabel};
-use super::resolve::{Reference, classify_reference};
+use super::resolve::Reference;
 use crate::file::Language;
 
 /// At most this many `@import` rules are inlined per top-level stylesheet (shared across the
@@ -454,7 +454,7 @@ impl<'a> Compiler<'a> {
         location: Option<Location<'_>>,
         allow_external: bool,
     ) {
-        match classify_reference(source_path, requested) {
+        match self.index.classify(source_path, requested) {
             Reference::Ignored => {}
             Reference::External if allow_external => {}
             Reference::External => {

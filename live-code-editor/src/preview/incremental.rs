@@ -2,7 +2,7 @@
 //! results again only for files whose content changed.
 
 use super::memo::ScanMemo;
-use super::pieces::PieceCache;
+use super::pieces::Reuse;
 use super::{CompiledPreview, PreviewOptions, compile_with_memo};
 use crate::file::WorkspaceFile;
 
@@ -31,7 +31,7 @@ use crate::file::WorkspaceFile;
 #[derive(Debug)]
 pub struct IncrementalPreviewCompiler {
     memo: ScanMemo,
-    pieces: PieceCache,
+    reuse: Reuse,
 }
 
 impl Default for IncrementalPreviewCompiler {
@@ -45,7 +45,7 @@ impl IncrementalPreviewCompiler {
     pub fn new() -> Self {
         Self {
             memo: ScanMemo::across_compiles(),
-            pieces: PieceCache::default(),
+            reuse: Reuse::default(),
         }
     }
 
@@ -55,7 +55,7 @@ impl IncrementalPreviewCompiler {
         files: &[WorkspaceFile],
         options: &PreviewOptions,
     ) -> CompiledPreview {
-        compile_with_memo(files, options, &mut self.memo, Some(&mut self.pieces))
+        compile_with_memo(files, options, &mut self.memo, Some(&mut self.reuse))
     }
 }
 

@@ -83,9 +83,9 @@ use html::{
     CachedTemplate, HtmlPlan, HtmlScan, ScriptAction, Template, escape_attribute, escape_raw_text,
 };
 use memo::{HtmlScanResult, ScanMemo};
-use modules::ModuleSource;
-use pieces::{InlinedLink, PieceCache, RenderedGraph};
-use resolve::{Reference, WorkspaceIndex, classify_reference, push_encoded_path};
+use modules::{ModuleSource, RenderedGraph};
+use pieces::{InlinedLink, PieceCache, Reuse};
+use resolve::{Reference, WorkspaceIndex, push_encoded_path};
 
 /// The error code a host reports when a workspace has no HTML entry to preview.
 pub const WORKSPACE_PREVIEW_ENTRY_REQUIRED: &str = "WORKSPACE_PREVIEW_ENTRY_REQUIRED";
@@ -189,14 +189,15 @@ impl CompiledPreview {
     }
 }
 
-/// Stack of the thread a compile runs on: the JavaScript parser recurses once per nesting
-/// level, and statement chains (`else if`, labels) are not bracket-bounded, so the compile gets
-/// a generous stack of its own instead of the caller's (2 MiB on Tokio workers and test threads).
+/// Stack the JavaScript parser runs on: it recurses once per nesting level, and statement
+/// chains (`else if`, labels) are not bracket-bounded, so each module parse switches to a
+/// generous stack of its own (reserved, touched only as deep as the parse goes) instead of the
+/// caller's (2 MiB on Tokio workers and test threads). The rest of a compile recurses at most
+/// [`MAX_INLINE_CSS_IMPORTS`] and [`MAX_CSS_SCAN_DEPTH`] levels.
 pub const PARSER_STACK_BYTES: usize = 256 * 1024 * 1024;
 
-/// Compiles a workspace snapshot into one document. Pure: same input, same output. Runs on a
-/// scoped thread with [`PARSER_STACK_BYTES`] of stack (on the caller's thread if none can be
-/// started).
+/// Compiles a workspace snapshot into one document. Pure: same input, same output. Runs on the
+/// caller's thread; module parses run on a [`PARSER_STACK_BYTES`] stack.
 pub fn compile_preview(files: &[WorkspaceFile], options: &PreviewOptions) -> CompiledPreview {
     compile_with_memo(files, options, &mut ScanMemo::default(), None)
 }
@@ -206,42 +207,31 @@ fn compile_with_memo(
     files: &[WorkspaceFile],
     options: &PreviewOptions,
     memo: &mut ScanMemo,
-    mut pieces: Option<&mut PieceCache>,
+    mut reuse: Option<&mut Reuse>,
 ) -> CompiledPreview {
     memo.start_compile();
-    if let Some(pieces) = pieces.as_deref_mut() {
-        pieces.start_compile(files, options);
+    if let Some(reuse) = reuse.as_deref_mut() {
+        reuse.start_compile(files, options);
     }
-    let spawned = std::thread::scope(|scope| {
-        std::thread::Builder::new()
-            .name("preview-compiler".to_owned())
-            .stack_size(PARSER_STACK_BYTES)
-            .spawn_scoped(scope, || {
-                compile_on_this_thread(files, options, &mut *memo, pieces.as_deref_mut())
-            })
-            .ok()
-            .map(|handle| {
-                handle
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-    });
-    let compiled = spawned
-        .unwrap_or_else(|| compile_on_this_thread(files, options, memo, pieces.as_deref_mut()));
+    let compiled = compile_workspace(files, options, memo, reuse.as_deref_mut());
     memo.finish_compile();
-    if let Some(pieces) = pieces {
-        pieces.finish_compile(files);
+    if let Some(reuse) = reuse {
+        reuse.finish_compile(files);
     }
     compiled
 }
 
-fn compile_on_this_thread(
+fn compile_workspace(
     files: &[WorkspaceFile],
     options: &PreviewOptions,
     memo: &mut ScanMemo,
-    pieces: Option<&mut PieceCache>,
+    reuse: Option<&mut Reuse>,
 ) -> CompiledPreview {
-    let index = WorkspaceIndex::new(files);
+    let (pieces, references) = match reuse {
+        Some(Reuse { pieces, references }) => (Some(pieces), Some(references)),
+        None => (None, None),
+    };
+    let index = WorkspaceIndex::remembering(files, references);
     let Some(entry) = index.entry() else {
         return CompiledPreview {
             html: entry_required_document(options),
@@ -750,7 +740,7 @@ worker-src blob:; base-uri 'none'; form-action 'none'"
 
     /// The URL of the workspace asset `requested` from `from` refers to, if it is one.
     fn asset_url(&mut self, from: &str, requested: &str) -> Option<Arc<str>> {
-        let Reference::Local(Some(path)) = classify_reference(from, requested) else {
+        let Reference::Local(Some(path)) = self.index.classify(from, requested) else {
             return None;
         };
         if let Some(cached) = self.asset_cache.get(&path) {
@@ -900,7 +890,7 @@ mod tests {
         options: &PreviewOptions,
     ) -> (CompiledPreview, usize) {
         POSITIONS_COMPUTED.with(|count| count.set(0));
-        let compiled = compile_on_this_thread(files, options, &mut ScanMemo::default(), None);
+        let compiled = compile_workspace(files, options, &mut ScanMemo::default(), None);
         (compiled, POSITIONS_COMPUTED.with(std::cell::Cell::get))
     }
 

@@ -17,10 +17,9 @@ use oxc_span::SourceType;
 
 use super::Compiler;
 use super::diagnostics::{DiagnosticKind, Location, ReferenceLabel};
-use super::pieces::{GraphRoot, RenderedGraph};
+use super::pieces::{GraphRoot, ModuleKey, RenderedModule};
 use super::resolve::{
-    Reference, classify_reference, is_local_looking, json_string, throwing_module_url,
-    workspace_module_specifier,
+    Reference, is_local_looking, json_string, throwing_module_url, workspace_module_specifier,
 };
 use crate::file::Language;
 
@@ -89,6 +88,13 @@ pub(crate) fn scan_module(source: &str) -> ModuleScan {
             syntax_error: Some((message, 0)),
         };
     }
+    // The parser recurses once per nesting level and per link of a statement chain (`else
+    // if`, labels), which brackets do not bound: it gets a stack of its own.
+    stacker::grow(super::PARSER_STACK_BYTES, || parse_module_requests(source))
+}
+
+/// [`scan_module`] past the nesting guard.
+fn parse_module_requests(source: &str) -> ModuleScan {
     let allocator = Allocator::default();
     let parsed = Parser::new(&allocator, source, SourceType::mjs()).parse();
     let mut names = imported_names(&parsed.program);
@@ -217,55 +223,23 @@ impl<'a> ModuleSource<'a> {
     }
 }
 
-/// The rewritten module graph of a document.
-#[derive(Debug, Default)]
-pub(crate) struct ModuleGraph {
-    /// `(workspace module specifier, rewritten source as a script-safe JSON string)` for every
-    /// reachable file module.
-    pub(crate) modules: Vec<(String, String)>,
-    /// Rewritten sources of inline module scripts, by inline index.
+/// The module graph a document loads, rendered.
+#[derive(Debug)]
+pub(crate) struct RenderedGraph {
+    /// How many file modules the import map registers.
+    pub(crate) module_count: usize,
+    /// The import-map bootstrap script, when there are file modules.
+    pub(crate) bootstrap: Option<Arc<str>>,
+    /// Rewritten inline module scripts, by inline index.
     pub(crate) inline: Vec<(usize, String)>,
 }
 
 impl<'a> Compiler<'a> {
-    /// The module graph from `roots` rendered (import-map bootstrap included), as a piece.
-    pub(crate) fn rendered_module_graph(
-        &mut self,
-        roots: Vec<ModuleSource<'a>>,
-    ) -> Arc<RenderedGraph> {
-        let key = roots
-            .iter()
-            .map(|root| match root.inline_index {
-                Some(index) => GraphRoot::Inline {
-                    index,
-                    base: root.position_base,
-                },
-                None => GraphRoot::File(root.path.to_owned()),
-            })
-            .collect();
-        self.through_cache(
-            |pieces| (&mut pieces.changes, &mut pieces.graphs),
-            key,
-            |compiler| {
-                for root in &roots {
-                    // An inline root's text is the entry's: it depends on the entry file.
-                    compiler.index.note_read_of(root.path);
-                }
-                let graph = compiler.build_module_graph(roots);
-                Arc::new(RenderedGraph {
-                    module_count: graph.modules.len(),
-                    bootstrap: (!graph.modules.is_empty())
-                        .then(|| module_bootstrap_script(&graph.modules).into()),
-                    inline: graph.inline,
-                })
-            },
-        )
-    }
-
     /// Walks the module graph from `roots` (document order), rewriting every module and
-    /// reporting missing, external, bare and over-limit imports.
-    fn build_module_graph(&mut self, roots: Vec<ModuleSource<'a>>) -> ModuleGraph {
-        let mut graph = ModuleGraph::default();
+    /// reporting missing, external, bare and over-limit imports; with the import-map bootstrap.
+    pub(crate) fn rendered_module_graph(&mut self, roots: Vec<ModuleSource<'a>>) -> RenderedGraph {
+        let mut modules: Vec<(String, Arc<str>)> = Vec::new();
+        let mut inline = Vec::new();
         let mut queued: HashSet<&'a str> = roots
             .iter()
             .filter(|root| root.inline_index.is_none())
@@ -277,37 +251,81 @@ impl<'a> Compiler<'a> {
         while next < queue.len() {
             let module = queue[next].clone();
             next += 1;
-            let rewritten = self.rewrite_module(&module, &mut edges, &mut |path, source| {
-                if queued.insert(path) {
+            let rendered = self.rendered_module(&module, edges);
+            edges = rendered.edges;
+            for path in rendered.imports.iter() {
+                if let Some((path, source)) = self.index.text_of(path, Language::Javascript)
+                    && queued.insert(path)
+                {
                     queue.push(ModuleSource::file(path, source));
                 }
-            });
+            }
             match module.inline_index {
-                Some(index) => graph.inline.push((index, rewritten)),
-                None => {
-                    let mut encoded = encode_module_source(&rewritten);
-                    if !self.budget.take(encoded.len()) {
-                        self.report_output_limit(module.path, module.path);
-                        let reason = format!("Preview output limit reached at: {}", module.path);
-                        encoded = encode_module_source(&format!(
-                            "throw new Error({});",
-                            json_string(&reason)
-                        ));
-                    }
-                    graph
-                        .modules
-                        .push((workspace_module_specifier(module.path), encoded));
-                }
+                Some(index) => inline.push((index, rendered.text.to_string())),
+                None => modules.push((workspace_module_specifier(module.path), rendered.text)),
             }
         }
-        graph
+        RenderedGraph {
+            module_count: modules.len(),
+            bootstrap: (!modules.is_empty()).then(|| module_bootstrap_script(&modules).into()),
+            inline,
+        }
+    }
+
+    /// One module rewritten (and, for a file module, encoded within the budget), as a piece
+    /// keyed by the module and the import edges followed before it.
+    fn rendered_module(&mut self, module: &ModuleSource<'a>, edges: usize) -> RenderedModule {
+        let key = ModuleKey {
+            module: match module.inline_index {
+                Some(index) => GraphRoot::Inline {
+                    index,
+                    base: module.position_base,
+                },
+                None => GraphRoot::File(module.path.to_owned()),
+            },
+            edges,
+        };
+        self.through_cache(
+            |pieces| (&mut pieces.changes, &mut pieces.modules),
+            key,
+            |compiler| {
+                // An inline module's text is the entry's: it depends on the entry file.
+                compiler.index.note_read_of(module.path);
+                let mut edges = edges;
+                let mut imports = Vec::new();
+                let rewritten = compiler.rewrite_module(module, &mut edges, &mut |path| {
+                    imports.push(path.to_owned());
+                });
+                let text = match module.inline_index {
+                    Some(_) => rewritten,
+                    None => compiler.encoded_within_budget(module.path, &rewritten),
+                };
+                RenderedModule {
+                    text: text.into(),
+                    imports: imports.into(),
+                    edges,
+                }
+            },
+        )
+    }
+
+    /// A file module's rewritten source as a JSON string, or a module that throws when the
+    /// budget cannot take it.
+    fn encoded_within_budget(&mut self, path: &str, rewritten: &str) -> String {
+        let encoded = encode_module_source(rewritten);
+        if self.budget.take(encoded.len()) {
+            return encoded;
+        }
+        self.report_output_limit(path, path);
+        let reason = format!("Preview output limit reached at: {path}");
+        encode_module_source(&format!("throw new Error({});", json_string(&reason)))
     }
 
     fn rewrite_module(
         &mut self,
         module: &ModuleSource<'a>,
         edges: &mut usize,
-        enqueue: &mut dyn FnMut(&'a str, &'a str),
+        enqueue: &mut dyn FnMut(&'a str),
     ) -> String {
         let scan = match module.inline_index {
             Some(index) => self
@@ -352,13 +370,13 @@ impl<'a> Compiler<'a> {
         request: &ModuleRequest,
         at: Option<Location<'_>>,
         edges: &mut usize,
-        enqueue: &mut dyn FnMut(&'a str, &'a str),
+        enqueue: &mut dyn FnMut(&'a str),
     ) -> Option<String> {
         let requested = request.specifier.trim();
         let throwing = |reason: String| throwing_module_url(&reason, &request.names);
-        let reference = classify_reference(from, requested);
+        let reference = self.index.classify(from, requested);
         if let Reference::Local(Some(path)) = &reference
-            && let Some((path, source)) = self.index.text_of(path, Language::Javascript)
+            && let Some(path) = self.index.text_path(path, Language::Javascript)
         {
             if *edges >= MAX_MODULE_IMPORT_EDGES {
                 self.sink.reference(
@@ -373,7 +391,7 @@ impl<'a> Compiler<'a> {
                 )));
             }
             *edges += 1;
-            enqueue(path, source);
+            enqueue(path);
             return Some(workspace_module_specifier(path));
         }
         match reference {
@@ -417,19 +435,27 @@ pub(crate) fn encode_module_source(source: &str) -> String {
 /// The classic script that registers every module as a Blob URL under its workspace specifier
 /// in one import map, before any module script runs. Sources are JSON with `<` escaped, so no
 /// source text can close the script element.
-pub(crate) fn module_bootstrap_script(modules: &[(String, String)]) -> String {
-    let entries: Vec<String> = modules
+pub(crate) fn module_bootstrap_script(modules: &[(String, Arc<str>)]) -> String {
+    let sources = modules
         .iter()
-        .map(|(specifier, encoded)| format!("{}:{encoded}", json_string(specifier)))
-        .collect();
-    let sources = format!("{{{}}}", entries.join(","));
-    format!(
-        "<script>(function(){{var sources={sources};var urls=Object.create(null);\
-Object.keys(sources).forEach(function(specifier){{urls[specifier]=URL.createObjectURL(new Blob([sources[specifier]],{{type:'text/javascript'}}))}});\
-window.addEventListener('pagehide',function(){{Object.keys(urls).forEach(function(specifier){{URL.revokeObjectURL(urls[specifier])}})}},{{once:true}});\
-var map=document.createElement('script');map.type='importmap';map.textContent=JSON.stringify({{imports:urls}});\
-(document.head||document.documentElement).appendChild(map)}})();</script>"
-    )
+        .map(|(specifier, encoded)| specifier.len() + encoded.len() + 8)
+        .sum::<usize>();
+    let mut script = String::with_capacity(sources + 640);
+    script.push_str("<script>(function(){var sources={");
+    for (index, (specifier, encoded)) in modules.iter().enumerate() {
+        if index > 0 {
+            script.push(',');
+        }
+        script.push_str(&json_string(specifier));
+        script.push(':');
+        script.push_str(encoded);
+    }
+    script.push_str("};var urls=Object.create(null);\
+Object.keys(sources).forEach(function(specifier){urls[specifier]=URL.createObjectURL(new Blob([sources[specifier]],{type:'text/javascript'}))});\
+window.addEventListener('pagehide',function(){Object.keys(urls).forEach(function(specifier){URL.revokeObjectURL(urls[specifier])})},{once:true});\
+var map=document.createElement('script');map.type='importmap';map.textContent=JSON.stringify({imports:urls});\
+(document.head||document.documentElement).appendChild(map)})();</script>");
+    script
 }
 
 #[cfg(test)]
@@ -521,12 +547,8 @@ mod tests {
             "(".repeat(MAX_MODULE_NESTING_DEPTH + 1),
             ")".repeat(MAX_MODULE_NESTING_DEPTH + 1)
         );
-        let (at_limit, over) = std::thread::Builder::new()
-            .stack_size(super::super::PARSER_STACK_BYTES)
-            .spawn(move || (scan_module(&at_limit), scan_module(&over)))
-            .unwrap()
-            .join()
-            .unwrap();
+        // On the test thread's stack: the parse switches to a stack of its own.
+        let (at_limit, over) = (scan_module(&at_limit), scan_module(&over));
         assert_eq!(at_limit.requests.len(), 1);
         assert!(at_limit.syntax_error.is_none());
         assert!(over.requests.is_empty());
@@ -560,7 +582,7 @@ mod tests {
     fn the_bootstrap_escapes_markup_in_sources() {
         let script = module_bootstrap_script(&[(
             "https://context-action.local/workspace-module/a.js".into(),
-            encode_module_source("'</script><b>'"),
+            encode_module_source("'</script><b>'").into(),
         )]);
         assert!(!script[8..].contains("</script><b>"));
         assert!(script.contains("\\u003c/script>\\u003cb>"));

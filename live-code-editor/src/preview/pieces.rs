@@ -22,6 +22,7 @@ use std::sync::Arc;
 
 use super::diagnostics::RecordedCall;
 use super::html::CachedTemplate;
+use super::resolve::ReferenceCache;
 use super::{Compiler, PreviewOptions, PreviewTarget};
 use crate::file::{FileContent, Language, WorkspaceFile};
 
@@ -136,22 +137,29 @@ pub(crate) struct InlinedLink {
     pub(crate) text: Arc<str>,
 }
 
-/// The module graph a document loads, rendered.
-#[derive(Debug)]
-pub(crate) struct RenderedGraph {
-    /// How many file modules the import map registers.
-    pub(crate) module_count: usize,
-    /// The import-map bootstrap script, when there are file modules.
-    pub(crate) bootstrap: Option<Arc<str>>,
-    /// Rewritten inline module scripts, by inline index.
-    pub(crate) inline: Vec<(usize, String)>,
-}
-
-/// Which module graph: its roots as the entry lists them.
+/// A module of the graph: a workspace file, or the entry's n-th inline module script (whose
+/// text starts at byte `base` of the entry).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) enum GraphRoot {
     File(String),
     Inline { index: usize, base: usize },
+}
+
+/// A module rendered after `edges` import edges were followed (the limit makes the rest of
+/// a graph depend on how many came before).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct ModuleKey {
+    pub(crate) module: GraphRoot,
+    pub(crate) edges: usize,
+}
+
+/// One module rewritten: its text (a JSON string for a file module), the workspace modules it
+/// imports in order, and the edges followed after it.
+#[derive(Debug, Clone)]
+pub(crate) struct RenderedModule {
+    pub(crate) text: Arc<str>,
+    pub(crate) imports: Arc<[String]>,
+    pub(crate) edges: usize,
 }
 
 /// Which files still hold the bytes the kept pieces read.
@@ -254,7 +262,7 @@ pub(crate) struct PieceCache {
     pub(crate) scripts: PieceMap<String, Arc<str>>,
     /// Per stylesheet key: the stylesheets its visit found to queue for diagnostics.
     pub(crate) css_visits: PieceMap<String, Arc<[String]>>,
-    pub(crate) graphs: PieceMap<Vec<GraphRoot>, Arc<RenderedGraph>>,
+    pub(crate) modules: PieceMap<ModuleKey, RenderedModule>,
     /// The entry's rewrite, checked on its own terms (see [`CachedTemplate`]).
     pub(crate) template: Option<CachedTemplate>,
 }
@@ -266,7 +274,7 @@ impl PieceCache {
             self.links.clear();
             self.scripts.clear();
             self.css_visits.clear();
-            self.graphs.clear();
+            self.modules.clear();
         }
     }
 
@@ -277,18 +285,37 @@ impl PieceCache {
         self.links.retain_used(generation);
         self.scripts.retain_used(generation);
         self.css_visits.retain_used(generation);
-        self.graphs.retain_used(generation);
+        self.modules.retain_used(generation);
         let mut needed = vec![false; files.len()];
         let reads = self
             .links
             .reads()
             .chain(self.scripts.reads())
             .chain(self.css_visits.reads())
-            .chain(self.graphs.reads());
+            .chain(self.modules.reads());
         for position in reads {
             needed[position as usize] = true;
         }
         self.changes.keep_contents(&needed, files);
+    }
+}
+
+/// Everything an incremental compiler keeps between compiles besides the per-file scans.
+#[derive(Debug, Default)]
+pub(crate) struct Reuse {
+    pub(crate) pieces: PieceCache,
+    pub(crate) references: ReferenceCache,
+}
+
+impl Reuse {
+    pub(crate) fn start_compile(&mut self, files: &[WorkspaceFile], options: &PreviewOptions) {
+        self.pieces.start_compile(files, options);
+        self.references.start_compile();
+    }
+
+    pub(crate) fn finish_compile(&mut self, files: &[WorkspaceFile]) {
+        self.pieces.finish_compile(files);
+        self.references.finish_compile();
     }
 }
 

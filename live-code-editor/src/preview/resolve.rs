@@ -170,6 +170,50 @@ pub(crate) fn json_string(value: &str) -> String {
     serde_json::Value::from(value).to_string()
 }
 
+/// Classifications remembered across the compiles of an incremental compiler: a reference's
+/// class depends on the referencing path and the text alone. Answers no compile asked for are
+/// dropped after it.
+#[derive(Debug, Default)]
+pub(crate) struct ReferenceCache {
+    by_source: HashMap<Box<str>, Answers>,
+    generation: u64,
+}
+
+/// Classes by reference text, with the last compile that asked.
+type Answers = HashMap<Box<str>, (Reference, u64)>;
+
+impl ReferenceCache {
+    pub(crate) fn start_compile(&mut self) {
+        self.generation += 1;
+    }
+
+    pub(crate) fn finish_compile(&mut self) {
+        let generation = self.generation;
+        self.by_source.retain(|_, answers| {
+            answers.retain(|_, (_, used)| *used == generation);
+            !answers.is_empty()
+        });
+    }
+
+    fn classify(&mut self, from: &str, requested: &str) -> Reference {
+        let generation = self.generation;
+        if let Some((reference, used)) = self
+            .by_source
+            .get_mut(from)
+            .and_then(|answers| answers.get_mut(requested))
+        {
+            *used = generation;
+            return reference.clone();
+        }
+        let reference = classify_reference(from, requested);
+        self.by_source
+            .entry(from.into())
+            .or_default()
+            .insert(requested.into(), (reference.clone(), generation));
+        reference
+    }
+}
+
 /// The workspace snapshot, indexed by path. The first file with a path wins, like `Array.find`.
 ///
 /// While a reusable piece renders (see [`super::pieces`]), the index notes the position of each
@@ -178,10 +222,19 @@ pub(crate) struct WorkspaceIndex<'a> {
     files: &'a [WorkspaceFile],
     by_path: HashMap<&'a str, u32>,
     reads: RefCell<Option<Vec<u32>>>,
+    references: Option<RefCell<&'a mut ReferenceCache>>,
 }
 
 impl<'a> WorkspaceIndex<'a> {
     pub(crate) fn new(files: &'a [WorkspaceFile]) -> Self {
+        Self::remembering(files, None)
+    }
+
+    /// An index that classifies references through `references` when given.
+    pub(crate) fn remembering(
+        files: &'a [WorkspaceFile],
+        references: Option<&'a mut ReferenceCache>,
+    ) -> Self {
         let mut by_path = HashMap::with_capacity(files.len());
         for (position, file) in files.iter().enumerate() {
             let position = u32::try_from(position).unwrap_or(u32::MAX);
@@ -191,6 +244,15 @@ impl<'a> WorkspaceIndex<'a> {
             files,
             by_path,
             reads: RefCell::new(None),
+            references: references.map(RefCell::new),
+        }
+    }
+
+    /// [`classify_reference`], remembered across compiles when the index has a cache.
+    pub(crate) fn classify(&self, from: &str, requested: &str) -> Reference {
+        match &self.references {
+            Some(cache) => cache.borrow_mut().classify(from, requested),
+            None => classify_reference(from, requested),
         }
     }
 
@@ -232,6 +294,12 @@ impl<'a> WorkspaceIndex<'a> {
         Some((file.path.as_str(), source))
     }
 
+    /// The path of the text file at `path` if its language matches, without reading it.
+    pub(crate) fn text_path(&self, path: &str, language: Language) -> Option<&'a str> {
+        let file = self.get(path)?;
+        (file.language == language && !file.is_asset()).then_some(file.path.as_str())
+    }
+
     /// Resolves a reference from `from` to a text file of `language`.
     pub(crate) fn find_text(
         &self,
@@ -239,7 +307,7 @@ impl<'a> WorkspaceIndex<'a> {
         requested: &str,
         language: Language,
     ) -> Option<(&'a str, &'a str)> {
-        let Reference::Local(Some(path)) = classify_reference(from, requested) else {
+        let Reference::Local(Some(path)) = self.classify(from, requested) else {
             return None;
         };
         self.text_of(&path, language)
