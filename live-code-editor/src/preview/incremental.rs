@@ -1,5 +1,5 @@
 //! The incremental compiler: compiles one workspace revision after another, deriving per-file
-//! results again only for files whose content changed.
+//! results and rendering document pieces again only where the files they read changed.
 
 use super::memo::ScanMemo;
 use super::pieces::Reuse;
@@ -7,9 +7,20 @@ use super::{CompiledPreview, PreviewOptions, compile_with_memo};
 use crate::file::WorkspaceFile;
 
 /// Compiles successive revisions of a workspace, each exactly as [`super::compile_preview`]
-/// would, while keeping what it derived from each file (stylesheet references, module requests,
-/// the HTML scan, `data:` URLs of assets) keyed by path and checked against the file's bytes.
-/// After a one-file edit only that file is parsed again.
+/// would, while keeping
+///
+/// - what it derived from each file (stylesheet references, module requests, the HTML scan,
+///   `data:` URLs of assets), keyed by path and checked against the file's bytes;
+/// - the pieces of the document it rendered (each linked stylesheet inlined, each classic script
+///   escaped, each module rewritten, each stylesheet's diagnostics) with the files each read,
+///   the diagnostics it reported and the output budget it took, reused while the workspace
+///   layout (paths, languages, kinds) and asset URL form are unchanged and those files hold the
+///   same bytes;
+/// - the entry rewritten into a template with a slot per piece, refilled while the entry, the
+///   plan's shape and its asset URLs are unchanged.
+///
+/// After a one-file edit only that file is parsed and only the pieces that read it are
+/// rendered again; the document is the template filled with the pieces.
 ///
 /// It holds what the last compile used and nothing more: results of files a revision no longer
 /// references are dropped after that compile.
