@@ -256,7 +256,7 @@ fn push_css_string(out: &mut String, value: &str) {
     out.reserve(value.len() + 2);
     out.push('"');
     let mut rest = value;
-    while let Some(index) = rest.find(['"', '\\', '\n']) {
+    while let Some(index) = memchr::memchr3(b'"', b'\\', b'\n', rest.as_bytes()) {
         out.push_str(&rest[..index]);
         out.push_str(match rest.as_bytes()[index] {
             b'"' => "\\\"",

@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 use std::cell::RefCell;
+use std::ops::Range;
 use std::sync::Arc;
 
 use lol_html::html_content::{ContentType, Element};
@@ -86,11 +87,29 @@ pub(crate) enum ScriptAction {
     Inline(Arc<str>),
 }
 
+/// A `<style>` element a stylesheet link becomes: its start tag and its text (the end tag
+/// follows). Kept in parts so the text, shared with the live stylesheets, is copied only into
+/// the document.
+#[derive(Debug, Clone)]
+pub(crate) struct StyleElement {
+    pub(crate) start: Arc<str>,
+    pub(crate) text: Arc<str>,
+}
+
+impl StyleElement {
+    pub(crate) const END: &'static str = "</style>";
+
+    /// Bytes the element adds to the document.
+    pub(crate) fn len(&self) -> usize {
+        self.start.len() + self.text.len() + Self::END.len()
+    }
+}
+
 /// The compiled replacements the rewrite pass applies.
 #[derive(Debug, Default)]
 pub(crate) struct HtmlPlan {
     /// Per stylesheet link: the replacement `<style>` element, or `None` to remove the link.
-    pub(crate) links: Vec<Option<Arc<str>>>,
+    pub(crate) links: Vec<Option<StyleElement>>,
     pub(crate) scripts: Vec<ScriptAction>,
     /// Per inline `<style>`: new content when it changed.
     pub(crate) styles: Vec<Option<String>>,
@@ -136,19 +155,24 @@ impl HtmlPlan {
         }
     }
 
-    fn slot_content(&self, slot: Slot) -> &str {
+    /// What fills `slot`, in up to three parts.
+    fn slot_content(&self, slot: Slot) -> [&str; 3] {
+        let one = |text| [text, "", ""];
         match slot {
-            Slot::Head => &self.head,
-            Slot::Link(index) => self.links[index].as_deref().unwrap_or_default(),
-            Slot::Script(index) => match &self.scripts[index] {
-                ScriptAction::Inline(text) => text,
-                ScriptAction::Keep | ScriptAction::Remove => "",
+            Slot::Head => one(&self.head),
+            Slot::Link(index) => match &self.links[index] {
+                Some(element) => [&element.start, &element.text, StyleElement::END],
+                None => one(""),
             },
-            Slot::Style(index) => self.styles[index].as_deref().unwrap_or_default(),
-            Slot::Bootstrap => self
+            Slot::Script(index) => match &self.scripts[index] {
+                ScriptAction::Inline(text) => one(text),
+                ScriptAction::Keep | ScriptAction::Remove => one(""),
+            },
+            Slot::Style(index) => one(self.styles[index].as_deref().unwrap_or_default()),
+            Slot::Bootstrap => one(self
                 .bootstrap
                 .as_ref()
-                .map_or("", |(_, bootstrap)| bootstrap),
+                .map_or("", |(_, bootstrap)| bootstrap)),
         }
     }
 }
@@ -168,10 +192,10 @@ enum Slot {
 /// compile that changed no entry, shape or asset URL fills the template it kept.
 #[derive(Debug)]
 pub(crate) struct Template {
-    /// The rewritten entry without the slots' content.
+    /// The rewritten entry with a marker where each slot goes.
     text: String,
-    /// Each slot and where it goes in `text`, in order.
-    slots: Vec<(usize, Slot)>,
+    /// Each slot and the bytes of `text` its marker spans, in order.
+    slots: Vec<(Range<usize>, Slot)>,
     /// Each asset URL the rewrite asked for, and the answer it wrote.
     pub(crate) asset_calls: Vec<(String, Option<Arc<str>>)>,
 }
@@ -180,18 +204,22 @@ impl Template {
     /// The document: the template with every slot filled from `plan`.
     pub(crate) fn fill(&self, plan: &HtmlPlan) -> String {
         let content = |slot: Slot| plan.slot_content(slot);
-        let length = self.text.len()
+        let markers: usize = self.slots.iter().map(|(marker, _)| marker.len()).sum();
+        let length = self.text.len() - markers
             + self
                 .slots
                 .iter()
-                .map(|(_, slot)| content(*slot).len())
+                .flat_map(|(_, slot)| content(*slot))
+                .map(str::len)
                 .sum::<usize>();
         let mut out = String::with_capacity(length);
         let mut last = 0;
-        for (at, slot) in &self.slots {
-            out.push_str(&self.text[last..*at]);
-            out.push_str(content(*slot));
-            last = *at;
+        for (marker, slot) in &self.slots {
+            out.push_str(&self.text[last..marker.start]);
+            for part in content(*slot) {
+                out.push_str(part);
+            }
+            last = marker.end;
         }
         out.push_str(&self.text[last..]);
         out
@@ -382,20 +410,20 @@ pub(crate) fn rewrite_template(
         url
     })?;
     let template = match marked.template() {
-        Some(template) => template,
+        Ok(template) => template,
         // An asset URL held the marker: mark again with another nonce, answering each
         // attribute as before (the answers took budget once already).
-        None => {
+        Err(marked) => {
             let mut nonce = marked.nonce + 1;
             loop {
                 let mut answers = asset_calls.iter().map(|(_, url)| url.clone());
                 let again = mark_slots_with(source, scan, shape, nonce, &mut |_| {
                     answers.next().flatten()
                 })?;
-                if let Some(template) = again.template() {
-                    break template;
+                match again.template() {
+                    Ok(template) => break template,
+                    Err(_) => nonce += 1,
                 }
-                nonce += 1;
             }
         }
     };
@@ -413,30 +441,36 @@ struct Marked {
 }
 
 impl Marked {
-    /// Cuts the markers out; `None` when the text holds other than exactly one of each.
-    fn template(&self) -> Option<Template> {
+    /// Finds the markers (kept in the text: filling skips them, so the text is not copied
+    /// again); `None` when the text holds other than exactly one of each.
+    fn template(self) -> Result<Template, Self> {
+        match self.markers() {
+            Some(slots) => Ok(Template {
+                text: self.text,
+                slots,
+                asset_calls: Vec::new(),
+            }),
+            None => Err(self),
+        }
+    }
+
+    fn markers(&self) -> Option<Vec<(Range<usize>, Slot)>> {
         let prefix = marker_prefix(self.nonce);
-        let mut text = String::with_capacity(self.text.len());
         let mut seen = vec![false; self.slots.len()];
         let mut slots = Vec::with_capacity(self.slots.len());
-        let mut rest = self.text.as_str();
-        while let Some(found) = rest.find(&prefix) {
-            text.push_str(&rest[..found]);
-            let after = &rest[found + prefix.len()..];
-            let end = after.find(MARKER_END)?;
-            let number: usize = after[..end].parse().ok()?;
+        let mut from = 0;
+        while let Some(found) = find_marker(&self.text[from..], &prefix) {
+            let start = from + found;
+            let after = start + prefix.len();
+            let end = after + self.text[after..].find(MARKER_END)?;
+            let number: usize = self.text[after..end].parse().ok()?;
             if std::mem::replace(seen.get_mut(number)?, true) {
                 return None;
             }
-            slots.push((text.len(), self.slots[number]));
-            rest = &after[end + MARKER_END.len_utf8()..];
+            from = end + MARKER_END.len_utf8();
+            slots.push((start..from, self.slots[number]));
         }
-        text.push_str(rest);
-        (slots.len() == self.slots.len()).then_some(Template {
-            text,
-            slots,
-            asset_calls: Vec::new(),
-        })
+        (slots.len() == self.slots.len()).then_some(slots)
     }
 }
 
@@ -444,6 +478,20 @@ impl Marked {
 /// prefix the entry does not contain.
 const MARKER_START: char = '\u{FDD0}';
 const MARKER_END: char = '\u{FDD1}';
+
+/// Where `prefix` (which starts with [`MARKER_START`]) first occurs in `text`: a one-character
+/// search first, as the rewritten entry of an export holds megabytes of `data:` URLs.
+fn find_marker(text: &str, prefix: &str) -> Option<usize> {
+    let mut from = 0;
+    while let Some(found) = text[from..].find(MARKER_START) {
+        let at = from + found;
+        if text[at..].starts_with(prefix) {
+            return Some(at);
+        }
+        from = at + MARKER_START.len_utf8();
+    }
+    None
+}
 
 fn marker_prefix(nonce: u64) -> String {
     format!("{MARKER_START}{nonce}:")
@@ -551,8 +599,8 @@ fn mark_slots_with(
 
 /// Escapes text for a double-quoted attribute (lol_html escapes `"` but not `&`).
 pub(crate) fn escape_attribute(value: &str) -> Cow<'_, str> {
-    let special = |byte: u8| matches!(byte, b'&' | b'"' | b'<');
-    let Some(first) = value.bytes().position(special) else {
+    // A vectorised search: an export's `data:` URLs are tens of kilobytes of clean base64.
+    let Some(first) = memchr::memchr3(b'&', b'"', b'<', value.as_bytes()) else {
         return Cow::Borrowed(value);
     };
     let mut out = String::with_capacity(value.len() + 16);
@@ -570,12 +618,23 @@ pub(crate) fn escape_attribute(value: &str) -> Cow<'_, str> {
 
 /// Makes text safe as the content of a raw-text element (`script`, `style`): every `</tag`
 /// becomes `<\/tag`, which means the same inside JavaScript strings, templates, regular
-/// expressions and comments, and inside CSS strings and comments.
-pub(crate) fn escape_raw_text(text: &str, tag: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
+/// expressions and comments, and inside CSS strings and comments. Borrowed when nothing
+/// needed escaping (the usual case), so the text is not copied for nothing.
+pub(crate) fn escape_raw_text<'t>(text: &'t str, tag: &str) -> Cow<'t, str> {
+    let closes = |name: &str| {
+        name.len() >= tag.len() && name.as_bytes()[..tag.len()].eq_ignore_ascii_case(tag.as_bytes())
+    };
     // A one-byte search (memchr) for `<`: every inlined stylesheet and script of every compile
     // passes through here, and a two-byte pattern search was a third of an incremental compile.
+    let first = text
+        .match_indices('<')
+        .find(|(index, _)| text[index + 1..].strip_prefix('/').is_some_and(closes));
+    let Some((first, _)) = first else {
+        return Cow::Borrowed(text);
+    };
+    let mut out = String::with_capacity(text.len() + 16);
+    out.push_str(&text[..first]);
+    let mut rest = &text[first..];
     while let Some(index) = rest.find('<') {
         out.push_str(&rest[..index]);
         let after = &rest[index + 1..];
@@ -584,13 +643,11 @@ pub(crate) fn escape_raw_text(text: &str, tag: &str) -> String {
             rest = after;
             continue;
         };
-        let closes = name.len() >= tag.len()
-            && name.as_bytes()[..tag.len()].eq_ignore_ascii_case(tag.as_bytes());
-        out.push_str(if closes { "<\\/" } else { "</" });
+        out.push_str(if closes(name) { "<\\/" } else { "</" });
         rest = name;
     }
     out.push_str(rest);
-    out
+    Cow::Owned(out)
 }
 
 /// Decodes the character references attribute values commonly carry in URLs.
@@ -733,7 +790,10 @@ mod tests {
 
     fn plan() -> HtmlPlan {
         HtmlPlan {
-            links: vec![Some("<style>a{}</style>".into())],
+            links: vec![Some(StyleElement {
+                start: "<style>".into(),
+                text: "a{}".into(),
+            })],
             scripts: vec![ScriptAction::Inline("run()".into()), ScriptAction::Remove],
             styles: vec![],
             bootstrap: None,
@@ -809,6 +869,10 @@ mod tests {
             "a lone `<`, one before a closing tag and one at the end are kept"
         );
         assert_eq!(escape_raw_text("</", "style"), "</");
+        assert!(
+            matches!(escape_raw_text("a < b </div> </", "style"), Cow::Borrowed(_)),
+            "text with nothing to escape is not copied"
+        );
     }
 
     #[test]

@@ -80,7 +80,8 @@ use crate::file::{FileContent, Language, WorkspaceFile};
 use css::CssRoot;
 use diagnostics::{DiagnosticSink, Location};
 use html::{
-    CachedTemplate, HtmlPlan, HtmlScan, ScriptAction, Template, escape_attribute, escape_raw_text,
+    CachedTemplate, HtmlPlan, HtmlScan, ScriptAction, StyleElement, Template, escape_attribute,
+    escape_raw_text,
 };
 use memo::{HtmlScanResult, ScanMemo};
 use modules::{ModuleSource, RenderedGraph};
@@ -405,7 +406,7 @@ impl<'a> Compiler<'a> {
         entry_path: &'a str,
         source: &str,
         scan: &HtmlScan,
-    ) -> Vec<Option<Arc<str>>> {
+    ) -> Vec<Option<StyleElement>> {
         let mut links = Vec::with_capacity(scan.links.len());
         let mut stylesheets = Vec::with_capacity(scan.links.len());
         for link in &scan.links {
@@ -447,20 +448,28 @@ impl<'a> Compiler<'a> {
             |compiler| {
                 compiler.index.note_read_of(path);
                 let inlined = compiler.inline_stylesheet(path, path, css);
+                let text: Arc<str> = Arc::from(escape_raw_text(&inlined, "style").as_ref());
                 let media = media
                     .map(|media| format!(" media=\"{}\"", escape_attribute(media)))
                     .unwrap_or_default();
-                let text = escape_raw_text(&inlined, "style");
-                let style = format!(
-                    "<style data-workspace-source=\"{}\"{media}>{text}</style>",
-                    escape_attribute(path),
-                );
-                let element =
-                    compiler.within_budget(style, entry_path, path, "<style></style>".to_owned());
-                InlinedLink {
-                    element: element.into(),
-                    text: text.into(),
-                }
+                let element = StyleElement {
+                    start: format!(
+                        "<style data-workspace-source=\"{}\"{media}>",
+                        escape_attribute(path)
+                    )
+                    .into(),
+                    text: text.clone(),
+                };
+                let element = if compiler.budget.take(element.len()) {
+                    element
+                } else {
+                    compiler.report_output_limit(entry_path, path);
+                    StyleElement {
+                        start: "<style>".into(),
+                        text: "".into(),
+                    }
+                };
+                InlinedLink { element, text }
             },
         )
     }
@@ -531,9 +540,12 @@ impl<'a> Compiler<'a> {
             |compiler| {
                 compiler.index.note_read_of(path);
                 let escaped = escape_raw_text(javascript, "script");
-                compiler
-                    .within_budget(escaped, entry_path, path, String::new())
-                    .into()
+                if compiler.budget.take(escaped.len()) {
+                    Arc::from(escaped.as_ref())
+                } else {
+                    compiler.report_output_limit(entry_path, path);
+                    Arc::from("")
+                }
             },
         )
     }
@@ -560,7 +572,7 @@ impl<'a> Compiler<'a> {
             if inlined == text {
                 styles.push(None);
             } else {
-                let escaped = escape_raw_text(&inlined, "style");
+                let escaped = escape_raw_text(&inlined, "style").into_owned();
                 styles.push(Some(self.within_budget(
                     escaped,
                     entry_path,
@@ -575,7 +587,7 @@ impl<'a> Compiler<'a> {
     /// Assembles the plan: rewritten inline modules, the bootstrap and the head injection.
     fn finish_plan(
         &mut self,
-        links: Vec<Option<Arc<str>>>,
+        links: Vec<Option<StyleElement>>,
         mut scripts: Vec<ScriptAction>,
         styles: Vec<Option<String>>,
         graph: &RenderedGraph,
@@ -585,7 +597,7 @@ impl<'a> Compiler<'a> {
         for (index, source) in &graph.inline {
             let fallback = "throw new Error(\"Preview output limit reached\");".to_owned();
             let inlined = self.within_budget(
-                escape_raw_text(source, "script"),
+                escape_raw_text(source, "script").into_owned(),
                 entry_path,
                 entry_path,
                 fallback,

@@ -21,7 +21,7 @@ use std::hash::Hash;
 use std::sync::Arc;
 
 use super::diagnostics::RecordedCall;
-use super::html::CachedTemplate;
+use super::html::{CachedTemplate, StyleElement};
 use super::resolve::ReferenceCache;
 use super::{Compiler, PreviewOptions, PreviewTarget};
 use crate::file::{FileContent, Language, WorkspaceFile};
@@ -130,10 +130,11 @@ impl RenderTarget {
     }
 }
 
-/// A stylesheet `<link>` inlined: the `<style>` element and the text inside it.
+/// A stylesheet `<link>` inlined: the `<style>` element (empty when the budget left the text
+/// out) and the stylesheet's text as a running preview swaps it in.
 #[derive(Debug, Clone)]
 pub(crate) struct InlinedLink {
-    pub(crate) element: Arc<str>,
+    pub(crate) element: StyleElement,
     pub(crate) text: Arc<str>,
 }
 
