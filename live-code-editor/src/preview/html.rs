@@ -870,7 +870,10 @@ mod tests {
         );
         assert_eq!(escape_raw_text("</", "style"), "</");
         assert!(
-            matches!(escape_raw_text("a < b </div> </", "style"), Cow::Borrowed(_)),
+            matches!(
+                escape_raw_text("a < b </div> </", "style"),
+                Cow::Borrowed(_)
+            ),
             "text with nothing to escape is not copied"
         );
     }
