@@ -2,7 +2,8 @@
 //! stylesheet is swapped into the running preview and acknowledged for that revision, so the
 //! page's state (counter clicks, typed input, scroll position, a script variable) survives and
 //! the new style applies; a script or HTML edit still reloads the document (state reset). Runs
-//! on the workspace surface `/` and on `/web`, which share the mechanism.
+//! on the workspace surface `/` and on `/web`, which share the mechanism, and on `/editor`,
+//! whose documents carry an injected scenario (a scenario change reloads).
 
 mod browser_support;
 
@@ -285,4 +286,130 @@ async fn an_announced_stylesheet_revision_is_swapped_without_asking_for_its_styl
         "the announcement carried the stylesheets, so the page did not ask for them"
     );
     session.close().await;
+}
+
+/// The Live Code Editor page (`/editor`).
+struct Editor {
+    page: StudioPage,
+}
+
+impl Editor {
+    async fn open() -> Self {
+        let page = StudioPage::start(1280, 800, "editor").await;
+        let editor = Self { page };
+        let revision = editor
+            .page
+            .studio
+            .state
+            .editor
+            .preview_acks()
+            .current()
+            .revision;
+        editor.acknowledged(revision).await;
+        editor
+    }
+
+    /// Calls `editor.<name>` and returns the document revision once the page shows it
+    /// acknowledged and the host heard the acknowledgement.
+    async fn mutate(&self, name: &str, arguments: Value) -> u64 {
+        let result = self
+            .page
+            .call_tool(&format!("editor.{name}"), arguments)
+            .await;
+        assert!(result.get("isError").is_none(), "{result}");
+        let revision = result["structuredContent"]["documentRevision"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("a document revision: {result}"));
+        self.acknowledged(revision).await;
+        revision
+    }
+
+    async fn acknowledged(&self, revision: u64) {
+        self.page
+            .browser
+            .wait_for(
+                &format!("the editor preview to acknowledge revision {revision}"),
+                &format!(
+                    "return document.getElementById('editor-preview-status').textContent === 'revision {revision} ready';"
+                ),
+            )
+            .await;
+        assert_eq!(
+            self.page.studio.state.editor.preview_acks().current(),
+            PreviewState {
+                revision,
+                status: PreviewStatus::Ready
+            }
+        );
+    }
+
+    async fn in_frame(&self, script: &str) -> Value {
+        self.page.browser.enter_frame("#editor-preview").await;
+        let value = self.page.browser.eval(script, json!([])).await;
+        self.page.browser.leave_frame().await;
+        value
+    }
+
+    /// `[count, marker, count color]` inside the preview.
+    async fn page_state(&self) -> Value {
+        self.in_frame(
+            "return [document.getElementById('count').textContent, window.liveMarker ?? null, \
+             getComputedStyle(document.getElementById('count')).color];",
+        )
+        .await
+    }
+}
+
+/// The editor's preview takes a stylesheet-only document revision in place as well: the
+/// counter's clicks and a window variable survive and the new style applies. A scenario change
+/// (injected into the document as data, with the same files) reloads it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn editor_stylesheet_edits_keep_page_state_and_a_scenario_change_reloads() {
+    let editor = Editor::open().await;
+    let start = editor.page_state().await;
+    editor.page.browser.enter_frame("#editor-preview").await;
+    for _ in 0..3 {
+        editor.page.browser.click("#step").await;
+    }
+    editor
+        .page
+        .browser
+        .eval("window.liveMarker = 'kept';", json!([]))
+        .await;
+    editor.page.browser.leave_frame().await;
+    let clicked = editor.page_state().await;
+    assert_ne!(clicked[0], start[0], "the clicks counted: {clicked}");
+    assert_eq!(clicked[1], "kept");
+
+    // Opening the stylesheet (a new document revision, same files) and editing it: both
+    // revisions are taken in place.
+    editor
+        .mutate("openFile", json!({"path": "styles.css"}))
+        .await;
+    let styles = editor.page.call_tool("editor.getDocument", json!({})).await["structuredContent"]
+        ["source"]
+        .as_str()
+        .expect("the stylesheet source")
+        .to_owned();
+    editor
+        .mutate(
+            "setDocument",
+            json!({"source": format!("{styles}\n#count {{ color: rgb(1, 2, 3); }}\n")}),
+        )
+        .await;
+    assert_eq!(
+        editor.page_state().await,
+        json!([clicked[0], "kept", "rgb(1, 2, 3)"]),
+        "the counter and the window survived; the new style applies"
+    );
+
+    // A scenario is data injected into the document: only a reload shows it.
+    editor
+        .mutate("setScenario", json!({"scenario": "greeting"}))
+        .await;
+    let greeting = editor
+        .in_frame("return [document.documentElement.dataset.scenario, window.liveMarker ?? null];")
+        .await;
+    assert_eq!(greeting, json!(["greeting", null]), "reloaded");
+    editor.page.close().await;
 }

@@ -194,11 +194,18 @@ struct RunState {
 impl StylesheetRun {
     /// Takes a published snapshot into the run (a republished revision changes nothing).
     pub fn record(&self, snapshot: &PreviewSnapshot) {
+        self.record_with(snapshot, false);
+    }
+
+    /// [`Self::record`]; `context_changed` (something besides the files changed that only a
+    /// reload shows, such as the scenario the editor injects) starts a new run.
+    pub fn record_with(&self, snapshot: &PreviewSnapshot, context_changed: bool) {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         if snapshot.revision == state.current {
             return;
         }
-        let continues = state.current != 0
+        let continues = !context_changed
+            && state.current != 0
             && snapshot.revision > state.current
             && only_stylesheets_changed(&state.files, &snapshot.files);
         if !continues {
@@ -287,6 +294,21 @@ mod tests {
         assert!(!run.live_from(3, 4), "a script edit reloads");
         run.record(&snapshot(5, "d", "2"));
         assert!(run.live_from(4, 5) && !run.live_from(3, 5));
+    }
+
+    #[test]
+    fn a_changed_context_starts_a_new_run_even_when_only_stylesheets_changed() {
+        let run = StylesheetRun::default();
+        run.record(&snapshot(1, "a", "1"));
+        run.record_with(&snapshot(2, "b", "1"), false);
+        assert!(run.live_from(1, 2));
+        run.record_with(&snapshot(3, "b", "1"), true);
+        assert!(
+            !run.live_from(2, 3),
+            "the same files under a new scenario reload"
+        );
+        run.record_with(&snapshot(4, "c", "1"), false);
+        assert!(run.live_from(3, 4) && !run.live_from(2, 4));
     }
 
     #[tokio::test]

@@ -73,6 +73,8 @@ const preview = createPreview({
   address: $('editor-preview-address'),
   documentPath: (revision) => `/editor/preview/${revision}`,
   ackPath: '/api/editor/preview/ack',
+  // A revision that changed only stylesheets is swapped into the running document.
+  stylesheetsPath: (to, from) => `/api/editor/preview/stylesheets/${to}?from=${from}`,
 });
 
 const approvals = createApprovals({ container: $('editor-approvals'), onError: fail });

@@ -28,7 +28,13 @@
 //!   text body once superseded. The scenario is on `<html data-scenario="counter">` and in
 //!   `<script type="application/json" id="editor-scenario">{"name": "counter", "data": {..}}</script>`.
 //!   Its bridge posts `context-action.preview.ready` / `.error` with the document revision.
-//! * `GET /editor/preview/{documentRevision}/assets/{path}`: a file of the editor workspace.
+//! * `GET /editor/preview/{documentRevision}/assets/{path}`: a file of the editor workspace
+//!   (also for a superseded revision whose document took newer stylesheets in place).
+//! * `GET /api/editor/preview/stylesheets/{documentRevision}?from=R` ->
+//!   `{"revision", "from", "stylesheets": [<css>…]}`: the stylesheets a preview showing
+//!   revision R swaps in, when only stylesheets changed since R and the scenario did not (the
+//!   page keeps its state); `409 STUDIO_PREVIEW_RELOAD_REQUIRED` when it must reload, `410`
+//!   once the revision was superseded.
 //! * `POST /api/editor/preview/ack` with the iframe's bridge message
 //!   (`{"type": "context-action.preview.ready", "revision": 7}` or
 //!   `{"type": "context-action.preview.error", "revision": 7, "message": "..."}`) ->

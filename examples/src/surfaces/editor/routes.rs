@@ -6,17 +6,19 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::Router;
-use axum::extract::{FromRef, Path, State};
+use axum::extract::{FromRef, Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use live_code_editor::preview::PreviewOptions;
+use live_code_editor::preview::{IncrementalPreviewCompiler, PreviewOptions};
 use live_code_editor::workspace::{ImportGuard, OsFolder};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tool_protocol::ToolCallError;
 
 use super::scenarios::{Scenario, inject_scenario};
+use super::state::PreviewDocument;
+use crate::kit::preview_http::ServedPreview;
 use crate::surfaces::editor::EditorRoutes;
 
 /// Every editor route.
@@ -32,6 +34,10 @@ where
             get(preview_asset),
         )
         .route("/api/editor/preview/ack", post(preview_ack))
+        .route(
+            "/api/editor/preview/stylesheets/{revision}",
+            get(preview_stylesheets),
+        )
         .route("/api/editor/state", get(editor_state))
         .route("/api/editor/folder/open", post(open_folder))
 }
@@ -52,22 +58,56 @@ async fn preview_document(
             return crate::kit::preview_http::superseded(revision, current);
         }
     };
+    let compile = compile_document(&state, document);
+    crate::kit::preview_http::cached_document(&state.previews, "editor", revision, compile).await
+}
+
+/// Compiles `document` with the editor's incremental compiler and injects its scenario. The
+/// injection touches only `<html>` and the start of `<head>`, never the inlined stylesheets,
+/// so the compiled stylesheets are still what the document holds.
+fn compile_document(
+    state: &EditorRoutes,
+    document: PreviewDocument,
+) -> impl FnOnce(&mut IncrementalPreviewCompiler) -> ServedPreview + Send + 'static {
     let key = state.security.preview_key();
+    let revision = document.revision;
     let assets = crate::kit::preview_http::asset_prefix("/editor/preview", revision, key);
-    crate::kit::preview_http::cached_document(
+    move |compiler| {
+        let files: Vec<_> = document.files.iter().map(|file| (**file).clone()).collect();
+        let options = PreviewOptions::preview(Some(revision), assets);
+        let compiled = compiler.compile(&files, &options);
+        ServedPreview {
+            html: inject_scenario(&compiled.html, document.scenario).into(),
+            stylesheets: compiled.stylesheets,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct StylesheetsQuery {
+    from: u64,
+}
+
+/// `GET /api/editor/preview/stylesheets/{documentRevision}?from=R`: the current document
+/// revision's stylesheets for a preview showing revision R that can swap them in (only
+/// stylesheets changed since, and not the scenario); `409` when it must reload, `410` once the
+/// revision was superseded.
+async fn preview_stylesheets(
+    State(state): State<EditorRoutes>,
+    Path(revision): Path<u64>,
+    Query(query): Query<StylesheetsQuery>,
+) -> Response {
+    let document = match state.editor.preview_document(revision).await {
+        Ok(document) => document,
+        Err(current) => return crate::kit::preview_http::superseded(revision, current),
+    };
+    let compile = compile_document(&state, document);
+    crate::kit::preview_http::live_stylesheets(
         &state.previews,
         "editor",
-        revision,
-        move |compiler| {
-            let files: Vec<_> = document.files.iter().map(|file| (**file).clone()).collect();
-            let options = PreviewOptions::preview(Some(revision), assets);
-            // The scenario is injected into the compiled document, so only a reload shows a
-            // new revision.
-            crate::kit::preview_http::ServedPreview::reload_only(inject_scenario(
-                &compiler.compile(&files, &options).html,
-                document.scenario,
-            ))
-        },
+        state.editor.stylesheet_run(),
+        (query.from, revision),
+        compile,
     )
     .await
 }
@@ -83,7 +123,14 @@ async fn preview_asset(
     else {
         return crate::kit::preview_http::unknown_asset();
     };
-    if let Err(current) = state.editor.preview_document(revision).await {
+    // A document that took newer stylesheets in place still loads its own revision's assets,
+    // and no asset changed since.
+    if let Err(current) = state.editor.preview_document(revision).await
+        && !state
+            .editor
+            .stylesheet_run()
+            .serves_assets_of(revision, current)
+    {
         return crate::kit::preview_http::superseded(revision, current);
     }
     let workspace = state.editor.manager().snapshot().await;

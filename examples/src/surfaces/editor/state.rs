@@ -18,7 +18,8 @@ use live_code_editor::WorkspaceFile;
 use live_code_editor::file::{FileContent, Language};
 use live_code_editor::preview::{IncrementalPreviewCompiler, PreviewOptions};
 use live_code_editor::workspace::bridge::{
-    DEFAULT_PREVIEW_ACK_TIMEOUT, HeadlessPreviewBridge, PreviewAcks, PreviewState, PreviewStatus,
+    DEFAULT_PREVIEW_ACK_TIMEOUT, HeadlessPreviewBridge, PreviewAcks, PreviewSnapshot, PreviewState,
+    PreviewStatus,
 };
 use live_code_editor::workspace::manager::{
     FileSummary, FolderStatus, ManagerOptions, WorkspaceDocumentManager, WriteOptions,
@@ -32,7 +33,7 @@ use tokio::sync::Mutex;
 
 use super::saves::EditorSaves;
 use super::scenarios::{Scenario, seed_files};
-use crate::kit::bridge::PreviewViewers;
+use crate::kit::bridge::{PreviewViewers, StylesheetRun};
 use crate::kit::events::{EventHub, StudioEvent};
 use crate::surfaces::SurfaceDeps;
 
@@ -97,6 +98,11 @@ pub struct EditorSurface {
     ack_timeout: Duration,
     /// Durable records of `editor.saveFile` / `editor.saveAll`.
     saves: EditorSaves,
+    /// The published document revisions that differ in stylesheets only (and not in
+    /// scenario), for live stylesheet edits.
+    stylesheet_run: StylesheetRun,
+    /// The scenario of the last published revision.
+    published_scenario: StdMutex<Option<Scenario>>,
 }
 
 impl std::fmt::Debug for EditorSurface {
@@ -157,6 +163,8 @@ impl EditorSurface {
             hub,
             ack_timeout,
             saves,
+            stylesheet_run: StylesheetRun::default(),
+            published_scenario: StdMutex::new(None),
         });
         surface.publish_preview(&document);
         surface
@@ -175,6 +183,11 @@ impl EditorSurface {
     /// Browser tabs rendering this surface's preview.
     pub fn viewers(&self) -> &PreviewViewers {
         &self.viewers
+    }
+
+    /// The published revisions a running preview can take by swapping stylesheets.
+    pub fn stylesheet_run(&self) -> &StylesheetRun {
+        &self.stylesheet_run
     }
 
     /// The document clock's acknowledgement channel.
@@ -435,6 +448,7 @@ impl EditorSurface {
     /// Marks the revision waiting and, without an attached page, acknowledges it by compiling
     /// it (preview mode: assets stay URLs, nothing is base64-encoded).
     fn publish_preview(&self, document: &Document) {
+        self.record_stylesheet_run(document);
         self.acks.publish(document.revision);
         if self.viewers.count() > 0 {
             return;
@@ -452,6 +466,21 @@ impl EditorSurface {
             crate::kit::preview_http::lock_compiler(&compiler).compile(&files, &options);
             acks.acknowledge(revision, PreviewStatus::Compiled);
         });
+    }
+
+    /// Records the revision in the stylesheet run; a new scenario (injected into the
+    /// document, so only a reload shows it) starts a new run.
+    fn record_stylesheet_run(&self, document: &Document) {
+        let mut published = self
+            .published_scenario
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let scenario_changed = published.replace(document.scenario) != Some(document.scenario);
+        let snapshot = PreviewSnapshot {
+            revision: document.revision,
+            files: document.files.clone(),
+        };
+        self.stylesheet_run.record_with(&snapshot, scenario_changed);
     }
 
     async fn context_of(&self, document: &Document, preview: PreviewState) -> EditorContext {
