@@ -404,26 +404,26 @@ pub(crate) fn rewrite_template(
     asset_url: &mut dyn FnMut(&str) -> Option<Arc<str>>,
 ) -> Result<Template, lol_html::errors::RewritingError> {
     let mut asset_calls = Vec::new();
-    let marked = mark_slots(source, scan, shape, &mut |requested| {
+    let nonce = free_nonce(0, &[source]);
+    let mut marked = mark_slots(source, scan, shape, nonce, &mut |requested| {
         let url = asset_url(requested);
         asset_calls.push((requested.to_owned(), url.clone()));
         url
     })?;
-    let template = match marked.template() {
-        Ok(template) => template,
-        // An asset URL held the marker: mark again with another nonce, answering each
-        // attribute as before (the answers took budget once already).
-        Err(marked) => {
-            let mut nonce = marked.nonce + 1;
-            loop {
+    // Only an asset URL can hold a marker the entry does not: then mark again with a nonce
+    // neither holds, answering each attribute as before (the answers took budget once
+    // already). Nothing else writes the marker character, so that pass finds only markers.
+    let template = loop {
+        match marked.template() {
+            Ok(template) => break template,
+            Err(spoiled) => {
+                let mut texts = vec![source];
+                texts.extend(asset_calls.iter().filter_map(|(_, url)| url.as_deref()));
+                let nonce = free_nonce(spoiled.nonce + 1, &texts);
                 let mut answers = asset_calls.iter().map(|(_, url)| url.clone());
-                let again = mark_slots_with(source, scan, shape, nonce, &mut |_| {
+                marked = mark_slots(source, scan, shape, nonce, &mut |_| {
                     answers.next().flatten()
                 })?;
-                match again.template() {
-                    Ok(template) => break template,
-                    Err(_) => nonce += 1,
-                }
             }
         }
     };
@@ -442,7 +442,9 @@ struct Marked {
 
 impl Marked {
     /// Finds the markers (kept in the text: filling skips them, so the text is not copied
-    /// again); `None` when the text holds other than exactly one of each.
+    /// again); `Err` when the text holds a marker that is malformed, unknown or repeated. A
+    /// missing one is content lol_html dropped (as it drops content set into an element it
+    /// cannot fill, such as a self-closing `<script/>` in SVG): its slot is left out.
     fn template(self) -> Result<Template, Self> {
         match self.markers() {
             Some(slots) => Ok(Template {
@@ -470,12 +472,12 @@ impl Marked {
             from = end + MARKER_END.len_utf8();
             slots.push((start..from, self.slots[number]));
         }
-        (slots.len() == self.slots.len()).then_some(slots)
+        Some(slots)
     }
 }
 
 /// Markers are `U+FDD0 <nonce> : <slot number> U+FDD1`: noncharacters, with a nonce whose
-/// prefix the entry does not contain.
+/// prefix neither the entry nor (on a second pass) any asset URL contains.
 const MARKER_START: char = '\u{FDD0}';
 const MARKER_END: char = '\u{FDD1}';
 
@@ -497,22 +499,21 @@ fn marker_prefix(nonce: u64) -> String {
     format!("{MARKER_START}{nonce}:")
 }
 
-fn mark_slots(
-    source: &str,
-    scan: &HtmlScan,
-    shape: &PlanShape,
-    asset_url: &mut dyn FnMut(&str) -> Option<Arc<str>>,
-) -> Result<Marked, lol_html::errors::RewritingError> {
-    let mut nonce = 0;
-    if source.contains(MARKER_START) {
-        while source.contains(&marker_prefix(nonce)) {
+/// The first nonce from `start` whose marker prefix none of `texts` holds.
+fn free_nonce(start: u64, texts: &[&str]) -> u64 {
+    let mut nonce = start;
+    if texts.iter().any(|text| text.contains(MARKER_START)) {
+        while texts
+            .iter()
+            .any(|text| text.contains(&marker_prefix(nonce)))
+        {
             nonce += 1;
         }
     }
-    mark_slots_with(source, scan, shape, nonce, asset_url)
+    nonce
 }
 
-fn mark_slots_with(
+fn mark_slots(
     source: &str,
     scan: &HtmlScan,
     shape: &PlanShape,
@@ -824,6 +825,23 @@ mod tests {
                 ("b.png".to_owned(), None)
             ]
         );
+    }
+
+    /// lol_html drops content set into an element it cannot fill (a self-closing `<script/>`
+    /// in SVG), marker included: that slot is left out, as the content was before templates,
+    /// and the rewrite ends (it looped for ever, found by the preview fuzz target).
+    #[test]
+    fn a_slot_lol_html_drops_is_left_out() {
+        let html = "<head><link rel=stylesheet href=a.css></head><svg><script src=x.js /></svg>";
+        let scan = scan_html(html).unwrap();
+        let plan = plan();
+        let template = rewrite_template(html, &scan, &plan.shape(), &mut |_| None).unwrap();
+        let filled = template.fill(&plan);
+        assert!(
+            filled.starts_with("<head><meta name=x><style>a{}</style></head><svg>"),
+            "{filled}"
+        );
+        assert!(!filled.contains('\u{FDD0}'), "{filled}");
     }
 
     /// Slots are cut out by markers of noncharacters; an entry or an asset URL that holds
