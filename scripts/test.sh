@@ -185,8 +185,9 @@ ensure_cargo_fuzz() {
 }
 
 # Each target runs for FUZZ_SECONDS (default 30) from its committed corpus (read only: new
-# inputs go to a scratch directory), so a regression a fuzzer finds quickly fails the run.
-# A crashing input is kept under $TEST_OUTPUT_DIR/fuzz/<target>/.
+# inputs go to a scratch directory), so a regression a fuzzer finds quickly fails the run; an
+# input that runs longer than 10 s counts as a hang (libFuzzer's own default waits 20 minutes).
+# A crashing or hanging input is kept under $TEST_OUTPUT_DIR/fuzz/<target>/.
 run_fuzz_targets() {
   local seconds="${FUZZ_SECONDS:-30}" target dict scratch artifacts
   export RUSTC_BOOTSTRAP=1
@@ -203,7 +204,7 @@ run_fuzz_targets() {
     log "fuzz $target for ${seconds}s"
     CARGO_TARGET_DIR="$fuzz_target_dir" cargo fuzz run -s none --fuzz-dir fuzz "$target" \
       "$scratch" "fuzz/corpus/$target" -- \
-      -max_total_time="$seconds" -dict="$dict" -artifact_prefix="$artifacts/" \
+      -max_total_time="$seconds" -timeout=10 -dict="$dict" -artifact_prefix="$artifacts/" \
       -print_final_stats=1 -close_fd_mask=1
   done
 }

@@ -2,7 +2,8 @@
 //! folder wrote into one sandboxed document. Input: one option byte, then files separated by
 //! NUL, each `path\ncontent` (the first file without a path line is `index.html`). Whatever
 //! the workspace, the document stays within the output cap, the diagnostic list within its
-//! bound, and every diagnostic is bounded by the text it points into.
+//! bound, every diagnostic is bounded by the text it points into, and an incremental compile
+//! after a neighbouring revision equals the full compile.
 #![no_main]
 
 use std::collections::BTreeMap;
@@ -10,7 +11,8 @@ use std::collections::BTreeMap;
 use libfuzzer_sys::fuzz_target;
 use live_code_editor::file::is_asset_path;
 use live_code_editor::preview::{
-    DEFAULT_MAX_PREVIEW_OUTPUT_BYTES, DiagnosticKind, MAX_PREVIEW_DIAGNOSTICS, PreviewDiagnostic,
+    DEFAULT_MAX_PREVIEW_OUTPUT_BYTES, DiagnosticKind, IncrementalPreviewCompiler,
+    MAX_PREVIEW_DIAGNOSTICS, PreviewDiagnostic,
 };
 use live_code_editor::workspace::model::validate_path;
 use live_code_editor::{CompiledPreview, Language, PreviewOptions, WorkspaceFile, compile_preview};
@@ -52,7 +54,29 @@ fuzz_target!(|data: &[u8]| {
     for diagnostic in &compiled.diagnostics {
         assert_diagnostic_bounded(&files, diagnostic);
     }
+    // The incremental compiler, having compiled a neighbouring revision (the last file cut in
+    // half), reuses what still holds and must still write exactly the full compile's result.
+    let mut incremental = IncrementalPreviewCompiler::new();
+    let neighbour = neighbouring_revision(&files);
+    assert_eq!(
+        incremental.compile(&neighbour, &options),
+        compile_preview(&neighbour, &options)
+    );
+    assert_eq!(incremental.compile(&files, &options), compiled);
 });
+
+/// `files` with the last text file's content cut in half.
+fn neighbouring_revision(files: &[WorkspaceFile]) -> Vec<WorkspaceFile> {
+    let mut neighbour = files.to_vec();
+    if let Some(file) = neighbour.iter_mut().rev().find(|file| !file.is_asset())
+        && let Some(source) = file.source()
+    {
+        let half = source.chars().count() / 2;
+        let cut: String = source.chars().take(half).collect();
+        *file = WorkspaceFile::text(file.path.clone(), cut);
+    }
+    neighbour
+}
 
 /// Splits the input into a workspace: normalized, distinct paths (as a workspace stores them),
 /// assets by extension.
