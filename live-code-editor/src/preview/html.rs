@@ -410,22 +410,25 @@ pub(crate) fn rewrite_template(
         asset_calls.push((requested.to_owned(), url.clone()));
         url
     })?;
-    // Only an asset URL can hold a marker the entry does not: then mark again with a nonce
-    // neither holds, answering each attribute as before (the answers took budget once
-    // already). Nothing else writes the marker character, so that pass finds only markers.
+    // Only an asset URL can hold a marker the entry does not (a marker there could even
+    // stand in for a slot lol_html dropped): then mark again with a nonce neither holds,
+    // answering each attribute as before (the answers took budget once already). Nothing else
+    // writes the marker character, so that pass finds only markers.
     let template = loop {
-        match marked.template() {
-            Ok(template) => break template,
-            Err(spoiled) => {
-                let mut texts = vec![source];
-                texts.extend(asset_calls.iter().filter_map(|(_, url)| url.as_deref()));
-                let nonce = free_nonce(spoiled.nonce + 1, &texts);
-                let mut answers = asset_calls.iter().map(|(_, url)| url.clone());
-                marked = mark_slots(source, scan, shape, nonce, &mut |_| {
-                    answers.next().flatten()
-                })?;
+        let prefix = marker_prefix(marked.nonce);
+        let urls = || asset_calls.iter().filter_map(|(_, url)| url.as_deref());
+        if !urls().any(|url| url.contains(&prefix)) {
+            match marked.template() {
+                Ok(template) => break template,
+                Err(spoiled) => marked = spoiled,
             }
         }
+        let texts: Vec<&str> = std::iter::once(source).chain(urls()).collect();
+        let nonce = free_nonce(marked.nonce + 1, &texts);
+        let mut answers = asset_calls.iter().map(|(_, url)| url.clone());
+        marked = mark_slots(source, scan, shape, nonce, &mut |_| {
+            answers.next().flatten()
+        })?;
     };
     Ok(Template {
         asset_calls,
@@ -842,6 +845,21 @@ mod tests {
             "{filled}"
         );
         assert!(!filled.contains('\u{FDD0}'), "{filled}");
+    }
+
+    /// An asset URL that holds the very marker of a slot lol_html dropped is written as it
+    /// is; the slot's content never lands inside the attribute.
+    #[test]
+    fn a_url_holding_a_dropped_slots_marker_is_not_taken_for_it() {
+        let html = "<head><link rel=stylesheet href=a.css></head><svg><script src=x.js /></svg><img src=a.png>";
+        let scan = scan_html(html).unwrap();
+        let plan = plan();
+        let url = "/\u{FDD0}0:2\u{FDD1}";
+        let template =
+            rewrite_template(html, &scan, &plan.shape(), &mut |_| Some(url.into())).unwrap();
+        let filled = template.fill(&plan);
+        assert!(filled.contains(&format!("<img src=\"{url}\">")), "{filled}");
+        assert!(!filled.contains("run()"), "{filled}");
     }
 
     /// Slots are cut out by markers of noncharacters; an entry or an asset URL that holds
