@@ -635,18 +635,13 @@ pub fn announced_stylesheets(
     }
 }
 
-#[derive(Deserialize)]
-struct StylesheetsQuery {
-    from: u64,
-}
-
 /// `GET /api/preview/stylesheets/{revision}?from=R`: the stylesheets of the current revision
 /// for a preview that shows revision R and can swap them in (live stylesheet edits); `409`
 /// when it must reload, `410` once the revision was superseded.
 async fn preview_stylesheets(
     State(state): State<Arc<StudioState>>,
     Path(revision): Path<u64>,
-    Query(query): Query<StylesheetsQuery>,
+    Query(query): Query<crate::kit::preview_http::StylesheetsQuery>,
 ) -> Response {
     let workspace = state.manager.snapshot().await;
     if workspace.revision() != revision {

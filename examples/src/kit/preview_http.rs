@@ -131,6 +131,14 @@ fn compiler_failed() -> Response {
     )
 }
 
+/// The query of every surface's stylesheet route: `?from=R`, the revision the asking preview
+/// shows.
+#[derive(Debug, serde::Deserialize)]
+pub struct StylesheetsQuery {
+    /// The revision the preview shows.
+    pub from: u64,
+}
+
 /// The stylesheets of `surface`'s revision `to` for a preview that shows revision `from`, as
 /// `{revision, from, stylesheets}`, compiled (once, into the same cache slot as the document)
 /// by `compile`. `409` [`STUDIO_PREVIEW_RELOAD_REQUIRED`] when something other than

@@ -83,11 +83,6 @@ fn compile_document(
     }
 }
 
-#[derive(Deserialize)]
-struct StylesheetsQuery {
-    from: u64,
-}
-
 /// `GET /api/editor/preview/stylesheets/{documentRevision}?from=R`: the current document
 /// revision's stylesheets for a preview showing revision R that can swap them in (only
 /// stylesheets changed since, and not the scenario); `409` when it must reload, `410` once the
@@ -95,7 +90,7 @@ struct StylesheetsQuery {
 async fn preview_stylesheets(
     State(state): State<EditorRoutes>,
     Path(revision): Path<u64>,
-    Query(query): Query<StylesheetsQuery>,
+    Query(query): Query<crate::kit::preview_http::StylesheetsQuery>,
 ) -> Response {
     let document = match state.editor.preview_document(revision).await {
         Ok(document) => document,

@@ -132,18 +132,13 @@ fn compile_revision(
     move |compiler| compiler.compile(&files, &options).into()
 }
 
-#[derive(Deserialize)]
-struct StylesheetsQuery {
-    from: u64,
-}
-
 /// `GET /api/web/preview/stylesheets/{revision}?from=R`: the current revision's stylesheets
 /// for a preview showing revision R that can swap them in; `409` when it must reload, `410`
 /// once the revision was superseded.
 async fn preview_stylesheets(
     State(state): State<WebRoutes>,
     Path(revision): Path<u64>,
-    Query(query): Query<StylesheetsQuery>,
+    Query(query): Query<crate::kit::preview_http::StylesheetsQuery>,
 ) -> Response {
     let workspace = state.web.manager().snapshot().await;
     if workspace.revision() != revision {
