@@ -1,5 +1,5 @@
 //! What an incremental compile reuses from the compiles before it: rendered pieces of the
-//! document (an inlined stylesheet, an escaped classic script, the module graph, the visit of
+//! document (an inlined stylesheet, an escaped classic script, a rewritten module, the visit of
 //! one stylesheet for diagnostics), each with the files it read, the diagnostics it reported and
 //! the output budget it took.
 //!
