@@ -460,10 +460,9 @@ impl<'a> Compiler<'a> {
                     .into(),
                     text: text.clone(),
                 };
-                let element = if compiler.budget.take(element.len()) {
+                let element = if compiler.take_or_report(element.len(), entry_path, path) {
                     element
                 } else {
-                    compiler.report_output_limit(entry_path, path);
                     StyleElement {
                         start: "<style>".into(),
                         text: "".into(),
@@ -540,10 +539,9 @@ impl<'a> Compiler<'a> {
             |compiler| {
                 compiler.index.note_read_of(path);
                 let escaped = escape_raw_text(javascript, "script");
-                if compiler.budget.take(escaped.len()) {
+                if compiler.take_or_report(escaped.len(), entry_path, path) {
                     Arc::from(escaped.as_ref())
                 } else {
-                    compiler.report_output_limit(entry_path, path);
                     Arc::from("")
                 }
             },
@@ -716,15 +714,29 @@ worker-src blob:; base-uri 'none'; form-action 'none'"
         requested: &str,
         fallback: String,
     ) -> String {
-        if self.budget.take(content.len()) {
+        if self.take_or_report(content.len(), source_path, requested) {
             content
         } else {
-            self.report_output_limit(source_path, requested);
             fallback
         }
     }
 
-    pub(crate) fn report_output_limit(&mut self, source_path: &str, requested: &str) {
+    /// Takes `bytes` from the budget; when they do not fit, reports the output limit for
+    /// `requested` (referenced from `source_path`) and returns `false`.
+    pub(crate) fn take_or_report(
+        &mut self,
+        bytes: usize,
+        source_path: &str,
+        requested: &str,
+    ) -> bool {
+        let taken = self.budget.take(bytes);
+        if !taken {
+            self.report_output_limit(source_path, requested);
+        }
+        taken
+    }
+
+    fn report_output_limit(&mut self, source_path: &str, requested: &str) {
         let message = format!(
             "Preview output limit ({} bytes) reached; left out: {requested}",
             self.options.max_output_bytes
@@ -742,12 +754,8 @@ worker-src blob:; base-uri 'none'; form-action 'none'"
     /// from the budget (reporting when it does not fit).
     pub(crate) fn asset_url_for(&mut self, from: &str, requested: &str) -> Option<Arc<str>> {
         let url = self.asset_url(from, requested)?;
-        if self.budget.take(url.len()) {
-            Some(url)
-        } else {
-            self.report_output_limit(from, requested);
-            None
-        }
+        self.take_or_report(url.len(), from, requested)
+            .then_some(url)
     }
 
     /// The URL of the workspace asset `requested` from `from` refers to, if it is one.

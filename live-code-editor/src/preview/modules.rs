@@ -313,10 +313,9 @@ impl<'a> Compiler<'a> {
     /// budget cannot take it.
     fn encoded_within_budget(&mut self, path: &str, rewritten: &str) -> String {
         let encoded = encode_module_source(rewritten);
-        if self.budget.take(encoded.len()) {
+        if self.take_or_report(encoded.len(), path, path) {
             return encoded;
         }
-        self.report_output_limit(path, path);
         let reason = format!("Preview output limit reached at: {path}");
         encode_module_source(&format!("throw new Error({});", json_string(&reason)))
     }
