@@ -1,42 +1,60 @@
 //! A handler polled in place on the calling task, handed to its own task only when the call
 //! stops waiting for it.
 //!
-//! A call that waits for its handler to the end costs no task spawn. When the call stops
-//! waiting before the handler finishes (deadline, cancellation, shutdown, or the call's future
-//! dropped), the handler is moved to a task of its own so it drains detached, with its token
-//! already cancelled by the call signal.
+//! A call that waits for its handler to the end costs no task spawn and no wrapper future:
+//! the handler's own boxed future ([`ToolHandler::call_owned`]) is polled under the call's
+//! validation mode, inside the call's span (entered by the call future around it). When the
+//! call stops waiting before the handler finishes (deadline, cancellation, shutdown, or the
+//! call's future dropped), the handler is moved to a task of its own, wrapped in that mode and
+//! span, so it drains detached with its cancellation already fired by the call signal.
 
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use serde_json::Value;
 use tool_protocol::ToolCallError;
+use tracing::{Instrument, Span};
 
-use crate::tool::HandlerOutput;
+use crate::registry::ValidationMode;
+use crate::tool::{
+    HandlerFuture, HandlerOutput, ToolHandler, ToolInvocation, detached_with_validation_mode,
+    with_validation_mode,
+};
 
 /// What a handler's future yields.
 pub(crate) type HandlerOutcome = Result<HandlerOutput, ToolCallError>;
-
-type BoxedHandler = Pin<Box<dyn Future<Output = HandlerOutcome> + Send>>;
 
 /// The handler panicked while the call was polling it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct HandlerPanicked;
 
-/// A handler future polled by the call itself; detached on drop when started and unfinished.
+/// A handler future polled by the call itself; detached on drop when unfinished.
 pub(crate) struct HandlerRun {
     /// `None` once it finished or panicked (a panicked future is never polled again).
-    handler: Option<BoxedHandler>,
-    /// A handler never polled has done nothing, so dropping it unpolled is safe.
-    started: bool,
+    handler: Option<HandlerFuture>,
+    mode: ValidationMode,
 }
 
 impl HandlerRun {
-    pub(crate) fn new(handler: impl Future<Output = HandlerOutcome> + Send + 'static) -> Self {
-        Self {
-            handler: Some(Box::pin(handler)),
-            started: false,
+    /// Calls `handler` now, under `mode` and catching a panic, and returns the run of the
+    /// future it gave. Only after the call signal was checked: the run's first poll (inside
+    /// its race) follows at once, so a started handler is always polled.
+    pub(crate) fn start(
+        handler: &Arc<dyn ToolHandler>,
+        arguments: Value,
+        invocation: ToolInvocation,
+        mode: ValidationMode,
+    ) -> Result<Self, HandlerPanicked> {
+        let call = || Arc::clone(handler).call_owned(arguments, invocation);
+        match catch_unwind(AssertUnwindSafe(|| with_validation_mode(mode, call))) {
+            Ok(handler) => Ok(Self {
+                handler: Some(handler),
+                mode,
+            }),
+            Err(_) => Err(HandlerPanicked),
         }
     }
 }
@@ -45,33 +63,34 @@ impl Future for HandlerRun {
     type Output = Result<HandlerOutcome, HandlerPanicked>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.started = true;
-        let Some(handler) = self.handler.as_mut() else {
+        let this = &mut *self;
+        let Some(handler) = this.handler.as_mut() else {
             panic!("HandlerRun polled after completion");
         };
-        let polled = catch_unwind(AssertUnwindSafe(|| handler.as_mut().poll(cx)));
+        let polled = catch_unwind(AssertUnwindSafe(|| {
+            with_validation_mode(this.mode, || handler.as_mut().poll(cx))
+        }));
         let done = match polled {
             Ok(Poll::Pending) => return Poll::Pending,
             Ok(Poll::Ready(outcome)) => Ok(outcome),
             Err(_) => Err(HandlerPanicked),
         };
-        self.handler = None;
+        this.handler = None;
         Poll::Ready(done)
     }
 }
 
 impl Drop for HandlerRun {
-    /// The call stopped waiting: a started handler drains on its own task. Outside a Tokio
-    /// runtime there is nowhere to drain it, so it is dropped.
+    /// The call stopped waiting: an unfinished handler drains on its own task, in the call's
+    /// span (current here: the call future is instrumented, and tracing enters the span to
+    /// drop it). Outside a Tokio runtime there is nowhere to drain it, so it is dropped.
     fn drop(&mut self) {
         let Some(handler) = self.handler.take() else {
             return;
         };
-        if !self.started {
-            return;
-        }
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            drop(runtime.spawn(handler));
+            let detached = detached_with_validation_mode(self.mode, handler);
+            drop(runtime.spawn(detached.instrument(Span::current())));
         }
     }
 }

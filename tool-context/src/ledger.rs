@@ -111,7 +111,7 @@ impl Ledger {
         &self,
         identity: Option<&OperationIdentity>,
         tool: &str,
-        signal: &CallSignal,
+        signal: &CallSignal<'_>,
     ) -> Result<LedgerClaim, ToolCallError> {
         let Some(identity) = identity else {
             return Ok(LedgerClaim::Unguarded);
@@ -147,7 +147,7 @@ impl Ledger {
         identity: &OperationIdentity,
         key: String,
         tool: &str,
-        signal: &CallSignal,
+        signal: &CallSignal<'_>,
     ) -> Result<LedgerClaim, ToolCallError> {
         let mut claim = durable.spawn_claim(&identity.key, &identity.fingerprint);
         let claimed = match signal.race(WaitStage::DurableStore, &mut claim).await {
@@ -189,7 +189,7 @@ impl Ledger {
         &'l self,
         claim: LedgerClaim,
         result: ToolCallResult,
-        signal: &'l CallSignal,
+        signal: &'l CallSignal<'_>,
     ) -> Recorded<'l, Result<ToolCallResult, ToolCallError>> {
         let LedgerClaim::Owner(mut owner) = claim else {
             return Recorded::Now(Ok(result));
@@ -210,7 +210,7 @@ impl Ledger {
         owner: OwnerClaim,
         lease: LeaseHeartbeat,
         result: ToolCallResult,
-        signal: &CallSignal,
+        signal: &CallSignal<'_>,
     ) -> Result<ToolCallResult, ToolCallError> {
         let claim = match durable.stop_lease(lease).await {
             Ok(claim) => claim,

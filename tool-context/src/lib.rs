@@ -15,6 +15,7 @@
 #![deny(missing_docs)]
 
 pub mod approval;
+pub mod cancellation;
 mod catalog;
 pub mod durable;
 mod failure;
@@ -33,6 +34,7 @@ mod signal;
 pub mod tool;
 
 pub use approval::{ApprovalDecision, ApprovalQueue, ApprovalQueueConfig, ApprovalSnapshot};
+pub use cancellation::CallCancellation;
 pub use catalog::ListToolsError;
 pub use durable::{DEFAULT_DURABLE_LEASE_MS, MAX_ABORT_TRANSITION_WAIT_MS};
 pub use failure::{EXECUTION_STATE_DETACHED, PERSISTENCE_STATE_UNCERTAIN};

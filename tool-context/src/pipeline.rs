@@ -25,7 +25,7 @@ use tool_protocol::{
 use tracing::Instrument;
 
 use crate::failure;
-use crate::handler_run::{HandlerPanicked, HandlerRun};
+use crate::handler_run::{HandlerOutcome, HandlerPanicked, HandlerRun};
 use crate::interaction::{
     InteractionKind, InteractionOutcome, InteractionRequest, ToolInteraction,
 };
@@ -107,7 +107,7 @@ struct CallRun<'r> {
     context: ToolCallContext,
     options: ValidatedOptions,
     interaction: Option<Arc<dyn ToolInteraction>>,
-    signal: CallSignal,
+    signal: CallSignal<'r>,
     trace_id: String,
     /// Whether observers receive events: only then must the request and trace id outlive
     /// the handler, so an unobserved call moves them where an observed one clones them.
@@ -123,7 +123,7 @@ impl<'r> CallRun<'r> {
     ) -> Self {
         let signal = CallSignal::new(
             options.cancellation,
-            registry.shutdown.clone(),
+            &registry.shutdown,
             validated.timeout_ms,
         );
         Self {
@@ -158,6 +158,9 @@ impl<'r> CallRun<'r> {
         result
     }
 
+    /// The stages after the option check. Nothing large is held across an await: each
+    /// wait's own state lives in its variant of this future alone, and the future is moved
+    /// whole on every await that nests it.
     async fn stages(&mut self) -> Result<ToolCallResult, ToolCallError> {
         self.ensure_ready()?;
         let registry = self.registry;
@@ -165,50 +168,68 @@ impl<'r> CallRun<'r> {
         self.validate_arguments(tool)?;
         self.authorize(tool).await?;
         self.ensure_ready()?;
-        let identity = self.operation_identity()?;
-        let claim = self
-            .registry
-            .ledger
-            .claim(identity.as_ref(), &self.request.name, &self.signal)
-            .await?;
-        match claim {
+        let claim = match self.claim().await? {
             LedgerClaim::Replay(waiter) => {
                 // Boxed (as the ask path and the durable ledger are) so the call future stays
-                // as small as the keyed-less path needs: it is moved on every await it nests.
-                let shared = self
+                // as small as the keyed-less path needs.
+                let mut shared = self
                     .signal
                     .race(WaitStage::SharedExecution, Box::pin(waiter.wait()))
                     .await?;
-                return Ok(self.enforce_output_budget(shared));
+                self.enforce_output_budget(&mut shared);
+                return Ok(shared);
             }
-            LedgerClaim::Replayed(stored) => return Ok(self.enforce_output_budget(*stored)),
-            LedgerClaim::Unguarded | LedgerClaim::Owner(_) => {}
-        }
+            LedgerClaim::Replayed(mut stored) => {
+                self.enforce_output_budget(&mut stored);
+                return Ok(*stored);
+            }
+            claim @ (LedgerClaim::Unguarded | LedgerClaim::Owner(_)) => claim,
+        };
         let arguments = Value::Object(
             take_unless(self.observed, &mut self.request.arguments).unwrap_or_default(),
         );
         let trace_id = take_unless(self.observed, &mut self.trace_id);
-        let result = match self.execute(tool, arguments, trace_id).await {
-            Ok(result) => result,
+        let tool_name = take_unless(self.observed, &mut self.request.name);
+        let outcome = self.run_handler(tool, arguments, tool_name, trace_id).await;
+        let write = match self.record(tool, claim, outcome) {
+            Recorded::Now(answer) => return answer,
+            Recorded::Writing(write) => write,
+        };
+        write.await
+    }
+
+    /// The ledger's claim for the call's operation identity (none without a key).
+    async fn claim(&self) -> Result<LedgerClaim, ToolCallError> {
+        let identity = self.operation_identity()?;
+        self.registry
+            .ledger
+            .claim(identity.as_ref(), &self.request.name, &self.signal)
+            .await
+    }
+
+    /// The call's answer from the handler's outcome (checked against the output schema and
+    /// budget), recorded in the ledger; an interrupted run is recorded as interrupted.
+    fn record(
+        &self,
+        tool: &RegisteredTool,
+        claim: LedgerClaim,
+        outcome: Result<Result<HandlerOutcome, HandlerPanicked>, ToolCallError>,
+    ) -> Recorded<'_, Result<ToolCallResult, ToolCallError>> {
+        let outcome = match outcome {
+            Ok(outcome) => outcome,
             Err(interrupted) => {
-                return Err(
-                    match self.registry.ledger.record_interrupted(claim, interrupted) {
-                        Recorded::Now(error) => error,
-                        Recorded::Writing(write) => write.await,
-                    },
-                );
+                return match self.registry.ledger.record_interrupted(claim, interrupted) {
+                    Recorded::Now(error) => Recorded::Now(Err(error)),
+                    Recorded::Writing(write) => Recorded::Writing(Box::pin(write.map(Err))),
+                };
             }
         };
-        let result = self.check_output(tool, result);
-        let result = self.enforce_output_budget(result);
-        match self
-            .registry
+        let mut result = handler_result(&tool.definition.name, outcome);
+        check_output(tool, &mut result);
+        self.enforce_output_budget(&mut result);
+        self.registry
             .ledger
             .record_terminal(claim, result, &self.signal)
-        {
-            Recorded::Now(answer) => answer,
-            Recorded::Writing(write) => write.await,
-        }
     }
 
     /// The arguments as sent, `{}` when absent.
@@ -279,11 +300,12 @@ impl<'r> CallRun<'r> {
             definition: &tool.definition,
             context: &self.context,
             tool_default: tool.default_policy,
-            cancellation: self.signal.token(),
+            cancellation: self.signal.cancellation(),
         };
         // A policy that decides without waiting is asked first, under the same rules as a
-        // race: a call the signal already stopped never asks.
-        self.signal.check(WaitStage::Policy)?;
+        // race: a call the signal already stopped never asks. Readiness was checked just
+        // before (`stages`), so only the caller's cancellation is left to check.
+        self.signal.check_caller(WaitStage::Policy)?;
         let policy = &self.registry.policy;
         let decided =
             match std::panic::catch_unwind(AssertUnwindSafe(|| policy.decide_now(&request))) {
@@ -315,7 +337,8 @@ impl<'r> CallRun<'r> {
             context: self.context.clone(),
         };
         let outcome =
-            AssertUnwindSafe(interaction.interact(&request, self.signal.token())).catch_unwind();
+            AssertUnwindSafe(interaction.interact(&request, self.signal.cancellation().token()))
+                .catch_unwind();
         match self.signal.race(WaitStage::Interaction, outcome).await? {
             Ok(Ok(outcome)) => Ok(outcome),
             Ok(Err(error)) => Err(failure::policy_failed(&error.to_string())),
@@ -338,83 +361,55 @@ impl<'r> CallRun<'r> {
         .map(Some)
     }
 
-    /// Runs the handler polled in place, so a call that waits for it to the end spawns no
-    /// task. Its first poll happens inside the race, so a handler that needs no waiting
-    /// completes even under a zero timeout, and one that has to wait (even one scheduler turn)
-    /// does not. When the call stops waiting (timeout, cancellation, shutdown, or the call's
-    /// future dropped), [`HandlerRun`]'s drop moves a started handler to its own task to drain
-    /// detached with its token cancelled. `Err` only when the signal fired.
-    async fn execute(
+    /// The handler polled in place, raced against the signal, so a call that waits for it to
+    /// the end spawns no task. The handler is called only once the signal is checked, and its
+    /// first poll happens inside the race, so a handler that needs no waiting completes even
+    /// under a zero timeout, and one that has to wait (even one scheduler turn) does not. When
+    /// the call stops waiting (timeout, cancellation, shutdown, or the call's future dropped),
+    /// [`HandlerRun`]'s drop moves the handler to its own task to drain detached with its
+    /// cancellation fired. `Err` only when the signal fired.
+    ///
+    /// A plain function returning the future: an `async fn` would keep its arguments in the
+    /// call future beside the run they were moved into.
+    fn run_handler(
         &self,
         tool: &RegisteredTool,
         arguments: Value,
+        tool_name: String,
         trace_id: String,
-    ) -> Result<ToolCallResult, ToolCallError> {
-        let invocation = ToolInvocation {
-            tool_name: self.request.name.clone(),
-            context: self.context.clone(),
-            tool_call_id: self.request.id.clone(),
-            trace_id,
-            cancellation: self.signal.token().clone(),
-        };
-        let handler = Arc::clone(&tool.handler);
-        let run = async move { handler.call(arguments, invocation).await };
-        let run = HandlerRun::new(
-            crate::tool::with_validation_mode(self.registry.validation_mode, run).in_current_span(),
-        );
-        let handler_id = &self.request.name;
-        Ok(match self.signal.race(WaitStage::Handler, run).await? {
-            Ok(Ok(output)) => self.handler_result(output),
-            Ok(Err(error)) => ToolCallResult::failure(failure::from_handler(error, handler_id)),
-            Err(HandlerPanicked) => ToolCallResult::failure(failure::handler_panicked(handler_id)),
-        })
-    }
-
-    fn handler_result(&self, output: HandlerOutput) -> ToolCallResult {
-        match output {
-            HandlerOutput::Value(value) => ToolCallResult::success(value),
-            HandlerOutput::Empty => ToolCallResult::empty_success(),
-            HandlerOutput::Result(result) => match result_contract_violation(&result) {
-                None => result,
-                Some(reason) => {
-                    ToolCallResult::failure(failure::result_invalid(&self.request.name, reason))
-                }
-            },
-        }
-    }
-
-    /// A success of a tool with an output schema must carry matching structured content.
-    fn check_output(&self, tool: &RegisteredTool, result: ToolCallResult) -> ToolCallResult {
-        let Some(schema) = &tool.output else {
-            return result;
-        };
-        if result.is_error() {
-            return result;
-        }
-        let checked = match &result.structured_content {
-            Some(structured) => schema.check(structured),
-            None => Err(vec![ValidationIssue::new(
-                "",
-                "the result has no structured content",
-            )]),
-        };
-        match checked {
-            Ok(()) => result,
-            Err(issues) => {
-                ToolCallResult::failure(failure::output_invalid(&self.request.name, &issues))
+    ) -> impl Future<Output = Result<Result<HandlerOutcome, HandlerPanicked>, ToolCallError>> + Send + '_
+    {
+        let started = self.signal.check(WaitStage::Handler).map(|()| {
+            let invocation = ToolInvocation {
+                tool_name,
+                context: self.context.clone(),
+                tool_call_id: self.request.id.clone(),
+                trace_id,
+                cancellation: self.signal.cancellation().clone(),
+            };
+            HandlerRun::start(
+                &tool.handler,
+                arguments,
+                invocation,
+                self.registry.validation_mode,
+            )
+        });
+        async move {
+            match started? {
+                Ok(run) => self.signal.race_checked(WaitStage::Handler, run).await,
+                Err(panicked) => Ok(Err(panicked)),
             }
         }
     }
 
-    fn enforce_output_budget(&self, result: ToolCallResult) -> ToolCallResult {
+    /// Replaces a result over the call's output budget with the output-limit failure.
+    fn enforce_output_budget(&self, result: &mut ToolCallResult) {
         let Some(max) = self.options.max_output_bytes else {
-            return result;
+            return;
         };
         let used = u64::try_from(result.output_bytes()).unwrap_or(u64::MAX);
         if used > max {
-            ToolCallResult::failure(failure::output_limit(max, used))
-        } else {
-            result
+            *result = ToolCallResult::failure(failure::output_limit(max, used));
         }
     }
 
@@ -486,6 +481,41 @@ fn lookup<'r>(
         return Err(failure::not_allowed(name));
     }
     Ok(tool)
+}
+
+/// The result of a handler run that finished; `name` is the tool's.
+fn handler_result(name: &str, outcome: Result<HandlerOutcome, HandlerPanicked>) -> ToolCallResult {
+    match outcome {
+        Ok(Ok(HandlerOutput::Value(value))) => ToolCallResult::success(value),
+        Ok(Ok(HandlerOutput::Empty)) => ToolCallResult::empty_success(),
+        Ok(Ok(HandlerOutput::Result(result))) => match result_contract_violation(&result) {
+            None => result,
+            Some(reason) => ToolCallResult::failure(failure::result_invalid(name, reason)),
+        },
+        Ok(Err(error)) => ToolCallResult::failure(failure::from_handler(error, name)),
+        Err(HandlerPanicked) => ToolCallResult::failure(failure::handler_panicked(name)),
+    }
+}
+
+/// A success of a tool with an output schema must carry matching structured content: else
+/// it becomes the output-invalid failure.
+fn check_output(tool: &RegisteredTool, result: &mut ToolCallResult) {
+    let Some(schema) = &tool.output else {
+        return;
+    };
+    if result.is_error() {
+        return;
+    }
+    let checked = match &result.structured_content {
+        Some(structured) => schema.check(structured),
+        None => Err(vec![ValidationIssue::new(
+            "",
+            "the result has no structured content",
+        )]),
+    };
+    if let Err(issues) = checked {
+        *result = ToolCallResult::failure(failure::output_invalid(&tool.definition.name, &issues));
+    }
 }
 
 /// `value` itself when nothing reads it afterwards (`observed` is false), else a copy.

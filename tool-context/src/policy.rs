@@ -1,10 +1,11 @@
 //! Allow / ask / deny policies, decided after validation and before any handler runs.
 
 use async_trait::async_trait;
-use tokio_util::sync::CancellationToken;
 use tool_protocol::{
     ToolCallContext, ToolCallMode, ToolCallRequest, ToolCallSource, ToolDefinition,
 };
+
+use crate::cancellation::CallCancellation;
 
 /// A boxed error from a policy or interaction handler; its text becomes the
 /// `TOOL_POLICY_FAILED` message.
@@ -36,7 +37,7 @@ pub struct PolicyRequest<'a> {
     pub tool_default: Option<PolicyDecision>,
     /// Fires when the call is cancelled, times out or the registry shuts down; a policy that
     /// waits on something should stop waiting then.
-    pub cancellation: &'a CancellationToken,
+    pub cancellation: &'a CallCancellation,
 }
 
 /// Decides allow / ask / deny for each call. Errors (and panics) become the retryable
@@ -68,7 +69,7 @@ pub struct PolicyCall {
     /// The decision the tool declared for itself, if any.
     pub tool_default: Option<PolicyDecision>,
     /// Fires when the call is cancelled, times out or the registry shuts down.
-    pub cancellation: CancellationToken,
+    pub cancellation: CallCancellation,
 }
 
 impl From<PolicyRequest<'_>> for PolicyCall {
@@ -255,7 +256,7 @@ mod tests {
         let request = ToolCallRequest::new("t", serde_json::Map::new());
         let writer = definition(false);
         let context = ToolCallContext::default();
-        let token = CancellationToken::new();
+        let token = CallCancellation::new();
         let ask = PolicyRequest {
             request: &request,
             definition: &writer,
@@ -285,7 +286,7 @@ mod tests {
     #[tokio::test]
     async fn built_in_policies_decide_now_what_they_decide() {
         let request = ToolCallRequest::new("t", serde_json::Map::new());
-        let token = CancellationToken::new();
+        let token = CallCancellation::new();
         let policies: [&dyn ToolPolicy; 5] = [
             &AllowAll,
             &FixedPolicy(PolicyDecision::Deny),

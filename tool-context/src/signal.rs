@@ -1,5 +1,5 @@
-//! The call signal: one cancellation token per call, fired by the caller's cancellation, the
-//! call's deadline or registry shutdown, whichever comes first.
+//! The call signal: one [`CallCancellation`] per call, fired by the caller's cancellation, the
+//! call's deadline or registry shutdown, whichever comes first, and when the call ends.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -10,6 +10,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tool_protocol::ToolCallError;
 
+use crate::cancellation::CallCancellation;
 use crate::failure::{aborted, cancelled, timed_out};
 
 /// What the call is waiting for when the signal fires (used in cancellation messages).
@@ -42,26 +43,27 @@ enum AbortReason {
     Shutdown,
 }
 
-pub(crate) struct CallSignal {
-    /// Handed to policy, interaction and handler; cancelled when the signal fires and when the
-    /// call's future is dropped.
-    token: CancellationToken,
+pub(crate) struct CallSignal<'r> {
+    /// Handed to policy, interaction and handler; fired when the signal fires and when the
+    /// call ends or its future is dropped.
+    cancellation: CallCancellation,
     caller: Option<CancellationToken>,
-    shutdown: CancellationToken,
+    /// The registry's, borrowed: a clone would take its lock twice per call.
+    shutdown: &'r CancellationToken,
     timeout_ms: Option<u64>,
     /// Set by [`Self::arm`] when the call starts running.
     deadline: OnceLock<Instant>,
 }
 
-impl CallSignal {
+impl<'r> CallSignal<'r> {
     /// A signal whose deadline (if any) [`Self::arm`] sets.
     pub(crate) fn new(
         caller: Option<CancellationToken>,
-        shutdown: CancellationToken,
+        shutdown: &'r CancellationToken,
         timeout_ms: Option<u64>,
     ) -> Self {
         Self {
-            token: CancellationToken::new(),
+            cancellation: CallCancellation::new(),
             caller,
             shutdown,
             timeout_ms,
@@ -84,9 +86,9 @@ impl CallSignal {
         self.shutdown.is_cancelled()
     }
 
-    /// The token given to policy, interaction and handler.
-    pub(crate) fn token(&self) -> &CancellationToken {
-        &self.token
+    /// The cancellation given to policy, interaction and handler.
+    pub(crate) fn cancellation(&self) -> &CallCancellation {
+        &self.cancellation
     }
 
     /// Runs `work` until it finishes or the signal fires; on firing, cancels the call token
@@ -103,11 +105,21 @@ impl CallSignal {
             stage,
             work,
             waiters: None,
+            skip_check: false,
+        }
+    }
+
+    /// [`Self::race`] for work started right after [`Self::check`] passed: its first poll
+    /// skips the fired check (a shutdown check takes a lock).
+    pub(crate) fn race_checked<F: Future + Unpin>(&self, stage: WaitStage, work: F) -> Race<'_, F> {
+        Race {
+            skip_check: true,
+            ..self.race(stage, work)
         }
     }
 
     /// `Err` with the coded error for `stage` when the signal has already fired (the check a
-    /// race makes before polling its work, for work that needs no race).
+    /// race makes before polling its work).
     pub(crate) fn check(&self, stage: WaitStage) -> Result<(), ToolCallError> {
         match self.fired() {
             Some(reason) => Err(self.fire(reason, stage)),
@@ -115,13 +127,27 @@ impl CallSignal {
         }
     }
 
-    /// Why the signal has already fired, if it has (checked without registering a waiter).
-    fn fired(&self) -> Option<AbortReason> {
-        if self
-            .caller
+    /// `Err` with the coded error for `stage` when the caller has already cancelled (the check
+    /// a race makes before polling its work, for work that needs no race). Only for right
+    /// after the registry's readiness was checked with nothing waited for since: shutdown
+    /// would have failed that check, and reading it again takes a lock.
+    pub(crate) fn check_caller(&self, stage: WaitStage) -> Result<(), ToolCallError> {
+        if self.caller_cancelled() {
+            Err(self.fire(AbortReason::Cancelled, stage))
+        } else {
+            Ok(())
+        }
+    }
+
+    fn caller_cancelled(&self) -> bool {
+        self.caller
             .as_ref()
             .is_some_and(CancellationToken::is_cancelled)
-        {
+    }
+
+    /// Why the signal has already fired, if it has (checked without registering a waiter).
+    fn fired(&self) -> Option<AbortReason> {
+        if self.caller_cancelled() {
             Some(AbortReason::Cancelled)
         } else if self.shutdown.is_cancelled() {
             Some(AbortReason::Shutdown)
@@ -160,9 +186,9 @@ impl CallSignal {
         }
     }
 
-    /// Cancels the call token and returns the coded error for `reason` at `stage`.
+    /// Fires the call's cancellation and returns the coded error for `reason` at `stage`.
     fn fire(&self, reason: AbortReason, stage: WaitStage) -> ToolCallError {
-        self.token.cancel();
+        self.cancellation.cancel();
         self.error(reason, stage)
     }
 
@@ -177,10 +203,11 @@ impl CallSignal {
     }
 }
 
-impl Drop for CallSignal {
-    /// A call whose future is dropped mid-flight cancels its handler's token.
+impl Drop for CallSignal<'_> {
+    /// A call that ends, or whose future is dropped mid-flight, fires its cancellation (no
+    /// lock: see [`CallCancellation`]).
     fn drop(&mut self) {
-        self.token.cancel();
+        self.cancellation.cancel();
     }
 }
 
@@ -195,10 +222,12 @@ type Waiters<'s> = Pin<Box<dyn Future<Output = AbortReason> + Send + 's>>;
 /// future, and work that is ready at its first poll costs two flag reads instead of two
 /// token registrations, a timer entry and their removal.
 pub(crate) struct Race<'s, F> {
-    signal: &'s CallSignal,
+    signal: &'s CallSignal<'s>,
     stage: WaitStage,
     work: F,
     waiters: Option<Waiters<'s>>,
+    /// Set for the first poll of work whose start was checked just before.
+    skip_check: bool,
 }
 
 impl<F: Future + Unpin> Future for Race<'_, F> {
@@ -206,7 +235,9 @@ impl<F: Future + Unpin> Future for Race<'_, F> {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
-        if let Some(reason) = this.signal.fired() {
+        if !std::mem::take(&mut this.skip_check)
+            && let Some(reason) = this.signal.fired()
+        {
             return Poll::Ready(Err(this.signal.fire(reason, this.stage)));
         }
         if let Poll::Ready(value) = Pin::new(&mut this.work).poll(cx) {

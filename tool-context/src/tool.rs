@@ -6,20 +6,22 @@ use std::any::TypeId;
 use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use futures::TryFutureExt;
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 use tool_protocol::{
     ToolAnnotations, ToolCallContext, ToolCallError, ToolCallId, ToolCallResult, ToolDefinition,
     codes,
 };
 
+use crate::cancellation::CallCancellation;
 use crate::failure::result_unserializable;
 use crate::policy::PolicyDecision;
 use crate::registry::ValidationMode;
@@ -37,7 +39,7 @@ pub struct ToolInvocation {
     pub trace_id: String,
     /// Fires on cancellation, timeout or shutdown. The registry stops waiting for the handler
     /// then; a handler that ignores it keeps running detached.
-    pub cancellation: CancellationToken,
+    pub cancellation: CallCancellation,
 }
 
 /// What a handler returns on success.
@@ -69,6 +71,11 @@ impl From<ToolCallResult> for HandlerOutput {
     }
 }
 
+/// A handler's future as the registry runs it: it owns everything it needs, so a call that
+/// stops waiting can hand it to a task of its own to drain.
+pub type HandlerFuture =
+    Pin<Box<dyn Future<Output = Result<HandlerOutput, ToolCallError>> + Send + 'static>>;
+
 /// An async tool handler. Closures and async fns get this through [`Tool::new`] and
 /// [`Tool::typed`]; implement it directly for handlers with state.
 #[async_trait]
@@ -79,9 +86,33 @@ pub trait ToolHandler: Send + Sync + 'static {
         arguments: Value,
         invocation: ToolInvocation,
     ) -> Result<HandlerOutput, ToolCallError>;
+
+    /// [`Self::call`] as a future that owns the handler: the registry polls it in place and
+    /// moves it to a task when the call stops waiting. The default boxes `call` with the
+    /// handler; the closure handlers of [`Tool::new`] and [`Tool::typed`] box their own future,
+    /// one allocation instead of two.
+    fn call_owned(self: Arc<Self>, arguments: Value, invocation: ToolInvocation) -> HandlerFuture {
+        Box::pin(async move { self.call(arguments, invocation).await })
+    }
 }
 
 struct FnHandler<F>(F);
+
+impl<F, Fut, O> FnHandler<F>
+where
+    F: Fn(Value, ToolInvocation) -> Fut,
+    Fut: Future<Output = Result<O, ToolCallError>> + Send + 'static,
+    O: Into<HandlerOutput> + 'static,
+{
+    /// The closure's own future: it owns what it needs, so both trait methods use it as is.
+    fn run(
+        &self,
+        arguments: Value,
+        invocation: ToolInvocation,
+    ) -> impl Future<Output = Result<HandlerOutput, ToolCallError>> + Send + 'static {
+        (self.0)(arguments, invocation).map_ok(Into::into)
+    }
+}
 
 #[async_trait]
 impl<F, Fut, O> ToolHandler for FnHandler<F>
@@ -95,13 +126,47 @@ where
         arguments: Value,
         invocation: ToolInvocation,
     ) -> Result<HandlerOutput, ToolCallError> {
-        (self.0)(arguments, invocation).await.map(Into::into)
+        self.run(arguments, invocation).await
+    }
+
+    fn call_owned(self: Arc<Self>, arguments: Value, invocation: ToolInvocation) -> HandlerFuture {
+        Box::pin(self.run(arguments, invocation))
     }
 }
 
 struct TypedHandler<I, O, F> {
     handler: F,
     types: PhantomData<fn(I) -> O>,
+}
+
+impl<I, O, F, Fut> TypedHandler<I, O, F>
+where
+    I: DeserializeOwned,
+    O: Serialize + 'static,
+    F: Fn(I, ToolInvocation) -> Fut,
+    Fut: Future<Output = Result<O, ToolCallError>> + Send + 'static,
+{
+    /// Decodes the arguments and calls the function now; the future awaits it and encodes
+    /// its output, owning all it needs.
+    fn run(
+        &self,
+        arguments: Value,
+        invocation: ToolInvocation,
+    ) -> impl Future<Output = Result<HandlerOutput, ToolCallError>> + Send + 'static {
+        let name = invocation.tool_name.clone();
+        let started = serde_json::from_value::<I>(arguments)
+            .map(|input| (self.handler)(input, invocation))
+            .map_err(|error| undecodable_arguments(&name, &error, current_validation_mode()));
+        async move {
+            let output = started?.await?;
+            if TypeId::of::<O>() == TypeId::of::<()>() {
+                return Ok(HandlerOutput::Empty);
+            }
+            serde_json::to_value(&output)
+                .map(HandlerOutput::Value)
+                .map_err(|error| result_unserializable(&name, &error.to_string()))
+        }
+    }
 }
 
 #[async_trait]
@@ -117,18 +182,11 @@ where
         arguments: Value,
         invocation: ToolInvocation,
     ) -> Result<HandlerOutput, ToolCallError> {
-        let name = invocation.tool_name.clone();
-        let input = serde_json::from_value::<I>(arguments).map_err(|error| {
-            let mode = VALIDATION_MODE.try_with(|mode| *mode).unwrap_or_default();
-            undecodable_arguments(&name, &error, mode)
-        })?;
-        let output = (self.handler)(input, invocation).await?;
-        if TypeId::of::<O>() == TypeId::of::<()>() {
-            return Ok(HandlerOutput::Empty);
-        }
-        serde_json::to_value(&output)
-            .map(HandlerOutput::Value)
-            .map_err(|error| result_unserializable(&name, &error.to_string()))
+        self.run(arguments, invocation).await
+    }
+
+    fn call_owned(self: Arc<Self>, arguments: Value, invocation: ToolInvocation) -> HandlerFuture {
+        Box::pin(self.run(arguments, invocation))
     }
 }
 
@@ -138,12 +196,21 @@ tokio::task_local! {
     static VALIDATION_MODE: ValidationMode;
 }
 
-/// Runs a handler future under the registry's validation `mode`.
-pub(crate) fn with_validation_mode<F: Future>(
+/// Runs `poll` (one poll of a handler) under the registry's validation `mode`.
+pub(crate) fn with_validation_mode<R>(mode: ValidationMode, poll: impl FnOnce() -> R) -> R {
+    VALIDATION_MODE.sync_scope(mode, poll)
+}
+
+/// A handler future that keeps the validation `mode` on every poll after it is detached.
+pub(crate) fn detached_with_validation_mode(
     mode: ValidationMode,
-    handler: F,
-) -> impl Future<Output = F::Output> {
+    handler: HandlerFuture,
+) -> impl Future<Output = Result<HandlerOutput, ToolCallError>> + Send + 'static {
     VALIDATION_MODE.scope(mode, handler)
+}
+
+fn current_validation_mode() -> ValidationMode {
+    VALIDATION_MODE.try_with(|mode| *mode).unwrap_or_default()
 }
 
 fn undecodable_arguments(

@@ -11,7 +11,9 @@ use common::request;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
-use tool_context::{AllowAll, Tool, ToolCallOptions, ToolInvocation, ToolRegistry};
+use tool_context::{
+    AllowAll, CallCancellation, Tool, ToolCallOptions, ToolInvocation, ToolRegistry,
+};
 use tool_protocol::{ToolCallError, ToolCallResult, ToolDefinition, codes};
 
 /// What a handler saw: the task it ran on before and after waiting, and its token.
@@ -19,10 +21,10 @@ use tool_protocol::{ToolCallError, ToolCallResult, ToolDefinition, codes};
 struct Seen {
     first_task: Option<tokio::task::Id>,
     later_task: Option<tokio::task::Id>,
-    token: CancellationToken,
+    token: CallCancellation,
 }
 
-type Started = Arc<Mutex<Option<oneshot::Sender<CancellationToken>>>>;
+type Started = Arc<Mutex<Option<oneshot::Sender<CallCancellation>>>>;
 type Finished = Arc<Mutex<Option<oneshot::Sender<Seen>>>>;
 
 /// A handler that reports its token once started, waits `ms` ignoring it (a timer, or one
@@ -61,7 +63,7 @@ fn waiter(started: Started, finished: Finished) -> Tool {
 
 struct Harness {
     registry: ToolRegistry,
-    started: oneshot::Receiver<CancellationToken>,
+    started: oneshot::Receiver<CallCancellation>,
     finished: oneshot::Receiver<Seen>,
 }
 

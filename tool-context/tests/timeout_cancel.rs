@@ -8,11 +8,13 @@ use std::time::Duration;
 use common::{Recorder, request};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-use tool_context::{AllowAll, Tool, ToolCallOptions, ToolInvocation, ToolRegistry};
+use tool_context::{
+    AllowAll, CallCancellation, Tool, ToolCallOptions, ToolInvocation, ToolRegistry,
+};
 use tool_protocol::{ProvenanceState, ToolCallError, ToolDefinition, codes};
 
 /// A handler that sleeps `ms` (ignoring its token when `ignore` is set) and keeps its token.
-fn sleeper(tokens: Arc<Mutex<Vec<CancellationToken>>>) -> Tool {
+fn sleeper(tokens: Arc<Mutex<Vec<CallCancellation>>>) -> Tool {
     Tool::new(
         ToolDefinition::new("sleep", "Sleeps.", json!({"type": "object"})),
         move |arguments: Value, call: ToolInvocation| {
@@ -36,7 +38,7 @@ fn sleeper(tokens: Arc<Mutex<Vec<CancellationToken>>>) -> Tool {
     )
 }
 
-fn registry(tokens: &Arc<Mutex<Vec<CancellationToken>>>, recorder: &Recorder) -> ToolRegistry {
+fn registry(tokens: &Arc<Mutex<Vec<CallCancellation>>>, recorder: &Recorder) -> ToolRegistry {
     ToolRegistry::builder()
         .tool(sleeper(tokens.clone()))
         .policy(AllowAll)
@@ -158,7 +160,7 @@ async fn cancellation_is_distinct_from_timeout() {
 
 #[tokio::test(start_paused = true)]
 async fn a_cooperative_handler_stops_when_its_token_fires() {
-    let tokens: Arc<Mutex<Vec<CancellationToken>>> = Arc::default();
+    let tokens: Arc<Mutex<Vec<CallCancellation>>> = Arc::default();
     let registry = registry(&tokens, &Recorder::default());
     let result = registry
         .call_tool(
@@ -175,7 +177,7 @@ async fn a_cooperative_handler_stops_when_its_token_fires() {
 
 #[tokio::test]
 async fn shutdown_refuses_new_calls_and_aborts_in_flight_ones() {
-    let tokens: Arc<Mutex<Vec<CancellationToken>>> = Arc::default();
+    let tokens: Arc<Mutex<Vec<CallCancellation>>> = Arc::default();
     let app_shutdown = CancellationToken::new();
     let registry = ToolRegistry::builder()
         .tool(sleeper(tokens.clone()))
@@ -218,7 +220,7 @@ async fn shutdown_refuses_new_calls_and_aborts_in_flight_ones() {
 
 #[tokio::test]
 async fn dropping_a_call_cancels_its_handler_token() {
-    let tokens: Arc<Mutex<Vec<CancellationToken>>> = Arc::default();
+    let tokens: Arc<Mutex<Vec<CallCancellation>>> = Arc::default();
     let registry = registry(&tokens, &Recorder::default());
     let call = {
         let registry = registry.clone();
