@@ -30,7 +30,7 @@ use tool_protocol::{
 };
 
 const RATIO_ITERATIONS: u32 = 20_000;
-const RATIO_ROUNDS: u32 = 5;
+const RATIO_ROUNDS: u32 = 15;
 const DISTINCT_KEYS: usize = 100_000;
 
 fn schema() -> Value {

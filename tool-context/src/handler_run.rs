@@ -2,11 +2,11 @@
 //! stops waiting for it.
 //!
 //! A call that waits for its handler to the end costs no task spawn and no wrapper future:
-//! the handler's own boxed future ([`ToolHandler::call_owned`]) is polled under the call's
-//! validation mode, inside the call's span (entered by the call future around it). When the
-//! call stops waiting before the handler finishes (deadline, cancellation, shutdown, or the
-//! call's future dropped), the handler is moved to a task of its own, wrapped in that mode and
-//! span, so it drains detached with its cancellation already fired by the call signal.
+//! the handler's own boxed future ([`ToolHandler::call_owned`]) is polled inside the call's
+//! span (entered by the call future around it). When the call stops waiting before the
+//! handler finishes (deadline, cancellation, shutdown, or the call's future dropped), the
+//! handler is moved to a task of its own, in that span, so it drains detached with its
+//! cancellation already fired by the call signal.
 
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -20,8 +20,7 @@ use tracing::{Instrument, Span};
 
 use crate::registry::ValidationMode;
 use crate::tool::{
-    HandlerFuture, HandlerOutput, ToolHandler, ToolInvocation, detached_with_validation_mode,
-    with_validation_mode,
+    HandlerFuture, HandlerOutput, ToolHandler, ToolInvocation, with_validation_mode,
 };
 
 /// What a handler's future yields.
@@ -35,13 +34,13 @@ pub(crate) struct HandlerPanicked;
 pub(crate) struct HandlerRun {
     /// `None` once it finished or panicked (a panicked future is never polled again).
     handler: Option<HandlerFuture>,
-    mode: ValidationMode,
 }
 
 impl HandlerRun {
-    /// Calls `handler` now, under `mode` and catching a panic, and returns the run of the
-    /// future it gave. Only after the call signal was checked: the run's first poll (inside
-    /// its race) follows at once, so a started handler is always polled.
+    /// Calls `handler` now, under `mode` (a typed handler decodes its input in the call) and
+    /// catching a panic, and returns the run of the future it gave. Only after the call
+    /// signal was checked: the run's first poll (inside its race) follows at once, so a
+    /// started handler is always polled.
     pub(crate) fn start(
         handler: &Arc<dyn ToolHandler>,
         arguments: Value,
@@ -52,7 +51,6 @@ impl HandlerRun {
         match catch_unwind(AssertUnwindSafe(|| with_validation_mode(mode, call))) {
             Ok(handler) => Ok(Self {
                 handler: Some(handler),
-                mode,
             }),
             Err(_) => Err(HandlerPanicked),
         }
@@ -67,9 +65,7 @@ impl Future for HandlerRun {
         let Some(handler) = this.handler.as_mut() else {
             panic!("HandlerRun polled after completion");
         };
-        let polled = catch_unwind(AssertUnwindSafe(|| {
-            with_validation_mode(this.mode, || handler.as_mut().poll(cx))
-        }));
+        let polled = catch_unwind(AssertUnwindSafe(|| handler.as_mut().poll(cx)));
         let done = match polled {
             Ok(Poll::Pending) => return Poll::Pending,
             Ok(Poll::Ready(outcome)) => Ok(outcome),
@@ -89,8 +85,7 @@ impl Drop for HandlerRun {
             return;
         };
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            let detached = detached_with_validation_mode(self.mode, handler);
-            drop(runtime.spawn(detached.instrument(Span::current())));
+            drop(runtime.spawn(handler.instrument(Span::current())));
         }
     }
 }

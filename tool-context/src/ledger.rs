@@ -58,8 +58,9 @@ pub(crate) struct Ledger {
 pub(crate) enum LedgerClaim {
     /// No idempotency key: run without bookkeeping.
     Unguarded,
-    /// This call runs the handler and must record the terminal outcome.
-    Owner(OwnerClaim),
+    /// This call runs the handler and must record the terminal outcome. Boxed like
+    /// `Replayed`: the keyed path allocates anyway, the keyed-less one should not carry it.
+    Owner(Box<OwnerClaim>),
     /// Another call of this process runs (or ran) it: replay its outcome.
     Replay(ReplayWaiter),
     /// The durable record already holds the outcome (re-stamped by the caller). Boxed so a
@@ -128,11 +129,11 @@ impl Ledger {
         };
         let key = identity.key.clone();
         let Some(durable) = &self.durable else {
-            return Ok(LedgerClaim::Owner(OwnerClaim {
+            return Ok(LedgerClaim::Owner(Box::new(OwnerClaim {
                 ticket,
                 key,
                 durable: None,
-            }));
+            })));
         };
         // Boxed: the durable claim's future is large, and a call future is as large as its
         // largest await; keyed-less and in-memory calls should not carry (and move) it.
@@ -163,11 +164,11 @@ impl Ledger {
             }
         };
         match durable.interpret_claim(&key, tool, claimed) {
-            Ok(DurableClaim::Owner(claim)) => Ok(LedgerClaim::Owner(OwnerClaim {
+            Ok(DurableClaim::Owner(claim)) => Ok(LedgerClaim::Owner(Box::new(OwnerClaim {
                 ticket,
                 key,
                 durable: Some(durable.keep_lease(claim)),
-            })),
+            }))),
             Ok(DurableClaim::Replayed(result)) => {
                 ticket.settle(result.clone());
                 Ok(LedgerClaim::Replayed(Box::new(result)))
@@ -199,7 +200,7 @@ impl Ledger {
             return Recorded::Now(Ok(result));
         };
         Recorded::Writing(Box::pin(
-            self.record_durable_terminal(durable, owner, lease, result, signal),
+            self.record_durable_terminal(durable, *owner, lease, result, signal),
         ))
     }
 
@@ -275,7 +276,7 @@ impl Ledger {
         };
         Recorded::Writing(Box::pin(self.record_durable_interrupted(
             durable,
-            owner,
+            *owner,
             lease,
             interrupted,
         )))

@@ -77,6 +77,17 @@ pub(crate) fn call(
     }
 }
 
+/// Whether a stage waited (gave up the thread), so readiness and the signal's shutdown must
+/// be checked again after it; without a wait, nothing this call could observe has changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Waited {
+    No,
+    Yes,
+}
+
+/// How a handler run ended: its outcome or panic, or `Err` when the signal fired first.
+type RunOutcome = Result<Result<HandlerOutcome, HandlerPanicked>, ToolCallError>;
+
 /// The run of a request whose name and options pass their checks.
 fn prepare(
     registry: &RegistryInner,
@@ -166,8 +177,11 @@ impl<'r> CallRun<'r> {
         let registry = self.registry;
         let tool = lookup(registry, &self.request.name)?;
         self.validate_arguments(tool)?;
-        self.authorize(tool).await?;
-        self.ensure_ready()?;
+        // Readiness is checked again only after a wait: without one, nothing can have changed
+        // since the first check that this call could observe (a shutdown check takes a lock).
+        if self.authorize(tool).await? == Waited::Yes {
+            self.ensure_ready()?;
+        }
         let claim = match self.claim().await? {
             LedgerClaim::Replay(waiter) => {
                 // Boxed (as the ask path and the durable ledger are) so the call future stays
@@ -190,7 +204,16 @@ impl<'r> CallRun<'r> {
         );
         let trace_id = take_unless(self.observed, &mut self.trace_id);
         let tool_name = take_unless(self.observed, &mut self.request.name);
-        let outcome = self.run_handler(tool, arguments, tool_name, trace_id).await;
+        // A keyed claim may have waited for its store; a keyed-less one never does.
+        let waited = if matches!(claim, LedgerClaim::Unguarded) {
+            Waited::No
+        } else {
+            Waited::Yes
+        };
+        let outcome = match self.start_handler(tool, waited, arguments, tool_name, trace_id) {
+            Ok(run) => self.signal.race_checked(WaitStage::Handler, run).await,
+            Err(stopped) => *stopped,
+        };
         let write = match self.record(tool, claim, outcome) {
             Recorded::Now(answer) => return answer,
             Recorded::Writing(write) => write,
@@ -213,7 +236,7 @@ impl<'r> CallRun<'r> {
         &self,
         tool: &RegisteredTool,
         claim: LedgerClaim,
-        outcome: Result<Result<HandlerOutcome, HandlerPanicked>, ToolCallError>,
+        outcome: RunOutcome,
     ) -> Recorded<'_, Result<ToolCallResult, ToolCallError>> {
         let outcome = match outcome {
             Ok(outcome) => outcome,
@@ -278,23 +301,29 @@ impl<'r> CallRun<'r> {
         Ok(())
     }
 
-    async fn authorize(&self, tool: &RegisteredTool) -> Result<(), ToolCallError> {
-        match self.decide_policy(tool).await? {
-            PolicyDecision::Allow => Ok(()),
+    /// The policy's decision (and the interaction's, on ask) as `Ok` (with whether deciding
+    /// waited) to run, else the coded refusal.
+    async fn authorize(&self, tool: &RegisteredTool) -> Result<Waited, ToolCallError> {
+        let (decision, waited) = self.decide_policy(tool).await?;
+        match decision {
+            PolicyDecision::Allow => Ok(waited),
             PolicyDecision::Deny => Err(failure::policy_denied(&self.request.name)),
             PolicyDecision::Ask => match &self.interaction {
                 None => Err(failure::approval_required(&self.request.name)),
                 Some(interaction) => match Box::pin(self.interact(tool, interaction.as_ref()))
                     .await?
                 {
-                    InteractionOutcome::Approved => Ok(()),
+                    InteractionOutcome::Approved => Ok(Waited::Yes),
                     InteractionOutcome::Denied => Err(failure::policy_denied(&self.request.name)),
                 },
             },
         }
     }
 
-    async fn decide_policy(&self, tool: &RegisteredTool) -> Result<PolicyDecision, ToolCallError> {
+    async fn decide_policy(
+        &self,
+        tool: &RegisteredTool,
+    ) -> Result<(PolicyDecision, Waited), ToolCallError> {
         let request = PolicyRequest {
             request: &self.request,
             definition: &tool.definition,
@@ -307,17 +336,18 @@ impl<'r> CallRun<'r> {
         // before (`stages`), so only the caller's cancellation is left to check.
         self.signal.check_caller(WaitStage::Policy)?;
         let policy = &self.registry.policy;
-        let decided =
+        let (decided, waited) =
             match std::panic::catch_unwind(AssertUnwindSafe(|| policy.decide_now(&request))) {
-                Ok(Some(decided)) => Ok(decided),
+                Ok(Some(decided)) => (Ok(decided), Waited::No),
                 Ok(None) => {
                     let decision = AssertUnwindSafe(policy.decide(request)).catch_unwind();
-                    self.signal.race(WaitStage::Policy, decision).await?
+                    let decided = self.signal.race(WaitStage::Policy, decision).await?;
+                    (decided, Waited::Yes)
                 }
-                Err(panic) => Err(panic),
+                Err(panic) => (Err(panic), Waited::No),
             };
         match decided {
-            Ok(Ok(decision)) => Ok(decision),
+            Ok(Ok(decision)) => Ok((decision, waited)),
             Ok(Err(error)) => Err(failure::policy_failed(&error.to_string())),
             Err(_) => Err(failure::policy_failed("Tool policy panicked.")),
         }
@@ -361,45 +391,43 @@ impl<'r> CallRun<'r> {
         .map(Some)
     }
 
-    /// The handler polled in place, raced against the signal, so a call that waits for it to
-    /// the end spawns no task. The handler is called only once the signal is checked, and its
-    /// first poll happens inside the race, so a handler that needs no waiting completes even
-    /// under a zero timeout, and one that has to wait (even one scheduler turn) does not. When
-    /// the call stops waiting (timeout, cancellation, shutdown, or the call's future dropped),
-    /// [`HandlerRun`]'s drop moves the handler to its own task to drain detached with its
-    /// cancellation fired. `Err` only when the signal fired.
-    ///
-    /// A plain function returning the future: an `async fn` would keep its arguments in the
-    /// call future beside the run they were moved into.
-    fn run_handler(
+    /// Calls the handler once the signal is checked; the caller races the run it gives, so
+    /// the handler is polled in place and a call that waits for it to the end spawns no task.
+    /// Its first poll happens inside that race, so a handler that needs no waiting completes
+    /// even under a zero timeout, and one that has to wait (even one scheduler turn) does not.
+    /// When the call stops waiting (timeout, cancellation, shutdown, or the call's future
+    /// dropped), [`HandlerRun`]'s drop moves the handler to its own task to drain detached
+    /// with its cancellation fired. `Err` (boxed, so the call future does not carry it beside
+    /// the run) when the signal had fired or the handler panicked at its call.
+    fn start_handler(
         &self,
         tool: &RegisteredTool,
+        waited: Waited,
         arguments: Value,
         tool_name: String,
         trace_id: String,
-    ) -> impl Future<Output = Result<Result<HandlerOutcome, HandlerPanicked>, ToolCallError>> + Send + '_
-    {
-        let started = self.signal.check(WaitStage::Handler).map(|()| {
-            let invocation = ToolInvocation {
-                tool_name,
-                context: self.context.clone(),
-                tool_call_id: self.request.id.clone(),
-                trace_id,
-                cancellation: self.signal.cancellation().clone(),
-            };
-            HandlerRun::start(
-                &tool.handler,
-                arguments,
-                invocation,
-                self.registry.validation_mode,
-            )
-        });
-        async move {
-            match started? {
-                Ok(run) => self.signal.race_checked(WaitStage::Handler, run).await,
-                Err(panicked) => Ok(Err(panicked)),
-            }
+    ) -> Result<HandlerRun, Box<RunOutcome>> {
+        let checked = match waited {
+            Waited::No => self.signal.check_caller(WaitStage::Handler),
+            Waited::Yes => self.signal.check(WaitStage::Handler),
+        };
+        if let Err(interrupted) = checked {
+            return Err(Box::new(Err(interrupted)));
         }
+        let invocation = ToolInvocation {
+            tool_name,
+            context: self.context.clone(),
+            tool_call_id: self.request.id.clone(),
+            trace_id,
+            cancellation: self.signal.cancellation().clone(),
+        };
+        HandlerRun::start(
+            &tool.handler,
+            arguments,
+            invocation,
+            self.registry.validation_mode,
+        )
+        .map_err(|panicked| Box::new(Ok(Err(panicked))))
     }
 
     /// Replaces a result over the call's output budget with the output-limit failure.

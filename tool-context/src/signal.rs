@@ -127,10 +127,9 @@ impl<'r> CallSignal<'r> {
         }
     }
 
-    /// `Err` with the coded error for `stage` when the caller has already cancelled (the check
-    /// a race makes before polling its work, for work that needs no race). Only for right
-    /// after the registry's readiness was checked with nothing waited for since: shutdown
-    /// would have failed that check, and reading it again takes a lock.
+    /// [`Self::check`] when the registry's readiness was checked with nothing waited for
+    /// since: shutdown would have failed that check, and reading it again takes a lock, so
+    /// only the caller's cancellation is read.
     pub(crate) fn check_caller(&self, stage: WaitStage) -> Result<(), ToolCallError> {
         if self.caller_cancelled() {
             Err(self.fire(AbortReason::Cancelled, stage))

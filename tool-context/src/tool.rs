@@ -191,22 +191,15 @@ where
 }
 
 tokio::task_local! {
-    /// The registry's validation mode while a handler runs: a typed handler's decode error
-    /// says when warn mode let arguments through that its input type cannot hold.
+    /// The registry's validation mode while a handler is called: a typed handler's decode
+    /// error (made in the call, before its future) says when warn mode let arguments through
+    /// that its input type cannot hold.
     static VALIDATION_MODE: ValidationMode;
 }
 
-/// Runs `poll` (one poll of a handler) under the registry's validation `mode`.
-pub(crate) fn with_validation_mode<R>(mode: ValidationMode, poll: impl FnOnce() -> R) -> R {
-    VALIDATION_MODE.sync_scope(mode, poll)
-}
-
-/// A handler future that keeps the validation `mode` on every poll after it is detached.
-pub(crate) fn detached_with_validation_mode(
-    mode: ValidationMode,
-    handler: HandlerFuture,
-) -> impl Future<Output = Result<HandlerOutput, ToolCallError>> + Send + 'static {
-    VALIDATION_MODE.scope(mode, handler)
+/// Runs `call` (calling a handler) under the registry's validation `mode`.
+pub(crate) fn with_validation_mode<R>(mode: ValidationMode, call: impl FnOnce() -> R) -> R {
+    VALIDATION_MODE.sync_scope(mode, call)
 }
 
 fn current_validation_mode() -> ValidationMode {
