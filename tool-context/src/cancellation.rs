@@ -85,6 +85,17 @@ impl CallCancellation {
     }
 }
 
+impl CallCancellation {
+    /// Fires it when anything but this handle could observe it: a clone or a token. The
+    /// registry ends every call with this; after a handler finished, nothing else usually
+    /// holds it, and firing would cost a fenced write for nobody.
+    pub(crate) fn cancel_if_observed(&self) {
+        if Arc::strong_count(&self.state) > 1 || self.state.token.get().is_some() {
+            self.cancel();
+        }
+    }
+}
+
 impl fmt::Debug for CallCancellation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CallCancellation")
@@ -107,6 +118,21 @@ mod tests {
         cancellation.cancel();
         assert!(clone.is_cancelled());
         assert!(format!("{clone:?}").contains("cancelled: true"));
+    }
+
+    #[test]
+    fn ending_fires_it_for_clones_and_tokens_only() {
+        let alone = CallCancellation::new();
+        alone.cancel_if_observed();
+        assert!(!alone.is_cancelled(), "nobody could observe it");
+        let cloned = CallCancellation::new();
+        let clone = cloned.clone();
+        cloned.cancel_if_observed();
+        assert!(clone.is_cancelled());
+        let tokened = CallCancellation::new();
+        let token = tokened.token().clone();
+        tokened.cancel_if_observed();
+        assert!(token.is_cancelled());
     }
 
     #[test]

@@ -71,10 +71,24 @@ pub(crate) fn call(
             );
             // The block owns the run and awaits it by reference: an `async fn` taking the run by
             // value would hold it twice (its argument and the body's binding).
-            Either::Left(async move { run.run().await }.instrument(span))
+            let run = async move { run.run().await };
+            // A disabled span (no subscriber, or filtered out) is not entered on every poll.
+            Either::Left(if span.is_disabled() {
+                Either::Left(run)
+            } else {
+                Either::Right(run.instrument(span))
+            })
         }
         Err(rejected) => Either::Right(std::future::ready(*rejected)),
     }
+}
+
+/// The parts of a request the handler's invocation takes (see [`CallRun::hand_over`]).
+struct HandedOver {
+    arguments: Value,
+    tool_name: String,
+    trace_id: String,
+    context: ToolCallContext,
 }
 
 /// Whether a stage waited (gave up the thread), so readiness and the signal's shutdown must
@@ -199,18 +213,14 @@ impl<'r> CallRun<'r> {
             }
             claim @ (LedgerClaim::Unguarded | LedgerClaim::Owner(_)) => claim,
         };
-        let arguments = Value::Object(
-            take_unless(self.observed, &mut self.request.arguments).unwrap_or_default(),
-        );
-        let trace_id = take_unless(self.observed, &mut self.trace_id);
-        let tool_name = take_unless(self.observed, &mut self.request.name);
+        let handed = self.hand_over();
         // A keyed claim may have waited for its store; a keyed-less one never does.
         let waited = if matches!(claim, LedgerClaim::Unguarded) {
             Waited::No
         } else {
             Waited::Yes
         };
-        let outcome = match self.start_handler(tool, waited, arguments, tool_name, trace_id) {
+        let outcome = match self.start_handler(tool, waited, handed) {
             Ok(run) => self.signal.race_checked(WaitStage::Handler, run).await,
             Err(stopped) => *stopped,
         };
@@ -253,6 +263,19 @@ impl<'r> CallRun<'r> {
         self.registry
             .ledger
             .record_terminal(claim, result, &self.signal)
+    }
+
+    /// What the handler takes from the request: moved out when nothing reads it after the
+    /// handler (an unobserved call; errors name the tool by its definition), else copied for
+    /// the events.
+    fn hand_over(&mut self) -> HandedOver {
+        let arguments = take_unless(self.observed, &mut self.request.arguments);
+        HandedOver {
+            arguments: Value::Object(arguments.unwrap_or_default()),
+            tool_name: take_unless(self.observed, &mut self.request.name),
+            trace_id: take_unless(self.observed, &mut self.trace_id),
+            context: take_unless(self.observed, &mut self.context),
+        }
     }
 
     /// The arguments as sent, `{}` when absent.
@@ -403,9 +426,7 @@ impl<'r> CallRun<'r> {
         &self,
         tool: &RegisteredTool,
         waited: Waited,
-        arguments: Value,
-        tool_name: String,
-        trace_id: String,
+        handed: HandedOver,
     ) -> Result<HandlerRun, Box<RunOutcome>> {
         let checked = match waited {
             Waited::No => self.signal.check_caller(WaitStage::Handler),
@@ -415,15 +436,15 @@ impl<'r> CallRun<'r> {
             return Err(Box::new(Err(interrupted)));
         }
         let invocation = ToolInvocation {
-            tool_name,
-            context: self.context.clone(),
+            tool_name: handed.tool_name,
+            context: handed.context,
             tool_call_id: self.request.id.clone(),
-            trace_id,
+            trace_id: handed.trace_id,
             cancellation: self.signal.cancellation().clone(),
         };
         HandlerRun::start(
             &tool.handler,
-            arguments,
+            handed.arguments,
             invocation,
             self.registry.validation_mode,
         )

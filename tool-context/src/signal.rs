@@ -203,10 +203,10 @@ impl<'r> CallSignal<'r> {
 }
 
 impl Drop for CallSignal<'_> {
-    /// A call that ends, or whose future is dropped mid-flight, fires its cancellation (no
-    /// lock: see [`CallCancellation`]).
+    /// A call that ends, or whose future is dropped mid-flight, fires its cancellation for
+    /// whatever still holds it (no lock: see [`CallCancellation`]).
     fn drop(&mut self) {
-        self.cancellation.cancel();
+        self.cancellation.cancel_if_observed();
     }
 }
 
