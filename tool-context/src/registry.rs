@@ -108,12 +108,16 @@ pub(crate) struct RegisteredTool {
     pub(crate) output: Option<CompiledSchema>,
 }
 
+/// Name lookups on every call: keyed by registered names only (a lookup cannot add one), so a
+/// fast seeded hash replaces SipHash's flood resistance at no risk.
+type NameHasher = foldhash::fast::RandomState;
+
 /// Everything a call needs, frozen when the registry is built.
 pub(crate) struct RegistryInner {
-    pub(crate) tools: HashMap<String, Arc<RegisteredTool>>,
+    pub(crate) tools: HashMap<String, Arc<RegisteredTool>, NameHasher>,
     /// Visible definitions (allowlist applied) in registration order.
     pub(crate) listed: Vec<ToolDefinition>,
-    pub(crate) allowed: Option<HashSet<String>>,
+    pub(crate) allowed: Option<HashSet<String, NameHasher>>,
     pub(crate) validation_mode: ValidationMode,
     pub(crate) page_size: Option<usize>,
     pub(crate) policy: Arc<dyn ToolPolicy>,
@@ -475,9 +479,9 @@ impl ToolRegistryBuilder {
         };
         let durable = self.durable_ledger(&owner_id)?;
         let idempotency = IdempotencyRegistry::new(self.idempotency)?;
-        let allowed: Option<HashSet<String>> =
+        let allowed: Option<HashSet<String, NameHasher>> =
             self.allowed.map(|names| names.into_iter().collect());
-        let mut tools = HashMap::with_capacity(self.tools.len());
+        let mut tools = HashMap::with_capacity_and_hasher(self.tools.len(), NameHasher::default());
         let mut listed = Vec::new();
         for tool in self.tools {
             let registered = register(tool)?;

@@ -12,7 +12,8 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 use tool_context::{
-    AllowAll, CallCancellation, Tool, ToolCallOptions, ToolInvocation, ToolRegistry,
+    AllowAll, CallCancellation, HandlerOutput, Tool, ToolCallOptions, ToolHandler, ToolInvocation,
+    ToolRegistry,
 };
 use tool_protocol::{ToolCallError, ToolCallResult, ToolDefinition, codes};
 
@@ -258,4 +259,107 @@ async fn a_handler_panicking_after_it_waited_in_place_is_a_coded_failure() {
         error.details,
         Some(json!({"handlerId": "wait", "message": "Tool handler panicked."}))
     );
+}
+
+/// A handler object with state, through the trait's default `call_owned`: it counts its calls,
+/// waits `ms`, and reports what it saw when it waited 100 ms or more.
+struct Counting {
+    calls: Arc<Mutex<u32>>,
+    finished: Finished,
+}
+
+#[async_trait::async_trait]
+impl ToolHandler for Counting {
+    async fn call(
+        &self,
+        arguments: Value,
+        invocation: ToolInvocation,
+    ) -> Result<HandlerOutput, ToolCallError> {
+        let first_task = tokio::task::try_id();
+        *self.calls.lock().unwrap() += 1;
+        let ms = arguments["ms"].as_u64().unwrap_or(0);
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+        if ms < 100 {
+            return Ok(HandlerOutput::Value(
+                json!({"calls": *self.calls.lock().unwrap()}),
+            ));
+        }
+        let seen = Seen {
+            first_task,
+            later_task: tokio::task::try_id(),
+            token: invocation.cancellation.clone(),
+        };
+        if let Some(sender) = self.finished.lock().unwrap().take() {
+            let _ = sender.send(seen);
+        }
+        Ok(HandlerOutput::Value(
+            json!({"calls": *self.calls.lock().unwrap()}),
+        ))
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_handler_object_runs_in_place_and_drains_detached_like_a_closure() {
+    let calls = Arc::new(Mutex::new(0));
+    let (finished_tx, finished) = oneshot::channel();
+    let handler = Counting {
+        calls: calls.clone(),
+        finished: Arc::new(Mutex::new(Some(finished_tx))),
+    };
+    let tool = Tool::from_handler(
+        ToolDefinition::new("wait", "Waits.", json!({"type": "object"})),
+        handler,
+    );
+    let registry = ToolRegistry::builder()
+        .tool(tool)
+        .policy(AllowAll)
+        .build()
+        .unwrap();
+    let (caller, result) =
+        call_on_a_task(&registry, json!({"ms": 5}), ToolCallOptions::default()).await;
+    assert_eq!(result.structured_content, Some(json!({"calls": 1})));
+    let (late_caller, late) = call_on_a_task(
+        &registry,
+        json!({"ms": 500}),
+        ToolCallOptions::default().with_timeout_ms(50),
+    )
+    .await;
+    assert_eq!(late.error_code(), Some(codes::TOOL_TIMEOUT));
+    let seen = drained(finished).await;
+    assert_ne!(caller, late_caller);
+    assert_eq!(seen.first_task, Some(late_caller), "it started in place");
+    assert_ne!(
+        seen.later_task,
+        Some(late_caller),
+        "it drained on its own task"
+    );
+    assert!(seen.token.is_cancelled());
+    assert_eq!(*calls.lock().unwrap(), 2);
+}
+
+#[tokio::test]
+async fn a_token_a_handler_leaves_behind_fires_when_the_call_ends() {
+    let left: Arc<Mutex<Option<CancellationToken>>> = Arc::default();
+    let keep = left.clone();
+    let tool = Tool::new(
+        ToolDefinition::new("leave", "Leaves a watcher.", json!({"type": "object"})),
+        move |_: Value, call: ToolInvocation| {
+            *keep.lock().unwrap() = Some(call.cancellation.child_token());
+            async move {
+                assert!(!call.cancellation.is_cancelled(), "not while it runs");
+                Ok::<_, ToolCallError>(json!({}))
+            }
+        },
+    );
+    let registry = ToolRegistry::builder()
+        .tool(tool)
+        .policy(AllowAll)
+        .build()
+        .unwrap();
+    let result = registry
+        .call_tool(request("leave", json!({})), ToolCallOptions::default())
+        .await;
+    assert!(!result.is_error(), "{result:?}");
+    let token = left.lock().unwrap().take().expect("the handler ran");
+    assert!(token.is_cancelled(), "the call ended, so its watchers stop");
 }
