@@ -48,8 +48,9 @@ fn the_call_future_stays_small() {
         .unwrap();
     let call = registry.call_tool(request("echo", json!({})), ToolCallOptions::default());
     let size = std::mem::size_of_val(&call);
-    // 4,008 bytes before the entry points stopped wrapping the pipeline in async layers.
-    assert!(size <= 1_536, "the call future is {size} bytes");
+    // 4,008 bytes before the entry points stopped wrapping the pipeline in async layers, and
+    // 1,512 before the run's state was boxed: the caller moves a pointer and a tag.
+    assert!(size <= 32, "the call future is {size} bytes");
 }
 
 #[tokio::test(start_paused = true)]
