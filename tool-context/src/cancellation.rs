@@ -83,9 +83,7 @@ impl CallCancellation {
             token.cancel();
         }
     }
-}
 
-impl CallCancellation {
     /// Fires it when anything but this handle could observe it: a clone or a token. The
     /// registry ends every call with this; after a handler finished, nothing else usually
     /// holds it, and firing would cost a fenced write for nobody.

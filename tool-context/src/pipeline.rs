@@ -103,14 +103,6 @@ struct HandedOver {
     context: ToolCallContext,
 }
 
-/// Whether a stage waited (gave up the thread), so readiness and the signal's shutdown must
-/// be checked again after it; without a wait, nothing this call could observe has changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Waited {
-    No,
-    Yes,
-}
-
 /// How a handler run ended: its outcome or panic, or `Err` when the signal fired first.
 type RunOutcome = Result<Result<HandlerOutcome, HandlerPanicked>, ToolCallError>;
 
@@ -203,11 +195,8 @@ impl<'r> CallRun<'r> {
         let registry = self.registry;
         let tool = lookup(registry, &self.request.name)?;
         self.validate_arguments(tool)?;
-        // Readiness is checked again only after a wait: without one, nothing can have changed
-        // since the first check that this call could observe (a shutdown check takes a lock).
-        if self.authorize(tool).await? == Waited::Yes {
-            self.ensure_ready()?;
-        }
+        self.authorize(tool).await?;
+        self.ensure_ready()?;
         let claim = match self.claim().await? {
             LedgerClaim::Replay(waiter) => {
                 // Boxed (as the ask path and the durable ledger are) so the call future stays
@@ -226,12 +215,9 @@ impl<'r> CallRun<'r> {
             claim @ (LedgerClaim::Unguarded | LedgerClaim::Owner(_)) => claim,
         };
         let handed = self.hand_over();
-        // A keyed claim may have waited for its store; a keyed-less one never does.
-        let waited = if matches!(claim, LedgerClaim::Unguarded) {
-            Waited::No
-        } else {
-            Waited::Yes
-        };
+        // A keyed claim may have waited for its store; a keyed-less one never does, so
+        // readiness was checked with nothing waited for since.
+        let waited = !matches!(claim, LedgerClaim::Unguarded);
         let outcome = match self.start_handler(tool, waited, handed) {
             Ok(run) => self.signal.race_checked(WaitStage::Handler, run).await,
             Err(stopped) => *stopped,
@@ -336,29 +322,23 @@ impl<'r> CallRun<'r> {
         Ok(())
     }
 
-    /// The policy's decision (and the interaction's, on ask) as `Ok` (with whether deciding
-    /// waited) to run, else the coded refusal.
-    async fn authorize(&self, tool: &RegisteredTool) -> Result<Waited, ToolCallError> {
-        let (decision, waited) = self.decide_policy(tool).await?;
-        match decision {
-            PolicyDecision::Allow => Ok(waited),
+    async fn authorize(&self, tool: &RegisteredTool) -> Result<(), ToolCallError> {
+        match self.decide_policy(tool).await? {
+            PolicyDecision::Allow => Ok(()),
             PolicyDecision::Deny => Err(failure::policy_denied(&self.request.name)),
             PolicyDecision::Ask => match &self.interaction {
                 None => Err(failure::approval_required(&self.request.name)),
                 Some(interaction) => match Box::pin(self.interact(tool, interaction.as_ref()))
                     .await?
                 {
-                    InteractionOutcome::Approved => Ok(Waited::Yes),
+                    InteractionOutcome::Approved => Ok(()),
                     InteractionOutcome::Denied => Err(failure::policy_denied(&self.request.name)),
                 },
             },
         }
     }
 
-    async fn decide_policy(
-        &self,
-        tool: &RegisteredTool,
-    ) -> Result<(PolicyDecision, Waited), ToolCallError> {
+    async fn decide_policy(&self, tool: &RegisteredTool) -> Result<PolicyDecision, ToolCallError> {
         let request = PolicyRequest {
             request: &self.request,
             definition: &tool.definition,
@@ -371,18 +351,17 @@ impl<'r> CallRun<'r> {
         // before (`stages`), so only the caller's cancellation is left to check.
         self.signal.check_caller(WaitStage::Policy)?;
         let policy = &self.registry.policy;
-        let (decided, waited) =
+        let decided =
             match std::panic::catch_unwind(AssertUnwindSafe(|| policy.decide_now(&request))) {
-                Ok(Some(decided)) => (Ok(decided), Waited::No),
+                Ok(Some(decided)) => Ok(decided),
                 Ok(None) => {
                     let decision = AssertUnwindSafe(policy.decide(request)).catch_unwind();
-                    let decided = self.signal.race(WaitStage::Policy, decision).await?;
-                    (decided, Waited::Yes)
+                    self.signal.race(WaitStage::Policy, decision).await?
                 }
-                Err(panic) => (Err(panic), Waited::No),
+                Err(panic) => Err(panic),
             };
         match decided {
-            Ok(Ok(decision)) => Ok((decision, waited)),
+            Ok(Ok(decision)) => Ok(decision),
             Ok(Err(error)) => Err(failure::policy_failed(&error.to_string())),
             Err(_) => Err(failure::policy_failed("Tool policy panicked.")),
         }
@@ -426,7 +405,8 @@ impl<'r> CallRun<'r> {
         .map(Some)
     }
 
-    /// Calls the handler once the signal is checked; the caller races the run it gives, so
+    /// Calls the handler once the signal is checked (only the caller's cancellation unless the
+    /// claim `waited`: readiness was checked just before it); the caller races the run it gives, so
     /// the handler is polled in place and a call that waits for it to the end spawns no task.
     /// Its first poll happens inside that race, so a handler that needs no waiting completes
     /// even under a zero timeout, and one that has to wait (even one scheduler turn) does not.
@@ -437,12 +417,13 @@ impl<'r> CallRun<'r> {
     fn start_handler(
         &self,
         tool: &RegisteredTool,
-        waited: Waited,
+        waited: bool,
         handed: HandedOver,
     ) -> Result<HandlerRun, Box<RunOutcome>> {
-        let checked = match waited {
-            Waited::No => self.signal.check_caller(WaitStage::Handler),
-            Waited::Yes => self.signal.check(WaitStage::Handler),
+        let checked = if waited {
+            self.signal.check(WaitStage::Handler)
+        } else {
+            self.signal.check_caller(WaitStage::Handler)
         };
         if let Err(interrupted) = checked {
             return Err(Box::new(Err(interrupted)));

@@ -296,3 +296,41 @@ async fn a_zero_timeout_runs_what_needs_no_waiting_and_nothing_more() {
         Some(json!({"timeoutMs": 0, "executionState": "detached"}))
     );
 }
+
+/// Allows every call, shutting the application down as it decides (without waiting).
+struct ShutsDownWhileDeciding(CancellationToken);
+
+#[async_trait::async_trait]
+impl tool_context::ToolPolicy for ShutsDownWhileDeciding {
+    async fn decide(
+        &self,
+        _: tool_context::PolicyRequest<'_>,
+    ) -> Result<tool_context::PolicyDecision, tool_context::BoxError> {
+        unreachable!("it decides now")
+    }
+
+    fn decide_now(
+        &self,
+        _: &tool_context::PolicyRequest<'_>,
+    ) -> Option<Result<tool_context::PolicyDecision, tool_context::BoxError>> {
+        self.0.cancel();
+        Some(Ok(tool_context::PolicyDecision::Allow))
+    }
+}
+
+#[tokio::test]
+async fn a_shutdown_during_a_policy_that_decides_now_refuses_the_handler() {
+    let tokens: Arc<Mutex<Vec<CallCancellation>>> = Arc::default();
+    let app_shutdown = CancellationToken::new();
+    let registry = ToolRegistry::builder()
+        .tool(sleeper(tokens.clone()))
+        .policy(ShutsDownWhileDeciding(app_shutdown.clone()))
+        .shutdown_token(app_shutdown)
+        .build()
+        .unwrap();
+    let result = registry
+        .call_tool(request("sleep", json!({})), ToolCallOptions::default())
+        .await;
+    assert_eq!(result.error_code(), Some(codes::TOOL_REGISTRY_NOT_READY));
+    assert!(tokens.lock().unwrap().is_empty(), "the handler never ran");
+}
