@@ -30,8 +30,10 @@ mod pipeline;
 pub mod policy;
 pub mod registry;
 mod schema;
+mod shutdown;
 mod signal;
 pub mod tool;
+mod trace;
 
 pub use approval::{ApprovalDecision, ApprovalQueue, ApprovalQueueConfig, ApprovalSnapshot};
 pub use cancellation::CallCancellation;
@@ -51,3 +53,4 @@ pub use policy::{
 };
 pub use registry::{BuildError, ToolRegistry, ToolRegistryBuilder, ValidationMode};
 pub use tool::{HandlerOutput, Tool, ToolHandler, ToolInvocation};
+pub use trace::TraceId;

@@ -37,6 +37,7 @@ use crate::policy::{PolicyDecision, PolicyRequest};
 use crate::registry::{RegisteredTool, RegistryInner, ValidationMode};
 use crate::signal::{CallSignal, WaitStage};
 use crate::tool::{HandlerOutput, ToolInvocation};
+use crate::trace::TraceId;
 
 /// Parses an untrusted JSON request; the failure result keeps the `id` when it is a string or
 /// a number.
@@ -99,7 +100,6 @@ fn run_future(
 struct HandedOver {
     arguments: Value,
     tool_name: String,
-    trace_id: String,
     context: ToolCallContext,
 }
 
@@ -137,8 +137,8 @@ struct CallRun<'r> {
     options: ValidatedOptions,
     interaction: Option<Arc<dyn ToolInteraction>>,
     signal: CallSignal<'r>,
-    trace_id: String,
-    /// Whether observers receive events: only then must the request and trace id outlive
+    trace_id: TraceId,
+    /// Whether observers receive events: only then must the request and context outlive
     /// the handler, so an unobserved call moves them where an observed one clones them.
     observed: bool,
 }
@@ -271,7 +271,6 @@ impl<'r> CallRun<'r> {
         HandedOver {
             arguments: Value::Object(arguments.unwrap_or_default()),
             tool_name: take_unless(self.observed, &mut self.request.name),
-            trace_id: take_unless(self.observed, &mut self.trace_id),
             context: take_unless(self.observed, &mut self.context),
         }
     }
@@ -294,7 +293,7 @@ impl<'r> CallRun<'r> {
     }
 
     fn ensure_ready(&self) -> Result<(), ToolCallError> {
-        if self.registry.shutdown.is_cancelled() {
+        if self.registry.shutdown.is_fired() {
             Err(failure::registry_not_ready())
         } else {
             Ok(())
@@ -432,7 +431,7 @@ impl<'r> CallRun<'r> {
             tool_name: handed.tool_name,
             context: handed.context,
             tool_call_id: self.request.id.clone(),
-            trace_id: handed.trace_id,
+            trace_id: self.trace_id,
             cancellation: self.signal.cancellation().clone(),
         };
         HandlerRun::start(
@@ -484,7 +483,7 @@ impl<'r> CallRun<'r> {
         };
         let event = ToolCallEvent {
             event_type,
-            trace_id: self.trace_id.clone(),
+            trace_id: self.trace_id.into(),
             tool_call_id: self.request.id.clone(),
             name: self.request.name.clone(),
             request: self.request.clone(),

@@ -26,7 +26,9 @@ use crate::options::{ToolCallOptions, canonical_owner_id};
 use crate::pipeline;
 use crate::policy::{PolicyDecision, StandardPolicy, ToolPolicy};
 use crate::schema::CompiledSchema;
+use crate::shutdown::RegistryShutdown;
 use crate::tool::{Tool, ToolHandler};
+use crate::trace::TraceId;
 
 /// Prefix of the generated execution owner id (`tool-context:<uuid>`).
 pub const DEFAULT_OWNER_ID_PREFIX: &str = "tool-context";
@@ -126,25 +128,19 @@ pub(crate) struct RegistryInner {
     pub(crate) owner_id: String,
     pub(crate) ledger: Ledger,
     pub(crate) idempotency: IdempotencyRegistry,
-    pub(crate) shutdown: CancellationToken,
-    /// Random per registry; a call's trace id is `<prefix>-<sequence>`, unique without a
-    /// random draw per call.
-    pub(crate) trace_prefix: String,
+    pub(crate) shutdown: RegistryShutdown,
+    /// Random per registry: a call's trace id is this and its sequence number.
+    pub(crate) trace_registry: u64,
     pub(crate) trace_sequence: AtomicU64,
 }
 
 impl RegistryInner {
     /// A trace id no other call of any registry shares.
-    /// `<prefix>-<sequence>`, written without the formatting machinery (once per call).
-    pub(crate) fn next_trace_id(&self) -> String {
-        let sequence = self.trace_sequence.fetch_add(1, Ordering::Relaxed);
-        let mut digits = itoa::Buffer::new();
-        let digits = digits.format(sequence);
-        let mut id = String::with_capacity(self.trace_prefix.len() + 1 + digits.len());
-        id.push_str(&self.trace_prefix);
-        id.push('-');
-        id.push_str(digits);
-        id
+    pub(crate) fn next_trace_id(&self) -> TraceId {
+        TraceId::new(
+            self.trace_registry,
+            self.trace_sequence.fetch_add(1, Ordering::Relaxed),
+        )
     }
 }
 
@@ -271,13 +267,19 @@ impl ToolRegistry {
     /// with `TOOL_EXECUTION_ABORTED` (their handlers' tokens are cancelled and they drain
     /// detached).
     pub fn shutdown(&self) {
-        self.inner.shutdown.cancel();
+        self.inner.shutdown.fire();
     }
 
     /// Whether [`Self::shutdown`] (or the builder's shutdown token) has fired.
     pub fn is_shut_down(&self) -> bool {
-        self.inner.shutdown.is_cancelled()
+        self.inner.shutdown.is_fired()
     }
+}
+
+/// 64 random bits: a v4 UUID's halves combined (each bit position holds a random bit of one).
+fn random_u64() -> u64 {
+    let (high, low) = uuid::Uuid::new_v4().as_u64_pair();
+    high ^ low
 }
 
 fn mcp_context() -> ToolCallContext {
@@ -508,8 +510,8 @@ impl ToolRegistryBuilder {
             owner_id,
             ledger: Ledger::new(idempotency.clone(), durable),
             idempotency,
-            shutdown: self.shutdown.unwrap_or_default(),
-            trace_prefix: uuid::Uuid::new_v4().simple().to_string(),
+            shutdown: RegistryShutdown::new(self.shutdown),
+            trace_registry: random_u64(),
             trace_sequence: AtomicU64::new(0),
         };
         Ok(ToolRegistry {

@@ -12,6 +12,7 @@ use tool_protocol::ToolCallError;
 
 use crate::cancellation::CallCancellation;
 use crate::failure::{aborted, cancelled, timed_out};
+use crate::shutdown::RegistryShutdown;
 
 /// What the call is waiting for when the signal fires (used in cancellation messages).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,8 +49,8 @@ pub(crate) struct CallSignal<'r> {
     /// call ends or its future is dropped.
     cancellation: CallCancellation,
     caller: Option<CancellationToken>,
-    /// The registry's, borrowed: a clone would take its lock twice per call.
-    shutdown: &'r CancellationToken,
+    /// The registry's, borrowed.
+    shutdown: &'r RegistryShutdown,
     timeout_ms: Option<u64>,
     /// Set by [`Self::arm`] when the call starts running.
     deadline: OnceLock<Instant>,
@@ -59,7 +60,7 @@ impl<'r> CallSignal<'r> {
     /// A signal whose deadline (if any) [`Self::arm`] sets.
     pub(crate) fn new(
         caller: Option<CancellationToken>,
-        shutdown: &'r CancellationToken,
+        shutdown: &'r RegistryShutdown,
         timeout_ms: Option<u64>,
     ) -> Self {
         Self {
@@ -83,7 +84,7 @@ impl<'r> CallSignal<'r> {
 
     /// Whether the registry has shut down.
     pub(crate) fn is_shut_down(&self) -> bool {
-        self.shutdown.is_cancelled()
+        self.shutdown.is_fired()
     }
 
     /// The cancellation given to policy, interaction and handler.
@@ -110,7 +111,7 @@ impl<'r> CallSignal<'r> {
     }
 
     /// [`Self::race`] for work started right after [`Self::check`] passed: its first poll
-    /// skips the fired check (a shutdown check takes a lock).
+    /// skips the fired check (a token is read under its lock).
     pub(crate) fn race_checked<F: Future + Unpin>(&self, stage: WaitStage, work: F) -> Race<'_, F> {
         Race {
             skip_check: true,
@@ -128,8 +129,8 @@ impl<'r> CallSignal<'r> {
     }
 
     /// [`Self::check`] when the registry's readiness was checked with nothing waited for
-    /// since: shutdown would have failed that check, and reading it again takes a lock, so
-    /// only the caller's cancellation is read.
+    /// since: shutdown would have failed that check (and a shared shutdown token is read under
+    /// its lock), so only the caller's cancellation is read.
     pub(crate) fn check_caller(&self, stage: WaitStage) -> Result<(), ToolCallError> {
         if self.caller_cancelled() {
             Err(self.fire(AbortReason::Cancelled, stage))
@@ -148,7 +149,7 @@ impl<'r> CallSignal<'r> {
     fn fired(&self) -> Option<AbortReason> {
         if self.caller_cancelled() {
             Some(AbortReason::Cancelled)
-        } else if self.shutdown.is_cancelled() {
+        } else if self.shutdown.is_fired() {
             Some(AbortReason::Shutdown)
         } else {
             None
@@ -181,7 +182,7 @@ impl<'r> CallSignal<'r> {
         tokio::select! {
             biased;
             () = caller => AbortReason::Cancelled,
-            () = self.shutdown.cancelled() => AbortReason::Shutdown,
+            () = self.shutdown.fired() => AbortReason::Shutdown,
         }
     }
 

@@ -25,6 +25,7 @@ use crate::cancellation::CallCancellation;
 use crate::failure::result_unserializable;
 use crate::policy::PolicyDecision;
 use crate::registry::ValidationMode;
+use crate::trace::TraceId;
 
 /// What a handler gets besides its arguments.
 #[derive(Debug, Clone)]
@@ -35,8 +36,8 @@ pub struct ToolInvocation {
     pub context: ToolCallContext,
     /// Provider correlation id.
     pub tool_call_id: Option<ToolCallId>,
-    /// Registry-assigned id unique to this call (matches its events).
-    pub trace_id: String,
+    /// Registry-assigned id unique to this call (its events carry it as text).
+    pub trace_id: TraceId,
     /// Fires on cancellation, timeout or shutdown. The registry stops waiting for the handler
     /// then; a handler that ignores it keeps running detached.
     pub cancellation: CallCancellation,

@@ -12,12 +12,12 @@ use common::{Recorder, request};
 use serde_json::{Value, json};
 use tool_context::{
     AllowAll, BoxError, PolicyDecision, PolicyRequest, Tool, ToolCallOptions, ToolInvocation,
-    ToolPolicy, ToolRegistry,
+    ToolPolicy, ToolRegistry, TraceId,
 };
 use tool_protocol::{ToolCallError, ToolCallEventType, ToolDefinition, codes};
 
 /// What the handler saw: its arguments, trace id and tool call id.
-type Seen = Arc<Mutex<Vec<(Value, String, Option<String>)>>>;
+type Seen = Arc<Mutex<Vec<(Value, TraceId, Option<String>)>>>;
 
 fn echo(seen: &Seen) -> Tool {
     let seen = seen.clone();
@@ -29,7 +29,7 @@ fn echo(seen: &Seen) -> Tool {
                 let id = call.tool_call_id.as_ref().map(ToString::to_string);
                 seen.lock()
                     .unwrap()
-                    .push((arguments.clone(), call.trace_id.clone(), id));
+                    .push((arguments.clone(), call.trace_id, id));
                 if arguments.get("wait_ms").is_some() {
                     tokio::time::sleep(Duration::from_millis(10)).await;
                 }
