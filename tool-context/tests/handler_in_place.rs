@@ -279,18 +279,15 @@ impl ToolHandler for Counting {
         *self.calls.lock().unwrap() += 1;
         let ms = arguments["ms"].as_u64().unwrap_or(0);
         tokio::time::sleep(Duration::from_millis(ms)).await;
-        if ms < 100 {
-            return Ok(HandlerOutput::Value(
-                json!({"calls": *self.calls.lock().unwrap()}),
-            ));
-        }
-        let seen = Seen {
-            first_task,
-            later_task: tokio::task::try_id(),
-            token: invocation.cancellation.clone(),
-        };
-        if let Some(sender) = self.finished.lock().unwrap().take() {
-            let _ = sender.send(seen);
+        if ms >= 100 {
+            let seen = Seen {
+                first_task,
+                later_task: tokio::task::try_id(),
+                token: invocation.cancellation.clone(),
+            };
+            if let Some(sender) = self.finished.lock().unwrap().take() {
+                let _ = sender.send(seen);
+            }
         }
         Ok(HandlerOutput::Value(
             json!({"calls": *self.calls.lock().unwrap()}),
