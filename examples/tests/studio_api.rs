@@ -220,7 +220,13 @@ async fn model_mutations_wait_for_approval_and_denials_are_typed() {
     let approval = client.wait_approval().await;
     assert_eq!(approval["name"], "preview.setTheme");
     assert_eq!(approval["source"], "model");
-    assert_eq!(approval["safeArgumentPreview"], "theme: rose");
+    assert!(
+        approval["safeArgumentPreview"]
+            .as_str()
+            .unwrap()
+            .starts_with("theme: rose"),
+        "{approval}"
+    );
     let (status, _) = client
         .post(
             &format!("/api/approvals/{}", approval["id"].as_str().unwrap()),
@@ -799,8 +805,11 @@ async fn the_local_agent_never_claims_a_prompt_it_did_not_act_on() {
     let run_id = client.run(r#"replace "Ship" with "Build""#).await;
     let approval = client.wait_approval().await;
     assert_eq!(approval["name"], "workspace.applyPatch");
-    assert_eq!(
-        approval["safeArgumentPreview"], "path: index.html",
+    assert!(
+        approval["safeArgumentPreview"]
+            .as_str()
+            .unwrap()
+            .contains("path: index.html"),
         "{approval}"
     );
     client

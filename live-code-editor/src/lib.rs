@@ -2,6 +2,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 
+pub mod diff;
 pub mod file;
 pub mod path;
 pub mod preview;

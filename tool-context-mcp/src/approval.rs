@@ -240,8 +240,8 @@ impl McpApproval {
     /// A retry's answer, or (first round) a note that the client must be asked, which ends
     /// this request without running the call.
     fn input_required(&self) -> InteractionOutcome {
-        match self.round {
-            ClientRound::Answered(outcome) => outcome,
+        match &self.round {
+            ClientRound::Answered(outcome) => outcome.clone(),
             _ => {
                 self.asked_client.store(true, Ordering::SeqCst);
                 InteractionOutcome::Denied

@@ -34,7 +34,7 @@ use crate::request_state::{Binding, StateSeal};
 pub const APPROVAL_INPUT_KEY: &str = "approval";
 
 /// How the MCP client of one call can be asked for an approval.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) enum ClientRound {
     /// A 2025-11-25 session: ask with `elicitation/create` when the client declared it.
     Session,

@@ -1,8 +1,11 @@
 //! An approval queue: calls that a policy answered with `ask` wait here until a person
 //! approves or denies them.
 //!
-//! The queue holds only [`ToolApprovalSnapshot`]s (argument names and a bounded preview of
-//! explicitly safe arguments), never raw argument values. Cancellation of the call, dropping
+//! The queue publishes only [`ToolApprovalSnapshot`]s (argument names and a bounded preview of
+//! explicitly safe arguments), never raw argument values. A queue configured with
+//! [`ApprovalQueueConfig::review_arguments`] also keeps each pending call's arguments in memory,
+//! outside every snapshot, so a host can compute what the call would change for the person
+//! deciding ([`ApprovalQueue::pending_call`]); they go when the approval settles. Cancellation of the call, dropping
 //! the waiting future, [`ApprovalQueue::deny_all`] and [`ApprovalQueue::close`] all resolve to
 //! deny and remove the entry: a pending approval can never turn into a silent allow.
 
@@ -17,7 +20,11 @@ use tool_durable_operations::{Clock, SystemClock};
 use tool_protocol::ToolApprovalSnapshot;
 use tool_protocol::approval::ApprovalCall;
 
-use crate::interaction::{InteractionOutcome, InteractionRequest, ToolInteraction};
+use serde_json::{Map, Value};
+
+use crate::interaction::{
+    ApprovedChanges, InteractionOutcome, InteractionRequest, ToolInteraction,
+};
 use crate::policy::BoxError;
 
 /// Id prefix used when a call has no correlation id.
@@ -46,6 +53,9 @@ pub struct ApprovalQueueConfig {
     pub safe_argument_names: Vec<String>,
     /// Source of `createdAt`.
     pub clock: Arc<dyn Clock>,
+    /// Keep each pending call's name and arguments in memory (never in a snapshot, event or
+    /// record) for [`ApprovalQueue::pending_call`], until the approval settles.
+    pub review_arguments: bool,
 }
 
 impl Default for ApprovalQueueConfig {
@@ -54,6 +64,7 @@ impl Default for ApprovalQueueConfig {
             id_prefix: DEFAULT_APPROVAL_ID_PREFIX.to_owned(),
             safe_argument_names: Vec::new(),
             clock: Arc::new(SystemClock),
+            review_arguments: false,
         }
     }
 }
@@ -105,7 +116,26 @@ struct QueueState {
 
 struct PendingApproval {
     snapshot: ToolApprovalSnapshot,
-    responder: oneshot::Sender<ApprovalDecision>,
+    responder: oneshot::Sender<Answer>,
+    /// The call under review (only with `review_arguments`).
+    call: Option<Arc<PendingCall>>,
+    /// Whether the waiter can run a narrowed call ([`ApprovalQueue::resolve_with_changes`]).
+    accepts_changes: bool,
+}
+
+/// A person's answer as the waiter receives it.
+enum Answer {
+    Decision(ApprovalDecision),
+    Changes(Box<ApprovedChanges>),
+}
+
+/// A pending call as a host reviews it: never part of a snapshot.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingCall {
+    /// Tool name.
+    pub name: String,
+    /// The validated arguments (`{}` when none were sent).
+    pub arguments: Map<String, Value>,
 }
 
 impl fmt::Debug for ApprovalQueue {
@@ -161,33 +191,73 @@ impl ApprovalQueue {
         call: ApprovalCall<'_>,
         cancellation: &CancellationToken,
     ) -> impl Future<Output = ApprovalDecision> + Send + 'q {
+        let answer = self.wait_for_answer(call, cancellation, false);
+        async move {
+            match answer.await {
+                Answer::Decision(decision) => decision,
+                // Not queued as accepting changes, so never answered with them.
+                Answer::Changes(_) => ApprovalDecision::Deny,
+            }
+        }
+    }
+
+    fn wait_for_answer<'q>(
+        &'q self,
+        call: ApprovalCall<'_>,
+        cancellation: &CancellationToken,
+        accepts_changes: bool,
+    ) -> impl Future<Output = Answer> + Send + 'q {
         let queued = if cancellation.is_cancelled() {
             None
         } else {
-            self.enqueue(call)
+            self.enqueue(call, accepts_changes)
         };
-        let waiting = queued.map(|(id, decision)| (PendingRemoval { queue: self, id }, decision));
+        let waiting = queued.map(|(id, answer)| (PendingRemoval { queue: self, id }, answer));
         let cancellation = cancellation.clone();
         async move {
-            let Some((_removal, decision)) = waiting else {
-                return ApprovalDecision::Deny;
+            let denied = Answer::Decision(ApprovalDecision::Deny);
+            let Some((_removal, answer)) = waiting else {
+                return denied;
             };
             tokio::select! {
                 biased;
-                () = cancellation.cancelled() => ApprovalDecision::Deny,
-                decision = decision => decision.unwrap_or(ApprovalDecision::Deny),
+                () = cancellation.cancelled() => denied,
+                answer = answer => answer.unwrap_or(denied),
             }
         }
+    }
+
+    /// The pending call `id` as sent, for review; `None` when it is unknown, settled, or the
+    /// queue does not keep arguments ([`ApprovalQueueConfig::review_arguments`]).
+    pub fn pending_call(&self, id: &str) -> Option<Arc<PendingCall>> {
+        let state = self.lock();
+        let entry = state.pending.iter().find(|entry| entry.snapshot.id == id)?;
+        entry.call.clone()
+    }
+
+    /// Approves the pending call `id` with `changes` (a narrowed call). `false` (and no
+    /// effect) when it is unknown, settled, or its waiter cannot run a changed call (only
+    /// calls asked through the queue's [`ToolInteraction`] can; [`Self::request`] cannot).
+    pub fn resolve_with_changes(&self, id: &str, changes: ApprovedChanges) -> bool {
+        self.settle(
+            id,
+            |entry| entry.accepts_changes,
+            Answer::Changes(Box::new(changes)),
+        )
     }
 
     /// Resolves the pending approval `id`; `false` (and no effect) when it is unknown or
     /// already settled.
     pub fn resolve(&self, id: &str, decision: ApprovalDecision) -> bool {
+        self.settle(id, |_| true, Answer::Decision(decision))
+    }
+
+    fn settle(&self, id: &str, accepts: impl Fn(&PendingApproval) -> bool, answer: Answer) -> bool {
         let mut state = self.lock();
         let Some(index) = state
             .pending
             .iter()
-            .position(|entry| entry.snapshot.id == id)
+            .position(|entry| entry.snapshot.id == id && accepts(entry))
         else {
             return false;
         };
@@ -195,7 +265,7 @@ impl ApprovalQueue {
         self.publish(&state);
         drop(state);
         // The waiter may have gone away at this instant; the entry is removed either way.
-        let _ = entry.responder.send(decision);
+        let _ = entry.responder.send(answer);
         true
     }
 
@@ -207,7 +277,9 @@ impl ApprovalQueue {
         drop(state);
         let count = entries.len();
         for entry in entries {
-            let _ = entry.responder.send(ApprovalDecision::Deny);
+            let _ = entry
+                .responder
+                .send(Answer::Decision(ApprovalDecision::Deny));
         }
         count
     }
@@ -221,7 +293,8 @@ impl ApprovalQueue {
     fn enqueue(
         &self,
         call: ApprovalCall<'_>,
-    ) -> Option<(String, oneshot::Receiver<ApprovalDecision>)> {
+        accepts_changes: bool,
+    ) -> Option<(String, oneshot::Receiver<Answer>)> {
         let now = self.inner.config.clock.now_ms();
         let mut state = self.lock();
         if state.closed || state.pending.len() >= MAX_PENDING_APPROVALS {
@@ -233,19 +306,27 @@ impl ApprovalQueue {
         );
         let id = format!("{base}-{}", state.next_sequence);
         state.next_sequence += 1;
+        let review = self.inner.config.review_arguments.then(|| {
+            Arc::new(PendingCall {
+                name: call.name.to_owned(),
+                arguments: call.arguments.cloned().unwrap_or_default(),
+            })
+        });
         let snapshot = ToolApprovalSnapshot::new(
             id.clone(),
             call,
             &self.inner.config.safe_argument_names,
             now,
         );
-        let (responder, decision) = oneshot::channel();
+        let (responder, answer) = oneshot::channel();
         state.pending.push(PendingApproval {
             snapshot,
             responder,
+            call: review,
+            accepts_changes,
         });
         self.publish(&state);
-        Some((id, decision))
+        Some((id, answer))
     }
 
     fn remove(&self, id: &str) {
@@ -300,9 +381,13 @@ impl ToolInteraction for ApprovalQueue {
         cancellation: &CancellationToken,
     ) -> Result<InteractionOutcome, BoxError> {
         Ok(
-            match self.request(request.approval_call(), cancellation).await {
-                ApprovalDecision::Allow => InteractionOutcome::Approved,
-                ApprovalDecision::Deny => InteractionOutcome::Denied,
+            match self
+                .wait_for_answer(request.approval_call(), cancellation, true)
+                .await
+            {
+                Answer::Decision(ApprovalDecision::Allow) => InteractionOutcome::Approved,
+                Answer::Decision(ApprovalDecision::Deny) => InteractionOutcome::Denied,
+                Answer::Changes(changes) => InteractionOutcome::ApprovedWithChanges(changes),
             },
         )
     }
@@ -311,7 +396,7 @@ impl ToolInteraction for ApprovalQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::Map;
+    use serde_json::json;
     use tool_durable_operations::ManualClock;
     use tool_protocol::ToolCallId;
 
@@ -343,6 +428,57 @@ mod tests {
         let refused = queue.request(call(), &cancelled);
         assert!(queue.snapshot().is_empty(), "nothing queued when cancelled");
         assert_eq!(refused.await, ApprovalDecision::Deny);
+    }
+
+    #[tokio::test]
+    async fn reviewed_arguments_stay_out_of_snapshots_and_go_when_settled() {
+        let queue = ApprovalQueue::with_config(ApprovalQueueConfig {
+            review_arguments: true,
+            ..ApprovalQueueConfig::default()
+        });
+        let arguments = json!({"path": "a.txt", "source": "secret text"});
+        let request = InteractionRequest {
+            kind: crate::interaction::InteractionKind::Approval,
+            tool_call_id: None,
+            name: "fs.write".into(),
+            description: None,
+            arguments: arguments.as_object().unwrap().clone(),
+            context: tool_protocol::ToolCallContext::default(),
+        };
+        let token = CancellationToken::new();
+        let mut asked = Box::pin(queue.interact(&request, &token));
+        assert!(futures::poll!(&mut asked).is_pending());
+        let id = queue.snapshot()[0].id.clone();
+        let wire = serde_json::to_string(&*queue.snapshot()).unwrap();
+        assert!(!wire.contains("secret text"), "{wire}");
+        let pending = queue.pending_call(&id).unwrap();
+        assert_eq!(
+            (pending.name.as_str(), &pending.arguments),
+            ("fs.write", arguments.as_object().unwrap())
+        );
+        let changes = ApprovedChanges {
+            arguments: json!({"path": "a.txt", "source": "narrowed"})
+                .as_object()
+                .unwrap()
+                .clone(),
+            note: "1 of 2 applied".into(),
+        };
+        assert!(queue.resolve_with_changes(&id, changes.clone()));
+        assert_eq!(
+            asked.await.unwrap(),
+            InteractionOutcome::ApprovedWithChanges(Box::new(changes.clone()))
+        );
+        assert!(queue.pending_call(&id).is_none(), "gone once settled");
+        // A plain request cannot run a changed call, so it is never answered with one.
+        let plain = queue.request(request.approval_call(), &token);
+        let id = queue.snapshot()[0].id.clone();
+        assert!(!queue.resolve_with_changes(&id, changes));
+        assert!(queue.resolve(&id, ApprovalDecision::Allow));
+        assert_eq!(plain.await, ApprovalDecision::Allow);
+        // Without review_arguments nothing is kept.
+        let blind = ApprovalQueue::new();
+        let _waiting = blind.request(request.approval_call(), &token);
+        assert!(blind.pending_call(&blind.snapshot()[0].id).is_none());
     }
 
     #[tokio::test]

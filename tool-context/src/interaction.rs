@@ -16,12 +16,35 @@ pub enum InteractionKind {
 }
 
 /// A person's answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum InteractionOutcome {
     /// Run the call.
     Approved,
+    /// Run a narrowed version of the call: the person accepted part of it (for example some
+    /// hunks of an edit). The pipeline checks the new arguments against the tool's input
+    /// schema (always strictly), keeps the call's idempotency identity on the arguments as
+    /// sent, runs the handler with the new ones and appends [`ApprovedChanges::note`] to the
+    /// result, so the caller (a model) learns that not all of its change landed.
+    ApprovedWithChanges(Box<ApprovedChanges>),
     /// Refuse the call (`TOOL_POLICY_DENIED`).
     Denied,
+}
+
+impl InteractionOutcome {
+    /// Whether the call may run (as sent or narrowed).
+    pub fn is_approved(&self) -> bool {
+        !matches!(self, Self::Denied)
+    }
+}
+
+/// What a person approved instead of the call as sent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApprovedChanges {
+    /// The arguments the handler runs with.
+    pub arguments: Map<String, Value>,
+    /// What was changed, for the result: counts and names, never file source (for example
+    /// "Approved with changes: 1 of 2 hunks of index.html applied; hunk 2 rejected.").
+    pub note: String,
 }
 
 /// What an interaction handler is asked about: the validated call and where it came from.

@@ -35,7 +35,9 @@ mod signal;
 pub mod tool;
 mod trace;
 
-pub use approval::{ApprovalDecision, ApprovalQueue, ApprovalQueueConfig, ApprovalSnapshot};
+pub use approval::{
+    ApprovalDecision, ApprovalQueue, ApprovalQueueConfig, ApprovalSnapshot, PendingCall,
+};
 pub use cancellation::CallCancellation;
 pub use catalog::ListToolsError;
 pub use durable::{DEFAULT_DURABLE_LEASE_MS, MAX_ABORT_TRANSITION_WAIT_MS};
@@ -43,7 +45,9 @@ pub use failure::{EXECUTION_STATE_DETACHED, PERSISTENCE_STATE_UNCERTAIN};
 pub use idempotency::{
     IdempotencyClaim, IdempotencyClaimError, IdempotencyConfig, IdempotencyRegistry,
 };
-pub use interaction::{InteractionKind, InteractionOutcome, InteractionRequest, ToolInteraction};
+pub use interaction::{
+    ApprovedChanges, InteractionKind, InteractionOutcome, InteractionRequest, ToolInteraction,
+};
 pub use observer::ToolCallObserver;
 pub use operations::OperationError;
 pub use options::ToolCallOptions;

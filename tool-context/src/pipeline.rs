@@ -28,7 +28,7 @@ use tracing::Instrument;
 use crate::failure;
 use crate::handler_run::{HandlerOutcome, HandlerPanicked, HandlerRun};
 use crate::interaction::{
-    InteractionKind, InteractionOutcome, InteractionRequest, ToolInteraction,
+    ApprovedChanges, InteractionKind, InteractionOutcome, InteractionRequest, ToolInteraction,
 };
 use crate::ledger::{LedgerClaim, OperationIdentity, Recorded};
 use crate::observer::{final_state, notify, used_output_bytes};
@@ -141,6 +141,8 @@ struct CallRun<'r> {
     /// Whether observers receive events: only then must the request and context outlive
     /// the handler, so an unobserved call moves them where an observed one clones them.
     observed: bool,
+    /// What the result says when a person approved a narrowed call.
+    changes_note: Option<Box<str>>,
 }
 
 impl<'r> CallRun<'r> {
@@ -164,6 +166,7 @@ impl<'r> CallRun<'r> {
             signal,
             trace_id: registry.next_trace_id(),
             observed: !registry.observers.is_empty(),
+            changes_note: None,
         }
     }
 
@@ -195,7 +198,7 @@ impl<'r> CallRun<'r> {
         let registry = self.registry;
         let tool = lookup(registry, &self.request.name)?;
         self.validate_arguments(tool)?;
-        self.authorize(tool).await?;
+        let changes = self.authorize(tool).await?;
         self.ensure_ready()?;
         let claim = match self.claim().await? {
             LedgerClaim::Replay(waiter) => {
@@ -214,6 +217,11 @@ impl<'r> CallRun<'r> {
             }
             claim @ (LedgerClaim::Unguarded | LedgerClaim::Owner(_)) => claim,
         };
+        // The identity was claimed on the arguments as sent; the handler runs what was approved.
+        if let Some(changes) = changes {
+            self.request.arguments = Some(changes.arguments);
+            self.changes_note = Some(changes.note.into_boxed_str());
+        }
         let handed = self.hand_over();
         // A keyed claim may have waited for its store; a keyed-less one never does, so
         // readiness was checked with nothing waited for since.
@@ -257,6 +265,11 @@ impl<'r> CallRun<'r> {
         };
         let mut result = handler_result(&tool.definition.name, outcome);
         check_output(tool, &mut result);
+        if let Some(note) = &self.changes_note {
+            result
+                .content
+                .push(tool_protocol::ToolContent::text(note.as_ref()));
+        }
         self.enforce_output_budget(&mut result);
         self.registry
             .ledger
@@ -321,16 +334,28 @@ impl<'r> CallRun<'r> {
         Ok(())
     }
 
-    async fn authorize(&self, tool: &RegisteredTool) -> Result<(), ToolCallError> {
+    /// Whether the call may run; `Some` when a person approved a narrowed call instead
+    /// (its arguments checked against the input schema strictly, whatever the mode).
+    async fn authorize(
+        &self,
+        tool: &RegisteredTool,
+    ) -> Result<Option<Box<ApprovedChanges>>, ToolCallError> {
         match self.decide_policy(tool).await? {
-            PolicyDecision::Allow => Ok(()),
+            PolicyDecision::Allow => Ok(None),
             PolicyDecision::Deny => Err(failure::policy_denied(&self.request.name)),
             PolicyDecision::Ask => match &self.interaction {
                 None => Err(failure::approval_required(&self.request.name)),
                 Some(interaction) => match Box::pin(self.interact(tool, interaction.as_ref()))
                     .await?
                 {
-                    InteractionOutcome::Approved => Ok(()),
+                    InteractionOutcome::Approved => Ok(None),
+                    InteractionOutcome::ApprovedWithChanges(changes) => {
+                        let arguments = Value::Object(changes.arguments.clone());
+                        tool.input.check(&arguments).map_err(|issues| {
+                            failure::arguments_invalid(&self.request.name, &issues)
+                        })?;
+                        Ok(Some(changes))
+                    }
                     InteractionOutcome::Denied => Err(failure::policy_denied(&self.request.name)),
                 },
             },

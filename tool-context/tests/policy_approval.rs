@@ -64,7 +64,7 @@ impl ToolInteraction for Answer {
         _cancellation: &CancellationToken,
     ) -> Result<InteractionOutcome, BoxError> {
         self.1.bump();
-        Ok(self.0)
+        Ok(self.0.clone())
     }
 }
 

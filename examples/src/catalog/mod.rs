@@ -9,7 +9,8 @@ use std::sync::Arc;
 use live_code_editor::workspace::manager::WorkspaceDocumentManager;
 use tool_context::Tool;
 
-/// Safe arguments shown in approval previews (never file sources).
+/// Arguments whose values approval cards show (never file sources: `source`, `search` and
+/// `replace` appear only inside the diff the page asks for).
 pub const SAFE_ARGUMENT_NAMES: &[&str] = &[
     "path",
     "fromPath",
@@ -17,6 +18,13 @@ pub const SAFE_ARGUMENT_NAMES: &[&str] = &[
     "theme",
     "scenario",
     "discardChanges",
+    "title",
+    "subtitle",
+    "description",
+    "occurrence",
+    "expectedRevision",
+    "expectedDocumentRevision",
+    "expectedWorkspaceRevision",
 ];
 
 /// Every tool of the standalone studio catalog.

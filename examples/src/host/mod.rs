@@ -6,6 +6,7 @@ pub mod mcp_state_key;
 pub mod openrouter;
 pub mod rejections;
 pub mod remote_approval;
+pub mod review;
 pub mod runs;
 pub mod selection;
 pub mod server;
@@ -206,6 +207,8 @@ pub async fn build_state(options: &StudioOptions, port: u16) -> Result<Arc<Studi
             .iter()
             .map(|name| (*name).to_owned())
             .collect(),
+        // The page reviews a pending call's diff (host::review); arguments stay in memory only.
+        review_arguments: true,
         ..ApprovalQueueConfig::default()
     });
     let deps = SurfaceDeps {

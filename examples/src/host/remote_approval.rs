@@ -22,7 +22,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 use tool_context::{
-    BoxError, InteractionKind, InteractionOutcome, InteractionRequest, ToolInteraction,
+    ApprovalDecision, BoxError, InteractionKind, InteractionOutcome, InteractionRequest,
+    ToolInteraction,
 };
 use tool_protocol::{ToolCallContext, ToolCallMode, ToolCallSource};
 
@@ -79,17 +80,15 @@ pub async fn ask(State(state): State<Arc<StudioState>>, Json(body): Json<AskBody
     // Axum drops this future when the asker disconnects; the guard then cancels the wait.
     let cancellation = CancellationToken::new();
     let _withdraw = cancellation.clone().drop_guard();
-    match state.approvals.interact(&request, &cancellation).await {
-        Ok(InteractionOutcome::Approved) => Json(json!({"decision": APPROVED})).into_response(),
-        Ok(InteractionOutcome::Denied) => Json(json!({"decision": DENIED})).into_response(),
-        Err(error) => {
-            let error = json!({"error": {
-                "code": "STUDIO_APPROVAL_FAILED",
-                "message": format!("The studio could not ask for approval: {error}"),
-                "retryable": true
-            }});
-            (StatusCode::SERVICE_UNAVAILABLE, Json(error)).into_response()
-        }
+    // Asked as a plain request: the call runs in the other process, so a narrowed (per-hunk)
+    // answer, which this studio cannot hand over, is never offered for it.
+    match state
+        .approvals
+        .request(request.approval_call(), &cancellation)
+        .await
+    {
+        ApprovalDecision::Allow => Json(json!({"decision": APPROVED})).into_response(),
+        ApprovalDecision::Deny => Json(json!({"decision": DENIED})).into_response(),
     }
 }
 

@@ -457,6 +457,7 @@ impl AgentRuns {
             retryable,
             argument_keys: Vec::new(),
             provenance: None,
+            approval: None,
         }
     }
 
@@ -478,6 +479,7 @@ impl AgentRuns {
             retryable: None,
             argument_keys: Vec::new(),
             provenance: None,
+            approval: None,
         });
     }
 }

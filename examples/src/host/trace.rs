@@ -80,6 +80,21 @@ pub struct TraceRow {
     /// Execution provenance of tool calls.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub provenance: Option<Value>,
+    /// Set when a person approved the call with changes (counts only, never text).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approval: Option<TraceApproval>,
+}
+
+/// A person approved part of a call: how many hunks were applied and rejected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TraceApproval {
+    /// Always `approved with changes`.
+    pub outcome: &'static str,
+    /// Hunks applied.
+    pub applied_hunks: usize,
+    /// Hunks rejected.
+    pub rejected_hunks: usize,
 }
 
 /// One session of the trace as the session selector lists it.
@@ -199,15 +214,49 @@ impl TraceStore {
         self.rows.lock().expect("trace lock").clear();
     }
 
+    /// Records on the running call of `name` in `session` that a person approved it with
+    /// changes; the row keeps it through the call's later events.
+    pub fn approved_with_changes(
+        &self,
+        session: Option<&str>,
+        name: &str,
+        applied: usize,
+        rejected: usize,
+    ) {
+        let row = {
+            let mut rows = self.rows.lock().expect("trace lock");
+            let Some(row) = rows.iter_mut().rev().find(|row| {
+                row.kind == TraceKind::ToolsCall
+                    && row.status == "running"
+                    && row.name == name
+                    && row.session_id.as_deref() == session
+            }) else {
+                return;
+            };
+            row.approval = Some(TraceApproval {
+                outcome: "approved with changes",
+                applied_hunks: applied,
+                rejected_hunks: rejected,
+            });
+            row.clone()
+        };
+        self.hub.publish(StudioEvent::Trace {
+            row: serde_json::to_value(&row).unwrap_or(Value::Null),
+        });
+    }
+
     /// Adds a row, or replaces the row with the same trace id, and publishes it.
-    pub fn upsert(&self, row: TraceRow) {
+    pub fn upsert(&self, mut row: TraceRow) {
         {
             let mut rows = self.rows.lock().expect("trace lock");
             match rows
                 .iter_mut()
                 .find(|existing| existing.trace_id == row.trace_id)
             {
-                Some(existing) => *existing = row.clone(),
+                Some(existing) => {
+                    row.approval = row.approval.or(existing.approval);
+                    *existing = row.clone();
+                }
                 None => {
                     rows.push_back(row.clone());
                     while rows.len() > MAX_TRACE_ROWS {
@@ -257,6 +306,7 @@ impl TraceStore {
             retryable: error.and_then(|e| e.retryable),
             argument_keys,
             provenance: serde_json::to_value(&event.provenance).ok(),
+            approval: None,
         }
     }
 }
@@ -299,6 +349,7 @@ mod tests {
             retryable: None,
             argument_keys: Vec::new(),
             provenance: None,
+            approval: None,
         }
     }
 

@@ -214,10 +214,19 @@ pub(crate) fn is_preview_path(path: &str) -> bool {
         .any(|prefix| path.starts_with(prefix))
 }
 
-/// State-changing methods and the WebSocket upgrade need the token; reads do not.
+/// State-changing methods, the WebSocket upgrade and approval diffs (they show file source)
+/// need the token; other reads do not.
 fn needs_token(method: &Method, path: &str) -> bool {
     !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
         || path.starts_with(EVENTS_PATH)
+        || is_approval_diff_path(path)
+}
+
+/// `/api/approvals/{id}/diff`.
+fn is_approval_diff_path(path: &str) -> bool {
+    path.strip_prefix("/api/approvals/")
+        .and_then(|rest| rest.strip_suffix("/diff"))
+        .is_some_and(|id| !id.is_empty() && !id.contains('/'))
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
@@ -400,6 +409,13 @@ mod tests {
             Ok(())
         );
         assert!(!format!("{policy:?}").contains("t0k"));
+    }
+
+    #[test]
+    fn approval_diffs_need_the_token_like_a_mutation() {
+        assert!(needs_token(&Method::GET, "/api/approvals/a-1/diff"));
+        assert!(!needs_token(&Method::GET, "/api/approvals"));
+        assert!(!needs_token(&Method::GET, "/api/approvals/a-1/diffs"));
     }
 
     #[test]

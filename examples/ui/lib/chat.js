@@ -4,6 +4,7 @@
 import { retryAnnouncement, runStatusText } from './agent.js';
 import { api, downloadWorkspaceFile } from './api.js';
 import { $, button, el } from './dom.js';
+import { allowBody, reviewSlot } from './review.js';
 import { refreshPreview } from './preview.js';
 import { PROMPT_RECIPES, describeRecipe } from './recipes.js';
 import { actions, state } from './store.js';
@@ -162,10 +163,11 @@ export function renderApprovals(pending) {
     el('dl', {},
       el('dt', { textContent: 'Caller' }), el('dd', { textContent: `${approval.source}${approval.mode ? ` · ${approval.mode}` : ''}` }),
       el('dt', { textContent: 'Arguments' }), el('dd', { textContent: approval.argumentKeys?.join(', ') || 'none' }),
-      approval.safeArgumentPreview ? [el('dt', { textContent: 'Preview' }), el('dd', { className: 'safe-preview', textContent: approval.safeArgumentPreview })] : null),
+      approval.safeArgumentPreview ? [el('dt', { textContent: 'Values' }), el('dd', { className: 'safe-preview', textContent: approval.safeArgumentPreview })] : null),
+    reviewSlot(approval.id, reviews, 'Approve'),
     el('div', { className: 'buttons' },
-      button('Deny', () => resolveApproval(approval.id, 'deny'), { className: 'deny', title: 'Deny (Esc)' }),
-      button('Approve', () => resolveApproval(approval.id, 'allow'), { className: 'approve primary' })));
+      button('Deny', () => resolveApproval(approval.id, { decision: 'deny' }), { className: 'deny', title: 'Deny (Esc)' }),
+      button('Approve', () => resolveApproval(approval.id, allowBody(reviews.get(approval.id))), { className: 'approve primary' })));
     box.append(card);
   }
   if (arrived) {
@@ -179,15 +181,19 @@ export function renderApprovals(pending) {
 export function denyFirstApproval() {
   const first = pendingApprovals[0];
   if (!first) return false;
-  resolveApproval(first.id, 'deny');
+  resolveApproval(first.id, { decision: 'deny' });
   return true;
 }
 
-async function resolveApproval(id, decision) {
-  for (const control of document.querySelectorAll(`[data-approval-id="${CSS.escape(id)}"] button`)) control.disabled = true;
+const reviews = new Map();
+
+async function resolveApproval(id, body) {
+  const controls = () => document.querySelectorAll(`[data-approval-id="${CSS.escape(id)}"] button`);
+  for (const control of controls()) control.disabled = true;
   try {
-    await api(`/api/approvals/${encodeURIComponent(id)}`, { method: 'POST', body: { decision } });
+    await api(`/api/approvals/${encodeURIComponent(id)}`, { method: 'POST', body });
   } catch (error) {
+    for (const control of controls()) control.disabled = false;
     chat(`${error.code}: ${error.message}`, 'failed');
   }
 }

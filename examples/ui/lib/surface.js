@@ -52,6 +52,7 @@
 
 import { api, callTool, downloadBlob, copyText, isCommitted, studioToken, unconfirmedText } from './api.js';
 import { button, el } from './dom.js';
+import { allowBody, reviewSlot } from './review.js';
 import { createLiveStylesheets } from './live-css.js';
 import { confirmToolRun, modalOpen } from './modal.js';
 import { createSessionDirectory, sessionText } from './sessions.js';
@@ -123,12 +124,14 @@ export function connectEvents({ surface, onMessage, onConnection = () => {} }) {
 /** Approval cards in `container`; Esc denies the oldest one. */
 export function createApprovals({ container, onError = () => {} }) {
   let pending = [];
+  const reviews = new Map();
 
-  async function resolve(id, decision) {
+  async function resolve(id, body) {
     for (const control of container.querySelectorAll(`[data-approval-id="${CSS.escape(id)}"] button`)) control.disabled = true;
     try {
-      await api(`/api/approvals/${encodeURIComponent(id)}`, { method: 'POST', body: { decision } });
+      await api(`/api/approvals/${encodeURIComponent(id)}`, { method: 'POST', body });
     } catch (error) {
+      for (const control of container.querySelectorAll(`[data-approval-id="${CSS.escape(id)}"] button`)) control.disabled = false;
       onError(error);
     }
   }
@@ -148,10 +151,11 @@ export function createApprovals({ container, onError = () => {} }) {
       el('dt', { textContent: 'Caller' }), el('dd', { textContent: caller }),
       approval.sessionId ? [el('dt', { textContent: 'Session' }), el('dd', { textContent: approval.sessionId })] : null,
       el('dt', { textContent: 'Arguments' }), el('dd', { className: 'argument-names', textContent: approval.argumentKeys?.join(', ') || 'none' }),
-      approval.safeArgumentPreview ? [el('dt', { textContent: 'Preview' }), el('dd', { className: 'safe-preview', textContent: approval.safeArgumentPreview })] : null),
+      approval.safeArgumentPreview ? [el('dt', { textContent: 'Values' }), el('dd', { className: 'safe-preview', textContent: approval.safeArgumentPreview })] : null),
+    reviewSlot(approval.id, reviews, 'Allow'),
     el('div', { className: 'buttons' },
-      button('Deny', () => resolve(approval.id, 'deny'), { className: 'deny', title: 'Deny (Esc)' }),
-      button('Allow', () => resolve(approval.id, 'allow'), { className: 'approve primary' })));
+      button('Deny', () => resolve(approval.id, { decision: 'deny' }), { className: 'deny', title: 'Deny (Esc)' }),
+      button('Allow', () => resolve(approval.id, allowBody(reviews.get(approval.id))), { className: 'approve primary' })));
   }
 
   function render(next) {
@@ -168,7 +172,7 @@ export function createApprovals({ container, onError = () => {} }) {
   function denyFirst() {
     const first = pending[0];
     if (!first) return false;
-    resolve(first.id, 'deny');
+    resolve(first.id, { decision: 'deny' });
     return true;
   }
 

@@ -1,0 +1,450 @@
+//! Reviewing a pending approval: what the call would change, as a diff against the revision it
+//! would apply to, and the narrowed call a person's per-hunk acceptance stands for.
+//!
+//! Diffs are computed on request for the page that holds the studio token; they are never put
+//! in the approval record, the trace, events or logs. A narrowed call keeps the call's revision
+//! guard (or pins the revision the diff was computed against), so a target that changed after
+//! the diff was shown is refused with the revision conflict, as any stale edit is.
+
+use live_code_editor::diff::{WorkspaceDiff, narrow, narrowed_patch};
+use live_code_editor::workspace::{Occurrence, Operation, Workspace};
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+use tool_context::{ApprovedChanges, PendingCall};
+
+use super::StudioState;
+use crate::catalog::preview::{html_entry_path, stylesheet_path};
+use crate::preview_edits::{self, Theme};
+
+/// Longest literal a narrowed patch may carry (the patch tools' own bound).
+pub const MAX_NARROWED_PATCH_CHARS: usize = 20_000;
+
+/// What a call would do to its surface's workspace.
+#[derive(Debug)]
+pub struct Proposal {
+    before: Workspace,
+    after: Option<Workspace>,
+    narrowing: Option<Narrowing>,
+    effect: Option<&'static str>,
+}
+
+/// How a one-file text edit is narrowed to the hunks a person accepted.
+#[derive(Debug, Clone)]
+struct Narrowing {
+    path: String,
+    style: NarrowStyle,
+    /// The argument holding the revision guard the narrowed call must carry.
+    revision_argument: Option<&'static str>,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum NarrowStyle {
+    /// The call carries the whole new source in `source`.
+    Source,
+    /// The call is a literal search/replace.
+    Patch,
+}
+
+/// The diff answer of `GET /api/approvals/{id}/diff`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReviewView {
+    /// The approval.
+    pub approval_id: String,
+    /// The tool asked for.
+    pub tool: String,
+    /// The workspace revision the diff was computed against.
+    pub revision: u64,
+    /// The change, or `None` when this call's effect cannot be shown as files.
+    pub diff: Option<WorkspaceDiff>,
+    /// The one file whose hunks may be accepted one by one, when the call allows that.
+    pub narrowable_path: Option<String>,
+    /// What a destructive or history-changing call loses, and whether undo brings it back.
+    pub effect: Option<&'static str>,
+    /// Why no diff is shown (the call would fail as it stands, or has no file change to show).
+    pub note: Option<String>,
+}
+
+/// Why a review or a narrowed approval was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReviewRefusal {
+    /// The diff changed since the person saw it (the digest differs).
+    DiffChanged,
+    /// The call is not a one-file text edit, so its hunks cannot be taken one by one.
+    NotNarrowable,
+    /// A hunk index the change does not have.
+    UnknownHunk(String),
+    /// The narrowed edit does not fit the tool's argument bounds.
+    TooLarge,
+}
+
+impl ReviewRefusal {
+    /// The stable code of the refusal.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::DiffChanged => "STUDIO_DIFF_CHANGED",
+            Self::NotNarrowable => "STUDIO_APPROVAL_NOT_NARROWABLE",
+            Self::UnknownHunk(_) => "STUDIO_UNKNOWN_HUNK",
+            Self::TooLarge => "STUDIO_NARROWED_EDIT_TOO_LARGE",
+        }
+    }
+
+    /// What the person reads.
+    pub fn message(&self) -> String {
+        match self {
+            Self::DiffChanged => "The proposed change or its file changed since this diff was shown; review the new diff before deciding.".into(),
+            Self::NotNarrowable => "This call cannot be accepted hunk by hunk; allow or deny it whole.".into(),
+            Self::UnknownHunk(message) => message.clone(),
+            Self::TooLarge => format!("The accepted hunks do not fit one patch of at most {MAX_NARROWED_PATCH_CHARS} characters; accept all hunks or deny the call."),
+        }
+    }
+}
+
+/// The proposal of `call`, from the state of the surface its tool belongs to.
+pub async fn proposal(state: &StudioState, call: &PendingCall) -> Proposal {
+    let name = call.name.as_str();
+    let args = &call.arguments;
+    let (surface, tool) = name.split_once('.').unwrap_or(("", name));
+    let manager = match surface {
+        "editor" => state.editor.manager(),
+        "web" => state.web.manager(),
+        _ => &state.manager,
+    };
+    let before = manager.snapshot().await;
+    let planned = if surface == "editor" {
+        editor_change(tool, args, &before)
+    } else {
+        workspace_change(tool, args, &before)
+    };
+    let effect = effect_of(name);
+    match planned {
+        Some(Planned { after, narrowing }) => Proposal {
+            after: Some(after),
+            before,
+            narrowing,
+            effect,
+        },
+        None => Proposal {
+            before,
+            after: None,
+            narrowing: None,
+            effect,
+        },
+    }
+}
+
+struct Planned {
+    after: Workspace,
+    narrowing: Option<Narrowing>,
+}
+
+fn text(args: &Map<String, Value>, key: &str) -> Option<String> {
+    args.get(key).and_then(Value::as_str).map(str::to_owned)
+}
+
+fn occurrence(args: &Map<String, Value>) -> Occurrence {
+    match args.get("occurrence").and_then(Value::as_str) {
+        Some("all") => Occurrence::All,
+        _ => Occurrence::First,
+    }
+}
+
+/// `workspace.*`, `preview.*` and `web.*` mutations over a workspace snapshot. A call that
+/// would fail as it stands (an unknown file, a missing match) has no proposal.
+fn workspace_change(tool: &str, args: &Map<String, Value>, before: &Workspace) -> Option<Planned> {
+    let path = text(args, "path");
+    let edit = |path: String, style| {
+        Some(Narrowing {
+            path,
+            style,
+            revision_argument: Some("expectedRevision"),
+        })
+    };
+    let (operation, narrowing) = match tool {
+        "writeFile" => {
+            let path = path?;
+            let source = text(args, "source")?;
+            (
+                Operation::Write {
+                    path: path.clone(),
+                    source,
+                },
+                edit(path, NarrowStyle::Source),
+            )
+        }
+        "applyPatch" => {
+            let path = path?;
+            let operation = Operation::Patch {
+                path: path.clone(),
+                search: text(args, "search")?,
+                replace: text(args, "replace").unwrap_or_default(),
+                occurrence: occurrence(args),
+            };
+            (operation, edit(path, NarrowStyle::Patch))
+        }
+        "createFile" => (
+            Operation::Create {
+                path: path?,
+                source: text(args, "source").unwrap_or_default(),
+            },
+            None,
+        ),
+        "deleteFile" => (Operation::Delete { path: path? }, None),
+        "revertFile" => (Operation::Revert { path: path? }, None),
+        "renameFile" => (
+            Operation::Rename {
+                from: text(args, "fromPath")?,
+                to: text(args, "toPath")?,
+            },
+            None,
+        ),
+        "reset" => {
+            let after = before.replaced_by(super::seed_files()).ok()?;
+            return Some(Planned {
+                after,
+                narrowing: None,
+            });
+        }
+        "setTheme" | "addFeature" | "updateHero" => return visual_change(tool, args, before),
+        _ => return None,
+    };
+    let after = before.apply(&operation).ok()?;
+    Some(Planned { after, narrowing })
+}
+
+/// The visual tools rewrite one file; the person sees that file's diff (whole: their edits are
+/// generated, not hunks a model chose).
+fn visual_change(tool: &str, args: &Map<String, Value>, before: &Workspace) -> Option<Planned> {
+    let (path, edited) = match tool {
+        "setTheme" => {
+            let theme = Theme::from_name(args.get("theme")?.as_str()?)?;
+            let path = stylesheet_path(before)?;
+            let source = before.file(&path)?.source()?;
+            (path.clone(), preview_edits::set_theme(source, theme).ok()?)
+        }
+        "addFeature" => {
+            let path = html_entry_path(before)?;
+            let source = before.file(&path)?.source()?;
+            let edited = preview_edits::add_feature(
+                source,
+                &text(args, "title")?,
+                &text(args, "description")?,
+            )
+            .ok()?;
+            (path.clone(), edited)
+        }
+        _ => {
+            let path = html_entry_path(before)?;
+            let source = before.file(&path)?.source()?;
+            let edited = preview_edits::update_hero(
+                source,
+                text(args, "title").as_deref(),
+                text(args, "subtitle").as_deref(),
+            )
+            .ok()?;
+            (path.clone(), edited)
+        }
+    };
+    let after = before
+        .apply(&Operation::Write {
+            path,
+            source: edited,
+        })
+        .ok()?;
+    Some(Planned {
+        after,
+        narrowing: None,
+    })
+}
+
+/// `editor.*` mutations act on the open document.
+fn editor_change(tool: &str, args: &Map<String, Value>, before: &Workspace) -> Option<Planned> {
+    let path = before.active_path().to_owned();
+    let (operation, narrowing) = match tool {
+        "setDocument" => {
+            // A whole-source narrowing needs a revision guard the caller gave.
+            let guarded = args.contains_key("expectedDocumentRevision");
+            let narrowing = guarded.then(|| Narrowing {
+                path: path.clone(),
+                style: NarrowStyle::Source,
+                revision_argument: None,
+            });
+            (
+                Operation::Write {
+                    path,
+                    source: text(args, "source")?,
+                },
+                narrowing,
+            )
+        }
+        "applyPatch" => {
+            let narrowing = Some(Narrowing {
+                path: path.clone(),
+                style: NarrowStyle::Patch,
+                revision_argument: None,
+            });
+            let operation = Operation::Patch {
+                path,
+                search: text(args, "search")?,
+                replace: text(args, "replace").unwrap_or_default(),
+                occurrence: occurrence(args),
+            };
+            (operation, narrowing)
+        }
+        "revertFile" => (Operation::Revert { path }, None),
+        _ => return None,
+    };
+    let after = before.apply(&operation).ok()?;
+    Some(Planned { after, narrowing })
+}
+
+/// What a destructive or history-changing tool loses, and whether undo brings it back.
+fn effect_of(name: &str) -> Option<&'static str> {
+    let tool = name.rsplit('.').next().unwrap_or(name);
+    Some(match tool {
+        "reset" => {
+            "Destructive: replaces every file with the starter files. Unsaved edits are lost and the undo history is cleared, so undo cannot bring them back."
+        }
+        "deleteFile" => {
+            "Destructive: removes the file. Undo brings it back until the history is cleared (a reset or a folder reload)."
+        }
+        "revertFile" => {
+            "Destructive: the file's unsaved edits are lost. Undo brings them back until the history is cleared."
+        }
+        "resetDocument" => {
+            "Destructive: replaces the open document with the scenario's example. Its unsaved edits are lost."
+        }
+        "reloadFolder" => {
+            "Destructive: replaces the workspace with the folder on disk and clears the undo history; unsaved edits are lost (refused unless discardChanges is set)."
+        }
+        "undo" | "redo" => {
+            "Changes history: moves the workspace one step back or forward in its undo history."
+        }
+        "saveAll" | "saveFile" => {
+            "Writes files to the folder on disk; the files there are replaced."
+        }
+        _ => return None,
+    })
+}
+
+impl Proposal {
+    /// Hunks of the narrowable file (0 when the call is not narrowable).
+    pub fn narrowable_hunk_count(&self) -> usize {
+        let (Some(after), Some(narrowing)) = (&self.after, &self.narrowing) else {
+            return 0;
+        };
+        match (
+            source_of(&self.before, &narrowing.path),
+            source_of(after, &narrowing.path),
+        ) {
+            (Ok(old), Ok(new)) => live_code_editor::diff::TextDiff::new(old, new).hunk_count,
+            _ => 0,
+        }
+    }
+
+    /// The view the page shows.
+    pub fn view(&self, approval_id: &str, tool: &str) -> ReviewView {
+        let diff = self
+            .after
+            .as_ref()
+            .map(|after| WorkspaceDiff::between(&self.before, after));
+        let note = match (&diff, self.effect) {
+            (Some(_), _) => None,
+            (None, Some(_)) => Some("This call's effect is described above; it has no file diff to show before it runs.".to_owned()),
+            (None, None) => Some("No diff: the call would fail as it stands (for example a file or match that does not exist), or it changes no file.".to_owned()),
+        };
+        ReviewView {
+            approval_id: approval_id.to_owned(),
+            tool: tool.to_owned(),
+            revision: self.before.revision(),
+            diff,
+            narrowable_path: self.narrowing.as_ref().map(|n| n.path.clone()),
+            effect: self.effect,
+            note,
+        }
+    }
+
+    /// The narrowed call for accepting only `accepted` hunks of the narrowable file, checked
+    /// against the digest of the diff the person saw. `Ok(None)` when every hunk is accepted
+    /// (the call runs as sent).
+    pub fn narrowed(
+        &self,
+        call: &PendingCall,
+        accepted: &[usize],
+        seen_digest: &str,
+    ) -> Result<Option<ApprovedChanges>, ReviewRefusal> {
+        let after = self.after.as_ref().ok_or(ReviewRefusal::NotNarrowable)?;
+        if WorkspaceDiff::between(&self.before, after).digest != seen_digest {
+            return Err(ReviewRefusal::DiffChanged);
+        }
+        let narrowing = self
+            .narrowing
+            .as_ref()
+            .ok_or(ReviewRefusal::NotNarrowable)?;
+        let old = source_of(&self.before, &narrowing.path)?;
+        let new = source_of(after, &narrowing.path)?;
+        let count = live_code_editor::diff::TextDiff::new(old, new).hunk_count;
+        let mut accepted: Vec<usize> = accepted.to_vec();
+        accepted.sort_unstable();
+        accepted.dedup();
+        if accepted.len() == count && accepted.iter().all(|&index| index < count) {
+            return Ok(None);
+        }
+        let narrowed =
+            narrow(old, new, &accepted).map_err(|e| ReviewRefusal::UnknownHunk(e.to_string()))?;
+        let mut arguments = call.arguments.clone();
+        match narrowing.style {
+            NarrowStyle::Source => {
+                arguments.insert("source".into(), json!(narrowed));
+            }
+            NarrowStyle::Patch => {
+                let (search, replace) =
+                    narrowed_patch(old, &narrowed).ok_or(ReviewRefusal::NotNarrowable)?;
+                if search.chars().count() > MAX_NARROWED_PATCH_CHARS
+                    || replace.chars().count() > MAX_NARROWED_PATCH_CHARS
+                {
+                    return Err(ReviewRefusal::TooLarge);
+                }
+                arguments.insert("search".into(), json!(search));
+                arguments.insert("replace".into(), json!(replace));
+                arguments.insert("occurrence".into(), json!("first"));
+            }
+        }
+        if let Some(guard) = narrowing.revision_argument {
+            arguments
+                .entry(guard)
+                .or_insert_with(|| json!(self.before.revision()));
+        }
+        Ok(Some(ApprovedChanges {
+            arguments,
+            note: changes_note(&narrowing.path, &accepted, count),
+        }))
+    }
+}
+
+fn source_of<'w>(workspace: &'w Workspace, path: &str) -> Result<&'w str, ReviewRefusal> {
+    workspace
+        .file(path)
+        .and_then(|file| file.source())
+        .ok_or(ReviewRefusal::NotNarrowable)
+}
+
+/// What the result tells the caller: hunk numbers (1-based) and counts, never text.
+fn changes_note(path: &str, accepted: &[usize], count: usize) -> String {
+    let numbers = |indices: &mut dyn Iterator<Item = usize>| {
+        indices
+            .map(|index| (index + 1).to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let rejected = numbers(&mut (0..count).filter(|index| !accepted.contains(index)));
+    format!(
+        "Approved with changes: a person applied {} of {count} hunks of {path} (applied: {}; rejected: {rejected}). The rejected hunks were not made; read the file before building on them.",
+        accepted.len(),
+        if accepted.is_empty() {
+            "none".to_owned()
+        } else {
+            numbers(&mut accepted.iter().copied())
+        },
+    )
+}
