@@ -145,10 +145,16 @@ async fn palette_agent_and_editor_edits_are_acknowledged_by_the_iframe() {
         card.contains("title, expectedRevision") || card.contains("expectedRevision, title"),
         "{card}"
     );
-    assert!(
-        !card.contains("Hello from the agent"),
-        "no argument values: {card}"
-    );
+    // The card shows the value and the proposed change as a diff (issue 34).
+    assert!(card.contains("title: Hello from the agent"), "{card}");
+    browser
+        .wait_for(
+            "the diff of the hero change",
+            "return document.querySelector('#web-approvals .diff-added .diff-code')?.textContent.includes('Hello from the agent') === true;",
+        )
+        .await;
+    let card = browser.text("#web-approvals .approval").await;
+    assert!(card.contains("modified · index.html · +1 −1"), "{card}");
     browser
         .wait_for(
             "the agent badge to show the approval wait",
