@@ -297,6 +297,96 @@ async fn typing_in_the_editor_updates_the_preview_and_survives_a_reload() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_patch_card_shows_its_diff_and_rejecting_one_hunk_applies_only_the_other() {
+    let session = Session::open(1280, 900).await;
+    let browser = &session.browser;
+    session.wait_ready().await;
+    let sheet: String = (1..=20)
+        .map(|n| match n {
+            2 => ".a { color: blue; }\n".to_owned(),
+            19 => ".b { color: blue; }\n".to_owned(),
+            n => format!("/* rule {n} */\n"),
+        })
+        .collect();
+    let created = session
+        .call_tool(
+            "workspace.createFile",
+            json!({"path": "theme.css", "source": sheet}),
+        )
+        .await;
+    assert!(created.get("isError").is_none(), "{created}");
+
+    session
+        .submit_prompt(r#"replace all "blue" with "green" in theme.css"#)
+        .await;
+    session.wait_approval_card("workspace.applyPatch").await;
+    browser
+        .wait_for(
+            "two hunk checkboxes in the card's diff",
+            "return document.querySelectorAll('#approvals .hunk-accept').length === 2;",
+        )
+        .await;
+    let card = browser.text("#approvals .approval").await;
+    assert!(card.contains("path: theme.css"), "values are shown: {card}");
+    assert!(card.contains("occurrence: all"), "{card}");
+    assert!(card.contains("modified · theme.css · +2 −2"), "{card}");
+    browser.screenshot("03c-approval-diff-two-hunks").await;
+
+    // Side by side and back keeps the choice.
+    browser
+        .click("#approvals .hunk-accept[data-hunk=\"1\"]")
+        .await;
+    browser.click("#approvals .diff-view-toggle").await;
+    browser
+        .wait_for(
+            "the side-by-side table",
+            "return document.querySelector('#approvals .diff-table.side-by-side') !== null;",
+        )
+        .await;
+    browser.screenshot("03d-approval-diff-side-by-side").await;
+    assert_eq!(
+        browser
+            .eval(
+                "return document.querySelector('#approvals .hunk-accept[data-hunk=\"1\"]').checked;",
+                json!([])
+            )
+            .await,
+        Value::Bool(false),
+        "redrawing keeps the unchecked hunk"
+    );
+    assert_eq!(
+        browser.text("#approvals .approve").await,
+        "Approve selected hunks"
+    );
+    browser.click("#approvals .approve").await;
+
+    session.wait_chat_entry("completed").await;
+    let source = session.source("theme.css").await;
+    assert!(source.contains(".a { color: green; }"), "{source}");
+    assert!(
+        source.contains(".b { color: blue; }"),
+        "the rejected hunk stays: {source}"
+    );
+    let trace = session.api("/api/trace").await;
+    let row = trace["rows"]
+        .as_array()
+        .and_then(|rows| {
+            rows.iter()
+                .rev()
+                .find(|row| row["name"] == "workspace.applyPatch")
+        })
+        .cloned()
+        .unwrap_or_else(|| panic!("{trace}"));
+    assert_eq!(row["approval"]["appliedHunks"], 1, "{row}");
+    assert_eq!(row["approval"]["rejectedHunks"], 1, "{row}");
+    assert!(
+        !trace.to_string().contains("green"),
+        "the trace holds counts, never text"
+    );
+    session.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approved_agent_run_changes_the_preview_and_a_denied_one_does_not() {
     let session = Session::open(1280, 800).await;
     let browser = &session.browser;

@@ -13,7 +13,7 @@ function languageOf(path) {
   return LANGUAGE_OF[path.split('.').pop()?.toLowerCase()] ?? 'text';
 }
 
-/** One diff line as a table row; the text is highlighted (escaped) HTML. */
+/** One unified diff line (or a side-by-side context line) as a table row; the text is highlighted (escaped) HTML. */
 function lineRow(line, language, sideBySide) {
   const code = (text) => el('td', { className: 'diff-code', innerHTML: highlight(text, language) });
   const number = (n) => el('td', { className: 'diff-num', textContent: n ?? '' });
@@ -21,14 +21,36 @@ function lineRow(line, language, sideBySide) {
   if (!sideBySide) {
     const mark = line.tag === 'added' ? '+' : line.tag === 'removed' ? '−' : ' ';
     row.append(number(line.oldLine), number(line.newLine), el('td', { className: 'diff-mark', textContent: mark }), code(line.text));
-  } else if (line.tag === 'context') {
-    row.append(number(line.oldLine), code(line.text), number(line.newLine), code(line.text));
-  } else if (line.tag === 'removed') {
-    row.append(number(line.oldLine), code(line.text), number(''), el('td'));
   } else {
-    row.append(number(''), el('td'), number(line.newLine), code(line.text));
+    // Side by side, only context lines come here (changes are paired by pairedRows).
+    row.append(number(line.oldLine), code(line.text), number(line.newLine), code(line.text));
   }
   return row;
+}
+
+/** Side-by-side rows: a run of removed lines faces the run of added lines that replaces it. */
+function pairedRows(lines, language) {
+  const rows = [];
+  for (let at = 0; at < lines.length;) {
+    if (lines[at].tag === 'context') {
+      rows.push(lineRow(lines[at], language, true));
+      at += 1;
+      continue;
+    }
+    const removed = [];
+    const added = [];
+    while (at < lines.length && lines[at].tag === 'removed') removed.push(lines[at++]);
+    while (at < lines.length && lines[at].tag === 'added') added.push(lines[at++]);
+    for (let i = 0; i < Math.max(removed.length, added.length); i += 1) rows.push(pairRow(removed[i], added[i], language));
+  }
+  return rows;
+}
+
+function pairRow(removed, added, language) {
+  const side = (line, tag) => line
+    ? [el('td', { className: 'diff-num', textContent: tag === 'removed' ? line.oldLine : line.newLine }), el('td', { className: `diff-code diff-${tag}`, innerHTML: highlight(line.text, language) })]
+    : [el('td', { className: 'diff-num' }), el('td')];
+  return el('tr', { className: 'diff-pair' }, ...side(removed, 'removed'), ...side(added, 'added'));
 }
 
 function hunkView(file, hunk, { narrowable, sideBySide, onToggle }) {
@@ -41,8 +63,9 @@ function hunkView(file, hunk, { narrowable, sideBySide, onToggle }) {
     box.addEventListener('change', onToggle);
     header.prepend(el('label', { className: 'hunk-toggle', title: 'Apply this hunk' }, box, ` Hunk ${hunk.index + 1}`));
   }
-  const table = el('table', { className: `diff-table${sideBySide ? ' side-by-side' : ''}` },
-    ...hunk.lines.map((line) => lineRow(line, languageOf(file.path), sideBySide)));
+  const language = languageOf(file.path);
+  const rows = sideBySide ? pairedRows(hunk.lines, language) : hunk.lines.map((line) => lineRow(line, language, false));
+  const table = el('table', { className: `diff-table${sideBySide ? ' side-by-side' : ''}` }, ...rows);
   return el('div', { className: 'diff-hunk', dataset: { hunk: String(hunk.index) } }, header, hunk.lines.length ? table : el('p', { className: 'diff-note', textContent: 'Lines not shown (the diff is too long).' }));
 }
 
