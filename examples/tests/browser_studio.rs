@@ -387,6 +387,62 @@ async fn a_patch_card_shows_its_diff_and_rejecting_one_hunk_applies_only_the_oth
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_changes_panel_shows_unsaved_hunks_and_reverts_one() {
+    let session = Session::open(1280, 900).await;
+    let browser = &session.browser;
+    session.wait_ready().await;
+    let saved = session.source("styles.css").await;
+    let lines: Vec<&str> = saved.lines().collect();
+    assert!(
+        lines.len() > 12,
+        "the seed stylesheet is long enough for two hunks"
+    );
+    let edited = format!("/* first edit */\n{}\n/* last edit */\n", lines.join("\n"));
+    let revision = session.revision().await;
+    let written = session
+        .call_tool(
+            "workspace.writeFile",
+            json!({"path": "styles.css", "source": edited, "expectedRevision": revision}),
+        )
+        .await;
+    assert!(written.get("isError").is_none(), "{written}");
+
+    session.side_tab("changes").await;
+    browser
+        .wait_for(
+            "two revertable hunks of styles.css",
+            "return document.querySelectorAll('#changes-list .revert-hunk').length === 2;",
+        )
+        .await;
+    let panel = browser.text("#tab-changes").await;
+    assert!(panel.contains("modified · styles.css · +2 −0"), "{panel}");
+    assert!(panel.contains("/* first edit */"), "{panel}");
+    browser.screenshot("08-changes-panel").await;
+
+    browser.click("#changes-list .revert-hunk").await;
+    browser
+        .wait_for(
+            "one hunk left",
+            "return document.querySelectorAll('#changes-list .revert-hunk').length === 1;",
+        )
+        .await;
+    let source = session.source("styles.css").await;
+    assert!(!source.contains("/* first edit */"), "{source}");
+    assert!(
+        source.contains("/* last edit */"),
+        "the other hunk stays: {source}"
+    );
+    assert!(
+        browser
+            .text("#changes-summary")
+            .await
+            .contains("Reverted hunk 1 of styles.css"),
+        "the panel says what it did"
+    );
+    session.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approved_agent_run_changes_the_preview_and_a_denied_one_does_not() {
     let session = Session::open(1280, 800).await;
     let browser = &session.browser;

@@ -4,6 +4,7 @@
 // the global keyboard shortcuts.
 
 import { api, callTool, downloadBlob, studioToken } from './lib/api.js';
+import { refreshChanges, wireChanges } from './lib/changes.js';
 import { $, commandKey } from './lib/dom.js';
 import { applyDeepLink, chat, denyFirstApproval, onAgentEvent, renderApprovals, runPrompt, setActiveRun, wireChat } from './lib/chat.js';
 import { loadCatalog, refreshSample, wireCatalog } from './lib/catalog.js';
@@ -152,6 +153,7 @@ function connectEvents() {
         // announcement carried, while the read is in flight).
         else showPreview(message.revision, false, message.live);
         refreshState();
+        refreshChanges();
         break;
       case 'hello': refreshState(); break;
       case 'approvals': renderApprovals(message.pending); break;
@@ -178,6 +180,7 @@ function selectSideTab(name) {
     tab.tabIndex = selected ? 0 : -1;
     $(`tab-${tab.dataset.tab}`).hidden = !selected;
   }
+  if (name === 'changes') refreshChanges();
 }
 
 function wireSideTabs() {
@@ -272,6 +275,7 @@ wireChat();
 wireCatalog();
 wireTrace();
 wireSearch();
+wireChanges();
 wirePreview();
 wireDesign();
 wireSideTabs();

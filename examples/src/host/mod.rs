@@ -1,6 +1,7 @@
 //! The studio host: one registry, workspace manager, approval queue, trace and event hub,
 //! served over HTTP and a WebSocket on loopback.
 
+pub mod changes;
 pub mod mcp;
 pub mod mcp_state_key;
 pub mod openrouter;

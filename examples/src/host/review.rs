@@ -6,15 +6,25 @@
 //! guard (or pins the revision the diff was computed against), so a target that changed after
 //! the diff was shown is refused with the revision conflict, as any stale edit is.
 
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use live_code_editor::diff::{WorkspaceDiff, narrow, narrowed_patch};
 use live_code_editor::workspace::{Occurrence, Operation, Workspace};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
-use tool_context::{ApprovedChanges, PendingCall};
+use std::sync::Arc;
+use tool_context::{ApprovalDecision, ApprovedChanges, PendingCall};
 
 use super::StudioState;
+use super::server::approval_not_found;
 use crate::catalog::preview::{html_entry_path, stylesheet_path};
+use crate::kit::responses::api_error;
 use crate::preview_edits::{self, Theme};
+
+/// Most hunk indices one decision may name.
+const MAX_DECIDED_HUNKS: usize = live_code_editor::diff::MAX_DIFF_HUNKS;
 
 /// Longest literal a narrowed patch may carry (the patch tools' own bound).
 pub const MAX_NARROWED_PATCH_CHARS: usize = 20_000;
@@ -447,4 +457,104 @@ fn changes_note(path: &str, accepted: &[usize], count: usize) -> String {
             numbers(&mut accepted.iter().copied())
         },
     )
+}
+
+// ---------------------------------------------------------------- routes
+
+/// Allows the hunks a person accepted: all of them is a plain allow, none is a denial, a part
+/// is the narrowed call (see [`super::review`]).
+pub(super) async fn resolve_hunks(
+    state: &StudioState,
+    id: &str,
+    hunks: &[usize],
+    digest: Option<&str>,
+) -> Response {
+    if hunks.len() > MAX_DECIDED_HUNKS {
+        return api_error(
+            StatusCode::BAD_REQUEST,
+            "STUDIO_UNKNOWN_HUNK",
+            "Too many hunk indices.",
+        );
+    }
+    let Some(digest) = digest else {
+        return api_error(
+            StatusCode::BAD_REQUEST,
+            "STUDIO_INVALID_DECISION",
+            "Accepting hunks needs the digest of the diff they were chosen from.",
+        );
+    };
+    let Some(call) = state.approvals.pending_call(id) else {
+        return approval_not_found();
+    };
+    if hunks.is_empty() {
+        state.approvals.resolve(id, ApprovalDecision::Deny);
+        return Json(json!({"resolved": id, "applied": "none"})).into_response();
+    }
+    let proposal = proposal(state, &call).await;
+    match proposal.narrowed(&call, hunks, digest) {
+        Err(refusal) => {
+            let status = if refusal == ReviewRefusal::DiffChanged {
+                StatusCode::CONFLICT
+            } else {
+                StatusCode::UNPROCESSABLE_ENTITY
+            };
+            api_error(status, refusal.code(), &refusal.message())
+        }
+        Ok(None) if state.approvals.resolve(id, ApprovalDecision::Allow) => {
+            Json(json!({"resolved": id, "applied": "all"})).into_response()
+        }
+        Ok(Some(changes)) => {
+            let (applied, rejected) = hunk_counts(hunks, &proposal);
+            let session = state
+                .approvals
+                .snapshot()
+                .iter()
+                .find(|a| a.id == id)
+                .and_then(|a| a.session_id.clone());
+            if state.approvals.resolve_with_changes(id, changes) {
+                state.trace.approved_with_changes(
+                    session.as_deref(),
+                    &call.name,
+                    applied,
+                    rejected,
+                );
+                Json(json!({"resolved": id, "applied": "some", "appliedHunks": applied, "rejectedHunks": rejected})).into_response()
+            } else if state.approvals.pending_call(id).is_some() {
+                let refusal = ReviewRefusal::NotNarrowable;
+                api_error(StatusCode::CONFLICT, refusal.code(), &refusal.message())
+            } else {
+                approval_not_found()
+            }
+        }
+        Ok(None) => approval_not_found(),
+    }
+}
+
+/// `(applied, rejected)` hunks of a partial acceptance.
+fn hunk_counts(hunks: &[usize], proposal: &Proposal) -> (usize, usize) {
+    let total = proposal.narrowable_hunk_count();
+    let mut accepted = hunks.to_vec();
+    accepted.sort_unstable();
+    accepted.dedup();
+    (accepted.len(), total.saturating_sub(accepted.len()))
+}
+
+/// `GET /api/approvals/{id}/diff`: the pending call's change, computed now for the page (the
+/// route needs the studio token). `404` for an unknown or settled approval.
+pub async fn approval_diff(
+    State(state): State<Arc<StudioState>>,
+    Path(id): Path<String>,
+) -> Response {
+    let Some(call) = state.approvals.pending_call(&id) else {
+        return approval_not_found();
+    };
+    let proposal = proposal(&state, &call).await;
+    let view = proposal.view(&id, &call.name);
+    let mut response = Json(view).into_response();
+    // File source: never cached by the browser or anything in between.
+    response.headers_mut().insert(
+        axum::http::header::CACHE_CONTROL,
+        axum::http::HeaderValue::from_static("no-store"),
+    );
+    response
 }

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use tool_context::{ApprovalDecision, ToolCallOptions};
 use tool_protocol::{ToolCallContext, ToolCallMode, ToolCallSource, ToolListResult};
 
-use super::{StudioState, review};
+use super::{StudioState, changes, review};
 use crate::agent::runner::{RunRequest, run_plan};
 use crate::host::runs::run_metadata;
 use crate::kit::events::StudioEvent;
@@ -43,7 +43,9 @@ pub fn router(state: Arc<StudioState>) -> Router {
         .route("/api/approvals", get(pending_approvals))
         .route("/api/approvals/deny-all", post(deny_all_approvals))
         .route("/api/approvals/{id}", post(resolve_approval))
-        .route("/api/approvals/{id}/diff", get(approval_diff))
+        .route("/api/approvals/{id}/diff", get(review::approval_diff))
+        .route("/api/changes", get(changes::unsaved_changes))
+        .route("/api/changes/revert-hunk", post(changes::revert_hunk))
         .route("/api/trace", get(trace_rows).delete(clear_trace))
         .route("/api/sessions", get(trace_sessions))
         .route("/api/agent/runs", post(start_run))
@@ -187,10 +189,7 @@ struct ApprovalBody {
     digest: Option<String>,
 }
 
-/// Most hunk indices one decision may name.
-const MAX_DECIDED_HUNKS: usize = live_code_editor::diff::MAX_DIFF_HUNKS;
-
-fn approval_not_found() -> Response {
+pub(super) fn approval_not_found() -> Response {
     api_error(
         StatusCode::NOT_FOUND,
         "STUDIO_APPROVAL_NOT_FOUND",
@@ -211,108 +210,13 @@ async fn resolve_approval(
         );
     };
     if let (ApprovalDecision::Allow, Some(hunks)) = (decision, &body.hunks) {
-        return resolve_hunks(&state, &id, hunks, body.digest.as_deref()).await;
+        return review::resolve_hunks(&state, &id, hunks, body.digest.as_deref()).await;
     }
     if state.approvals.resolve(&id, decision) {
         Json(json!({"resolved": id})).into_response()
     } else {
         approval_not_found()
     }
-}
-
-/// Allows the hunks a person accepted: all of them is a plain allow, none is a denial, a part
-/// is the narrowed call (see [`super::review`]).
-async fn resolve_hunks(
-    state: &StudioState,
-    id: &str,
-    hunks: &[usize],
-    digest: Option<&str>,
-) -> Response {
-    if hunks.len() > MAX_DECIDED_HUNKS {
-        return api_error(
-            StatusCode::BAD_REQUEST,
-            "STUDIO_UNKNOWN_HUNK",
-            "Too many hunk indices.",
-        );
-    }
-    let Some(digest) = digest else {
-        return api_error(
-            StatusCode::BAD_REQUEST,
-            "STUDIO_INVALID_DECISION",
-            "Accepting hunks needs the digest of the diff they were chosen from.",
-        );
-    };
-    let Some(call) = state.approvals.pending_call(id) else {
-        return approval_not_found();
-    };
-    if hunks.is_empty() {
-        state.approvals.resolve(id, ApprovalDecision::Deny);
-        return Json(json!({"resolved": id, "applied": "none"})).into_response();
-    }
-    let proposal = review::proposal(state, &call).await;
-    match proposal.narrowed(&call, hunks, digest) {
-        Err(refusal) => {
-            let status = if refusal == review::ReviewRefusal::DiffChanged {
-                StatusCode::CONFLICT
-            } else {
-                StatusCode::UNPROCESSABLE_ENTITY
-            };
-            api_error(status, refusal.code(), &refusal.message())
-        }
-        Ok(None) if state.approvals.resolve(id, ApprovalDecision::Allow) => {
-            Json(json!({"resolved": id, "applied": "all"})).into_response()
-        }
-        Ok(Some(changes)) => {
-            let (applied, rejected) = hunk_counts(hunks, &proposal);
-            let session = state
-                .approvals
-                .snapshot()
-                .iter()
-                .find(|a| a.id == id)
-                .and_then(|a| a.session_id.clone());
-            if state.approvals.resolve_with_changes(id, changes) {
-                state.trace.approved_with_changes(
-                    session.as_deref(),
-                    &call.name,
-                    applied,
-                    rejected,
-                );
-                Json(json!({"resolved": id, "applied": "some", "appliedHunks": applied, "rejectedHunks": rejected})).into_response()
-            } else if state.approvals.pending_call(id).is_some() {
-                let refusal = review::ReviewRefusal::NotNarrowable;
-                api_error(StatusCode::CONFLICT, refusal.code(), &refusal.message())
-            } else {
-                approval_not_found()
-            }
-        }
-        Ok(None) => approval_not_found(),
-    }
-}
-
-/// `(applied, rejected)` hunks of a partial acceptance.
-fn hunk_counts(hunks: &[usize], proposal: &review::Proposal) -> (usize, usize) {
-    let total = proposal.narrowable_hunk_count();
-    let mut accepted = hunks.to_vec();
-    accepted.sort_unstable();
-    accepted.dedup();
-    (accepted.len(), total.saturating_sub(accepted.len()))
-}
-
-/// `GET /api/approvals/{id}/diff`: the pending call's change, computed now for the page (the
-/// route needs the studio token). `404` for an unknown or settled approval.
-async fn approval_diff(State(state): State<Arc<StudioState>>, Path(id): Path<String>) -> Response {
-    let Some(call) = state.approvals.pending_call(&id) else {
-        return approval_not_found();
-    };
-    let proposal = review::proposal(&state, &call).await;
-    let view = proposal.view(&id, &call.name);
-    let mut response = Json(view).into_response();
-    // File source: never cached by the browser or anything in between.
-    response.headers_mut().insert(
-        axum::http::header::CACHE_CONTROL,
-        axum::http::HeaderValue::from_static("no-store"),
-    );
-    response
 }
 
 async fn deny_all_approvals(State(state): State<Arc<StudioState>>) -> Json<Value> {

@@ -214,13 +214,17 @@ pub(crate) fn is_preview_path(path: &str) -> bool {
         .any(|prefix| path.starts_with(prefix))
 }
 
-/// State-changing methods, the WebSocket upgrade and approval diffs (they show file source)
-/// need the token; other reads do not.
+/// State-changing methods, the WebSocket upgrade and diffs (approval diffs and the unsaved
+/// changes show file source) need the token; other reads do not.
 fn needs_token(method: &Method, path: &str) -> bool {
     !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
         || path.starts_with(EVENTS_PATH)
+        || path == CHANGES_PATH
         || is_approval_diff_path(path)
 }
+
+/// The unsaved changes of the workspace (file source).
+const CHANGES_PATH: &str = "/api/changes";
 
 /// `/api/approvals/{id}/diff`.
 fn is_approval_diff_path(path: &str) -> bool {
@@ -416,6 +420,7 @@ mod tests {
         assert!(needs_token(&Method::GET, "/api/approvals/a-1/diff"));
         assert!(!needs_token(&Method::GET, "/api/approvals"));
         assert!(!needs_token(&Method::GET, "/api/approvals/a-1/diffs"));
+        assert!(needs_token(&Method::GET, "/api/changes"));
     }
 
     #[test]

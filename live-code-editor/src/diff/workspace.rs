@@ -143,21 +143,48 @@ impl WorkspaceDiff {
             gone.into_iter()
                 .filter_map(|old| FileDiff::between(Some(old), None)),
         );
-        Self::of(files, before, after)
+        Self::of(files, |path| before.file(path), |path| after.file(path))
     }
 
-    fn of(files: Vec<FileDiff>, before: &Workspace, after: &Workspace) -> Self {
+    /// The unsaved changes of `workspace`: its files against its checkpoint (the last import
+    /// or save), a renamed file against the saved file it came from.
+    pub fn unsaved(workspace: &Workspace) -> Self {
+        let checkpoint = workspace.checkpoint();
+        let saved_of = |path: &str| {
+            let origin = workspace.origin_of(path).unwrap_or(path);
+            checkpoint.get(origin).map(AsRef::as_ref)
+        };
+        let mut files: Vec<FileDiff> = workspace
+            .files()
+            .filter_map(|file| FileDiff::between(saved_of(&file.path), Some(file)))
+            .collect();
+        let kept: Vec<&str> = workspace
+            .files()
+            .map(|file| workspace.origin_of(&file.path).unwrap_or(&file.path))
+            .collect();
+        files.extend(
+            checkpoint
+                .values()
+                .filter(|saved| !kept.contains(&saved.path.as_str()))
+                .filter_map(|saved| FileDiff::between(Some(saved), None)),
+        );
+        Self::of(
+            files,
+            |path| checkpoint.get(path).map(AsRef::as_ref),
+            |path| workspace.file(path),
+        )
+    }
+
+    fn of<'a>(
+        files: Vec<FileDiff>,
+        before: impl Fn(&str) -> Option<&'a WorkspaceFile>,
+        after: impl Fn(&str) -> Option<&'a WorkspaceFile>,
+    ) -> Self {
         let mut hasher = Sha256::new();
         for file in &files {
             let old_path = file.old_path.as_deref().unwrap_or(&file.path);
-            for (path, side) in [(old_path, before), (file.path.as_str(), after)] {
-                hasher.update(path.as_bytes());
-                hasher.update([0]);
-                match side.file(path) {
-                    Some(found) => hasher.update(Sha256::digest(content_bytes(found))),
-                    None => hasher.update([0xff]),
-                }
-            }
+            hash_side(&mut hasher, old_path, before(old_path));
+            hash_side(&mut hasher, &file.path, after(&file.path));
         }
         Self {
             additions: files.iter().map(|file| file.additions).sum(),
@@ -165,6 +192,16 @@ impl WorkspaceDiff {
             digest: hex::encode(hasher.finalize()),
             files,
         }
+    }
+}
+
+/// One side of a file in the digest: its path and its content's hash (or an absence mark).
+fn hash_side(hasher: &mut Sha256, path: &str, file: Option<&WorkspaceFile>) {
+    hasher.update(path.as_bytes());
+    hasher.update([0]);
+    match file {
+        Some(found) => hasher.update(Sha256::digest(content_bytes(found))),
+        None => hasher.update([0xff]),
     }
 }
 
@@ -243,6 +280,43 @@ mod tests {
             (diff.files[0].change, diff.deletions),
             (FileChange::Deleted, 1)
         );
+    }
+
+    #[test]
+    fn unsaved_changes_are_diffed_against_the_checkpoint() {
+        let saved = seed();
+        assert!(WorkspaceDiff::unsaved(&saved).files.is_empty());
+        let edited = saved
+            .apply(&Operation::Write {
+                path: "styles.css".into(),
+                source: "h1 { color: blue; }\n".into(),
+            })
+            .unwrap()
+            .apply(&Operation::Rename {
+                from: "styles.css".into(),
+                to: "main.css".into(),
+            })
+            .unwrap()
+            .apply(&Operation::Create {
+                path: "app.js".into(),
+                source: "go();\n".into(),
+            })
+            .unwrap();
+        let diff = WorkspaceDiff::unsaved(&edited);
+        let changes: Vec<(&str, FileChange)> = diff
+            .files
+            .iter()
+            .map(|file| (file.path.as_str(), file.change))
+            .collect();
+        assert_eq!(
+            changes,
+            [
+                ("app.js", FileChange::Added),
+                ("main.css", FileChange::Renamed)
+            ]
+        );
+        assert_eq!(diff.files[1].old_path.as_deref(), Some("styles.css"));
+        assert_eq!((diff.additions, diff.deletions), (2, 1));
     }
 
     #[test]

@@ -1,0 +1,143 @@
+//! The Changes panel: the workspace's unsaved changes as a diff against its checkpoint (the
+//! last import or save: the folder's content as last read or written when one is linked), and
+//! reverting one hunk, which is a direct `workspace.writeFile` through the registry like every
+//! other page action.
+//!
+//! Both routes show or take file source, so both need the studio token.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use live_code_editor::diff::{TextDiff, WorkspaceDiff, narrow};
+use live_code_editor::workspace::Workspace;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tool_context::ToolCallOptions;
+use tool_protocol::{ToolCallContext, ToolCallMode, ToolCallSource};
+
+use super::StudioState;
+use super::server::UI_SESSION_ID;
+use crate::kit::responses::api_error;
+
+/// `GET /api/changes`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChangesView {
+    /// The revision the diff was computed at.
+    pub revision: u64,
+    /// What the files are compared with.
+    pub base: &'static str,
+    /// The unsaved changes.
+    pub diff: WorkspaceDiff,
+}
+
+/// `GET /api/changes`: every unsaved change of the workspace against its checkpoint.
+pub async fn unsaved_changes(State(state): State<Arc<StudioState>>) -> Response {
+    let workspace = state.manager.snapshot().await;
+    let view = ChangesView {
+        revision: workspace.revision(),
+        base: "checkpoint",
+        diff: WorkspaceDiff::unsaved(&workspace),
+    };
+    let mut response = Json(view).into_response();
+    response.headers_mut().insert(
+        axum::http::header::CACHE_CONTROL,
+        axum::http::HeaderValue::from_static("no-store"),
+    );
+    response
+}
+
+/// The body of `POST /api/changes/revert-hunk`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RevertHunk {
+    /// The file (its current path).
+    pub path: String,
+    /// The hunk to revert, as `GET /api/changes` numbered it.
+    pub hunk: usize,
+    /// The digest of the changes the hunk was chosen from.
+    pub digest: String,
+}
+
+/// `POST /api/changes/revert-hunk`: restores one hunk of a modified text file to its saved
+/// lines with `workspace.writeFile` (guarded by the revision the diff was computed at) and
+/// answers with that call's result. `409 STUDIO_DIFF_CHANGED` when the changes moved on since
+/// they were shown; `422 STUDIO_UNKNOWN_HUNK` for a hunk or file that has none to revert.
+pub async fn revert_hunk(
+    State(state): State<Arc<StudioState>>,
+    Json(body): Json<RevertHunk>,
+) -> Response {
+    let workspace = state.manager.snapshot().await;
+    if WorkspaceDiff::unsaved(&workspace).digest != body.digest {
+        return api_error(
+            StatusCode::CONFLICT,
+            "STUDIO_DIFF_CHANGED",
+            "The unsaved changes moved on since they were shown; review them again.",
+        );
+    }
+    let Some(source) = reverted_source(&workspace, &body.path, body.hunk) else {
+        return api_error(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "STUDIO_UNKNOWN_HUNK",
+            "That file has no such hunk to revert (only modified text files revert hunk by hunk; revert the whole file instead).",
+        );
+    };
+    let arguments =
+        json!({"path": body.path, "source": source, "expectedRevision": workspace.revision()});
+    let request = json!({"method": "tools/call", "params": {"name": "workspace.writeFile", "arguments": arguments}});
+    let context = ToolCallContext::new(ToolCallSource::Local, ToolCallMode::Direct)
+        .with_session(UI_SESSION_ID);
+    let result = state
+        .registry
+        .call_tool_value(&request, ToolCallOptions::default().with_context(context))
+        .await;
+    Json(serde_json::to_value(result).unwrap_or(Value::Null)).into_response()
+}
+
+/// The source of `path` with hunk `hunk` of its unsaved diff restored to the saved lines.
+fn reverted_source(workspace: &Workspace, path: &str, hunk: usize) -> Option<String> {
+    let current = workspace.file(path)?.source()?;
+    let origin = workspace.origin_of(path).unwrap_or(path);
+    let saved = workspace.checkpoint().get(origin)?.source()?;
+    let count = TextDiff::new(saved, current).hunk_count;
+    if hunk >= count {
+        return None;
+    }
+    let kept: Vec<usize> = (0..count).filter(|&index| index != hunk).collect();
+    narrow(saved, current, &kept).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use live_code_editor::WorkspaceFile;
+    use live_code_editor::workspace::Operation;
+
+    #[test]
+    fn reverting_a_hunk_restores_only_its_saved_lines() {
+        let saved: String = (1..=20).map(|n| format!("line {n}\n")).collect();
+        let workspace = Workspace::new(vec![
+            WorkspaceFile::text("index.html", "<p>x</p>\n"),
+            WorkspaceFile::text("notes.txt", saved.clone()),
+        ])
+        .unwrap();
+        let edited = saved
+            .replace("line 2\n", "line two\n")
+            .replace("line 19\n", "line nineteen\n");
+        let workspace = workspace
+            .apply(&Operation::Write {
+                path: "notes.txt".into(),
+                source: edited,
+            })
+            .unwrap();
+        assert_eq!(
+            reverted_source(&workspace, "notes.txt", 0).unwrap(),
+            saved.replace("line 19\n", "line nineteen\n")
+        );
+        assert_eq!(reverted_source(&workspace, "notes.txt", 2), None);
+        assert_eq!(reverted_source(&workspace, "index.html", 0), None);
+    }
+}
