@@ -67,6 +67,18 @@ async fn an_input_required_approval_survives_a_studio_restart_once() {
         asked["inputRequests"]["approval"]["method"],
         "elicitation/create"
     );
+    // The confirmation carries the proposed change (issue 34), described before anything ran.
+    let message = asked["inputRequests"]["approval"]["params"]["message"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        message.contains("Proposed change:\nadded notes.txt +1 −0"),
+        "{message}"
+    );
+    assert!(
+        message.contains("  + asked before the restart"),
+        "{message}"
+    );
     assert!(data.path().join(MCP_STATE_KEY_FILE).exists());
     let mut retry = call.clone();
     retry["requestState"] = asked["requestState"].clone();

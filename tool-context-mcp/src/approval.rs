@@ -38,6 +38,7 @@ use tool_context::{BoxError, InteractionOutcome, InteractionRequest, ToolInterac
 use tool_protocol::observability::ObservabilityPolicy;
 use tool_protocol::{ToolApprovalSnapshot, ToolCallError, ToolCallResult, codes};
 
+use crate::change_preview::{ChangePreview, with_change};
 use crate::input_required::ClientRound;
 use crate::lifecycle::{CallState, McpCall};
 use crate::progress::Progress;
@@ -136,6 +137,7 @@ pub(crate) struct McpApproval {
     progress: Progress,
     call: McpCall,
     safe_argument_names: Arc<[String]>,
+    change_preview: Option<Arc<dyn ChangePreview>>,
     route: Mutex<Option<ApprovalRoute>>,
     round: ClientRound,
     asked_client: AtomicBool,
@@ -154,10 +156,17 @@ impl McpApproval {
             progress,
             call,
             safe_argument_names,
+            change_preview: None,
             route: Mutex::new(None),
             round: ClientRound::Session,
             asked_client: AtomicBool::new(false),
         }
+    }
+
+    /// Describes the change in the elicitation message (see [`crate::change_preview`]).
+    pub(crate) fn with_change_preview(mut self, preview: Option<Arc<dyn ChangePreview>>) -> Self {
+        self.change_preview = preview;
+        self
     }
 
     /// How this call's client can be asked (default: the session's elicitation).
@@ -203,9 +212,13 @@ impl McpApproval {
         cancellation: &CancellationToken,
     ) -> Result<InteractionOutcome, BoxError> {
         let prompt = request_prompt(request, &self.safe_argument_names);
+        let change = match &self.change_preview {
+            Some(preview) => preview.describe(&request.name, &request.arguments).await,
+            None => None,
+        };
         let params = ElicitRequestParams::FormElicitationParams {
             meta: None,
-            message: prompt.message,
+            message: with_change(prompt.message, change),
             requested_schema: prompt.requested_schema,
         };
         let request = ServerRequest::ElicitRequest(Request::new(params));

@@ -27,6 +27,7 @@ use tool_durable_operations::DurableOperationStore;
 use tool_protocol::{ToolCallError, ToolCallResult, codes};
 
 use crate::approval::{approves, confirmation_prompt};
+use crate::change_preview::with_change;
 use crate::discovery::uses_request_lifecycle;
 use crate::request_state::{Binding, StateSeal};
 
@@ -89,6 +90,7 @@ fn answer(responses: Option<&InputResponses>) -> InteractionOutcome {
 /// The `input_required` answer to a call that waits for its client's approval.
 pub(crate) fn approval_request(
     params: (&str, Option<&serde_json::Map<String, Value>>),
+    change: Option<String>,
     seal: &StateSeal,
     owner: &str,
 ) -> InputRequiredResult {
@@ -97,7 +99,7 @@ pub(crate) fn approval_request(
     let prompt = confirmation_prompt(tool, &shown);
     let form = ElicitRequestParams::FormElicitationParams {
         meta: None,
-        message: prompt.message,
+        message: with_change(prompt.message, change),
         requested_schema: prompt.requested_schema,
     };
     let mut requests = InputRequests::new();

@@ -32,6 +32,7 @@
 #![deny(missing_docs)]
 
 pub mod approval;
+pub mod change_preview;
 pub mod convert;
 pub mod discovery;
 pub mod input_required;
@@ -46,6 +47,7 @@ pub mod tasks;
 pub mod transport;
 
 pub use approval::{ApprovalDesk, ApprovalRoute, unavailable_denial};
+pub use change_preview::ChangePreview;
 pub use discovery::{MAX_PROTOCOL_VERSION, supported_protocol_versions};
 pub use lifecycle::{CallObserver, CallState, McpCall};
 pub use request_state::{KeyTooShort, RequestStateKey};

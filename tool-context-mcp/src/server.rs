@@ -23,6 +23,7 @@ use tool_protocol::{
 };
 
 use crate::approval::{ApprovalDesk, McpApproval, explain_denial};
+use crate::change_preview::ChangePreview;
 use crate::convert::{mcp_result, mcp_tool};
 use crate::discovery::{
     MAX_PROTOCOL_VERSION_WITH_INITIALIZE, supported_protocol_versions, uses_request_lifecycle,
@@ -76,6 +77,7 @@ struct Settings {
     page_size: usize,
     desk: Option<ApprovalDesk>,
     safe_argument_names: Arc<[String]>,
+    change_preview: Option<Arc<dyn ChangePreview>>,
     call_options: ToolCallOptions,
     progress_interval: Duration,
     implementation: Implementation,
@@ -115,6 +117,7 @@ impl McpToolServer {
             page_size: DEFAULT_PAGE_SIZE,
             desk: None,
             safe_argument_names: Arc::from(Vec::new()),
+            change_preview: None,
             call_options: ToolCallOptions::default(),
             progress_interval: PROGRESS_INTERVAL,
             implementation: Implementation::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")),
@@ -168,6 +171,15 @@ impl McpToolServer {
     #[must_use]
     pub fn with_approval_desk(self, desk: ApprovalDesk) -> Self {
         self.configure(|settings| settings.desk = Some(desk))
+    }
+
+    /// Adds what a call would change (bounded, secret-naming lines hidden: see
+    /// [`crate::change_preview`]) to the confirmation a client is asked, on both protocol
+    /// revisions.
+    #[must_use]
+    pub fn with_change_preview(self, preview: impl ChangePreview + 'static) -> Self {
+        let preview: Arc<dyn ChangePreview> = Arc::new(preview);
+        self.configure(|settings| settings.change_preview = Some(preview))
     }
 
     /// Arguments whose scalar values the elicitation message may preview (as in the approval
@@ -281,6 +293,16 @@ impl McpToolServer {
         &self.settings.stateless.owner
     }
 
+    async fn describe_change(
+        &self,
+        tool: &str,
+        arguments: Option<&serde_json::Map<String, serde_json::Value>>,
+    ) -> Option<String> {
+        let preview = self.settings.change_preview.as_ref()?;
+        let empty = serde_json::Map::new();
+        preview.describe(tool, arguments.unwrap_or(&empty)).await
+    }
+
     fn configure(mut self, change: impl FnOnce(&mut Settings)) -> Self {
         change(Arc::make_mut(&mut self.settings));
         self
@@ -388,7 +410,8 @@ impl McpToolServer {
                 (progress.clone(), call.clone()),
                 Arc::clone(&self.settings.safe_argument_names),
             )
-            .with_client_round(round),
+            .with_client_round(round)
+            .with_change_preview(self.settings.change_preview.clone()),
         );
         let arguments = params.arguments.clone();
         let options = ToolCallOptions {
@@ -412,7 +435,9 @@ impl McpToolServer {
         running.cancel();
         if approval.asked_client() {
             call.finish(&awaiting_client(&name)).await;
-            let asked = approval_request((&name, arguments.as_ref()), &seal, self.owner());
+            // The call did not run, so the change is described from the state it would apply to.
+            let change = self.describe_change(&name, arguments.as_ref()).await;
+            let asked = approval_request((&name, arguments.as_ref()), change, &seal, self.owner());
             return Ok(asked.into());
         }
         let result = explain_denial(

@@ -86,6 +86,7 @@ fn server_with_desk(state: &Arc<StudioState>, desk: ApprovalDesk) -> McpToolServ
         .with_approval_desk(desk)
         .with_approval_help(APPROVAL_HELP)
         .with_safe_argument_names(SAFE_ARGUMENT_NAMES.iter().copied())
+        .with_change_preview(super::review::McpChangePreview(Arc::downgrade(state)))
         .with_implementation(MCP_SERVER_NAME, env!("CARGO_PKG_VERSION"))
         .with_instructions(INSTRUCTIONS)
         .with_call_observer(StudioCalls(state.runs.clone()))

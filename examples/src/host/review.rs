@@ -10,7 +10,7 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use live_code_editor::diff::{WorkspaceDiff, narrow, narrowed_patch};
+use live_code_editor::diff::{LineTag, WorkspaceDiff, narrow, narrowed_patch};
 use live_code_editor::workspace::{Occurrence, Operation, Workspace};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -337,7 +337,49 @@ fn effect_of(name: &str) -> Option<&'static str> {
     })
 }
 
+/// Changed lines of each file a confirmation message shows.
+const SUMMARY_LINES_PER_FILE: usize = 3;
+
 impl Proposal {
+    /// A few lines for a confirmation outside the page (an MCP client): the effect, and per
+    /// file its change, `+N/−M` and its first changed lines. `None` when there is nothing to say.
+    pub fn summary_text(&self) -> Option<String> {
+        let mut lines: Vec<String> = self
+            .effect
+            .iter()
+            .map(|effect| (*effect).to_owned())
+            .collect();
+        let diff = self
+            .after
+            .as_ref()
+            .map(|after| WorkspaceDiff::between(&self.before, after));
+        for file in diff.iter().flat_map(|diff| &diff.files) {
+            let name = match &file.old_path {
+                Some(old) => format!("{old} → {}", file.path),
+                None => file.path.clone(),
+            };
+            lines.push(
+                format!(
+                    "{:?} {name} +{} −{}",
+                    file.change, file.additions, file.deletions
+                )
+                .to_lowercase(),
+            );
+            let changed = file
+                .text
+                .iter()
+                .flat_map(|text| &text.hunks)
+                .flat_map(|hunk| &hunk.lines)
+                .filter(|line| line.tag != LineTag::Context)
+                .take(SUMMARY_LINES_PER_FILE);
+            for line in changed {
+                let mark = if line.tag == LineTag::Added { '+' } else { '-' };
+                lines.push(format!("  {mark} {}", line.text));
+            }
+        }
+        (!lines.is_empty()).then(|| lines.join("\n"))
+    }
+
     /// Hunks of the narrowable file (0 when the call is not narrowable).
     pub fn narrowable_hunk_count(&self) -> usize {
         let (Some(after), Some(narrowing)) = (&self.after, &self.narrowing) else {
@@ -557,4 +599,20 @@ pub async fn approval_diff(
         axum::http::HeaderValue::from_static("no-store"),
     );
     response
+}
+
+/// What a call would change, for the confirmation an MCP client shows (the studio's page shows
+/// the full diff instead). Holds the state weakly: the server it is part of may outlive it.
+pub struct McpChangePreview(pub std::sync::Weak<StudioState>);
+
+#[async_trait::async_trait]
+impl tool_context_mcp::ChangePreview for McpChangePreview {
+    async fn describe(&self, tool: &str, arguments: &Map<String, Value>) -> Option<String> {
+        let state = self.0.upgrade()?;
+        let call = PendingCall {
+            name: tool.to_owned(),
+            arguments: arguments.clone(),
+        };
+        proposal(&state, &call).await.summary_text()
+    }
 }

@@ -163,7 +163,11 @@ async function withElicitation(kind, args) {
   assert.match(asked[0], /"workspace\.writeFile"/);
   assert.match(asked[0], /path: index\.html/);
   assert.match(asked[0], /source: 18 bytes, 1 line, sha256 [0-9a-f]{12}/);
-  assert.ok(!asked[0].includes('approved</h1>'), 'raw source is never shown');
+  // The arguments never show the source; the proposed change shows the diff's first lines.
+  const [argumentsPart, change = ''] = asked[0].split('Proposed change:');
+  assert.ok(!argumentsPart.includes('approved</h1>'), 'raw source is never shown as an argument');
+  assert.match(change, /modified index\.html \+1 /);
+  assert.ok(change.includes('  + <h1>approved</h1>'), asked[0]);
   assert.ok(progress.some((note) => note.startsWith('Waiting for approval of "workspace.writeFile"')), progress.join(' | '));
   const after = await read(client, 'index.html');
   assert.equal(after.source, '<h1>approved</h1>\n');

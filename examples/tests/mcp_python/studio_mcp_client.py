@@ -189,7 +189,11 @@ async def session_with_elicitation(target: tuple) -> None:
             assert len(asked) == 1 and "workspace.writeFile" in asked[0], asked
             assert "path: index.html" in asked[0], asked[0]
             assert "source: 18 bytes, 1 line, sha256 " in asked[0], asked[0]
-            assert "approved</h1>" not in asked[0], "raw source is never shown in the prompt"
+            # The arguments never show the source; the proposed change shows the diff's first lines.
+            arguments, _, change = asked[0].partition("Proposed change:")
+            assert "approved</h1>" not in arguments, "raw source is never shown as an argument"
+            assert "modified index.html +1 " in change, asked[0]
+            assert "  + <h1>approved</h1>" in change, asked[0]
             assert any(m.startswith('Waiting for approval of "workspace.writeFile"') for m in progress), progress
             after = await read(session, "index.html")
             assert after["source"] == "<h1>approved</h1>\n", after
