@@ -297,3 +297,102 @@ async fn destructive_calls_say_what_is_lost_and_unknown_ids_are_404() {
     );
     studio.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_stale_revision_guard_is_named_and_a_narrowed_call_keeps_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let studio = start(dir.path()).await;
+    let client = Client::new(&studio);
+    let (old, new) = two_hunk_texts();
+    seed_file(&studio, "notes.txt", &old).await;
+    let stale = studio.state.manager.revision().await - 1;
+    let call = model_call(
+        &studio,
+        "workspace.writeFile",
+        json!({"path": "notes.txt", "source": new, "expectedRevision": stale}),
+    );
+    let id = client.wait_approval().await;
+    let (_, view) = client.get(&format!("/api/approvals/{id}/diff"), true).await;
+    let note = view["note"].as_str().unwrap_or_default();
+    assert!(
+        note.contains(&format!("expects revision {stale}")),
+        "{view}"
+    );
+    let digest = view["diff"]["digest"].as_str().unwrap().to_owned();
+    let (status, _) = client
+        .post(
+            &format!("/api/approvals/{id}"),
+            json!({"decision": "allow", "hunks": [0], "digest": digest}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let result = call.await.unwrap();
+    assert_eq!(
+        result["error"]["code"], "WORKSPACE_REVISION_CONFLICT",
+        "the narrowed call keeps the caller's guard: {result}"
+    );
+    let source = studio
+        .state
+        .manager
+        .read_file("notes.txt")
+        .await
+        .unwrap()
+        .source;
+    assert_eq!(source, old, "nothing was written");
+    studio.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_undo_shows_the_step_it_would_take() {
+    let dir = tempfile::tempdir().unwrap();
+    let studio = start(dir.path()).await;
+    let client = Client::new(&studio);
+    seed_file(&studio, "notes.txt", "before\n").await;
+    studio
+        .state
+        .manager
+        .write_file("notes.txt", "after\n", Default::default())
+        .await
+        .unwrap();
+    let revision = studio.state.manager.revision().await;
+    let call = model_call(
+        &studio,
+        "workspace.undo",
+        json!({"expectedRevision": revision}),
+    );
+    let id = client.wait_approval().await;
+    let (_, view) = client.get(&format!("/api/approvals/{id}/diff"), true).await;
+    assert!(
+        view["effect"]
+            .as_str()
+            .unwrap()
+            .starts_with("Changes history"),
+        "{view}"
+    );
+    let lines = &view["diff"]["files"][0]["text"]["hunks"][0]["lines"];
+    assert_eq!(lines[0]["text"], "after", "{view}");
+    assert_eq!(lines[0]["tag"], "removed");
+    assert_eq!(lines[1]["text"], "before");
+    assert_eq!(
+        studio.state.manager.revision().await,
+        revision,
+        "previewing took no step"
+    );
+    client
+        .post(
+            &format!("/api/approvals/{id}"),
+            json!({"decision": "allow"}),
+        )
+        .await;
+    let result = call.await.unwrap();
+    assert!(result.get("isError").is_none(), "{result}");
+    let source = studio
+        .state
+        .manager
+        .read_file("notes.txt")
+        .await
+        .unwrap()
+        .source;
+    assert_eq!(source, "before\n");
+    studio.shutdown().await;
+}

@@ -364,9 +364,17 @@ async fn an_approved_agent_patch_reaches_the_iframe_and_a_linked_folder_saves_to
     let card = browser.text("#editor-approvals .approval").await;
     assert!(card.contains("agent"), "source and mode are shown: {card}");
     assert!(card.contains("search"), "argument names are listed: {card}");
+    // The source appears only in the card's diff (issue 34): the added line, numbered.
+    browser
+        .wait_for(
+            "the patch's diff in the card",
+            "return [...document.querySelectorAll('#editor-approvals .diff-added .diff-code')].some((cell) => cell.textContent.includes('Next'));",
+        )
+        .await;
+    let values = browser.text("#editor-approvals .safe-preview").await;
     assert!(
-        !card.contains("<!doctype"),
-        "the card never shows file source: {card}"
+        !values.contains("Step"),
+        "search and replace are never argument values: {values}"
     );
     browser
         .wait_for(

@@ -11,6 +11,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use live_code_editor::diff::{LineTag, WorkspaceDiff, narrow, narrowed_patch};
+use live_code_editor::normalize_workspace_path;
 use live_code_editor::workspace::{Occurrence, Operation, Workspace};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -36,6 +37,8 @@ pub struct Proposal {
     after: Option<Workspace>,
     narrowing: Option<Narrowing>,
     effect: Option<&'static str>,
+    /// The call's `expectedRevision` when it is not the current one (the call will be refused).
+    stale_guard: Option<u64>,
 }
 
 /// How a one-file text edit is narrowed to the hunks a person accepted.
@@ -120,26 +123,47 @@ pub async fn proposal(state: &StudioState, call: &PendingCall) -> Proposal {
         "web" => state.web.manager(),
         _ => &state.manager,
     };
-    let before = manager.snapshot().await;
-    let planned = if surface == "editor" {
-        editor_change(tool, args, &before)
-    } else {
-        workspace_change(tool, args, &before)
+    let (before, planned) = match (surface, tool) {
+        ("workspace", "undo" | "redo") => {
+            let (before, after) = manager.preview_history_step(tool == "undo").await;
+            let planned = after.map(|after| Planned {
+                after,
+                narrowing: None,
+            });
+            (before, planned)
+        }
+        ("editor", "resetDocument") => {
+            let before = manager.snapshot().await;
+            let scenario = state.editor.scenario().await;
+            let planned = scenario_reset(&before, scenario);
+            (before, planned)
+        }
+        ("editor", _) => {
+            let before = manager.snapshot().await;
+            let planned = editor_change(tool, args, &before);
+            (before, planned)
+        }
+        _ => {
+            let before = manager.snapshot().await;
+            let planned = workspace_change(tool, args, &before);
+            (before, planned)
+        }
     };
     let effect = effect_of(name);
-    match planned {
-        Some(Planned { after, narrowing }) => Proposal {
-            after: Some(after),
-            before,
-            narrowing,
-            effect,
-        },
-        None => Proposal {
-            before,
-            after: None,
-            narrowing: None,
-            effect,
-        },
+    let stale_guard = args
+        .get("expectedRevision")
+        .and_then(Value::as_u64)
+        .filter(|&expected| surface != "editor" && expected != before.revision());
+    let (after, narrowing) = match planned {
+        Some(Planned { after, narrowing }) => (Some(after), narrowing),
+        None => (None, None),
+    };
+    Proposal {
+        before,
+        after,
+        narrowing,
+        effect,
+        stale_guard,
     }
 }
 
@@ -163,9 +187,10 @@ fn occurrence(args: &Map<String, Value>) -> Occurrence {
 /// would fail as it stands (an unknown file, a missing match) has no proposal.
 fn workspace_change(tool: &str, args: &Map<String, Value>, before: &Workspace) -> Option<Planned> {
     let path = text(args, "path");
+    // The narrowable file is named as the diff names it (normalized), so the page can match.
     let edit = |path: String, style| {
         Some(Narrowing {
-            path,
+            path: normalize_workspace_path(&path).ok()?,
             style,
             revision_argument: Some("expectedRevision"),
         })
@@ -308,6 +333,25 @@ fn editor_change(tool: &str, args: &Map<String, Value>, before: &Workspace) -> O
     Some(Planned { after, narrowing })
 }
 
+/// `editor.resetDocument`: the open document replaced by the scenario's example for its language.
+fn scenario_reset(
+    before: &Workspace,
+    scenario: crate::surfaces::editor::Scenario,
+) -> Option<Planned> {
+    let path = before.active_path().to_owned();
+    let example = scenario.example(live_code_editor::Language::from_path(&path))?;
+    let after = before
+        .apply(&Operation::Write {
+            path,
+            source: example.to_owned(),
+        })
+        .ok()?;
+    Some(Planned {
+        after,
+        narrowing: None,
+    })
+}
+
 /// What a destructive or history-changing tool loses, and whether undo brings it back.
 fn effect_of(name: &str) -> Option<&'static str> {
     let tool = name.rsplit('.').next().unwrap_or(name);
@@ -358,13 +402,12 @@ impl Proposal {
                 Some(old) => format!("{old} → {}", file.path),
                 None => file.path.clone(),
             };
-            lines.push(
-                format!(
-                    "{:?} {name} +{} −{}",
-                    file.change, file.additions, file.deletions
-                )
-                .to_lowercase(),
-            );
+            lines.push(format!(
+                "{} {name} +{} −{}",
+                file.change.as_str(),
+                file.additions,
+                file.deletions
+            ));
             let changed = file
                 .text
                 .iter()
@@ -401,16 +444,24 @@ impl Proposal {
             .as_ref()
             .map(|after| WorkspaceDiff::between(&self.before, after));
         let note = match (&diff, self.effect) {
+            (Some(_), _) if self.stale_guard.is_some() => self.stale_guard.map(|expected| format!(
+                "The call expects revision {expected} but the workspace is at revision {}: as it stands it will be refused with a revision conflict.",
+                self.before.revision()
+            )),
             (Some(_), _) => None,
             (None, Some(_)) => Some("This call's effect is described above; it has no file diff to show before it runs.".to_owned()),
             (None, None) => Some("No diff: the call would fail as it stands (for example a file or match that does not exist), or it changes no file.".to_owned()),
         };
+        let narrowable_path = diff
+            .as_ref()
+            .and(self.narrowing.as_ref())
+            .map(|narrowing| narrowing.path.clone());
         ReviewView {
             approval_id: approval_id.to_owned(),
             tool: tool.to_owned(),
             revision: self.before.revision(),
             diff,
-            narrowable_path: self.narrowing.as_ref().map(|n| n.path.clone()),
+            narrowable_path,
             effect: self.effect,
             note,
         }

@@ -22,6 +22,18 @@ pub enum FileChange {
     Modified,
 }
 
+impl FileChange {
+    /// `added`, `deleted`, `renamed` or `modified` (the wire name).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Added => "added",
+            Self::Deleted => "deleted",
+            Self::Renamed => "renamed",
+            Self::Modified => "modified",
+        }
+    }
+}
+
 /// How a file's change is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]

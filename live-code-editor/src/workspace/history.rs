@@ -149,6 +149,16 @@ impl History {
         self.last_edit = None;
     }
 
+    /// The content undo would restore, without taking it.
+    pub fn peek_undo(&self) -> Option<&WorkspaceContent> {
+        self.undo.back()
+    }
+
+    /// The content redo would restore, without taking it.
+    pub fn peek_redo(&self) -> Option<&WorkspaceContent> {
+        self.redo.last()
+    }
+
     /// Whether undo has a target.
     pub fn can_undo(&self) -> bool {
         !self.undo.is_empty()

@@ -434,6 +434,20 @@ impl WorkspaceDocumentManager {
         Ok(self.outcome(&state, "open", path, self.acks.current()))
     }
 
+    /// The current workspace and what one undo (`undo = true`) or redo step would make of it,
+    /// read under one lock without changing anything (`None` when there is no such step), so a
+    /// person can see the step before it is taken.
+    pub async fn preview_history_step(&self, undo: bool) -> (Workspace, Option<Workspace>) {
+        let state = self.state.lock().await;
+        let target = if undo {
+            state.history.peek_undo()
+        } else {
+            state.history.peek_redo()
+        };
+        let after = target.and_then(|target| state.workspace.restore_content(target).ok());
+        (state.workspace.clone(), after)
+    }
+
     /// Moves one step back in history.
     pub async fn undo(&self, expected_revision: Option<u64>) -> WorkspaceResult<MutationOutcome> {
         self.mutate("undo", None, expected_revision, |ws, history, _| {
