@@ -160,6 +160,18 @@ async fn approve_with_asks_a_running_studios_page() {
                 .unwrap()
                 .clone();
             assert_eq!(pending[0].source.as_str(), "mcp");
+            // Reviewed as a call that runs elsewhere: never narrowed, and said so.
+            let call = approvals
+                .pending_call(&pending[0].id)
+                .expect("kept for review");
+            assert!(!call.accepts_changes);
+            assert!(!approvals.resolve_with_changes(
+                &pending[0].id,
+                tool_context::ApprovedChanges {
+                    arguments: call.arguments.clone(),
+                    note: String::new(),
+                },
+            ));
             let name = pending[0].name.clone();
             assert!(approvals.resolve(&pending[0].id, decision));
             name

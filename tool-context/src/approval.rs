@@ -136,6 +136,10 @@ pub struct PendingCall {
     pub name: String,
     /// The validated arguments (`{}` when none were sent).
     pub arguments: Map<String, Value>,
+    /// Whether the waiter can run a narrowed call ([`ApprovalQueue::resolve_with_changes`]):
+    /// `false` for calls asked with [`ApprovalQueue::request`], whose runner may be another
+    /// process (a host should not present them as changes to its own state).
+    pub accepts_changes: bool,
 }
 
 impl fmt::Debug for ApprovalQueue {
@@ -310,6 +314,7 @@ impl ApprovalQueue {
             Arc::new(PendingCall {
                 name: call.name.to_owned(),
                 arguments: call.arguments.cloned().unwrap_or_default(),
+                accepts_changes,
             })
         });
         let snapshot = ToolApprovalSnapshot::new(

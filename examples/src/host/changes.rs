@@ -20,7 +20,7 @@ use tool_protocol::{ToolCallContext, ToolCallMode, ToolCallSource};
 
 use super::StudioState;
 use super::server::UI_SESSION_ID;
-use crate::kit::responses::api_error;
+use crate::kit::responses::{api_error, no_store_json};
 
 /// `GET /api/changes`.
 #[derive(Debug, Serialize)]
@@ -42,12 +42,7 @@ pub async fn unsaved_changes(State(state): State<Arc<StudioState>>) -> Response 
         base: "checkpoint",
         diff: WorkspaceDiff::unsaved(&workspace),
     };
-    let mut response = Json(view).into_response();
-    response.headers_mut().insert(
-        axum::http::header::CACHE_CONTROL,
-        axum::http::HeaderValue::from_static("no-store"),
-    );
-    response
+    no_store_json(&view)
 }
 
 /// The body of `POST /api/changes/revert-hunk`.

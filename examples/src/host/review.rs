@@ -21,7 +21,7 @@ use tool_context::{ApprovalDecision, ApprovedChanges, PendingCall};
 use super::StudioState;
 use super::server::approval_not_found;
 use crate::catalog::preview::{html_entry_path, stylesheet_path};
-use crate::kit::responses::api_error;
+use crate::kit::responses::{api_error, no_store_json};
 use crate::preview_edits::{self, Theme};
 
 /// Most hunk indices one decision may name.
@@ -642,15 +642,17 @@ pub async fn approval_diff(
         return approval_not_found();
     };
     let proposal = proposal(&state, &call).await;
-    let view = proposal.view(&id, &call.name);
-    let mut response = Json(view).into_response();
-    // File source: never cached by the browser or anything in between.
-    response.headers_mut().insert(
-        axum::http::header::CACHE_CONTROL,
-        axum::http::HeaderValue::from_static("no-store"),
-    );
-    response
+    let mut view = proposal.view(&id, &call.name);
+    if !call.accepts_changes {
+        // Asked by another process (`studio mcp --approve-with`): it runs there.
+        view.narrowable_path = None;
+        view.note = Some(ELSEWHERE_NOTE.to_owned());
+    }
+    no_store_json(&view)
 }
+
+/// The note of a call that another process asked this studio to approve.
+pub const ELSEWHERE_NOTE: &str = "This call runs in another process that asked this studio for approval; the diff is computed against this studio's workspace, which may differ from the one it will change.";
 
 /// What a call would change, for the confirmation an MCP client shows (the studio's page shows
 /// the full diff instead). Holds the state weakly: the server it is part of may outlive it.
@@ -663,6 +665,7 @@ impl tool_context_mcp::ChangePreview for McpChangePreview {
         let call = PendingCall {
             name: tool.to_owned(),
             arguments: arguments.clone(),
+            accepts_changes: true,
         };
         proposal(&state, &call).await.summary_text()
     }

@@ -2,7 +2,9 @@
 
 use axum::Json;
 use axum::http::StatusCode;
+use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
+use serde::Serialize;
 use serde_json::json;
 
 /// A coded, non-retryable error answer of the studio API.
@@ -12,4 +14,13 @@ pub fn api_error(status: StatusCode, code: &str, message: &str) -> Response {
         Json(json!({"error": {"code": code, "message": message, "retryable": false}})),
     )
         .into_response()
+}
+
+/// A JSON answer that holds file source: never cached by the browser or anything in between.
+pub fn no_store_json(value: &impl Serialize) -> Response {
+    let mut response = Json(value).into_response();
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
 }
