@@ -14,12 +14,10 @@ use axum::response::{IntoResponse, Response};
 use live_code_editor::diff::{TextDiff, WorkspaceDiff, narrow};
 use live_code_editor::workspace::Workspace;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
-use tool_context::ToolCallOptions;
-use tool_protocol::{ToolCallContext, ToolCallMode, ToolCallSource};
+use serde_json::json;
 
 use super::StudioState;
-use super::server::UI_SESSION_ID;
+use super::server::call_as_page;
 use crate::kit::responses::{api_error, no_store_json};
 
 /// `GET /api/changes`.
@@ -83,13 +81,7 @@ pub async fn revert_hunk(
     let arguments =
         json!({"path": body.path, "source": source, "expectedRevision": workspace.revision()});
     let request = json!({"method": "tools/call", "params": {"name": "workspace.writeFile", "arguments": arguments}});
-    let context = ToolCallContext::new(ToolCallSource::Local, ToolCallMode::Direct)
-        .with_session(UI_SESSION_ID);
-    let result = state
-        .registry
-        .call_tool_value(&request, ToolCallOptions::default().with_context(context))
-        .await;
-    Json(serde_json::to_value(result).unwrap_or(Value::Null)).into_response()
+    Json(call_as_page(&state, &request).await).into_response()
 }
 
 /// The source of `path` with hunk `hunk` of its unsaved diff restored to the saved lines.

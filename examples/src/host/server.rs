@@ -164,13 +164,18 @@ async fn call_tool(
     State(state): State<Arc<StudioState>>,
     Json(request): Json<Value>,
 ) -> Json<Value> {
+    Json(call_as_page(&state, &request).await)
+}
+
+/// Runs a tools/call `request` as the page does: a local, direct call in the page's session.
+pub(super) async fn call_as_page(state: &StudioState, request: &Value) -> Value {
     let context = ToolCallContext::new(ToolCallSource::Local, ToolCallMode::Direct)
         .with_session(UI_SESSION_ID);
     let result = state
         .registry
-        .call_tool_value(&request, ToolCallOptions::default().with_context(context))
+        .call_tool_value(request, ToolCallOptions::default().with_context(context))
         .await;
-    Json(serde_json::to_value(result).unwrap_or(Value::Null))
+    serde_json::to_value(result).unwrap_or(Value::Null)
 }
 
 async fn pending_approvals(State(state): State<Arc<StudioState>>) -> Json<Value> {
