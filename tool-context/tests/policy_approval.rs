@@ -613,3 +613,70 @@ async fn an_approval_recorder_sees_the_ask_before_the_handler() {
         Some(codes::TOOL_POLICY_DENIED)
     );
 }
+
+fn narrowed(arguments: Value) -> InteractionOutcome {
+    InteractionOutcome::ApprovedWithChanges(Box::new(tool_context::ApprovedChanges {
+        arguments: arguments.as_object().unwrap().clone(),
+        note: "Approved with changes: 1 of 2 hunks applied.".into(),
+    }))
+}
+
+fn model_options(key: Option<&str>) -> ToolCallOptions {
+    let options = ToolCallOptions::default().with_context(ToolCallContext::new(
+        ToolCallSource::Model,
+        ToolCallMode::Agent,
+    ));
+    match key {
+        Some(key) => options.with_idempotency_key(key),
+        None => options,
+    }
+}
+
+#[tokio::test]
+async fn a_narrowed_approval_runs_the_approved_arguments_and_says_so() {
+    let (counter, asked) = (Counter::default(), Counter::default());
+    let registry = ToolRegistry::builder()
+        .tool(writer(&counter))
+        .policy(ReadOnlyOrDirectLocal)
+        .interaction(Answer(narrowed(json!({"path": "narrowed"})), asked.clone()))
+        .build()
+        .unwrap();
+    let sent = || request("workspace.write", json!({"path": "as sent"}));
+    let result = registry
+        .call_tool(sent(), model_options(Some("op-1")))
+        .await;
+    assert!(!result.is_error(), "{result:?}");
+    assert_eq!(result.structured_content, Some(json!({"path": "narrowed"})));
+    let text = tool_protocol::stringify_tool_content(&result.content);
+    assert!(text.contains("1 of 2 hunks applied"), "{text}");
+    // The operation is the request as sent: its retry replays the narrowed result (the handler
+    // ran once; the retry is authorized again, as every call is, before the ledger answers).
+    let replay = registry
+        .call_tool(sent(), model_options(Some("op-1")))
+        .await;
+    assert_eq!(replay.structured_content, Some(json!({"path": "narrowed"})));
+    assert_eq!((counter.get(), asked.get()), (1, 2));
+}
+
+#[tokio::test]
+async fn narrowed_arguments_that_break_the_schema_never_reach_the_handler() {
+    let counter = Counter::default();
+    let registry = ToolRegistry::builder()
+        .tool(writer(&counter))
+        .policy(ReadOnlyOrDirectLocal)
+        .interaction(Answer(narrowed(json!({"path": ""})), Counter::default()))
+        .build()
+        .unwrap();
+    let result = registry
+        .call_tool(
+            request("workspace.write", json!({"path": "a"})),
+            model_options(None),
+        )
+        .await;
+    assert_eq!(
+        result.error.as_ref().map(|e| e.code.as_str()),
+        Some(codes::TOOL_VALIDATION_FAILED),
+        "{result:?}"
+    );
+    assert_eq!(counter.get(), 0);
+}
