@@ -396,3 +396,38 @@ async fn an_undo_shows_the_step_it_would_take() {
     assert_eq!(source, "before\n");
     studio.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_folder_reload_shows_what_the_disk_holds_now() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = tempfile::tempdir().unwrap();
+    std::fs::write(site.path().join("index.html"), "<h1>one</h1>\n").unwrap();
+    let studio = host::start(StudioOptions {
+        folder: Some(site.path().to_owned()),
+        ..StudioOptions::ephemeral(dir.path())
+    })
+    .await
+    .expect("studio starts");
+    let client = Client::new(&studio);
+    std::fs::write(site.path().join("index.html"), "<h1>two</h1>\n").unwrap();
+    let call = model_call(&studio, "workspace.reloadFolder", json!({}));
+    let id = client.wait_approval().await;
+    let (_, view) = client.get(&format!("/api/approvals/{id}/diff"), true).await;
+    assert!(
+        view["effect"].as_str().unwrap().starts_with("Destructive"),
+        "{view}"
+    );
+    let file = &view["diff"]["files"][0];
+    assert_eq!(file["path"], "index.html", "{view}");
+    let lines = &file["text"]["hunks"][0]["lines"];
+    assert_eq!(
+        (lines[0]["text"].as_str(), lines[1]["text"].as_str()),
+        (Some("<h1>one</h1>"), Some("<h1>two</h1>"))
+    );
+    client
+        .post(&format!("/api/approvals/{id}"), json!({"decision": "deny"}))
+        .await;
+    let result = call.await.unwrap();
+    assert_eq!(result["error"]["code"], "TOOL_POLICY_DENIED", "{result}");
+    studio.shutdown().await;
+}

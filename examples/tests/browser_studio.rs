@@ -332,10 +332,16 @@ async fn a_patch_card_shows_its_diff_and_rejecting_one_hunk_applies_only_the_oth
     assert!(card.contains("modified · theme.css · +2 −2"), "{card}");
     browser.screenshot("03c-approval-diff-two-hunks").await;
 
-    // Side by side and back keeps the choice.
+    // Keyboard review: focus the first hunk header, `]` to the second, Space rejects it.
     browser
-        .click("#approvals .hunk-accept[data-hunk=\"1\"]")
+        .eval(
+            "document.querySelector('#approvals .diff-hunk-head').focus(); return true;",
+            json!([]),
+        )
         .await;
+    browser.press("]").await;
+    browser.press(" ").await;
+    // Side by side keeps the choice.
     browser.click("#approvals .diff-view-toggle").await;
     browser
         .wait_for(

@@ -132,6 +132,16 @@ pub async fn proposal(state: &StudioState, call: &PendingCall) -> Proposal {
             });
             (before, planned)
         }
+        ("workspace", "reloadFolder") => match manager.preview_reload_folder().await {
+            Ok((before, after)) => (
+                before,
+                Some(Planned {
+                    after,
+                    narrowing: None,
+                }),
+            ),
+            Err(_) => (manager.snapshot().await, None),
+        },
         ("editor", "resetDocument") => {
             let before = manager.snapshot().await;
             let scenario = state.editor.scenario().await;

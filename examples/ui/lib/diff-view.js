@@ -1,5 +1,6 @@
 // A diff as the pages show it: files (collapsible), hunks with line numbers, unified or side by
-// side, highlighted with the studio's highlighter; `[` and `]` move between hunks. Used by the
+// side, highlighted with the studio's highlighter; `[` and `]` move between hunk headers, Space
+// or Enter on a header works its control. Used by the
 // approval cards (review.js) and the Changes panel (changes.js), which add their own per-hunk
 // and per-file controls.
 
@@ -107,6 +108,13 @@ export function createDiffView({ hunkControl = () => null, fileControl = () => n
   }
 
   element.addEventListener('keydown', (event) => {
+    const head = event.target.closest?.('.diff-hunk-head');
+    // Space or Enter on a focused hunk header works its control (accept / revert).
+    if (head === event.target && (event.key === ' ' || event.key === 'Enter')) {
+      head.querySelector('input, button')?.click();
+      event.preventDefault();
+      return;
+    }
     if (event.key !== '[' && event.key !== ']') return;
     const heads = [...element.querySelectorAll('.diff-hunk-head')];
     const at = heads.indexOf(document.activeElement?.closest('.diff-hunk-head'));

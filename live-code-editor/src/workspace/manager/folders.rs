@@ -95,6 +95,17 @@ impl WorkspaceDocumentManager {
             .await
     }
 
+    /// The current workspace and what reloading the linked folder would make of it, read from
+    /// the folder now, changing nothing (for a person to review before the reload).
+    pub async fn preview_reload_folder(&self) -> WorkspaceResult<(Workspace, Workspace)> {
+        let folder = self.linked_folder("reload").await?;
+        self.require_granted(&folder, "reload").await?;
+        let import = folder.read().await?;
+        let before = self.snapshot().await;
+        let after = before.replaced_by(import.files)?;
+        Ok((before, after))
+    }
+
     /// Unlinks the folder and keeps the workspace.
     pub async fn disconnect_folder(&self) -> FolderStatus {
         self.state.lock().await.folder = None;
