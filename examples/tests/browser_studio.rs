@@ -366,7 +366,12 @@ async fn a_patch_card_shows_its_diff_and_rejecting_one_hunk_applies_only_the_oth
     );
     browser.click("#approvals .approve").await;
 
-    session.wait_chat_entry("completed").await;
+    // The chat tells the truth about a partial approval (not a bare "Done").
+    let completed = session.wait_chat_entry("completed").await;
+    assert!(
+        completed.contains("applied 1 of 2 hunks of theme.css"),
+        "{completed}"
+    );
     let source = session.source("theme.css").await;
     assert!(source.contains(".a { color: green; }"), "{source}");
     assert!(

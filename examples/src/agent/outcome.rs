@@ -93,6 +93,17 @@ impl RunOutcome {
         }
     }
 
+    /// The same outcome with `notes` (what a person narrowed) after a completed run's message.
+    pub fn with_notes(mut self, notes: &[String]) -> Self {
+        if let Self::Completed { message, .. } = &mut self {
+            for note in notes {
+                message.push(' ');
+                message.push_str(note);
+            }
+        }
+        self
+    }
+
     /// A completed run whose change `error` says is applied (`details.committed`) while its
     /// preview confirmation failed: `message` plus that note, and a preview refresh to offer.
     pub fn applied_unconfirmed(message: &str, error: &ToolCallError) -> Self {

@@ -7,12 +7,13 @@ use tokio_util::sync::CancellationToken;
 use tool_context::{ToolCallOptions, ToolRegistry};
 use tool_protocol::{
     ModelToolCall, ToolCallContext, ToolCallError, ToolCallMode, ToolCallResult, ToolCallSource,
-    codes,
+    ToolContent, codes,
 };
 
 use super::outcome::RunOutcome;
 use super::planner::{Plan, PlannedCall, Stop};
 use super::reply;
+use crate::kit::approval_note;
 
 /// Marker put in the call context metadata of local-agent calls.
 pub const LOCAL_FALLBACK_PROVIDER: &str = "local-fallback";
@@ -84,6 +85,8 @@ pub async fn run_plan(plan: &Plan, request: RunRequest<'_>) -> RunReport {
     let mut revision = None;
     let mut last = None;
     let mut unconfirmed = None;
+    // What a person narrowed on the way (per-hunk approvals), repeated in the reply.
+    let mut notes: Vec<String> = Vec::new();
     for (index, planned) in plan.calls.iter().enumerate() {
         let tool_call_id = format!("{}-{}", request.run_id, index + 1);
         let result = execute(planned, &tool_call_id, &observed, &request).await;
@@ -116,6 +119,7 @@ pub async fn run_plan(plan: &Plan, request: RunRequest<'_>) -> RunReport {
                 };
             }
             None => {
+                notes.extend(changes_notes(&result));
                 observed.record(&result);
                 revision = reported_revision(&result).or(revision);
                 last = Some((planned.name, result.structured_content));
@@ -128,12 +132,21 @@ pub async fn run_plan(plan: &Plan, request: RunRequest<'_>) -> RunReport {
         }
         (None, Some((tool, result))) => reply::completed(tool, result.as_ref(), revision),
         (None, None) => RunOutcome::completed("Nothing to do."),
-    };
+    }
+    .with_notes(&notes);
     RunReport {
         outcome,
         steps,
         revision,
     }
+}
+
+/// The narrowed-approval notes of a result's text blocks.
+fn changes_notes(result: &ToolCallResult) -> impl Iterator<Item = String> + '_ {
+    result.content.iter().filter_map(|block| match block {
+        ToolContent::Text { text } if approval_note::is_changes_note(text) => Some(text.clone()),
+        _ => None,
+    })
 }
 
 /// The outcome of a plan that does not act.

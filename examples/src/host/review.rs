@@ -21,6 +21,7 @@ use tool_context::{ApprovalDecision, ApprovedChanges, PendingCall};
 use super::StudioState;
 use super::server::approval_not_found;
 use crate::catalog::preview::{html_entry_path, stylesheet_path};
+use crate::kit::approval_note::changes_note;
 use crate::kit::responses::{api_error, no_store_json};
 use crate::preview_edits::{self, Theme};
 
@@ -540,26 +541,6 @@ fn source_of<'w>(workspace: &'w Workspace, path: &str) -> Result<&'w str, Review
         .file(path)
         .and_then(|file| file.source())
         .ok_or(ReviewRefusal::NotNarrowable)
-}
-
-/// What the result tells the caller: hunk numbers (1-based) and counts, never text.
-fn changes_note(path: &str, accepted: &[usize], count: usize) -> String {
-    let numbers = |indices: &mut dyn Iterator<Item = usize>| {
-        indices
-            .map(|index| (index + 1).to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let rejected = numbers(&mut (0..count).filter(|index| !accepted.contains(index)));
-    format!(
-        "Approved with changes: a person applied {} of {count} hunks of {path} (applied: {}; rejected: {rejected}). The rejected hunks were not made; read the file before building on them.",
-        accepted.len(),
-        if accepted.is_empty() {
-            "none".to_owned()
-        } else {
-            numbers(&mut accepted.iter().copied())
-        },
-    )
 }
 
 // ---------------------------------------------------------------- routes

@@ -3,6 +3,7 @@
 //! durable folder writes, private files and the workspace database). It imports neither
 //! [`crate::host`] nor any surface.
 
+pub mod approval_note;
 pub mod bridge;
 pub mod durable_folder;
 pub mod events;
