@@ -431,3 +431,74 @@ async fn a_folder_reload_shows_what_the_disk_holds_now() {
     assert_eq!(result["error"]["code"], "TOOL_POLICY_DENIED", "{result}");
     studio.shutdown().await;
 }
+
+#[tokio::test]
+async fn the_changes_of_a_linked_folder_are_measured_against_the_disk_and_revert_to_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = tempfile::tempdir().unwrap();
+    let lines: String = (1..=20).map(|n| format!("<p>{n}</p>\n")).collect();
+    std::fs::write(site.path().join("index.html"), &lines).unwrap();
+    let studio = host::start(StudioOptions {
+        folder: Some(site.path().to_owned()),
+        ..StudioOptions::ephemeral(dir.path())
+    })
+    .await
+    .expect("studio starts");
+    let client = Client::new(&studio);
+    assert_eq!(
+        client.get("/api/changes", false).await.0,
+        401,
+        "file source needs the token"
+    );
+    let edited = lines
+        .replace("<p>2</p>", "<p>two</p>")
+        .replace("<p>19</p>", "<p>nineteen</p>");
+    studio
+        .state
+        .manager
+        .write_file("index.html", &edited, Default::default())
+        .await
+        .unwrap();
+    // Someone changes the disk too: the panel measures against what is there now.
+    let disk = lines.replace("<p>10</p>", "<p>ten</p>");
+    std::fs::write(site.path().join("index.html"), &disk).unwrap();
+    let (status, changes) = client.get("/api/changes", true).await;
+    assert_eq!(status, 200, "{changes}");
+    assert_eq!(changes["base"], "folder");
+    let hunks = changes["diff"]["files"][0]["text"]["hunks"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(hunks.len(), 3, "{changes}");
+    let digest = changes["diff"]["digest"].as_str().unwrap().to_owned();
+    let (status, result) = client
+        .post(
+            "/api/changes/revert-hunk",
+            json!({"path": "index.html", "hunk": 0, "digest": digest}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    assert!(result.get("isError").is_none(), "{result}");
+    let source = studio
+        .state
+        .manager
+        .read_file("index.html")
+        .await
+        .unwrap()
+        .source;
+    assert!(
+        source.contains("<p>2</p>") && source.contains("<p>nineteen</p>"),
+        "{source}"
+    );
+    let (status, stale) = client
+        .post(
+            "/api/changes/revert-hunk",
+            json!({"path": "index.html", "hunk": 0, "digest": digest}),
+        )
+        .await;
+    assert_eq!(
+        (status, stale["error"]["code"].as_str()),
+        (409, Some("STUDIO_DIFF_CHANGED"))
+    );
+    studio.shutdown().await;
+}

@@ -1,6 +1,6 @@
-//! The Changes panel: the workspace's unsaved changes as a diff against its checkpoint (the
-//! last import or save: the folder's content as last read or written when one is linked), and
-//! reverting one hunk, which is a direct `workspace.writeFile` through the registry like every
+//! The Changes panel: the workspace's changes as a diff against the folder on disk when one is
+//! linked (read now), else against its checkpoint (the last import or save), and reverting one
+//! hunk to that base, which is a direct `workspace.writeFile` through the registry like every
 //! other page action.
 //!
 //! Both routes show or take file source, so both need the studio token.
@@ -12,7 +12,8 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use live_code_editor::diff::{TextDiff, WorkspaceDiff, narrow};
-use live_code_editor::workspace::Workspace;
+use live_code_editor::workspace::manager::WorkspaceDocumentManager;
+use live_code_editor::workspace::{Workspace, WorkspaceErrorCode};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -26,19 +27,76 @@ use crate::kit::responses::{api_error, no_store_json};
 pub struct ChangesView {
     /// The revision the diff was computed at.
     pub revision: u64,
-    /// What the files are compared with.
+    /// What the files are compared with: `folder` (read now) or `checkpoint`.
     pub base: &'static str,
-    /// The unsaved changes.
+    /// Why a linked folder is not the base (it could not be read).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// The changes.
     pub diff: WorkspaceDiff,
 }
 
-/// `GET /api/changes`: every unsaved change of the workspace against its checkpoint.
+/// The workspace and what its changes are measured against.
+struct Changes {
+    current: Workspace,
+    /// The linked folder as it is on disk, when one is linked and readable.
+    folder: Option<Workspace>,
+    note: Option<String>,
+}
+
+impl Changes {
+    /// Reads the base now: the linked folder, else the checkpoint.
+    async fn read(manager: &WorkspaceDocumentManager) -> Self {
+        match manager.preview_reload_folder().await {
+            Ok((current, folder)) => Self {
+                current,
+                folder: Some(folder),
+                note: None,
+            },
+            Err(error) => Self {
+                current: manager.snapshot().await,
+                folder: None,
+                note: (error.code != WorkspaceErrorCode::WorkspaceFolderNotConnected).then(|| {
+                    format!(
+                        "The linked folder could not be read ({}), so the changes are shown against the last import or save.",
+                        error.code.as_str()
+                    )
+                }),
+            },
+        }
+    }
+
+    fn diff(&self) -> WorkspaceDiff {
+        match &self.folder {
+            Some(folder) => WorkspaceDiff::between(folder, &self.current),
+            None => WorkspaceDiff::unsaved(&self.current),
+        }
+    }
+
+    /// The base's text of the file now at `path`.
+    fn base_source(&self, path: &str) -> Option<&str> {
+        match &self.folder {
+            Some(folder) => folder.file(path)?.source(),
+            None => {
+                let origin = self.current.origin_of(path).unwrap_or(path);
+                self.current.checkpoint().get(origin)?.source()
+            }
+        }
+    }
+}
+
+/// `GET /api/changes`: every change of the workspace against its base.
 pub async fn unsaved_changes(State(state): State<Arc<StudioState>>) -> Response {
-    let workspace = state.manager.snapshot().await;
+    let changes = Changes::read(&state.manager).await;
     let view = ChangesView {
-        revision: workspace.revision(),
-        base: "checkpoint",
-        diff: WorkspaceDiff::unsaved(&workspace),
+        revision: changes.current.revision(),
+        base: if changes.folder.is_some() {
+            "folder"
+        } else {
+            "checkpoint"
+        },
+        diff: changes.diff(),
+        note: changes.note,
     };
     no_store_json(&view)
 }
@@ -63,32 +121,30 @@ pub async fn revert_hunk(
     State(state): State<Arc<StudioState>>,
     Json(body): Json<RevertHunk>,
 ) -> Response {
-    let workspace = state.manager.snapshot().await;
-    if WorkspaceDiff::unsaved(&workspace).digest != body.digest {
+    let changes = Changes::read(&state.manager).await;
+    if changes.diff().digest != body.digest {
         return api_error(
             StatusCode::CONFLICT,
             "STUDIO_DIFF_CHANGED",
             "The unsaved changes moved on since they were shown; review them again.",
         );
     }
-    let Some(source) = reverted_source(&workspace, &body.path, body.hunk) else {
+    let Some(source) = reverted_source(&changes, &body.path, body.hunk) else {
         return api_error(
             StatusCode::UNPROCESSABLE_ENTITY,
             "STUDIO_UNKNOWN_HUNK",
             "That file has no such hunk to revert (only modified text files revert hunk by hunk; revert the whole file instead).",
         );
     };
-    let arguments =
-        json!({"path": body.path, "source": source, "expectedRevision": workspace.revision()});
+    let arguments = json!({"path": body.path, "source": source, "expectedRevision": changes.current.revision()});
     let request = json!({"method": "tools/call", "params": {"name": "workspace.writeFile", "arguments": arguments}});
     Json(call_as_page(&state, &request).await).into_response()
 }
 
-/// The source of `path` with hunk `hunk` of its unsaved diff restored to the saved lines.
-fn reverted_source(workspace: &Workspace, path: &str, hunk: usize) -> Option<String> {
-    let current = workspace.file(path)?.source()?;
-    let origin = workspace.origin_of(path).unwrap_or(path);
-    let saved = workspace.checkpoint().get(origin)?.source()?;
+/// The source of `path` with hunk `hunk` of its diff restored to the base's lines.
+fn reverted_source(changes: &Changes, path: &str, hunk: usize) -> Option<String> {
+    let current = changes.current.file(path)?.source()?;
+    let saved = changes.base_source(path)?;
     let count = TextDiff::new(saved, current).hunk_count;
     if hunk >= count {
         return None;
@@ -120,11 +176,16 @@ mod tests {
                 source: edited,
             })
             .unwrap();
+        let changes = Changes {
+            current: workspace,
+            folder: None,
+            note: None,
+        };
         assert_eq!(
-            reverted_source(&workspace, "notes.txt", 0).unwrap(),
+            reverted_source(&changes, "notes.txt", 0).unwrap(),
             saved.replace("line 19\n", "line nineteen\n")
         );
-        assert_eq!(reverted_source(&workspace, "notes.txt", 2), None);
-        assert_eq!(reverted_source(&workspace, "index.html", 0), None);
+        assert_eq!(reverted_source(&changes, "notes.txt", 2), None);
+        assert_eq!(reverted_source(&changes, "index.html", 0), None);
     }
 }

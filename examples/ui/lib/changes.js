@@ -1,5 +1,6 @@
-// The Changes panel: every unsaved change of the workspace against its checkpoint (the last
-// import or save), read from GET /api/changes while the panel is open. A hunk of a modified
+// The Changes panel: every change of the workspace against the linked folder on disk (read
+// now), else against its checkpoint (the last import or save), from GET /api/changes while the
+// panel is open. A hunk of a modified
 // text file reverts on its own (POST /api/changes/revert-hunk: a direct workspace.writeFile
 // through the registry); any file reverts whole through workspace.revertFile.
 
@@ -61,7 +62,9 @@ export async function refreshChanges() {
       digest = changes.diff.digest;
       revision = changes.revision;
       const count = changes.diff.files.length;
-      showSummary(count ? `${count} unsaved file(s) at revision ${revision}, against the last import or save.` : 'No unsaved changes.');
+      const base = changes.base === 'folder' ? 'the folder on disk' : 'the last import or save';
+      const summary = count ? `${count} changed file(s) at revision ${revision}, against ${base}.` : `No changes against ${base}.`;
+      showSummary([summary, changes.note].filter(Boolean).join(' '));
       view.show(changes.diff);
     } catch (error) {
       report(`${error.code}: ${error.message}`, true);
