@@ -60,6 +60,7 @@ pub enum LineTag {
 /// One displayed line of a hunk. Line numbers are 1-based.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct DiffLine {
     /// Context, removed or added.
     pub tag: LineTag,
@@ -79,6 +80,7 @@ pub struct DiffLine {
 /// One hunk: a run of changes with their context, as in `@@ -old_start,old_len +new_start,new_len @@`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Hunk {
     /// Position among the file's hunks (what [`narrow`] takes).
     pub index: usize,
@@ -111,6 +113,7 @@ impl Hunk {
 /// The line diff of two texts: bounded hunks and totals.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct TextDiff {
     /// Added lines, all hunks (also those not shown).
     pub additions: usize,

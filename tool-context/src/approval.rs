@@ -129,8 +129,9 @@ enum Answer {
     Changes(Box<ApprovedChanges>),
 }
 
-/// A pending call as a host reviews it: never part of a snapshot.
+/// A pending call as a host reviews it: never part of a snapshot. Made by the queue only.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct PendingCall {
     /// Tool name.
     pub name: String,

@@ -16,7 +16,7 @@ use live_code_editor::workspace::{Occurrence, Operation, Workspace};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
-use tool_context::{ApprovalDecision, ApprovedChanges, PendingCall};
+use tool_context::{ApprovalDecision, ApprovedChanges};
 
 use super::StudioState;
 use super::server::approval_not_found;
@@ -114,10 +114,8 @@ impl ReviewRefusal {
     }
 }
 
-/// The proposal of `call`, from the state of the surface its tool belongs to.
-pub async fn proposal(state: &StudioState, call: &PendingCall) -> Proposal {
-    let name = call.name.as_str();
-    let args = &call.arguments;
+/// The proposal of tool `name` called with `args`, from the state of the surface it belongs to.
+pub async fn proposal(state: &StudioState, name: &str, args: &Map<String, Value>) -> Proposal {
     let (surface, tool) = name.split_once('.').unwrap_or(("", name));
     let manager = match surface {
         "editor" => state.editor.manager(),
@@ -434,20 +432,6 @@ impl Proposal {
         (!lines.is_empty()).then(|| lines.join("\n"))
     }
 
-    /// Hunks of the narrowable file (0 when the call is not narrowable).
-    pub fn narrowable_hunk_count(&self) -> usize {
-        let (Some(after), Some(narrowing)) = (&self.after, &self.narrowing) else {
-            return 0;
-        };
-        match (
-            source_of(&self.before, &narrowing.path),
-            source_of(after, &narrowing.path),
-        ) {
-            (Ok(old), Ok(new)) => live_code_editor::diff::TextDiff::new(old, new).hunk_count,
-            _ => 0,
-        }
-    }
-
     /// The view the page shows.
     pub fn view(&self, approval_id: &str, tool: &str) -> ReviewView {
         let diff = self
@@ -483,10 +467,10 @@ impl Proposal {
     /// (the call runs as sent).
     pub fn narrowed(
         &self,
-        call: &PendingCall,
+        arguments: &Map<String, Value>,
         accepted: &[usize],
         seen_digest: &str,
-    ) -> Result<Option<ApprovedChanges>, ReviewRefusal> {
+    ) -> Result<Option<Narrowed>, ReviewRefusal> {
         let after = self.after.as_ref().ok_or(ReviewRefusal::NotNarrowable)?;
         if WorkspaceDiff::between(&self.before, after).digest != seen_digest {
             return Err(ReviewRefusal::DiffChanged);
@@ -506,7 +490,7 @@ impl Proposal {
         }
         let narrowed =
             narrow(old, new, &accepted).map_err(|e| ReviewRefusal::UnknownHunk(e.to_string()))?;
-        let mut arguments = call.arguments.clone();
+        let mut arguments = arguments.clone();
         match narrowing.style {
             NarrowStyle::Source => {
                 arguments.insert("source".into(), json!(narrowed));
@@ -529,11 +513,26 @@ impl Proposal {
                 .entry(guard)
                 .or_insert_with(|| json!(self.before.revision()));
         }
-        Ok(Some(ApprovedChanges {
-            arguments,
-            note: changes_note(&narrowing.path, &accepted, count),
+        Ok(Some(Narrowed {
+            changes: ApprovedChanges {
+                arguments,
+                note: changes_note(&narrowing.path, &accepted, count),
+            },
+            applied: accepted.len(),
+            rejected: count - accepted.len(),
         }))
     }
+}
+
+/// A partial acceptance: the narrowed call and its hunk counts.
+#[derive(Debug)]
+pub struct Narrowed {
+    /// What the call runs with instead.
+    pub changes: ApprovedChanges,
+    /// Hunks applied.
+    pub applied: usize,
+    /// Hunks rejected.
+    pub rejected: usize,
 }
 
 fn source_of<'w>(workspace: &'w Workspace, path: &str) -> Result<&'w str, ReviewRefusal> {
@@ -571,11 +570,18 @@ pub(super) async fn resolve_hunks(
         return approval_not_found();
     };
     if hunks.is_empty() {
-        state.approvals.resolve(id, ApprovalDecision::Deny);
-        return Json(json!({"resolved": id, "applied": "none"})).into_response();
+        return if state.approvals.resolve(id, ApprovalDecision::Deny) {
+            Json(json!({"resolved": id, "applied": "none"})).into_response()
+        } else {
+            approval_not_found()
+        };
     }
-    let proposal = proposal(state, &call).await;
-    match proposal.narrowed(&call, hunks, digest) {
+    if !call.accepts_changes {
+        let refusal = ReviewRefusal::NotNarrowable;
+        return api_error(StatusCode::CONFLICT, refusal.code(), &refusal.message());
+    }
+    let proposal = proposal(state, &call.name, &call.arguments).await;
+    match proposal.narrowed(&call.arguments, hunks, digest) {
         Err(refusal) => {
             let status = if refusal == ReviewRefusal::DiffChanged {
                 StatusCode::CONFLICT
@@ -587,40 +593,27 @@ pub(super) async fn resolve_hunks(
         Ok(None) if state.approvals.resolve(id, ApprovalDecision::Allow) => {
             Json(json!({"resolved": id, "applied": "all"})).into_response()
         }
-        Ok(Some(changes)) => {
-            let (applied, rejected) = hunk_counts(hunks, &proposal);
-            let session = state
+        Ok(Some(Narrowed {
+            changes,
+            applied,
+            rejected,
+        })) => {
+            let asked = state
                 .approvals
                 .snapshot()
                 .iter()
                 .find(|a| a.id == id)
-                .and_then(|a| a.session_id.clone());
-            if state.approvals.resolve_with_changes(id, changes) {
-                state.trace.approved_with_changes(
-                    session.as_deref(),
-                    &call.name,
-                    applied,
-                    rejected,
-                );
-                Json(json!({"resolved": id, "applied": "some", "appliedHunks": applied, "rejectedHunks": rejected})).into_response()
-            } else if state.approvals.pending_call(id).is_some() {
-                let refusal = ReviewRefusal::NotNarrowable;
-                api_error(StatusCode::CONFLICT, refusal.code(), &refusal.message())
-            } else {
-                approval_not_found()
+                .cloned();
+            if !state.approvals.resolve_with_changes(id, changes) {
+                return approval_not_found();
             }
+            if let Some(asked) = asked {
+                state.trace.approved_with_changes(&asked, applied, rejected);
+            }
+            Json(json!({"resolved": id, "applied": "some", "appliedHunks": applied, "rejectedHunks": rejected})).into_response()
         }
         Ok(None) => approval_not_found(),
     }
-}
-
-/// `(applied, rejected)` hunks of a partial acceptance.
-fn hunk_counts(hunks: &[usize], proposal: &Proposal) -> (usize, usize) {
-    let total = proposal.narrowable_hunk_count();
-    let mut accepted = hunks.to_vec();
-    accepted.sort_unstable();
-    accepted.dedup();
-    (accepted.len(), total.saturating_sub(accepted.len()))
 }
 
 /// `GET /api/approvals/{id}/diff`: the pending call's change, computed now for the page (the
@@ -632,7 +625,7 @@ pub async fn approval_diff(
     let Some(call) = state.approvals.pending_call(&id) else {
         return approval_not_found();
     };
-    let proposal = proposal(&state, &call).await;
+    let proposal = proposal(&state, &call.name, &call.arguments).await;
     let mut view = proposal.view(&id, &call.name);
     if !call.accepts_changes {
         // Asked by another process (`studio mcp --approve-with`): it runs there.
@@ -653,11 +646,6 @@ pub struct McpChangePreview(pub std::sync::Weak<StudioState>);
 impl tool_context_mcp::ChangePreview for McpChangePreview {
     async fn describe(&self, tool: &str, arguments: &Map<String, Value>) -> Option<String> {
         let state = self.0.upgrade()?;
-        let call = PendingCall {
-            name: tool.to_owned(),
-            arguments: arguments.clone(),
-            accepts_changes: true,
-        };
-        proposal(&state, &call).await.summary_text()
+        proposal(&state, tool, arguments).await.summary_text()
     }
 }

@@ -214,22 +214,24 @@ impl TraceStore {
         self.rows.lock().expect("trace lock").clear();
     }
 
-    /// Records on the running call of `name` in `session` that a person approved it with
-    /// changes; the row keeps it through the call's later events.
+    /// Records on the running call `asked` names (by its call id when it has one, else the
+    /// newest running call of that tool in its session) that a person approved it with changes;
+    /// the row keeps it through the call's later events.
     pub fn approved_with_changes(
         &self,
-        session: Option<&str>,
-        name: &str,
+        asked: &tool_protocol::ToolApprovalSnapshot,
         applied: usize,
         rejected: usize,
     ) {
+        let call_id = asked.tool_call_id.as_ref().map(ToString::to_string);
         let row = {
             let mut rows = self.rows.lock().expect("trace lock");
             let Some(row) = rows.iter_mut().rev().find(|row| {
                 row.kind == TraceKind::ToolsCall
                     && row.status == "running"
-                    && row.name == name
-                    && row.session_id.as_deref() == session
+                    && row.name == asked.name
+                    && row.session_id == asked.session_id
+                    && (call_id.is_none() || row.tool_call_id == call_id)
             }) else {
                 return;
             };

@@ -4,7 +4,7 @@
 import { retryAnnouncement, runStatusText } from './agent.js';
 import { api, downloadWorkspaceFile } from './api.js';
 import { $, button, el } from './dom.js';
-import { allowBody, reviewSlot } from './review.js';
+import { allowBody, forgetSettled, reviewSlot } from './review.js';
 import { refreshPreview } from './preview.js';
 import { PROMPT_RECIPES, describeRecipe } from './recipes.js';
 import { actions, state } from './store.js';
@@ -147,6 +147,7 @@ function applyRun(run) {
 export function renderApprovals(pending) {
   const previous = new Set(pendingApprovals.map((approval) => approval.id));
   pendingApprovals = pending ?? [];
+  forgetSettled(reviews, pendingApprovals);
   const arrived = pendingApprovals.some((approval) => !previous.has(approval.id));
   if (!arrived && pendingApprovals.length === previous.size) return;
   const box = $('approvals');

@@ -67,3 +67,9 @@ export function reviewSlot(id, reviews, label) {
   });
   return slot;
 }
+
+/** Forgets the reviews of approvals no longer pending (the map lives as long as the page). */
+export function forgetSettled(reviews, pending) {
+  const ids = new Set(pending.map((approval) => approval.id));
+  for (const id of reviews.keys()) if (!ids.has(id)) reviews.delete(id);
+}

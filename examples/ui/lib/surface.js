@@ -52,7 +52,7 @@
 
 import { api, callTool, downloadBlob, copyText, isCommitted, studioToken, unconfirmedText } from './api.js';
 import { button, el } from './dom.js';
-import { allowBody, reviewSlot } from './review.js';
+import { allowBody, forgetSettled, reviewSlot } from './review.js';
 import { createLiveStylesheets } from './live-css.js';
 import { confirmToolRun, modalOpen } from './modal.js';
 import { createSessionDirectory, sessionText } from './sessions.js';
@@ -161,6 +161,7 @@ export function createApprovals({ container, onError = () => {} }) {
   function render(next) {
     const before = new Set(pending.map((approval) => approval.id));
     pending = next ?? [];
+    forgetSettled(reviews, pending);
     const arrived = pending.some((approval) => !before.has(approval.id));
     if (!arrived && pending.length === before.size) return;
     container.replaceChildren(...pending.map(card));

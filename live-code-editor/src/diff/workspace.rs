@@ -49,6 +49,7 @@ pub enum FileDiffKind {
 /// One file's part of a change.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct FileDiff {
     /// The file's path after the change (before it, for a deletion).
     pub path: String,
@@ -122,6 +123,7 @@ impl FileDiff {
 /// totals and a digest that names exactly this change.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct WorkspaceDiff {
     /// The touched files.
     pub files: Vec<FileDiff>,
