@@ -207,7 +207,10 @@ async fn stylesheet_edits_keep_page_state_and_other_edits_reload(surface: &'stat
         json!(["3", "Ada", 400, "kept", "rgb(4, 5, 6)"])
     );
 
-    // A script edit reloads the document: its state starts over, the style stays.
+    // A script edit reloads the document: its state starts over, the style stays. The page
+    // knows from the state it read that only a reload can show it, so it never asks the host
+    // for stylesheets it would refuse (a 409 in the console).
+    let asked = stylesheet_requests(&session.page).await;
     let app = session.source("app.js").await;
     session
         .write("app.js", &format!("{app}\n// reloaded\n"))
@@ -216,6 +219,11 @@ async fn stylesheet_edits_keep_page_state_and_other_edits_reload(surface: &'stat
         session.page_state().await,
         json!(["0", "", 0, null, "rgb(4, 5, 6)"]),
         "a script edit reloads the preview"
+    );
+    assert_eq!(
+        stylesheet_requests(&session.page).await,
+        asked,
+        "a script edit asks for no stylesheets"
     );
 
     // An inline <style> is part of the HTML: that edit reloads too.
@@ -363,6 +371,16 @@ impl Editor {
 /// The editor's preview takes a stylesheet-only document revision in place as well: the
 /// counter's clicks and a window variable survive and the new style applies. A scenario change
 /// (injected into the document as data, with the same files) reloads it.
+/// The stylesheet requests the page made so far (its resource timing entries).
+async fn stylesheet_requests(page: &StudioPage) -> Value {
+    page.browser
+        .eval(
+            "return performance.getEntriesByType('resource').map((entry) => entry.name).filter((name) => name.includes('/stylesheets/'));",
+            json!([]),
+        )
+        .await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn editor_stylesheet_edits_keep_page_state_and_a_scenario_change_reloads() {
     let editor = Editor::open().await;
@@ -403,7 +421,9 @@ async fn editor_stylesheet_edits_keep_page_state_and_a_scenario_change_reloads()
         "the counter and the window survived; the new style applies"
     );
 
-    // A scenario is data injected into the document: only a reload shows it.
+    // A scenario is data injected into the document: only a reload shows it, and the page
+    // does not ask for stylesheets first.
+    let asked = stylesheet_requests(&editor.page).await;
     editor
         .mutate("setScenario", json!({"scenario": "greeting"}))
         .await;
@@ -411,5 +431,6 @@ async fn editor_stylesheet_edits_keep_page_state_and_a_scenario_change_reloads()
         .in_frame("return [document.documentElement.dataset.scenario, window.liveMarker ?? null];")
         .await;
     assert_eq!(greeting, json!(["greeting", null]), "reloaded");
+    assert_eq!(stylesheet_requests(&editor.page).await, asked);
     editor.page.close().await;
 }

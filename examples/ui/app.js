@@ -69,7 +69,7 @@ async function refreshOnce(reloadEditor) {
   renderApprovals(data.approvals);
   if (state.draft === null && (revisionChanged || reloadEditor)) await loadActiveFile();
   // Never back: an announced revision may already be ahead of a read that was in flight.
-  if (state.previewRevision === null || data.status.revision > state.previewRevision) showPreview(data.status.revision);
+  if (state.previewRevision === null || data.status.revision > state.previewRevision) showPreview(data.status.revision, false, null, data.liveStylesheetsSince);
   refreshSample();
 }
 
@@ -151,7 +151,8 @@ function connectEvents() {
         // Otherwise the preview follows the announced revision at once rather than after the
         // state read (a stylesheet-only revision is swapped in, with the stylesheets the
         // announcement carried, while the read is in flight).
-        else showPreview(message.revision, false, message.live);
+        // A revision announced without stylesheets changed more than them: it reloads at once.
+        else showPreview(message.revision, false, message.live, message.live?.since ?? message.revision);
         refreshState();
         refreshChanges();
         break;

@@ -81,30 +81,74 @@ pub fn requested_changes(words: &[&str]) -> Vec<DesignChange> {
         .find(|(name, _)| words.contains(name))
         .map(|(_, css)| *css);
     if let Some(color) = color {
-        changes.push(if has(&["background", "bg", "fill"]) {
+        changes.push(if has(BACKGROUND_WORDS) {
             DesignChange::Background(color)
         } else {
             DesignChange::Color(color)
         });
     }
-    if has(&["bigger", "larger", "enlarge", "grow", "increase"]) {
+    if has(BIGGER_WORDS) {
         changes.push(DesignChange::Bigger);
-    } else if has(&["smaller", "shrink", "tinier", "decrease"]) {
+    } else if has(SMALLER_WORDS) {
         changes.push(DesignChange::Smaller);
     }
-    if has(&["bold", "bolder", "heavier"]) {
-        changes.push(DesignChange::Bold);
-    }
-    if has(&["italic", "italics", "slanted"]) {
-        changes.push(DesignChange::Italic);
-    }
-    if has(&["underline", "underlined"]) {
-        changes.push(DesignChange::Underline);
-    }
-    if has(&["hide", "hidden", "invisible"]) {
-        changes.push(DesignChange::Hide);
+    for (wanted, change) in [
+        (BOLD_WORDS, DesignChange::Bold),
+        (ITALIC_WORDS, DesignChange::Italic),
+        (UNDERLINE_WORDS, DesignChange::Underline),
+        (HIDE_WORDS, DesignChange::Hide),
+    ] {
+        if has(wanted) {
+            changes.push(change);
+        }
     }
     changes
+}
+
+const BACKGROUND_WORDS: &[&str] = &["background", "bg", "fill"];
+const BIGGER_WORDS: &[&str] = &["bigger", "larger", "enlarge", "grow", "increase"];
+const SMALLER_WORDS: &[&str] = &["smaller", "shrink", "tinier", "decrease"];
+const BOLD_WORDS: &[&str] = &["bold", "bolder", "heavier"];
+const ITALIC_WORDS: &[&str] = &["italic", "italics", "slanted"];
+const UNDERLINE_WORDS: &[&str] = &["underline", "underlined"];
+const HIDE_WORDS: &[&str] = &["hide", "hidden", "invisible"];
+/// Words a Design Mode prompt uses around its changes ("make the selected element …").
+const DESIGN_WORDS: &[&str] = &[
+    "make",
+    "set",
+    "turn",
+    "change",
+    "give",
+    "selected",
+    "selection",
+    "element",
+    "text",
+    "font",
+    "size",
+    "color",
+    "colour",
+    "more",
+    "less",
+    "much",
+    "font-size",
+];
+
+/// Whether `word` is one a Design Mode prompt may use: a change, a colour, or the words around
+/// them (the planner's clause check).
+pub fn knows_word(word: &str) -> bool {
+    DESIGN_COLORS.iter().any(|(name, _)| *name == word)
+        || [
+            BACKGROUND_WORDS,
+            BIGGER_WORDS,
+            SMALLER_WORDS,
+            BOLD_WORDS,
+            ITALIC_WORDS,
+            UNDERLINE_WORDS,
+            HIDE_WORDS,
+            DESIGN_WORDS,
+        ]
+        .iter()
+        .any(|words| words.contains(&word))
 }
 
 /// The font size "bigger"/"smaller" start from: the pixel `font-size` of the selector's rule in

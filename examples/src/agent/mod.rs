@@ -9,3 +9,4 @@ pub mod prompt;
 pub mod reply;
 pub mod runner;
 pub mod targets;
+pub mod understanding;

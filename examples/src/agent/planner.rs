@@ -22,6 +22,8 @@ pub use super::guards::{
     WEB_REVISION_GUARDED_TOOLS, WORKSPACE_GUARD, revision_guard,
 };
 pub(crate) use super::prompt::{PromptFacts, first_path, split_quotes};
+pub(crate) use super::understanding::{CommandForm, PathRule};
+use super::understanding::{intent_knows, not_understood_parts, quoted_list, unclear_parts};
 
 /// Tools that need the file's current source read before they run.
 const READ_BEFORE: &[&str] = &[
@@ -119,12 +121,37 @@ pub const WORKSPACE_HELP: &str = "The local agent understands: a theme (make it 
 /// How to get a model for what the local agent does not understand (same on every surface).
 pub const CONNECT_MODEL: &str = "To let a model handle any request, open Settings on the studio page, add an OpenRouter API key, and choose OpenRouter as the agent.";
 
-/// The reply to a prompt a surface's local agent does not understand: that it did nothing,
-/// what it understands (`help`), and how to connect a model.
-pub fn not_understood(help: &str) -> Stop {
+/// The reply to `prompt` when a surface's local agent understands none of it: that it did
+/// nothing, which part it could not read, what it understands (`help`), and how to connect a
+/// model.
+pub fn not_understood(prompt: &str, help: &str) -> Stop {
+    unclear_stop(&not_understood_parts(prompt), help)
+}
+
+fn unclear_stop(parts: &[String], help: &str) -> Stop {
     Stop::NotUnderstood(format!(
-        "The local agent did not understand that request, so it changed nothing. {help} {CONNECT_MODEL}"
+        "The local agent did not understand {}, so it changed nothing (it acts only on a request it understands in full). {help} {CONNECT_MODEL}",
+        quoted_list(parts)
     ))
+}
+
+/// `recognised` if every clause of `prompt` is made of words `known` accepts; otherwise a stop
+/// naming the clauses it could not read, so a half-understood prompt never acts on the half it
+/// read. Commands were matched whole already, and stops stay as they are.
+pub(crate) fn understood(
+    recognised: (Intent, Action),
+    prompt: &str,
+    known: impl Fn(&str) -> bool,
+    help: &str,
+) -> (Intent, Action) {
+    let (intent, action) = recognised;
+    if action.is_err() || intent.is_command() {
+        return (intent, action);
+    }
+    match unclear_parts(prompt, known).as_slice() {
+        [] => (intent, action),
+        parts => (Intent::Help, Err(unclear_stop(parts, help))),
+    }
 }
 
 /// Why a plan does not act, and what its run answers instead; a stopped plan calls no tool.
@@ -168,6 +195,24 @@ impl PlannedCall {
     }
 }
 
+impl Intent {
+    /// Whether the intent is a destructive or history command, planned only from a prompt that
+    /// is that command (see [`CommandForm::matches`]).
+    pub fn is_command(self) -> bool {
+        matches!(
+            self,
+            Self::Undo
+                | Self::Redo
+                | Self::Save
+                | Self::Reset
+                | Self::ReloadFolder
+                | Self::DisconnectFolder
+                | Self::DeleteFile
+                | Self::RevertFile
+        )
+    }
+}
+
 /// A plan: the recognised intent and its calls, preflight first, or why it does not act.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
@@ -208,7 +253,14 @@ pub fn plan(prompt: &str, context: &PlannerContext) -> Plan {
     if let Some(workspace) = &context.workspace {
         prompt_facts.path = prompt_facts.path.map(|path| resolve_path(workspace, &path));
     }
-    let (intent, action) = recognise(&prompt_facts, context);
+    let recognised = recognise(&prompt_facts, context);
+    let read = recognised.0;
+    let (intent, action) = understood(
+        recognised,
+        prompt,
+        |word| intent_knows(read, word),
+        WORKSPACE_HELP,
+    );
     match action.and_then(|call| checked(context.workspace.as_ref(), call)) {
         Ok(call) => Plan::acting(intent, with_preflight(call)),
         Err(stop) => Plan::stopped(intent, stop),
@@ -254,26 +306,11 @@ fn recognise(facts: &PromptFacts, context: &PlannerContext) -> (Intent, Action) 
     if let Some(planned) = design_action(facts, context) {
         return planned;
     }
-    if facts.has_word("undo") {
-        return (Intent::Undo, call("workspace.undo", json!({})));
-    }
-    if facts.has_word("redo") {
-        return (Intent::Redo, call("workspace.redo", json!({})));
+    if let Some(planned) = workspace_command(facts, context) {
+        return planned;
     }
     if facts.has_any(&["refresh", "reload", "remount"]) && facts.has_word("preview") {
         return (Intent::RefreshPreview, call("preview.refresh", json!({})));
-    }
-    if facts.has_word("reload") && facts.has_any(&["folder", "disk"]) {
-        return (
-            Intent::ReloadFolder,
-            call("workspace.reloadFolder", json!({})),
-        );
-    }
-    if facts.has_word("disconnect") {
-        return (
-            Intent::DisconnectFolder,
-            call("workspace.disconnectFolder", json!({})),
-        );
     }
     if let Some(theme) = facts.theme() {
         return (
@@ -334,14 +371,6 @@ fn recognise(facts: &PromptFacts, context: &PlannerContext) -> (Intent, Action) 
         });
         return (Intent::ReplaceText, action);
     }
-    if facts.has_word("save") {
-        let name = if context.folder_linked {
-            "workspace.saveAll"
-        } else {
-            "workspace.saveCheckpoint"
-        };
-        return (Intent::Save, call(name, json!({})));
-    }
     if facts.has_word("download") {
         return (
             Intent::Download,
@@ -353,13 +382,139 @@ fn recognise(facts: &PromptFacts, context: &PlannerContext) -> (Intent, Action) 
     {
         return planned;
     }
-    if facts.has_word("reset") {
-        return (Intent::Reset, call("workspace.reset", json!({})));
-    }
     if facts.has_any(&["status", "state", "dirty", "changed", "revision"]) {
         return (Intent::Status, Ok(None));
     }
-    (Intent::Help, Err(not_understood(WORKSPACE_HELP)))
+    (
+        Intent::Help,
+        Err(not_understood(facts.prompt(), WORKSPACE_HELP)),
+    )
+}
+
+/// The workspace's destructive and history commands, each planned only when the prompt *is* the
+/// command ("undo", "save everything", "delete app.js"), never from a word inside a longer
+/// request ("add a reset button").
+fn workspace_command(facts: &PromptFacts, context: &PlannerContext) -> Option<(Intent, Action)> {
+    let (intent, _) = WORKSPACE_COMMANDS
+        .iter()
+        .find(|(_, form)| form.matches(facts.prompt()))?;
+    let path = facts.path.clone().unwrap_or_default();
+    let planned = match intent {
+        Intent::Undo => PlannedCall::new("workspace.undo", json!({})),
+        Intent::Redo => PlannedCall::new("workspace.redo", json!({})),
+        Intent::Save if context.folder_linked => PlannedCall::new("workspace.saveAll", json!({})),
+        Intent::Save => PlannedCall::new("workspace.saveCheckpoint", json!({})),
+        Intent::Reset => PlannedCall::new("workspace.reset", json!({})),
+        Intent::ReloadFolder => PlannedCall::new("workspace.reloadFolder", json!({})),
+        Intent::DisconnectFolder => PlannedCall::new("workspace.disconnectFolder", json!({})),
+        Intent::DeleteFile => PlannedCall::new("workspace.deleteFile", json!({"path": path})),
+        _ => PlannedCall::new("workspace.revertFile", json!({"path": path})),
+    };
+    Some((*intent, Ok(Some(planned))))
+}
+
+/// The command each destructive or history intent of the workspace must be.
+pub(crate) const WORKSPACE_COMMANDS: &[(Intent, CommandForm)] = &[
+    (Intent::Undo, command(&["undo"], HISTORY_OBJECTS)),
+    (Intent::Redo, command(&["redo"], HISTORY_OBJECTS)),
+    (
+        Intent::Save,
+        command(
+            &["save"],
+            &[
+                "all",
+                "everything",
+                "files",
+                "changes",
+                "work",
+                "workspace",
+                "project",
+                "site",
+                "checkpoint",
+                "to",
+                "disk",
+                "folder",
+            ],
+        ),
+    ),
+    (Intent::Reset, command(&["reset"], RESET_OBJECTS)),
+    (
+        Intent::ReloadFolder,
+        CommandForm {
+            requires: &["folder", "disk"],
+            ..command(
+                &["reload", "reread", "re-read", "resync"],
+                &["from", "files", "linked"],
+            )
+        },
+    ),
+    (
+        Intent::DisconnectFolder,
+        command(
+            &["disconnect", "unlink"],
+            &["folder", "from", "disk", "linked"],
+        ),
+    ),
+    (
+        Intent::DeleteFile,
+        CommandForm {
+            path: PathRule::Required,
+            ..command(&["delete", "remove"], &["file"])
+        },
+    ),
+    (
+        Intent::RevertFile,
+        CommandForm {
+            path: PathRule::Required,
+            ..command(
+                &["revert", "restore", "discard"],
+                &[
+                    "file",
+                    "changes",
+                    "change",
+                    "edits",
+                    "to",
+                    "checkpoint",
+                    "saved",
+                    "version",
+                    "in",
+                ],
+            )
+        },
+    ),
+];
+
+/// What may follow "undo" or "redo".
+pub(crate) const HISTORY_OBJECTS: &[&str] = &["change", "changes", "edit", "step", "one"];
+/// What may follow "reset".
+pub(crate) const RESET_OBJECTS: &[&str] = &[
+    "workspace",
+    "everything",
+    "all",
+    "project",
+    "site",
+    "files",
+    "seed",
+    "to",
+    "starter",
+    "default",
+    "defaults",
+    "original",
+    "back",
+    "start",
+];
+
+/// A command form `verbs` + `objects` without a file.
+pub(crate) const fn command(
+    verbs: &'static [&'static str],
+    objects: &'static [&'static str],
+) -> CommandForm {
+    CommandForm {
+        verbs,
+        objects,
+        requires: &[],
+        path: PathRule::Forbidden,
+    }
 }
 
 /// A Design Mode prompt: "the selected element" (or "it"/"this" while a selection exists)
@@ -416,17 +571,7 @@ const STYLESHEET_REQUIRED: &str = "The workspace has no stylesheet for the chang
 
 fn path_action(facts: &PromptFacts, path: &str) -> Option<(Intent, Action)> {
     let args = json!({"path": path});
-    let planned = if facts.has_any(&["delete", "remove"]) {
-        (
-            Intent::DeleteFile,
-            PlannedCall::new("workspace.deleteFile", args),
-        )
-    } else if facts.has_any(&["revert", "restore", "discard"]) {
-        (
-            Intent::RevertFile,
-            PlannedCall::new("workspace.revertFile", args),
-        )
-    } else if facts.has_any(&["open", "switch", "edit"]) {
+    let planned = if facts.has_any(&["open", "switch", "edit"]) {
         (
             Intent::OpenFile,
             PlannedCall::new("workspace.openFile", args),

@@ -5,6 +5,7 @@ use crate::preview_edits::Theme;
 
 /// Words, quoted strings and the first file path of a prompt (shared by the surfaces' planners).
 pub(crate) struct PromptFacts {
+    prompt: String,
     lower: String,
     /// The quoted strings, in order.
     pub(crate) quotes: Vec<String>,
@@ -21,10 +22,16 @@ impl PromptFacts {
     pub(crate) fn read_with(prompt: &str, find_path: impl FnOnce(&str) -> Option<String>) -> Self {
         let (quotes, unquoted) = split_quotes(prompt);
         Self {
+            prompt: prompt.to_owned(),
             lower: unquoted.to_lowercase(),
             quotes,
             path: find_path(&unquoted),
         }
+    }
+
+    /// The prompt as written.
+    pub(crate) fn prompt(&self) -> &str {
+        &self.prompt
     }
 
     /// Whether the unquoted prompt has `word` (lowercase) as a whole word.
@@ -87,15 +94,17 @@ pub(crate) fn split_quotes(prompt: &str) -> (Vec<String>, String) {
 pub(crate) fn first_path(text: &str) -> Option<String> {
     text.split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')' | '`'))
         .map(|token| token.trim_end_matches(['.', ':', '!', '?']))
-        .find(|token| {
-            let valid_chars = token
-                .chars()
-                .all(|c| c.is_alphanumeric() || matches!(c, '.' | '/' | '_' | '-'));
-            valid_chars
-                && live_code_editor::file::extension(token).is_some_and(|ext| {
-                    live_code_editor::file::TEXT_EXTENSIONS.contains(&ext.as_str())
-                        || live_code_editor::file::ASSET_EXTENSIONS.contains(&ext.as_str())
-                })
-        })
+        .find(|token| looks_like_path(token))
         .map(str::to_owned)
+}
+
+/// Whether `token` looks like a workspace file path: path characters only, and a known text or
+/// asset extension.
+pub(crate) fn looks_like_path(token: &str) -> bool {
+    let valid_chars = token
+        .chars()
+        .all(|c| c.is_alphanumeric() || matches!(c, '.' | '/' | '_' | '-'));
+    valid_chars
+        && (live_code_editor::file::is_text_path(token)
+            || live_code_editor::file::is_asset_path(token))
 }

@@ -143,6 +143,7 @@ async fn studio_state(State(state): State<Arc<StudioState>>) -> Json<Value> {
     let status = state.manager.status().await;
     let files = state.manager.list_files().await;
     Json(json!({
+        "liveStylesheetsSince": state.stylesheet_run.live_since(status.revision).unwrap_or(status.revision),
         "status": status,
         "files": files,
         "approvals": state.approvals.snapshot(),

@@ -223,7 +223,8 @@ impl StylesheetRun {
     }
 
     /// The start of the run when `to` is its newest revision and not its first: a preview
-    /// showing any revision from there up to `to` can take `to` in place.
+    /// showing any revision from there up to `to` can take `to` in place (pages read it with
+    /// the state, as `liveStylesheetsSince`, so they never ask for what must reload).
     pub fn live_since(&self, to: u64) -> Option<u64> {
         let state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         (state.current == to && state.since < to).then_some(state.since)

@@ -270,7 +270,7 @@ function render(next) {
   $('editor-revert').hidden = !editor.dirtyPaths?.includes(editor.activePath);
   $('editor-revert').disabled = acting;
   saves.render(next);
-  preview.show(editor.documentRevision);
+  preview.show(editor.documentRevision, false, next.liveStylesheetsSince);
   palette.refreshSample();
 }
 

@@ -64,13 +64,16 @@ export function createLiveStylesheets({ iframe, stylesheetsPath, load }) {
      * they changed since), else by loading its document. `force` always loads. `announced`
      * is what the host's revision announcement carried, `{since, stylesheets}` for a revision
      * that changed only stylesheets since `since`: a document showing a revision from there
-     * on takes them at once, without asking the host.
+     * on takes them at once, without asking the host. `liveSince`, when the page knows it, is
+     * the first revision of `revision`'s stylesheet run: a document showing an earlier one
+     * reloads without asking (the host could only refuse).
      */
-    show(revision, force = false, announced = null) {
+    show(revision, force = false, announced = null, liveSince = undefined) {
       clearTimeout(timer);
       const from = acknowledged;
       target = revision;
-      if (force || !stylesheetsPath || from === null || from >= revision) reload(revision);
+      const mustReload = typeof liveSince === 'number' && (from === null || from < liveSince);
+      if (force || !stylesheetsPath || from === null || from >= revision || mustReload) reload(revision);
       else if (announced && announced.since <= from) post(from, revision, announced.stylesheets);
       else swap(from, revision);
     },

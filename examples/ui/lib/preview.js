@@ -35,14 +35,15 @@ function setPreviewStatus(text, kind) {
 
 /**
  * Points the iframe at `revision` (no-op when it already shows it); `live` is the stylesheets
- * a revision announcement carried (see live-css.js).
+ * a revision announcement carried and `liveSince` the first revision of its stylesheet run,
+ * when known (see live-css.js).
  */
-export function showPreview(revision, force = false, live = null) {
+export function showPreview(revision, force = false, live = null, liveSince = undefined) {
   if (!force && state.previewRevision === revision) return;
   state.previewRevision = revision;
   setPreviewStatus(`loading revision ${revision}`, 'loading');
   $('preview-address').textContent = `/preview/${revision}`;
-  liveStylesheets().show(revision, force, live);
+  liveStylesheets().show(revision, force, live, liveSince ?? undefined);
   loadDiagnostics();
 }
 

@@ -508,12 +508,13 @@ export function createPreview({ iframe, status, address, documentPath, ackPath, 
   });
 
   return {
-    show(revision, force = false) {
+    /** `liveSince`: the state's `liveStylesheetsSince` (see live-css.js), when known. */
+    show(revision, force = false, liveSince = undefined) {
       if (!force && revision === current) return;
       current = revision;
       setStatus(`loading revision ${revision}`, 'loading');
       address.textContent = documentPath(revision);
-      live.show(revision, force);
+      live.show(revision, force, null, liveSince ?? undefined);
     },
     revision: () => current,
   };

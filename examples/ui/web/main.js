@@ -122,7 +122,7 @@ function render(next) {
   $('web-revision').textContent = `rev ${next.revision}`;
   $('web-revision').dataset.revision = String(next.revision);
   editor.render(next);
-  preview.show(next.revision);
+  preview.show(next.revision, false, next.liveStylesheetsSince);
   palette.refreshSample();
 }
 

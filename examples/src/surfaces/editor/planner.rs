@@ -6,16 +6,18 @@
 //! mutations from the `documentRevision` the preflight observed, and
 //! `expectedWorkspaceRevision` of saves from `workspaceRevision`.
 
-use live_code_editor::file::{is_asset_path, is_text_path};
 use live_code_editor::workspace::Workspace;
 use serde_json::json;
 
 use super::scenarios::Scenario;
 use super::state::text_source;
 use crate::agent::planner::{
-    Intent, Plan, PlannedCall, Stop, checked, not_understood, split_quotes,
+    CommandForm, Intent, Plan, PlannedCall, Stop, checked, command, not_understood, split_quotes,
+    understood,
 };
+use crate::agent::prompt::looks_like_path;
 use crate::agent::targets::{missing_file, patch_path, resolve_path};
+use crate::agent::understanding::{PathRule, intent_knows};
 
 /// What the local editor agent understands (its reply to a prompt it cannot act on).
 pub const EDITOR_HELP: &str = "The local editor agent understands: replace \"X\" with \"Y\" (in the file that holds X; add \"all\" for every match); open or read app.js; use the counter, greeting or todo-list scenario; reset the document; save (the open file) or save all; the editor status.";
@@ -37,6 +39,10 @@ pub fn plan_prompt(prompt: &str, active_path: &str, workspace: Option<&Workspace
         facts.path = facts.path.map(|path| resolve_path(workspace, &path));
     }
     let (intent, step) = recognise(&facts, active_path, workspace);
+    let (intent, step) = match step {
+        Ok(step) => understood_step(intent, step, prompt),
+        Err(stop) => (intent, Err(stop)),
+    };
     let step = step.and_then(|step| {
         let missing = workspace
             .zip(step.open.as_deref())
@@ -54,6 +60,54 @@ pub fn plan_prompt(prompt: &str, active_path: &str, workspace: Option<&Workspace
         Err(stop) => Plan::stopped(intent, stop),
     }
 }
+
+/// `step` if every clause of `prompt` is one its intent reads (scenario names included).
+fn understood_step(intent: Intent, step: Step, prompt: &str) -> (Intent, Result<Step, Stop>) {
+    let known = |word: &str| {
+        intent_knows(intent, word)
+            || (intent == Intent::SetScenario && Scenario::parse(word).is_some())
+            || (intent == Intent::OpenFile && intent_knows(Intent::ReadFile, word))
+    };
+    let (intent, checked) = understood((intent, Ok(None)), prompt, known, EDITOR_HELP);
+    (intent, checked.map(|_| step))
+}
+
+/// "save", "save all", "save styles.css": saves are planned only from a prompt that is one.
+const EDITOR_SAVE: CommandForm = CommandForm {
+    path: PathRule::Optional,
+    ..command(
+        &["save"],
+        &[
+            "all",
+            "everything",
+            "every",
+            "files",
+            "file",
+            "changes",
+            "work",
+            "document",
+        ],
+    )
+};
+
+/// "reset", "reset the document": the document reset is planned only from a prompt that is one.
+const EDITOR_RESET: CommandForm = command(
+    &["reset"],
+    &[
+        "document",
+        "editor",
+        "everything",
+        "all",
+        "files",
+        "to",
+        "seed",
+        "starter",
+        "default",
+        "original",
+        "back",
+        "start",
+    ],
+);
 
 /// Why `editor.openFile` would fail on `path`: no such file, or an asset (text files only).
 fn unopenable(workspace: &Workspace, path: &str) -> Option<tool_protocol::ToolCallError> {
@@ -81,7 +135,7 @@ fn recognise(
             Err(Stop::NotUnderstood(EDITOR_NO_DOWNLOAD.to_owned())),
         );
     }
-    if facts.has_word("save") {
+    if EDITOR_SAVE.matches(&facts.prompt) {
         if facts.has_any(&["all", "everything", "every"]) {
             return (Intent::Save, step(None, "editor.saveAll", json!({})));
         }
@@ -122,11 +176,8 @@ fn recognise(
             step(named, "editor.setScenario", arguments),
         );
     }
-    if facts.has_word("reset") {
-        return (
-            Intent::Reset,
-            step(named, "editor.resetDocument", json!({})),
-        );
+    if EDITOR_RESET.matches(&facts.prompt) {
+        return (Intent::Reset, step(None, "editor.resetDocument", json!({})));
     }
     if named.is_some() {
         return (
@@ -146,7 +197,10 @@ fn recognise(
             }),
         );
     }
-    (Intent::Help, Err(not_understood(EDITOR_HELP)))
+    (
+        Intent::Help,
+        Err(not_understood(&facts.prompt, EDITOR_HELP)),
+    )
 }
 
 /// Status, file list, the file to open, the document read, then the action. Saves skip the
@@ -170,6 +224,7 @@ fn with_preflight(intent: Intent, step: Step) -> Vec<PlannedCall> {
 
 /// Words, quoted strings and the first file path of a prompt.
 struct Facts {
+    prompt: String,
     words: Vec<String>,
     quotes: Vec<String>,
     path: Option<String>,
@@ -190,6 +245,7 @@ impl Facts {
             .map(str::to_owned)
             .collect();
         Self {
+            prompt: prompt.to_owned(),
             words,
             quotes,
             path,
@@ -207,13 +263,6 @@ impl Facts {
     fn scenario(&self) -> Option<Scenario> {
         self.words.iter().find_map(|word| Scenario::parse(word))
     }
-}
-
-fn looks_like_path(token: &str) -> bool {
-    let valid = token
-        .chars()
-        .all(|c| c.is_alphanumeric() || matches!(c, '.' | '/' | '_' | '-'));
-    valid && (is_text_path(token) || is_asset_path(token))
 }
 
 #[cfg(test)]

@@ -91,7 +91,18 @@ async fn delete_draft(State(state): State<WebRoutes>, Path(path): Path<String>) 
 /// `GET /api/web/state`: what `web.getWorkspace` reports, read without a trace row (the page
 /// polls it on every revision event).
 async fn web_state(State(state): State<WebRoutes>) -> Json<Value> {
-    Json(serde_json::to_value(workspace_view(&state.web).await).unwrap_or(Value::Null))
+    let view = workspace_view(&state.web).await;
+    // A revision that starts a run (or was superseded) is reached only by a reload.
+    let live_since = state
+        .web
+        .stylesheet_run()
+        .live_since(view.revision)
+        .unwrap_or(view.revision);
+    let mut value = serde_json::to_value(view).unwrap_or(Value::Null);
+    if let Some(object) = value.as_object_mut() {
+        object.insert("liveStylesheetsSince".into(), json!(live_since));
+    }
+    Json(value)
 }
 
 /// `POST /api/web/preview/ack`: the page forwards its iframe's bridge message; acknowledgements
