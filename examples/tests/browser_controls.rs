@@ -48,6 +48,21 @@ async fn a_destructive_tool_runs_from_the_tools_tab_only_after_confirmation() {
         .await;
     assert!(created["isError"] != json!(true), "{created}");
     browser.click(".tabs [data-tab=\"catalog\"]").await;
+
+    // A delete says what the Explorer and the approval card say: undo brings the file back.
+    browser
+        .click("#catalog-list [data-tool=\"workspace.deleteFile\"]")
+        .await;
+    browser.click("#run-sample").await;
+    session.dialog_open(true).await;
+    let message = browser.text("#confirm-message").await;
+    assert!(
+        message.contains("Undo brings it back") && !message.contains("cannot be undone"),
+        "{message}"
+    );
+    browser.click("#confirm-cancel").await;
+    session.dialog_open(false).await;
+
     browser
         .click("#catalog-list [data-tool=\"workspace.reset\"]")
         .await;
@@ -56,7 +71,7 @@ async fn a_destructive_tool_runs_from_the_tools_tab_only_after_confirmation() {
     browser.click("#run-sample").await;
     session.dialog_open(true).await;
     let message = browser.text("#confirm-message").await;
-    assert!(message.contains("unsaved"), "{message}");
+    assert!(message.to_lowercase().contains("unsaved"), "{message}");
     browser.screenshot("controls-confirm-reset").await;
     browser.click("#confirm-cancel").await;
     session.dialog_open(false).await;

@@ -9,7 +9,8 @@ mod browser_support;
 use std::time::{Duration, Instant};
 
 use browser_support::{
-    DELIVER_PREVIEW_ACKS, DROP_PREVIEW_ACKS, WAIT_TIMEOUT, keys, studio::StudioPage,
+    Browser, DELIVER_PREVIEW_ACKS, DROP_PREVIEW_ACKS, WAIT_TIMEOUT, browser_slot, keys,
+    studio::StudioPage,
 };
 use serde_json::{Value, json};
 
@@ -773,4 +774,141 @@ async fn an_edit_applied_without_preview_confirmation_is_the_new_base() {
             .starts_with("Saved to the editor"),
     );
     session.close().await;
+}
+
+/// A studio on `port` (0: any free one) keeping its data in `data`.
+async fn studio_on(data: &std::path::Path, port: u16) -> live_code_studio::host::RunningStudio {
+    live_code_studio::host::start(live_code_studio::host::StudioOptions {
+        port,
+        ..live_code_studio::host::StudioOptions::ephemeral(data)
+    })
+    .await
+    .expect("studio starts")
+}
+
+async fn editor_source(
+    http: &reqwest::Client,
+    studio: &live_code_studio::host::RunningStudio,
+) -> String {
+    browser_support::studio::call_tool(http, studio, "editor.getDocument", json!({})).await
+        ["structuredContent"]["source"]
+        .as_str()
+        .expect("the document source")
+        .to_owned()
+}
+
+/// Polls `studio`'s document until `done` holds (20 s at most).
+async fn wait_for_source(
+    http: &reqwest::Client,
+    studio: &live_code_studio::host::RunningStudio,
+    what: &str,
+    done: impl Fn(&str) -> bool,
+) -> String {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let source = editor_source(http, studio).await;
+        if done(&source) {
+            return source;
+        }
+        assert!(Instant::now() < deadline, "{what}: {source}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Waits until the page's event socket is down (`reconnecting`) or up (`connected`).
+async fn wait_connection(browser: &Browser, state: &str) {
+    browser
+        .wait_for(
+            &format!("the connection to be {state}"),
+            &format!(
+                "return document.getElementById('editor-connection').dataset.state === '{state}';"
+            ),
+        )
+        .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_tab_keeps_its_draft_across_a_studio_restart_and_shows_a_conflict() {
+    let _slot = browser_slot().await;
+    let data = tempfile::tempdir().expect("data dir");
+    let http = reqwest::Client::new();
+    let first = studio_on(data.path(), 0).await;
+    let port = first.addr.port();
+    let first_token = first.token().to_owned();
+    let browser = Browser::launch(1280, 800).await;
+    browser.goto(&format!("{}editor", first.url())).await;
+    browser
+        .wait_for(
+            "the editor",
+            "return document.body.dataset.ready === 'true';",
+        )
+        .await;
+    let original = editor_source(&http, &first).await;
+
+    // The studio stops; the person goes on typing (nothing can reach the host now).
+    first.shutdown().await;
+    wait_connection(&browser, "reconnecting").await;
+    browser
+        .type_into(
+            "#editor-document",
+            "<!-- typed while the studio restarted -->",
+        )
+        .await;
+
+    // Same port and data directory, a new launch with a new token: the tab notices, reloads
+    // itself with the new token and sends the draft it kept.
+    let second = studio_on(data.path(), port).await;
+    assert_ne!(second.token(), first_token, "a new launch has a new token");
+    let expected = format!("{original}<!-- typed while the studio restarted -->");
+    wait_for_source(&http, &second, "the kept draft to arrive", |source| {
+        source == expected
+    })
+    .await;
+    wait_connection(&browser, "connected").await;
+    browser.screenshot("editor-restart-draft-recovered").await;
+
+    // Again, but the document changes on the host before the tab is back: the draft is shown
+    // as a conflict, nothing is overwritten, and sending it over is the person's choice.
+    second.shutdown().await;
+    wait_connection(&browser, "reconnecting").await;
+    browser
+        .type_into("#editor-document", " <!-- mine -->")
+        .await;
+    let third = studio_on(data.path(), port).await;
+    let theirs = browser_support::studio::call_tool(
+        &http,
+        &third,
+        "editor.setDocument",
+        json!({"source": "<p>theirs</p>"}),
+    )
+    .await;
+    assert_ne!(theirs["isError"], json!(true), "{theirs}");
+    browser
+        .wait_for(
+            "the restored conflict",
+            "return !document.getElementById('editor-stale').hidden && document.getElementById('editor-stale-text').textContent.includes('before the studio restarted');",
+        )
+        .await;
+    let shown = browser
+        .eval(
+            "return document.getElementById('editor-document').value;",
+            json!([]),
+        )
+        .await;
+    assert!(
+        shown
+            .as_str()
+            .unwrap_or_default()
+            .ends_with("<!-- mine -->"),
+        "the draft stays in the editor: {shown}"
+    );
+    assert_eq!(editor_source(&http, &third).await, "<p>theirs</p>");
+    browser.screenshot("editor-restart-draft-conflict").await;
+    browser.click("#editor-stale-overwrite").await;
+    wait_for_source(&http, &third, "the draft sent over", |source| {
+        source.ends_with("<!-- mine -->")
+    })
+    .await;
+    browser.close().await;
+    third.shutdown().await;
 }

@@ -1599,6 +1599,41 @@ async fn an_unknown_prompt_shows_the_help_reply_and_reads_and_downloads_show_the
     assert_eq!(session.revision().await, revision, "nothing changed");
     browser.screenshot("17-not-understood").await;
 
+    // A word inside a longer request is not a command: no reset is offered, the reply names
+    // the part it could not read, and nothing changes.
+    session
+        .submit_prompt("add a reset button to the hero")
+        .await;
+    let reply = session.wait_chat_entry("not-understood").await;
+    assert!(
+        reply.contains("did not understand \"add a reset button to the hero\""),
+        "{reply}"
+    );
+    assert_eq!(
+        browser
+            .eval(
+                "return document.querySelectorAll('#approvals .approval').length;",
+                json!([])
+            )
+            .await,
+        json!(0),
+        "no approval was asked for"
+    );
+    assert_eq!(session.revision().await, revision, "nothing changed");
+
+    // A patch whose text is missing fails with a line for a person, code kept, not the
+    // model's "re-read the file" instructions.
+    session
+        .submit_prompt(r#"replace "nowhere in this page" with "x""#)
+        .await;
+    let failed = session.wait_chat_entry("failed").await;
+    assert!(
+        failed.starts_with("Nothing changed: the text to replace is not in the file")
+            && failed.ends_with("(WORKSPACE_PATCH_NOT_FOUND)")
+            && !failed.contains("Re-read"),
+        "{failed}"
+    );
+
     // A read shows the file it read.
     session.submit_prompt("read app.js").await;
     let shown = session.wait_chat_entry("completed").await;
@@ -1645,7 +1680,8 @@ async fn an_unknown_prompt_shows_the_help_reply_and_reads_and_downloads_show_the
     session.submit_prompt("make it rose").await;
     let failed = session.wait_chat_entry("failed").await;
     assert!(
-        failed.starts_with("PREVIEW_TARGET_NOT_FOUND: styles.css has no --accent"),
+        failed.starts_with("styles.css has no --accent")
+            && failed.ends_with("(PREVIEW_TARGET_NOT_FOUND)"),
         "{failed}"
     );
     assert_eq!(

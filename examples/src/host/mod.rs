@@ -127,6 +127,9 @@ pub struct StudioState {
     pub stylesheet_run: Arc<crate::kit::bridge::StylesheetRun>,
     /// Seals MCP approval states (2026-07-28); kept in the data directory.
     pub mcp_state_key: tool_context_mcp::RequestStateKey,
+    /// Cancelled when the studio stops: long-lived connections (the pages' event sockets) end
+    /// with it instead of holding the shutdown open.
+    pub stopping: CancellationToken,
 }
 
 /// A running studio.
@@ -249,6 +252,7 @@ pub async fn build_state(options: &StudioOptions, port: u16) -> Result<Arc<Studi
         previews,
         stylesheet_run,
         mcp_state_key: mcp_state_key::load_or_create(&options.data_dir),
+        stopping: CancellationToken::new(),
     });
     watch_approvals(&state);
     Ok(state)
@@ -351,7 +355,7 @@ pub async fn start(options: StudioOptions) -> Result<RunningStudio, String> {
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     let state = build_state(&options, addr.port()).await?;
     write_token_file(&options.data_dir, state.security.token());
-    let shutdown = CancellationToken::new();
+    let shutdown = state.stopping.clone();
     let app = server::router(state.clone());
     let stop = shutdown.clone();
     // Small event frames and JSON answers go out at once: with Nagle's algorithm a frame

@@ -361,9 +361,28 @@ fn scenario_reset(
     })
 }
 
+/// `GET /api/tools/effects`: what each destructive or history-changing tool loses and whether
+/// undo brings it back, by tool name, so a direct run's confirmation says the same as an
+/// approval card.
+pub(super) async fn tool_effects(State(state): State<Arc<StudioState>>) -> Json<Value> {
+    let effects: Map<String, Value> = state
+        .registry
+        .list_all_tools()
+        .into_iter()
+        .filter_map(|tool| Some((tool.name.clone(), json!(effect_of(&tool.name)?))))
+        .collect();
+    Json(Value::Object(effects))
+}
+
 /// What a destructive or history-changing tool loses, and whether undo brings it back.
 fn effect_of(name: &str) -> Option<&'static str> {
     let tool = name.rsplit('.').next().unwrap_or(name);
+    if name == "editor.revertFile" {
+        // The editor has no undo: only the checkpoint's version remains.
+        return Some(
+            "Destructive: the file's unsaved edits are lost; the editor has no undo, so only the saved version remains.",
+        );
+    }
     Some(match tool {
         "reset" => {
             "Destructive: replaces every file with the starter files. Unsaved edits are lost and the undo history is cleared, so undo cannot bring them back."

@@ -25,7 +25,7 @@ use crate::agent::runner::{RunRequest, run_plan};
 use crate::host::runs::run_metadata;
 use crate::kit::events::StudioEvent;
 use crate::kit::preview_http;
-use crate::kit::responses::api_error;
+use crate::kit::responses::{api_error, no_store_json};
 use crate::kit::security;
 use crate::surfaces::Surface;
 
@@ -38,8 +38,10 @@ pub fn router(state: Arc<StudioState>) -> Router {
         .route("/", get(index))
         .route("/ui/{*file}", get(ui_asset))
         .route("/api/state", get(studio_state))
+        .route("/api/launch", get(launch))
         .route("/api/tools", get(list_tools))
         .route("/api/tools/call", post(call_tool))
+        .route("/api/tools/effects", get(review::tool_effects))
         .route("/api/approvals", get(pending_approvals))
         .route("/api/approvals/deny-all", post(deny_all_approvals))
         .route("/api/approvals/{id}", post(resolve_approval))
@@ -113,7 +115,9 @@ fn page(state: &StudioState, file: &str) -> Response {
             "The studio page is not embedded.",
         );
     };
-    let html = String::from_utf8_lossy(&page).replace("{{STUDIO_TOKEN}}", state.security.token());
+    let html = String::from_utf8_lossy(&page)
+        .replace("{{STUDIO_TOKEN}}", state.security.token())
+        .replace("{{STUDIO_LAUNCH}}", state.security.launch());
     (
         [
             (header::CONTENT_TYPE, "text/html; charset=utf-8"),
@@ -150,6 +154,12 @@ async fn studio_state(State(state): State<Arc<StudioState>>) -> Json<Value> {
         "sessions": state.trace.sessions(),
         "settings": state.settings.public_view(),
     }))
+}
+
+/// `GET /api/launch`: this launch's public id (no token needed: a page from an earlier launch
+/// asks it to learn that it must reload).
+async fn launch(State(state): State<Arc<StudioState>>) -> Response {
+    no_store_json(&json!({"launch": state.security.launch()}))
 }
 
 async fn list_tools(State(state): State<Arc<StudioState>>) -> Json<ToolListResult> {
@@ -744,6 +754,7 @@ async fn stream_events(state: Arc<StudioState>, mut socket: WebSocket, page: Opt
     }
     loop {
         tokio::select! {
+            () = state.stopping.cancelled() => break,
             event = receiver.recv() => {
                 let text = match event {
                     Ok(event) => serde_json::to_string(&event).unwrap_or_default(),

@@ -25,6 +25,7 @@ pub struct SecurityPolicy {
     allowed_hosts: Vec<String>,
     token: String,
     preview_key: String,
+    launch: String,
 }
 
 impl std::fmt::Debug for SecurityPolicy {
@@ -99,7 +100,14 @@ impl SecurityPolicy {
             allowed_hosts,
             token: token.into(),
             preview_key: uuid::Uuid::new_v4().simple().to_string(),
+            launch: uuid::Uuid::new_v4().simple().to_string(),
         }
+    }
+
+    /// This launch's id: public, unlike the token. An open page compares it with the one it
+    /// was served with to notice that the studio restarted (and its token changed).
+    pub fn launch(&self) -> &str {
+        &self.launch
     }
 
     /// The per-launch token (handed to the page the studio serves, never logged).

@@ -6,6 +6,7 @@
 // keeps the draft; it never silently overwrites the newer document or the person's text.
 
 import { createCodeEditor, languageOf } from '../lib/code-editor.js';
+import { keepDraft } from '../lib/launch.js';
 import { callTool, isCommitted, unconfirmedText } from '../lib/surface.js';
 
 /** Longest document the host accepts (`editor.setDocument` enforces the same bound). */
@@ -18,10 +19,11 @@ const STALE_CODE = 'WORKSPACE_REVISION_CONFLICT';
  * Creates the editor over its elements. `stale` is the notice shown when the draft is based on
  * an older document revision; its two buttons discard the draft or send it over the newer one.
  */
-export function createDocumentEditor({ textarea, path, status, find, stale, staleText, discard, overwrite, onWritten = () => {} }) {
+export function createDocumentEditor({ textarea, path, status, find, stale, staleText, discard, overwrite, onWritten = () => {}, surface = 'editor' }) {
   // What the host holds: the document's path, source and revision.
   let stored = null;
-  // The person's text when it differs from `stored.source`, and the revision it is based on.
+  // The person's text when it differs from `stored.source`, the revision it is based on and
+  // the source it was started from (kept in the tab until the host stores it: lib/launch.js).
   let draft = null;
   let timer = null;
   let inFlight = null;
@@ -41,9 +43,18 @@ export function createDocumentEditor({ textarea, path, status, find, stale, stal
     status.classList.toggle('error', isError);
   }
 
+  /** Keeps the unsent draft in the tab (or forgets it once the host has it). */
+  function persist() {
+    keepDraft(surface, draft && { path: draft.path, text: draft.text, baseSource: draft.baseSource, baseRevision: draft.base });
+  }
+
   function renderStale() {
     stale.hidden = !conflict;
     if (!conflict) return;
+    if (conflict.restored) {
+      staleText.textContent = `Your unsent draft of ${conflict.path} from before the studio restarted is based on a version that changed since (the document is now at revision ${conflict.current}). Nothing was overwritten: keep the current document, or send your draft over it.`;
+      return;
+    }
     staleText.textContent = `Your draft of ${conflict.path} is based on document revision ${conflict.base}, but the document is now at revision ${conflict.current}. Nothing was overwritten.`;
   }
 
@@ -104,7 +115,8 @@ export function createDocumentEditor({ textarea, path, status, find, stale, stal
   function written(sent, path, revision) {
     stored = { path, source: sent.text, revision };
     if (draft === sent || draft?.text === sent.text) draft = null;
-    else if (draft) draft.base = revision;
+    else if (draft) Object.assign(draft, { base: revision, baseSource: sent.text });
+    persist();
     textarea.dataset.revision = String(revision);
   }
 
@@ -113,11 +125,13 @@ export function createDocumentEditor({ textarea, path, status, find, stale, stal
     const text = textarea.value.slice(0, MAX_DOCUMENT_CHARS);
     if (text === stored.source && !conflict) {
       draft = null;
+      persist();
       clearTimeout(timer);
       setStatus('');
       return;
     }
-    draft = { path: stored.path, text, base: draft?.base ?? stored.revision };
+    draft = { path: stored.path, text, base: draft?.base ?? stored.revision, baseSource: draft?.baseSource ?? stored.source };
+    persist();
     if (conflict) return;
     setStatus('Editing…');
     schedule();
@@ -126,6 +140,7 @@ export function createDocumentEditor({ textarea, path, status, find, stale, stal
   discard.addEventListener('click', () => {
     conflict = null;
     draft = null;
+    persist();
     renderStale();
     setStatus('Draft discarded; showing the current document.');
     if (stored) load(stored);
@@ -186,6 +201,33 @@ export function createDocumentEditor({ textarea, path, status, find, stale, stal
         renderStale();
         setStatus('The document changed elsewhere while you were editing.', true);
       }
+    },
+    /**
+     * Re-applies a draft kept across a studio restart (`{path, text, baseSource, baseRevision}`)
+     * to the shown document of the same path: dropped when the host already has it, sent when
+     * the document is still the version it was based on, else shown as a conflict for the
+     * person to decide. Never dropped silently.
+     */
+    restore(kept) {
+      if (!kept || !stored || kept.path !== stored.path || draft) return;
+      if (kept.text === stored.source) {
+        keepDraft(surface, null);
+        setStatus('Your last edit had reached the studio before it restarted.');
+        return;
+      }
+      code.setText(kept.text);
+      if (kept.baseSource === stored.source) {
+        draft = { path: kept.path, text: kept.text, base: stored.revision, baseSource: stored.source };
+        persist();
+        setStatus('The studio restarted: sending your unsent draft…');
+        send();
+        return;
+      }
+      draft = { path: kept.path, text: kept.text, base: kept.baseRevision, baseSource: kept.baseSource };
+      conflict = { path: kept.path, base: kept.baseRevision, current: stored.revision, restored: true };
+      persist();
+      renderStale();
+      setStatus('The studio restarted and the document changed: your unsent draft is kept here.', true);
     },
     /** Sends any pending draft now and waits for it (before another document action). */
     flush: send,

@@ -10,6 +10,7 @@ import {
   showConnection, unconfirmedText, wireTabs,
 } from '../lib/surface.js';
 import { $ } from '../lib/dom.js';
+import { keptDraft } from '../lib/launch.js';
 import { guardLeaving } from '../lib/leave-guard.js';
 import { confirmAction, modalOpen } from '../lib/modal.js';
 import { createDocumentEditor } from './document.js';
@@ -311,6 +312,17 @@ function onConnection(connected) {
 
 // ---------------------------------------------------------------- start
 
+/** Re-applies the draft this tab kept when the studio restarted (lib/launch.js) to its file. */
+async function restoreKeptDraft() {
+  const kept = keptDraft(SURFACE);
+  if (!kept || !view) return;
+  if (kept.path !== view.document?.activePath) {
+    await callTool('editor.openFile', { path: kept.path }).catch(() => null);
+    await refresh();
+  }
+  documentEditor.restore(kept);
+}
+
 // Typing that has not reached the host yet (the pause before editor.setDocument, or a stale
 // draft) would be lost by leaving: the browser asks first.
 guardLeaving(() => documentEditor.hasDraft());
@@ -321,6 +333,7 @@ $('editor-preview-reload').addEventListener('click', () => {
 });
 composer.say('Ask for a change (replace "Step" with "Next", use the greeting scenario, save all), or run an editor.* tool from the Tools tab. Agent mutations and saves wait for your approval.', 'info');
 await refresh();
+await restoreKeptDraft();
 connectEvents({ surface: SURFACE, onMessage, onConnection });
 await Promise.all([trace.load(), palette.load(), saves.loadUnknown()]);
 document.body.dataset.ready = 'true';

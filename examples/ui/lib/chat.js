@@ -1,6 +1,7 @@
 // Chat: prompt recipes, agent runs with their running state and Cancel, typed outcome entries
 // (completed, not understood, failed, cancelled, denied) with recovery actions, and approval cards.
 
+import { personLine } from './person.js';
 import { retryAnnouncement, runStatusText } from './agent.js';
 import { api, downloadWorkspaceFile } from './api.js';
 import { $, button, el } from './dom.js';
@@ -136,7 +137,7 @@ function applyRun(run) {
       chat(`Cancelled: ${outcome.message}`, 'cancelled', [['Retry', () => runPrompt(prompt)]]);
       break;
     default:
-      chat(`${outcome.code}: ${outcome.message}`, 'failed', recoveries);
+      chat(personLine(outcome), 'failed', recoveries);
   }
   actions.refreshState();
 }

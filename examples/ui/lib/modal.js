@@ -2,6 +2,7 @@
 // does not scroll, focus returns to the trigger, and a click on the backdrop dismisses.
 // Destructive actions confirm here, never with window.confirm.
 
+import { api } from './api.js';
 import { $ } from './dom.js';
 
 const FOCUSABLE = 'button:not([disabled]), input:not([disabled]):not([type="hidden"]), select:not([disabled]), textarea:not([disabled]), a[href], [tabindex]:not([tabindex="-1"])';
@@ -80,6 +81,17 @@ export function isDestructiveTool(tool) {
   return DESTRUCTIVE_TOOLS.has(tool.name) || tool.annotations?.destructiveHint === true;
 }
 
+let effects = null;
+
+/**
+ * What `name` loses and whether undo brings it back, as the host words it for approval cards
+ * (null when it has no words for the tool, or cannot be asked).
+ */
+async function effectOf(name) {
+  effects ??= api('/api/tools/effects').catch(() => ({}));
+  return (await effects)[name] ?? null;
+}
+
 /**
  * Confirms a direct run of a destructive tool. Resolves to the arguments to send, or null when
  * the person cancelled. Tools that refuse over unsaved edits get `discardChanges: true`, since
@@ -88,9 +100,10 @@ export function isDestructiveTool(tool) {
 export async function confirmToolRun(tool, args, trigger) {
   if (!isDestructiveTool(tool)) return args;
   const discards = Boolean(tool.inputSchema?.properties?.discardChanges);
+  const effect = await effectOf(tool.name);
   const confirmed = await confirmAction({
     title: `Run ${tool.name}?`,
-    message: `${tool.title ?? tool.name} cannot be undone${discards ? ' and discards unsaved edits' : ''}.`,
+    message: effect ?? `${tool.title ?? tool.name} changes the workspace${discards ? ' and discards unsaved edits' : ''}.`,
     confirmLabel: 'Run',
     trigger,
   });

@@ -13,7 +13,9 @@
 //   connectEvents({ surface, onMessage, onConnection }) -> { close() }
 //       WebSocket /api/events?client=ui&surface=<surface>: attaching makes this page the
 //       surface's preview acknowledger. Reconnects with a bounded backoff; onMessage(message)
-//       gets every event, onConnection(connected) every connection change.
+//       gets every event, onConnection(connected) every connection change. When the studio
+//       restarted (lib/launch.js) the page reloads itself with the new token, calling
+//       onRelaunch() first to keep what must survive the reload.
 //
 //   createApprovals({ container, onError }) -> { render(pending), denyFirst() }
 //       Approval cards: tool, description, source · mode, session, argument names and the
@@ -50,6 +52,8 @@
 //   wireTabs(tablist), showConnection(badge, connected, status)
 //       Keyboard-navigable side tabs, and the event socket's state on a badge.
 
+import { personLine } from './person.js';
+import { reloadForNewLaunch, studioRelaunched } from './launch.js';
 import { api, callTool, downloadBlob, copyText, isCommitted, studioToken, unconfirmedText } from './api.js';
 import { button, el } from './dom.js';
 import { allowBody, forgetSettled, reviewSlot } from './review.js';
@@ -83,7 +87,7 @@ export function cancelRunOnLeave(runId) {
 // ---------------------------------------------------------------- events
 
 /** Connects the page's event socket for `surface`, reconnecting after a drop. */
-export function connectEvents({ surface, onMessage, onConnection = () => {} }) {
+export function connectEvents({ surface, onMessage, onConnection = () => {}, onRelaunch = () => {} }) {
   let socket = null;
   let closed = false;
   let delay = RECONNECT_MIN_MS;
@@ -103,9 +107,14 @@ export function connectEvents({ surface, onMessage, onConnection = () => {} }) {
       }
       onMessage(message);
     });
-    socket.addEventListener('close', () => {
+    socket.addEventListener('close', async () => {
       if (closed) return;
       onConnection(false);
+      // A restarted studio refuses this page's token: reload with the new one.
+      if (await studioRelaunched()) {
+        reloadForNewLaunch(onRelaunch);
+        return;
+      }
       setTimeout(open, delay);
       delay = Math.min(delay * 2, RECONNECT_MAX_MS);
     });
@@ -321,7 +330,7 @@ export function createComposer({ surface, form, prompt, agent, cancel, submit, b
       case 'not-understood': say(outcome.message, 'not-understood'); break;
       case 'denied': say(`Denied ${outcome.tool ?? 'the call'}: ${outcome.message}`, 'denied', [retry]); break;
       case 'cancelled': say(`Cancelled: ${outcome.message}`, 'cancelled', [retry]); break;
-      default: say(`${outcome.code}: ${outcome.message}`, 'failed', outcome.retryable === false ? [] : [retry]);
+      default: say(personLine(outcome), 'failed', outcome.retryable === false ? [] : [retry]);
     }
     onFinished(run);
   }
