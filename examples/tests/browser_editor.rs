@@ -912,3 +912,82 @@ async fn an_open_tab_keeps_its_draft_across_a_studio_restart_and_shows_a_conflic
     browser.close().await;
     third.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_workspace_page_reapplies_its_unsent_edit_after_a_studio_restart() {
+    let _slot = browser_slot().await;
+    let data = tempfile::tempdir().expect("data dir");
+    let http = reqwest::Client::new();
+    let first = studio_on(data.path(), 0).await;
+    let port = first.addr.port();
+    let browser = Browser::launch(1280, 800).await;
+    browser.goto(&first.url()).await;
+    browser
+        .wait_for(
+            "the studio",
+            "return document.body.dataset.ready === 'true';",
+        )
+        .await;
+    let path = browser
+        .eval(
+            "return document.getElementById('editor-path').textContent;",
+            json!([]),
+        )
+        .await;
+    let path = path.as_str().expect("the open file").to_owned();
+    let read = |studio: &live_code_studio::host::RunningStudio| {
+        let (http, path) = (http.clone(), path.clone());
+        let studio_url = studio.url();
+        let token = studio.token().to_owned();
+        async move {
+            let result: Value = http
+                .post(format!("{studio_url}api/tools/call"))
+                .header("x-studio-token", token)
+                .json(&json!({"method": "tools/call", "params": {"name": "workspace.readFile", "arguments": {"path": path}}}))
+                .send()
+                .await
+                .expect("readFile")
+                .json()
+                .await
+                .expect("readFile JSON");
+            result["structuredContent"]["source"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        }
+    };
+    let original = read(&first).await;
+
+    first.shutdown().await;
+    browser
+        .wait_for(
+            "the lost connection",
+            "return document.getElementById('status-message')?.textContent.includes('reconnecting') ?? true;",
+        )
+        .await;
+    browser
+        .type_into("#editor", "<!-- typed while the studio restarted -->")
+        .await;
+    let second = studio_on(data.path(), port).await;
+    let expected = format!("{original}<!-- typed while the studio restarted -->");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let source = read(&second).await;
+        if source == expected {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the kept edit never arrived: {source}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    browser
+        .wait_for(
+            "the reloaded page",
+            "return document.body.dataset.ready === 'true';",
+        )
+        .await;
+    browser.close().await;
+    second.shutdown().await;
+}

@@ -3,13 +3,14 @@
 // This module wires the views together, keeps the page in step with the host's events, and owns
 // the global keyboard shortcuts.
 
+import { reloadForNewLaunch, studioRelaunched } from './lib/launch.js';
 import { api, callTool, downloadBlob, studioToken } from './lib/api.js';
 import { refreshChanges, wireChanges } from './lib/changes.js';
 import { $, commandKey } from './lib/dom.js';
 import { applyDeepLink, chat, denyFirstApproval, onAgentEvent, renderApprovals, runPrompt, setActiveRun, wireChat } from './lib/chat.js';
 import { loadCatalog, refreshSample, wireCatalog } from './lib/catalog.js';
 import { wireUnload } from './lib/unload.js';
-import { flushDraft, findStep, loadActiveFile, openFind, renderTabs, selectRange, showEditorStatus, updateEditorEnabled, wireEditor } from './lib/editor.js';
+import { flushDraft, findStep, loadActiveFile, openFind, renderTabs, restoreKeptDraft, selectRange, showEditorStatus, updateEditorEnabled, wireEditor } from './lib/editor.js';
 import { renderTree, save, wireExplorer } from './lib/explorer.js';
 import { exitDesignMode, onSurfaceEvent, wireDesign } from './lib/design.js';
 import { modalOpen } from './lib/modal.js';
@@ -166,9 +167,12 @@ function connectEvents() {
       default: break;
     }
   });
-  socket.addEventListener('close', () => {
+  socket.addEventListener('close', async () => {
     setStatusMessage('Connection to the studio host lost; reconnecting…', true);
-    setTimeout(connectEvents, 1000);
+    // A restarted studio refuses this page's token: reload with the new one (the editor's
+    // unsent draft is kept in the tab and re-applied on load).
+    if (await studioRelaunched()) reloadForNewLaunch();
+    else setTimeout(connectEvents, 1000);
   });
 }
 
@@ -288,6 +292,7 @@ document.addEventListener('keydown', onGlobalKeydown);
 setActiveRun(null);
 applyDeepLink();
 await refreshState({ reloadEditor: true });
+await restoreKeptDraft();
 connectEvents();
 await Promise.all([loadTrace(), loadCatalog()]);
 document.body.dataset.ready = 'true';

@@ -3,6 +3,7 @@
 // save boundaries.
 
 import { callTool, downloadWorkspaceFile, isCommitted, unconfirmedText } from './api.js';
+import { keepDraft, keptDraft } from './launch.js';
 import { $, el } from './dom.js';
 import { createCodeEditor } from './code-editor.js';
 import { offerRefresh } from './preview.js';
@@ -110,12 +111,40 @@ async function flushOnce(keepalive) {
   }
   state.source = source;
   state.status.revision = result.structuredContent.revision;
+  if (state.draft === null) keepDraft(SURFACE, null);
   showEditorStatus(`Written · revision ${result.structuredContent.revision}`);
   return true;
 }
 
+const SURFACE = 'workspace';
+
+/**
+ * Re-applies the draft this tab kept when the studio restarted (lib/launch.js): dropped when
+ * the file already holds it, written when the file is still the version it was typed over,
+ * else put back in the editor unsaved, with a line saying the file changed since. Never
+ * dropped silently.
+ */
+export async function restoreKeptDraft() {
+  const kept = keptDraft(SURFACE);
+  if (!kept || kept.path !== state.activePath || state.draft) return;
+  if (kept.text === state.source) {
+    keepDraft(SURFACE, null);
+    return;
+  }
+  code.setText(kept.text);
+  state.draft = { path: kept.path, source: kept.text };
+  renderTabs();
+  if (kept.baseSource === state.source) {
+    showEditorStatus('The studio restarted: writing your unsent edit…');
+    await actions.flushDraft();
+    return;
+  }
+  showEditorStatus(`The studio restarted and ${kept.path} changed since your unsent edit: your text is back in the editor, not written yet. Keep editing to write it over the current version, or reopen the file to discard it.`, true);
+}
+
 function onInput() {
   state.draft = { path: state.activePath, source: $('editor').value };
+  keepDraft(SURFACE, { path: state.activePath, text: state.draft.source, baseSource: state.source, baseRevision: state.status?.revision ?? null });
   renderTabs();
   clearTimeout(draftTimer);
   draftTimer = setTimeout(actions.flushDraft, DRAFT_IDLE_MS);
