@@ -797,6 +797,18 @@ async fn editor_source(
         .to_owned()
 }
 
+async fn workspace_source(
+    http: &reqwest::Client,
+    studio: &live_code_studio::host::RunningStudio,
+    path: &str,
+) -> String {
+    browser_support::studio::call_tool(http, studio, "workspace.readFile", json!({"path": path}))
+        .await["structuredContent"]["source"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
 /// Polls `studio`'s document until `done` holds (20 s at most).
 async fn wait_for_source(
     http: &reqwest::Client,
@@ -935,28 +947,7 @@ async fn the_workspace_page_reapplies_its_unsent_edit_after_a_studio_restart() {
         )
         .await;
     let path = path.as_str().expect("the open file").to_owned();
-    let read = |studio: &live_code_studio::host::RunningStudio| {
-        let (http, path) = (http.clone(), path.clone());
-        let studio_url = studio.url();
-        let token = studio.token().to_owned();
-        async move {
-            let result: Value = http
-                .post(format!("{studio_url}api/tools/call"))
-                .header("x-studio-token", token)
-                .json(&json!({"method": "tools/call", "params": {"name": "workspace.readFile", "arguments": {"path": path}}}))
-                .send()
-                .await
-                .expect("readFile")
-                .json()
-                .await
-                .expect("readFile JSON");
-            result["structuredContent"]["source"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned()
-        }
-    };
-    let original = read(&first).await;
+    let original = workspace_source(&http, &first, &path).await;
 
     first.shutdown().await;
     browser
@@ -972,7 +963,7 @@ async fn the_workspace_page_reapplies_its_unsent_edit_after_a_studio_restart() {
     let expected = format!("{original}<!-- typed while the studio restarted -->");
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        let source = read(&second).await;
+        let source = workspace_source(&http, &second, &path).await;
         if source == expected {
             break;
         }

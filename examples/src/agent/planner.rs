@@ -135,6 +135,16 @@ fn unclear_stop(parts: &[String], help: &str) -> Stop {
     ))
 }
 
+/// [`understood`] with the words of the recognised intent.
+pub(crate) fn understood_by_intent(
+    recognised: (Intent, Action),
+    prompt: &str,
+    help: &str,
+) -> (Intent, Action) {
+    let intent = recognised.0;
+    understood(recognised, prompt, |word| intent_knows(intent, word), help)
+}
+
 /// `recognised` if every clause of `prompt` is made of words `known` accepts; otherwise a stop
 /// naming the clauses it could not read, so a half-understood prompt never acts on the half it
 /// read. Commands were matched whole already, and stops stay as they are.
@@ -253,14 +263,8 @@ pub fn plan(prompt: &str, context: &PlannerContext) -> Plan {
     if let Some(workspace) = &context.workspace {
         prompt_facts.path = prompt_facts.path.map(|path| resolve_path(workspace, &path));
     }
-    let recognised = recognise(&prompt_facts, context);
-    let read = recognised.0;
-    let (intent, action) = understood(
-        recognised,
-        prompt,
-        |word| intent_knows(read, word),
-        WORKSPACE_HELP,
-    );
+    let (intent, action) =
+        understood_by_intent(recognise(&prompt_facts, context), prompt, WORKSPACE_HELP);
     match action.and_then(|call| checked(context.workspace.as_ref(), call)) {
         Ok(call) => Plan::acting(intent, with_preflight(call)),
         Err(stop) => Plan::stopped(intent, stop),

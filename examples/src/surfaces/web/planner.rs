@@ -9,10 +9,9 @@ use serde_json::{Value, json};
 use super::WebSurface;
 use crate::agent::planner::{
     Action, DEFAULT_FEATURE_DESCRIPTION, Intent, Plan, PlannedCall, PromptFacts, Stop, checked,
-    first_path, hero_arguments, not_understood, understood,
+    first_path, hero_arguments, not_understood, understood_by_intent,
 };
 use crate::agent::targets::{patch_path, resolve_path};
-use crate::agent::understanding::intent_knows;
 use crate::preview_edits::Theme;
 
 /// What the local web-coding agent understands (its reply to a prompt it cannot act on).
@@ -30,14 +29,7 @@ pub async fn plan(surface: &WebSurface, prompt: &str) -> Plan {
 /// Plans the `web.*` calls for `prompt` against `workspace`.
 pub fn plan_web(prompt: &str, workspace: &Workspace) -> Plan {
     let facts = read_facts(prompt, workspace);
-    let recognised = recognise(&facts, workspace);
-    let read = recognised.0;
-    let (intent, action) = understood(
-        recognised,
-        prompt,
-        |word| intent_knows(read, word),
-        WEB_HELP,
-    );
+    let (intent, action) = understood_by_intent(recognise(&facts, workspace), prompt, WEB_HELP);
     let action = match action.and_then(|call| checked(Some(workspace), call)) {
         Ok(action) => action,
         Err(stop) => return Plan::stopped(intent, stop),
