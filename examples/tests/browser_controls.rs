@@ -257,15 +257,20 @@ async fn leaving_the_workspace_page_guards_a_draft_until_the_host_stores_it() {
         json!(false),
         "nothing to lose yet"
     );
+    // The idle flush is widened so the draft is surely still the page's when the guard is asked.
+    browser
+        .eval_async(
+            "const done = arguments[arguments.length - 1]; import('/ui/lib/store.js').then((store) => { store.typing.draftIdleMs = 60000; done(true); });",
+            json!([]),
+        )
+        .await;
     browser.type_into("#editor", "<!-- last words -->").await;
     assert_eq!(
         browser.eval(BEFOREUNLOAD_ASKS, json!([])).await,
         json!(true),
         "a draft the host has not stored"
     );
-    // pagehide sends the draft at once; the idle flush would too, a little later, so this
-    // test proves the draft reaches the host and the guard then lets go, not which of the two
-    // sent it.
+    // pagehide sends the draft at once (the idle flush is a minute away now).
     browser
         .eval("window.dispatchEvent(new Event('pagehide'));", json!([]))
         .await;

@@ -959,3 +959,76 @@ async fn unknown_routes_and_the_favicon_answer_404_without_leaking_anything() {
     assert_eq!(icon.headers()["content-type"], "image/svg+xml");
     studio.shutdown().await;
 }
+
+/// A page attached to `surface` over the event socket (as a browser tab is).
+async fn attach_page(
+    studio: &RunningStudio,
+    surface: &str,
+) -> tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>> {
+    let url = format!(
+        "ws://127.0.0.1:{}/api/events?token={}&client=ui&surface={surface}",
+        studio.addr.port(),
+        studio.token()
+    );
+    tokio_tungstenite::connect_async(url)
+        .await
+        .expect("websocket connects")
+        .0
+}
+
+#[tokio::test]
+async fn an_approval_whose_page_is_gone_expires_with_a_coded_denial_unless_another_page_shows_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let studio = start(dir.path(), None).await;
+    studio.state.orphan_grace.set(Duration::from_millis(300));
+    let client = Client::new(&studio);
+    let page = attach_page(&studio, "workspace").await;
+    let run_id = client.run("make it amber").await;
+    let approval = client.wait_approval().await;
+
+    // The asking page crashes (its socket drops, no cancel): the approval expires.
+    drop(page);
+    let run = client.wait_run(&run_id).await;
+    assert_eq!(run["state"], "denied", "{run}");
+    let message = run["report"]["outcome"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("The approval expired: the page that asked for it closed"),
+        "{message}"
+    );
+    assert_eq!(client.get("/api/approvals").await, json!([]));
+    let last = run["report"]["steps"].as_array().unwrap().last().unwrap();
+    assert_eq!(
+        (&last["tool"], &last["code"]),
+        (&json!("preview.setTheme"), &json!("TOOL_POLICY_DENIED")),
+        "{run}"
+    );
+    assert_eq!(approval["name"], "preview.setTheme");
+
+    // With another page of the surface open, the approval waits for its person.
+    let first = attach_page(&studio, "workspace").await;
+    let second = attach_page(&studio, "workspace").await;
+    let run_id = client.run("make it rose").await;
+    let approval = client.wait_approval().await;
+    drop(first);
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    assert_eq!(client.get("/api/approvals").await[0]["id"], approval["id"]);
+    let id = approval["id"].as_str().unwrap();
+    let (status, _) = client
+        .post(&format!("/api/approvals/{id}"), json!({"decision": "deny"}))
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(client.wait_run(&run_id).await["state"], "denied");
+    drop(second);
+
+    // A run started with no page attached (an API client) is not a page's: it keeps waiting.
+    let run_id = client.run("make it violet").await;
+    let approval = client.wait_approval().await;
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    assert_eq!(client.get("/api/approvals").await[0]["id"], approval["id"]);
+    let id = approval["id"].as_str().unwrap();
+    client
+        .post(&format!("/api/approvals/{id}"), json!({"decision": "deny"}))
+        .await;
+    assert_eq!(client.wait_run(&run_id).await["state"], "denied");
+    studio.shutdown().await;
+}

@@ -23,7 +23,7 @@ use tool_protocol::approval::ApprovalCall;
 use serde_json::{Map, Value};
 
 use crate::interaction::{
-    ApprovedChanges, InteractionOutcome, InteractionRequest, ToolInteraction,
+    ApprovedChanges, Denial, InteractionOutcome, InteractionRequest, ToolInteraction,
 };
 use crate::policy::BoxError;
 
@@ -127,6 +127,8 @@ struct PendingApproval {
 enum Answer {
     Decision(ApprovalDecision),
     Changes(Box<ApprovedChanges>),
+    /// Refused by the host, saying why ([`ApprovalQueue::deny_with`]).
+    Refused(Box<Denial>),
 }
 
 /// A pending call as a host reviews it: never part of a snapshot. Made by the queue only.
@@ -201,7 +203,7 @@ impl ApprovalQueue {
             match answer.await {
                 Answer::Decision(decision) => decision,
                 // Not queued as accepting changes, so never answered with them.
-                Answer::Changes(_) => ApprovalDecision::Deny,
+                Answer::Changes(_) | Answer::Refused(_) => ApprovalDecision::Deny,
             }
         }
     }
@@ -272,6 +274,13 @@ impl ApprovalQueue {
         // The waiter may have gone away at this instant; the entry is removed either way.
         let _ = entry.responder.send(answer);
         true
+    }
+
+    /// Denies pending approval `id` on the host's behalf, saying why (`denial` becomes the
+    /// call's `TOOL_POLICY_DENIED` message and details; [`Self::request`] waiters see a plain
+    /// deny). Returns whether it was pending.
+    pub fn deny_with(&self, id: &str, denial: Denial) -> bool {
+        self.settle(id, |_| true, Answer::Refused(Box::new(denial)))
     }
 
     /// Denies every pending approval; returns how many were denied.
@@ -394,6 +403,7 @@ impl ToolInteraction for ApprovalQueue {
                 Answer::Decision(ApprovalDecision::Allow) => InteractionOutcome::Approved,
                 Answer::Decision(ApprovalDecision::Deny) => InteractionOutcome::Denied,
                 Answer::Changes(changes) => InteractionOutcome::ApprovedWithChanges(changes),
+                Answer::Refused(denial) => InteractionOutcome::DeniedWith(denial),
             },
         )
     }
@@ -481,6 +491,20 @@ mod tests {
         assert!(!queue.resolve_with_changes(&id, changes));
         assert!(queue.resolve(&id, ApprovalDecision::Allow));
         assert_eq!(plain.await, ApprovalDecision::Allow);
+        // The host may refuse on a person's behalf, saying why; a plain request sees a deny.
+        let mut refused = Box::pin(queue.interact(&request, &token));
+        assert!(futures::poll!(&mut refused).is_pending());
+        let id = queue.snapshot()[0].id.clone();
+        let denial = Denial::new("expired", Map::new());
+        assert!(queue.deny_with(&id, denial.clone()));
+        assert!(!queue.deny_with(&id, denial.clone()), "settled once");
+        assert_eq!(
+            refused.await.unwrap(),
+            InteractionOutcome::DeniedWith(Box::new(denial.clone()))
+        );
+        let plain = queue.request(request.approval_call(), &token);
+        assert!(queue.deny_with(&queue.snapshot()[0].id.clone(), denial));
+        assert_eq!(plain.await, ApprovalDecision::Deny);
         // Without review_arguments nothing is kept.
         let blind = ApprovalQueue::new();
         let _waiting = blind.request(request.approval_call(), &token);

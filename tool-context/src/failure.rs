@@ -105,6 +105,13 @@ pub(crate) fn policy_denied(name: &str) -> ToolCallError {
     .with_retryable(false)
 }
 
+/// The refusal an interaction explained ([`crate::InteractionOutcome::DeniedWith`]).
+pub(crate) fn denied_with(denial: &crate::interaction::Denial) -> ToolCallError {
+    ToolCallError::new(codes::TOOL_POLICY_DENIED, denial.message.clone())
+        .with_retryable(false)
+        .with_details(serde_json::Value::Object(denial.details.clone()))
+}
+
 pub(crate) fn approval_required(name: &str) -> ToolCallError {
     ToolCallError::new(
         codes::TOOL_APPROVAL_REQUIRED,

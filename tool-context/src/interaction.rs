@@ -28,12 +28,36 @@ pub enum InteractionOutcome {
     ApprovedWithChanges(Box<ApprovedChanges>),
     /// Refuse the call (`TOOL_POLICY_DENIED`).
     Denied,
+    /// Refuse the call (`TOOL_POLICY_DENIED`) saying why and who decided: the denial's
+    /// message and details are the error's (for example an approval that expired because the
+    /// page that asked for it is gone).
+    DeniedWith(Box<Denial>),
 }
 
 impl InteractionOutcome {
     /// Whether the call may run (as sent or narrowed).
     pub fn is_approved(&self) -> bool {
-        !matches!(self, Self::Denied)
+        !matches!(self, Self::Denied | Self::DeniedWith(_))
+    }
+}
+
+/// Why a call was refused, as its caller reads it in the `TOOL_POLICY_DENIED` error.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Denial {
+    /// The error message.
+    pub message: String,
+    /// The error details (for example `{"reason": "…", "decidedBy": "host"}`).
+    pub details: Map<String, Value>,
+}
+
+impl Denial {
+    /// A denial reading `message`, with `details`.
+    pub fn new(message: impl Into<String>, details: Map<String, Value>) -> Self {
+        Self {
+            message: message.into(),
+            details,
+        }
     }
 }
 

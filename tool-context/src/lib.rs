@@ -46,7 +46,8 @@ pub use idempotency::{
     IdempotencyClaim, IdempotencyClaimError, IdempotencyConfig, IdempotencyRegistry,
 };
 pub use interaction::{
-    ApprovedChanges, InteractionKind, InteractionOutcome, InteractionRequest, ToolInteraction,
+    ApprovedChanges, Denial, InteractionKind, InteractionOutcome, InteractionRequest,
+    ToolInteraction,
 };
 pub use observer::ToolCallObserver;
 pub use operations::OperationError;

@@ -357,6 +357,7 @@ impl<'r> CallRun<'r> {
                         Ok(Some(changes))
                     }
                     InteractionOutcome::Denied => Err(failure::policy_denied(&self.request.name)),
+                    InteractionOutcome::DeniedWith(denial) => Err(failure::denied_with(&denial)),
                 },
             },
         }

@@ -149,6 +149,38 @@ async fn interactions_answer_ask_and_call_options_override_the_registry() {
         .await;
     assert!(!approved.is_error());
     assert_eq!((asked.get(), counter.get()), (2, 1));
+    // A denial that says why (the host refusing on a person's behalf) keeps the code and the
+    // retryable flag and carries its message and details.
+    let details = json!({"reason": "asking page closed", "decidedBy": "host"});
+    let explained = Arc::new(Answer(
+        InteractionOutcome::DeniedWith(Box::new(tool_context::Denial::new(
+            "The approval expired: the page that asked for it closed.",
+            details.as_object().unwrap().clone(),
+        ))),
+        asked.clone(),
+    ));
+    let refused = registry
+        .call_tool(
+            request("workspace.write", json!({"path": "a"})),
+            ToolCallOptions::default().with_interaction(explained),
+        )
+        .await
+        .error
+        .unwrap();
+    assert_eq!(
+        (refused.code.as_str(), refused.retryable),
+        (codes::TOOL_POLICY_DENIED, Some(false))
+    );
+    assert_eq!(
+        refused.message,
+        "The approval expired: the page that asked for it closed."
+    );
+    assert_eq!(refused.details, Some(details));
+    assert_eq!(
+        (asked.get(), counter.get()),
+        (3, 1),
+        "the handler never ran"
+    );
     // Invalid arguments never reach the interaction (strict validation runs first).
     let invalid = registry
         .call_tool(
@@ -157,7 +189,7 @@ async fn interactions_answer_ask_and_call_options_override_the_registry() {
         )
         .await;
     assert_eq!(invalid.error_code(), Some(codes::TOOL_VALIDATION_FAILED));
-    assert_eq!(asked.get(), 2);
+    assert_eq!(asked.get(), 3);
     // Allow and deny never ask.
     for decision in [PolicyDecision::Allow, PolicyDecision::Deny] {
         let registry = ToolRegistry::builder()
@@ -173,7 +205,7 @@ async fn interactions_answer_ask_and_call_options_override_the_registry() {
             )
             .await;
     }
-    assert_eq!(asked.get(), 2);
+    assert_eq!(asked.get(), 3);
 }
 
 #[tokio::test]

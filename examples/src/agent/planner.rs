@@ -207,7 +207,7 @@ impl PlannedCall {
 
 impl Intent {
     /// Whether the intent is a destructive or history command, planned only from a prompt that
-    /// is that command (see [`CommandForm::matches`]).
+    /// is that command (see `understanding::CommandForm::matches`).
     pub fn is_command(self) -> bool {
         matches!(
             self,

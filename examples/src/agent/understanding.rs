@@ -3,10 +3,10 @@
 //! Two rules keep a deterministic planner from acting on words it only half read:
 //!
 //! - A destructive or history tool (reset, undo, save, delete…) is planned only when the prompt
-//!   *is* that command ([`CommandForm::matches`]): "reset the document" resets, "add a reset
+//!   *is* that command (`CommandForm::matches`): "reset the document" resets, "add a reset
 //!   button" does not.
 //! - Any other plan acts only if every clause of the prompt is made of words its intent knows
-//!   ([`unclear_parts`]); otherwise the run ends `not-understood` naming the clauses it could
+//!   (`unclear_parts`); otherwise the run ends `not-understood` naming the clauses it could
 //!   not read, never a partial plan reported as done.
 
 use super::planner::Intent;

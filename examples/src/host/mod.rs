@@ -5,6 +5,7 @@ pub mod changes;
 pub mod mcp;
 pub mod mcp_state_key;
 pub mod openrouter;
+pub mod orphans;
 pub mod rejections;
 pub mod remote_approval;
 pub mod review;
@@ -127,6 +128,8 @@ pub struct StudioState {
     pub stylesheet_run: Arc<crate::kit::bridge::StylesheetRun>,
     /// Seals MCP approval states (2026-07-28); kept in the data directory.
     pub mcp_state_key: tool_context_mcp::RequestStateKey,
+    /// How long a page run's approval may wait with no page of its surface attached.
+    pub orphan_grace: orphans::OrphanGrace,
     /// Cancelled when the studio stops: long-lived connections (the pages' event sockets) end
     /// with it instead of holding the shutdown open.
     pub stopping: CancellationToken,
@@ -253,8 +256,10 @@ pub async fn build_state(options: &StudioOptions, port: u16) -> Result<Arc<Studi
         stylesheet_run,
         mcp_state_key: mcp_state_key::load_or_create(&options.data_dir),
         stopping: CancellationToken::new(),
+        orphan_grace: orphans::OrphanGrace::default(),
     });
     watch_approvals(&state);
+    orphans::watch_orphaned_approvals(&state);
     Ok(state)
 }
 

@@ -31,6 +31,7 @@ use tool_protocol::{ToolCallEvent, ToolCallEventType, ToolCallId, ToolDefinition
 use super::trace::{TraceKind, TraceRow, TraceStore, prompt_session_label};
 use crate::agent::outcome::RunOutcome;
 use crate::kit::events::{EventHub, StudioEvent};
+use crate::surfaces::Surface;
 
 pub use hooks::{RunApprovals, RunPreviewBridge};
 pub use view::{ExternalRun, Relay, RunRetry, RunState, RunView};
@@ -48,6 +49,9 @@ struct RunEntry {
     call_id: Option<String>,
     /// Where an external run's transitions go; dropped when the run finishes.
     relay: Option<Relay>,
+    /// The surface whose page started the run (its approvals expire when no such page is
+    /// attached any more: see `host::orphans`).
+    page: Option<Surface>,
 }
 
 impl RunEntry {
@@ -171,6 +175,7 @@ impl AgentRuns {
             in_flight: 0,
             call_id,
             relay,
+            page: None,
         };
         self.runs
             .lock()
@@ -179,6 +184,23 @@ impl AgentRuns {
         self.trace.upsert(self.trace_row(&view, now_ms(), None));
         self.announce(&view);
         view
+    }
+
+    /// Records that a page of `surface` started `run_id` (and answers its approvals).
+    pub fn asked_from_page(&self, run_id: &str, surface: Surface) {
+        if let Some(entry) = self.runs.lock().expect("runs lock").get_mut(run_id) {
+            entry.page = Some(surface);
+        }
+    }
+
+    /// The surface of the page that started `session_id`'s unfinished run, if a page did.
+    pub fn page_of_session(&self, session_id: &str) -> Option<Surface> {
+        self.runs
+            .lock()
+            .expect("runs lock")
+            .values()
+            .find(|entry| entry.owns_call(session_id, None) && entry.call_id.is_none())
+            .and_then(|entry| entry.page)
     }
 
     /// The unfinished external run of `session_id`'s call `call_id`.

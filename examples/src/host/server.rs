@@ -315,6 +315,10 @@ async fn start_run(State(state): State<Arc<StudioState>>, Json(body): Json<RunBo
         return super::openrouter::start(state, surface, prompt, metadata).await;
     }
     let (view, cancellation) = state.runs.begin("local", &prompt);
+    // Started while a page of the surface is attached: that page asks (see host::orphans).
+    if state.viewers_for(surface).count() > 0 {
+        state.runs.asked_from_page(&view.run_id, surface);
+    }
     let response = Json(json!(view)).into_response();
     let run = LocalRun {
         surface,

@@ -5,7 +5,7 @@ import { personLine } from './person.js';
 import { retryAnnouncement, runStatusText } from './agent.js';
 import { api, downloadWorkspaceFile } from './api.js';
 import { $, button, el } from './dom.js';
-import { allowBody, forgetSettled, reviewSlot } from './review.js';
+import { createApprovals } from './approvals.js';
 import { refreshPreview } from './preview.js';
 import { PROMPT_RECIPES, describeRecipe } from './recipes.js';
 import { actions, state } from './store.js';
@@ -17,7 +17,6 @@ const FINAL_STATES = ['completed', 'not-understood', 'failed', 'denied', 'cancel
 /** Retries already announced in the chat (`runId:attempt`). */
 const announcedRetries = new Set();
 
-let pendingApprovals = [];
 // Latest event per run: the socket can report a run before its POST response arrives.
 const seenRuns = new Map();
 const MAX_SEEN_RUNS = 32;
@@ -144,60 +143,21 @@ function applyRun(run) {
 
 // ---------------------------------------------------------------- approvals
 
-/** Renders the pending approval cards (name, description, source, mode, argument names, safe preview). */
+const approvals = createApprovals({
+  container: $('approvals'),
+  onError: (error) => chat(`${error.code}: ${error.message}`, 'failed'),
+  onArrived: () => { $('chat-log').scrollTop = $('chat-log').scrollHeight; },
+  escDenies: false, // the page's shortcut handler calls denyFirstApproval
+});
+
+/** Renders the pending approval cards (lib/approvals.js, shared by every page). */
 export function renderApprovals(pending) {
-  const previous = new Set(pendingApprovals.map((approval) => approval.id));
-  pendingApprovals = pending ?? [];
-  forgetSettled(reviews, pendingApprovals);
-  const arrived = pendingApprovals.some((approval) => !previous.has(approval.id));
-  if (!arrived && pendingApprovals.length === previous.size) return;
-  const box = $('approvals');
-  box.replaceChildren();
-  for (const approval of pendingApprovals) {
-    const card = el('section', {
-      className: 'approval', dataset: { approvalId: approval.id },
-      attrs: { role: 'alertdialog', 'aria-label': `Approve ${approval.name}?` },
-    },
-    el('div', { className: 'approval-head' },
-      el('span', { className: 'approval-label', textContent: 'Approval needed' }),
-      el('code', { className: 'approval-tool', textContent: approval.name })),
-    el('p', { className: 'approval-desc', textContent: approval.description ?? '' }),
-    el('dl', {},
-      el('dt', { textContent: 'Caller' }), el('dd', { textContent: `${approval.source}${approval.mode ? ` · ${approval.mode}` : ''}` }),
-      el('dt', { textContent: 'Arguments' }), el('dd', { textContent: approval.argumentKeys?.join(', ') || 'none' }),
-      approval.safeArgumentPreview ? [el('dt', { textContent: 'Values' }), el('dd', { className: 'safe-preview', textContent: approval.safeArgumentPreview })] : null),
-    reviewSlot(approval.id, reviews, 'Approve'),
-    el('div', { className: 'buttons' },
-      button('Deny', () => resolveApproval(approval.id, { decision: 'deny' }), { className: 'deny', title: 'Deny (Esc)' }),
-      button('Approve', () => resolveApproval(approval.id, allowBody(reviews.get(approval.id))), { className: 'approve primary' })));
-    box.append(card);
-  }
-  if (arrived) {
-    // Move focus to a new card only (not on every refresh), so typing elsewhere is not interrupted.
-    box.querySelector('.approve')?.focus({ preventScroll: true });
-    $('chat-log').scrollTop = $('chat-log').scrollHeight;
-  }
+  approvals.render(pending);
 }
 
 /** Denies the first pending approval (Esc while no dialog is open); true when one was pending. */
 export function denyFirstApproval() {
-  const first = pendingApprovals[0];
-  if (!first) return false;
-  resolveApproval(first.id, { decision: 'deny' });
-  return true;
-}
-
-const reviews = new Map();
-
-async function resolveApproval(id, body) {
-  const controls = () => document.querySelectorAll(`[data-approval-id="${CSS.escape(id)}"] button`);
-  for (const control of controls()) control.disabled = true;
-  try {
-    await api(`/api/approvals/${encodeURIComponent(id)}`, { method: 'POST', body });
-  } catch (error) {
-    for (const control of controls()) control.disabled = false;
-    chat(`${error.code}: ${error.message}`, 'failed');
-  }
+  return approvals.denyFirst();
 }
 
 // ---------------------------------------------------------------- composer

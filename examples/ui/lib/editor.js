@@ -7,7 +7,7 @@ import { keepDraft, keptDraft } from './launch.js';
 import { $, el } from './dom.js';
 import { createCodeEditor } from './code-editor.js';
 import { offerRefresh } from './preview.js';
-import { DRAFT_IDLE_MS, MAX_SOURCE_CHARS, actions, busy, fileAt, state } from './store.js';
+import { MAX_SOURCE_CHARS, actions, busy, fileAt, state, typing } from './store.js';
 
 let draftTimer = null;
 let loadedPath = null;
@@ -147,7 +147,7 @@ function onInput() {
   keepDraft(SURFACE, { path: state.activePath, text: state.draft.source, baseSource: state.source, baseRevision: state.status?.revision ?? null });
   renderTabs();
   clearTimeout(draftTimer);
-  draftTimer = setTimeout(actions.flushDraft, DRAFT_IDLE_MS);
+  draftTimer = setTimeout(actions.flushDraft, typing.draftIdleMs);
 }
 
 // ---------------------------------------------------------------- tabs

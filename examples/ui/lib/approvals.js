@@ -1,0 +1,82 @@
+// The approval card, one component for every page: tool, description, caller (source · mode),
+// session, argument names and the host's safe preview (never file source), the change under
+// review (lib/review.js), and Deny / Approve. Approve and Deny POST /api/approvals/{id}.
+
+import { api } from './api.js';
+import { button, el } from './dom.js';
+import { modalOpen } from './modal.js';
+import { allowBody, forgetSettled, reviewSlot } from './review.js';
+
+/**
+ * Approval cards in `container`. `onError(error)` reports a refused answer; `onArrived()` runs
+ * after a new card is shown (a page may scroll to it). With `escDenies`, Esc outside an open
+ * dialog denies the oldest card (a page with its own shortcut handler calls `denyFirst()`).
+ */
+export function createApprovals({ container, onError = () => {}, onArrived = () => {}, escDenies = true }) {
+  let pending = [];
+  const reviews = new Map();
+
+  async function resolve(id, body) {
+    const controls = () => container.querySelectorAll(`[data-approval-id="${CSS.escape(id)}"] button`);
+    for (const control of controls()) control.disabled = true;
+    try {
+      await api(`/api/approvals/${encodeURIComponent(id)}`, { method: 'POST', body });
+    } catch (error) {
+      for (const control of controls()) control.disabled = false;
+      onError(error);
+    }
+  }
+
+  function card(approval) {
+    const caller = `${approval.source}${approval.mode ? ` · ${approval.mode}` : ''}`;
+    return el('section', {
+      className: 'approval',
+      dataset: { approvalId: approval.id, tool: approval.name },
+      attrs: { role: 'alertdialog', 'aria-label': `Approve ${approval.name}?`, 'aria-describedby': `approval-desc-${approval.id}` },
+    },
+    el('div', { className: 'approval-head' },
+      el('span', { className: 'approval-label', textContent: 'Approval needed' }),
+      el('code', { className: 'approval-tool', textContent: approval.name })),
+    el('p', { className: 'approval-desc', id: `approval-desc-${approval.id}`, textContent: approval.description ?? '' }),
+    el('dl', {},
+      el('dt', { textContent: 'Caller' }), el('dd', { textContent: caller }),
+      approval.sessionId ? [el('dt', { textContent: 'Session' }), el('dd', { textContent: approval.sessionId })] : null,
+      el('dt', { textContent: 'Arguments' }), el('dd', { className: 'argument-names', textContent: approval.argumentKeys?.join(', ') || 'none' }),
+      approval.safeArgumentPreview ? [el('dt', { textContent: 'Values' }), el('dd', { className: 'safe-preview', textContent: approval.safeArgumentPreview })] : null),
+    reviewSlot(approval.id, reviews, 'Approve'),
+    el('div', { className: 'buttons' },
+      button('Deny', () => resolve(approval.id, { decision: 'deny' }), { className: 'deny', title: 'Deny (Esc)' }),
+      button('Approve', () => resolve(approval.id, allowBody(reviews.get(approval.id))), { className: 'approve primary' })));
+  }
+
+  function render(next) {
+    const before = new Set(pending.map((approval) => approval.id));
+    pending = next ?? [];
+    forgetSettled(reviews, pending);
+    const arrived = pending.some((approval) => !before.has(approval.id));
+    if (!arrived && pending.length === before.size) return;
+    container.replaceChildren(...pending.map(card));
+    container.hidden = pending.length === 0;
+    // Focus moves only for a new card, so typing elsewhere is not interrupted on every refresh.
+    if (arrived) {
+      container.querySelector('.approve')?.focus({ preventScroll: true });
+      onArrived();
+    }
+  }
+
+  function denyFirst() {
+    const first = pending[0];
+    if (!first) return false;
+    resolve(first.id, { decision: 'deny' });
+    return true;
+  }
+
+  if (escDenies) {
+    document.addEventListener('keydown', (event) => {
+      if (event.key !== 'Escape' || event.defaultPrevented || modalOpen()) return;
+      if (denyFirst()) event.preventDefault();
+    });
+  }
+  container.hidden = true;
+  return { render, denyFirst };
+}
