@@ -1,11 +1,15 @@
 // The studio's code editor, one component for every page: a transparent textarea over a
 // highlighted layer and a find-marks layer, a line-number gutter, in-file find (Ctrl+F, Enter /
 // Shift+Enter, Esc) and a status line with line, column, line count and the character budget.
+// Its editing essentials (auto-indent, Tab / Shift+Tab over lines, auto-closed pairs and tags,
+// the matching bracket, Ctrl+/ comments) are the pure text logic of lib/editing.js, applied
+// here as one native edit each (`applyEdit`): one Ctrl+Z undoes it whole, and `input` fires.
 // The page keeps its textarea (its id, its input listeners, its drafts); the component builds
 // the layers, the find bar and the status line around it. Text the page assigns goes through
 // `setText`, so the layers follow.
 
 import { commandKey, el, escapeHtml } from './dom.js';
+import { editForKey, matchingBracket } from './editing.js';
 import { highlight } from './highlight.js';
 
 /** Most matches find marks in one file. */
@@ -61,18 +65,40 @@ export function createCodeEditor({ textarea, idPrefix = '', language = () => 'pl
 
   const find = { query: '', matches: [], index: -1 };
   let gutterLines = 0;
+  // The bracket at the caret and its match ([first, second] positions), or null.
+  let brackets = null;
+
+  /** Escaped `text.slice(from, to)` with the matched brackets in it marked. */
+  function marked(text, from, to) {
+    let html = '';
+    let last = from;
+    for (const at of brackets ?? []) {
+      if (at < from || at >= to) continue;
+      html += `${escapeHtml(text.slice(last, at))}<span class="bracket-match">${escapeHtml(text[at])}</span>`;
+      last = at + 1;
+    }
+    return html + escapeHtml(text.slice(last, to));
+  }
 
   function renderMarks(text) {
-    if (!find.matches.length) return escapeHtml(text);
     let html = '';
     let last = 0;
     find.matches.forEach((start, index) => {
       const end = start + find.query.length;
-      html += escapeHtml(text.slice(last, start));
-      html += `<mark${index === find.index ? ' class="current"' : ''}>${escapeHtml(text.slice(start, end))}</mark>`;
+      html += marked(text, last, start);
+      html += `<mark${index === find.index ? ' class="current"' : ''}>${marked(text, start, end)}</mark>`;
       last = end;
     });
-    return html + escapeHtml(text.slice(last));
+    return html + marked(text, last, text.length);
+  }
+
+  /** Finds the bracket match for the caret; whether it changed. */
+  function updateBrackets() {
+    const { selectionStart: start, selectionEnd: end, value } = textarea;
+    const next = start === end ? matchingBracket(value, start) : null;
+    const changed = String(next) !== String(brackets);
+    brackets = next;
+    return changed;
   }
 
   /** Line numbers, rebuilt only when the line count changes. */
@@ -91,15 +117,57 @@ export function createCodeEditor({ textarea, idPrefix = '', language = () => 'pl
     }
   }
 
+  // A trailing newline needs one more visible line in the <pre> layers.
+  const tailOf = (text) => (text.endsWith('\n') ? ' ' : '');
+
   /** Renders the highlight and find layers for the textarea's text. */
   function render() {
     const text = textarea.value;
-    // A trailing newline needs one more visible line in the <pre> layers.
-    const tail = text.endsWith('\n') ? ' ' : '';
-    layer.innerHTML = highlight(text, language()) + tail;
-    marks.innerHTML = renderMarks(text) + tail;
+    updateBrackets();
+    layer.innerHTML = highlight(text, language()) + tailOf(text);
+    marks.innerHTML = renderMarks(text) + tailOf(text);
     renderGutter(text);
     syncScroll();
+  }
+
+  /** After the caret moved: the status line, and the marks layer when the bracket match moved. */
+  function caretMoved() {
+    updateMeta();
+    if (!updateBrackets()) return;
+    marks.innerHTML = renderMarks(textarea.value) + tailOf(textarea.value);
+    syncScroll();
+  }
+
+  /**
+   * Applies an edit of lib/editing.js: its changed middle replaces the same range through the
+   * native insertText (or delete), one undo step that fires `input` as typing does; then the
+   * edit's selection. Text of several lines goes through the native insertHTML (escaped, so the
+   * same plain text lands): Chromium splits a multi-line insertText into one insertion and one
+   * `input` event per line, and Tab over 1,000 lines took over a minute of page listeners.
+   */
+  function applyEdit(edit) {
+    const old = textarea.value;
+    if (edit.text !== old) {
+      let from = 0;
+      while (from < old.length && from < edit.text.length && old[from] === edit.text[from]) from += 1;
+      let oldTo = old.length;
+      let newTo = edit.text.length;
+      while (oldTo > from && newTo > from && old[oldTo - 1] === edit.text[newTo - 1]) {
+        oldTo -= 1;
+        newTo -= 1;
+      }
+      const insert = edit.text.slice(from, newTo);
+      textarea.setSelectionRange(from, oldTo);
+      const applied = (insert.includes('\n') && document.execCommand('insertHTML', false, escapeHtml(insert)))
+        || document.execCommand(insert ? 'insertText' : 'delete', false, insert);
+      if (!applied) {
+        // No execCommand: the edit still lands (without native undo), and `input` still fires.
+        textarea.value = edit.text;
+        textarea.dispatchEvent(new Event('input', { bubbles: true }));
+      }
+    }
+    textarea.setSelectionRange(edit.start, edit.end);
+    caretMoved();
   }
 
   /** Updates line, column, line count and the character budget. */
@@ -194,14 +262,15 @@ export function createCodeEditor({ textarea, idPrefix = '', language = () => 'pl
     render();
   });
   textarea.addEventListener('scroll', syncScroll);
-  for (const event of ['keyup', 'click', 'select']) textarea.addEventListener(event, updateMeta);
+  for (const event of ['keyup', 'click', 'select', 'selectionchange']) textarea.addEventListener(event, caretMoved);
+  // Chromium reports caret moves in a textarea (held arrow keys, drags) on the document.
+  document.addEventListener('selectionchange', () => {
+    if (document.activeElement === textarea) caretMoved();
+  });
   textarea.addEventListener('keydown', (event) => {
     const key = event.key.toLowerCase();
-    if (event.key === 'Tab' && !event.ctrlKey && !event.metaKey && !event.altKey && !event.shiftKey) {
-      // Tab inserts two spaces; Esc leaves the editor, so keyboard users are not trapped.
-      event.preventDefault();
-      document.execCommand('insertText', false, '  ');
-    } else if (event.key === 'Escape') {
+    if (event.key === 'Escape') {
+      // Esc leaves the editor (Tab indents), so keyboard users are not trapped.
       textarea.blur();
     } else if (commandKey(event) && !event.shiftKey && key === 'f') {
       event.preventDefault();
@@ -209,6 +278,14 @@ export function createCodeEditor({ textarea, idPrefix = '', language = () => 'pl
     } else if (commandKey(event) && key === 'g') {
       event.preventDefault();
       findStep(event.shiftKey);
+    } else if (!event.isComposing && !textarea.readOnly && !textarea.disabled) {
+      // AltGr (Ctrl+Alt on Windows) types characters such as `{`: that is typing, not a command.
+      const command = event.metaKey || (event.ctrlKey && !event.altKey);
+      const state = { text: textarea.value, start: textarea.selectionStart, end: textarea.selectionEnd, language: language() };
+      const edit = editForKey({ key: event.key, shift: event.shiftKey, command, alt: event.altKey }, state);
+      if (!edit) return;
+      event.preventDefault();
+      applyEdit(edit);
     }
   });
   findClose.addEventListener('click', closeFind);
