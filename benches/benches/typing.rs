@@ -107,16 +107,16 @@ impl Bench {
     }
 
     async fn open_file(&self, path: &str) {
-        let opened = self
-            .page
-            .call_tool("workspace.openFile", json!({"path": path}))
+        let browser = &self.page.browser;
+        browser
+            .click(&format!("#file-tree [data-path=\"{path}\"]"))
             .await;
-        assert_ne!(opened["isError"], json!(true), "{opened}");
-        self.page
-            .browser
+        browser
             .wait_for(
                 &format!("{path} in the editor"),
-                &format!("return document.getElementById('editor-path').textContent === '{path}';"),
+                &format!(
+                    "return document.getElementById('editor-path').textContent === '{path}' && !document.getElementById('editor').disabled;"
+                ),
             )
             .await;
     }

@@ -1032,3 +1032,43 @@ async fn an_approval_whose_page_is_gone_expires_with_a_coded_denial_unless_anoth
     assert_eq!(client.wait_run(&run_id).await["state"], "denied");
     studio.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_typing_burst_of_direct_writes_is_one_undo_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let studio = start(dir.path(), None).await;
+    let client = Client::new(&studio);
+    let read = |value: Value| {
+        value["structuredContent"]["source"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let original = read(
+        client
+            .call("workspace.readFile", json!({"path": "styles.css"}))
+            .await,
+    );
+    // The page's idle flushes while a person types: one write per keystroke or two.
+    for typed in ["/* a", "/* ab", "/* abc */"] {
+        let written = client
+            .call(
+                "workspace.writeFile",
+                json!({"path": "styles.css", "source": format!("{original}{typed}")}),
+            )
+            .await;
+        assert_ne!(written["isError"], json!(true), "{written}");
+    }
+    let undone = client.call("workspace.undo", json!({})).await;
+    assert_ne!(undone["isError"], json!(true), "{undone}");
+    assert_eq!(
+        read(
+            client
+                .call("workspace.readFile", json!({"path": "styles.css"}))
+                .await
+        ),
+        original,
+        "one undo takes back the whole burst"
+    );
+    studio.shutdown().await;
+}

@@ -9,7 +9,7 @@ use live_code_editor::workspace::{Occurrence, WorkspaceError};
 use schemars::JsonSchema;
 use serde::Serialize;
 use tool_context::{Tool, ToolInvocation};
-use tool_protocol::ToolCallError;
+use tool_protocol::{ToolCallError, ToolCallMode, ToolCallSource};
 
 use super::inputs::{
     GuardInput, GuardedPathInput, NoInput, OccurrenceInput, PatchInput, PathInput, RenameInput,
@@ -214,15 +214,23 @@ fn write_file(manager: Arc<WorkspaceDocumentManager>) -> Tool {
     Tool::typed(
         "workspace.writeFile",
         "Replace one text file's complete source (at most 80,000 characters) and wait for the preview to acknowledge the new revision.",
-        move |input: SourceInput, _: ToolInvocation| {
+        move |input: SourceInput, invocation: ToolInvocation| {
             let manager = manager.clone();
             async move {
-                let options = WriteOptions { expected_revision: input.expected_revision, coalesce: false };
+                let coalesce = is_typing(&invocation);
+                let options = WriteOptions { expected_revision: input.expected_revision, coalesce };
                 manager.write_file(&input.path, &input.source, options).await.map_err(err)
             }
         },
     )
     .title("Write file")
+}
+
+/// Whether a write is a person's typing: a direct local call (the page's idle flush). A typing
+/// burst of one file joins one undo step; a model's or an agent's write stays its own step.
+fn is_typing(invocation: &ToolInvocation) -> bool {
+    invocation.context.source == Some(ToolCallSource::Local)
+        && invocation.context.mode == Some(ToolCallMode::Direct)
 }
 
 fn apply_patch(manager: Arc<WorkspaceDocumentManager>) -> Tool {
