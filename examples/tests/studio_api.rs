@@ -1072,3 +1072,25 @@ async fn a_typing_burst_of_direct_writes_is_one_undo_step() {
     );
     studio.shutdown().await;
 }
+
+#[tokio::test]
+async fn tool_effects_say_whether_undo_brings_the_change_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let studio = start(dir.path(), None).await;
+    let effects = Client::new(&studio).get("/api/tools/effects").await;
+    let effect = |name: &str| effects[name].as_str().unwrap_or_default().to_owned();
+    assert!(
+        effect("workspace.deleteFile").contains("Undo brings it back"),
+        "{effects}"
+    );
+    assert!(
+        effect("editor.revertFile").contains("the editor has no undo")
+            && !effect("editor.revertFile").contains("Undo brings"),
+        "{effects}"
+    );
+    assert!(
+        effects.get("workspace.readFile").is_none(),
+        "read-only tools have no effect"
+    );
+    studio.shutdown().await;
+}

@@ -412,7 +412,8 @@ fn workspace_command(facts: &PromptFacts, context: &PlannerContext) -> Option<(I
         Intent::ReloadFolder => PlannedCall::new("workspace.reloadFolder", json!({})),
         Intent::DisconnectFolder => PlannedCall::new("workspace.disconnectFolder", json!({})),
         Intent::DeleteFile => PlannedCall::new("workspace.deleteFile", json!({"path": path})),
-        _ => PlannedCall::new("workspace.revertFile", json!({"path": path})),
+        Intent::RevertFile => PlannedCall::new("workspace.revertFile", json!({"path": path})),
+        _ => return None,
     };
     Some((*intent, Ok(Some(planned))))
 }

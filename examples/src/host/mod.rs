@@ -315,6 +315,14 @@ impl StudioState {
         }
     }
 
+    /// Marks `run_id` as a page's run when a page of `surface` is attached as it starts (its
+    /// approvals then expire when no such page is left: see [`orphans`]).
+    pub fn note_page_run(&self, run_id: &str, surface: Surface) {
+        if self.viewers_for(surface).count() > 0 {
+            self.runs.asked_from_page(run_id, surface);
+        }
+    }
+
     /// Browser tabs rendering `surface`'s preview.
     pub fn viewers_for(&self, surface: Surface) -> &PreviewViewers {
         match surface {

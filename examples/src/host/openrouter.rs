@@ -77,10 +77,7 @@ pub async fn start(
         }
     };
     let (view, cancellation) = state.runs.begin("openrouter", &prompt);
-    // Started while a page of the surface is attached: that page asks (see host::orphans).
-    if state.viewers_for(surface).count() > 0 {
-        state.runs.asked_from_page(&view.run_id, surface);
-    }
+    state.note_page_run(&view.run_id, surface);
     let response = Json(json!(view)).into_response();
     let executor = RegistryExecutor {
         registry: state.registry.clone(),

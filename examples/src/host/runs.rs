@@ -199,7 +199,7 @@ impl AgentRuns {
             .lock()
             .expect("runs lock")
             .values()
-            .find(|entry| entry.owns_call(session_id, None) && entry.call_id.is_none())
+            .find(|entry| entry.owns_call(session_id, None))
             .and_then(|entry| entry.page)
     }
 

@@ -147,7 +147,7 @@ async fn studio_state(State(state): State<Arc<StudioState>>) -> Json<Value> {
     let status = state.manager.status().await;
     let files = state.manager.list_files().await;
     Json(json!({
-        "liveStylesheetsSince": state.stylesheet_run.live_since(status.revision).unwrap_or(status.revision),
+        "liveStylesheetsSince": state.stylesheet_run.reload_boundary(status.revision),
         "status": status,
         "files": files,
         "approvals": state.approvals.snapshot(),
@@ -315,10 +315,7 @@ async fn start_run(State(state): State<Arc<StudioState>>, Json(body): Json<RunBo
         return super::openrouter::start(state, surface, prompt, metadata).await;
     }
     let (view, cancellation) = state.runs.begin("local", &prompt);
-    // Started while a page of the surface is attached: that page asks (see host::orphans).
-    if state.viewers_for(surface).count() > 0 {
-        state.runs.asked_from_page(&view.run_id, surface);
-    }
+    state.note_page_run(&view.run_id, surface);
     let response = Json(json!(view)).into_response();
     let run = LocalRun {
         surface,

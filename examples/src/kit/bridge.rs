@@ -230,6 +230,12 @@ impl StylesheetRun {
         (state.current == to && state.since < to).then_some(state.since)
     }
 
+    /// What pages read as `liveStylesheetsSince` for `revision`: the start of its run, or the
+    /// revision itself when it starts one (or was superseded), so only a reload reaches it.
+    pub fn reload_boundary(&self, revision: u64) -> u64 {
+        self.live_since(revision).unwrap_or(revision)
+    }
+
     /// Whether a preview document of `revision` may load the assets of revision `current`: it
     /// is that revision, or one of its stylesheet run (a document that took newer stylesheets
     /// in place still references its own revision's asset URLs, and no asset changed since).

@@ -139,7 +139,7 @@ export async function restoreKeptDraft() {
     await actions.flushDraft();
     return;
   }
-  showEditorStatus(`The studio restarted and ${kept.path} changed since your unsent edit: your text is back in the editor, not written yet. Keep editing to write it over the current version, or reopen the file to discard it.`, true);
+  showEditorStatus(`The studio restarted and ${kept.path} changed since your unsent edit: your text is back in the editor, not written yet. It is written over the current version when you next type, leave the editor or save; reopen the file to discard it.`, true);
 }
 
 function onInput() {

@@ -88,7 +88,10 @@ let effects = null;
  * (null when it has no words for the tool, or cannot be asked).
  */
 async function effectOf(name) {
-  effects ??= api('/api/tools/effects').catch(() => ({}));
+  effects ??= api('/api/tools/effects').catch(() => {
+    effects = null; // asked again next time
+    return {};
+  });
   return (await effects)[name] ?? null;
 }
 

@@ -6,7 +6,6 @@ const PERSON_LINES = {
   WORKSPACE_PATCH_NOT_FOUND: () => 'Nothing changed: the text to replace is not in the file (it may have been edited since it was read).',
   WORKSPACE_REVISION_CONFLICT: () => 'Nothing changed: the workspace changed since the request was planned. Ask again to work on the current version.',
   WORKSPACE_FILE_NOT_FOUND: (failure) => `Nothing changed: ${failure.details?.path ?? 'that file'} is not in the workspace.`,
-  TOOL_TIMEOUT: () => 'The call took too long and was stopped.',
 };
 
 /** A person-facing line for `failure` (`{code, message, details?}`), ending with its code. */

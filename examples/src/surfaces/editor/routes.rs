@@ -165,11 +165,9 @@ async fn editor_state(State(state): State<EditorRoutes>) -> Response {
         Err(error) => json!({"error": ToolCallError::from(error)}),
     };
     let scenarios: Vec<_> = Scenario::ALL.into_iter().map(Scenario::info).collect();
-    let revision = status.context.document_revision;
     let live_since = editor
         .stylesheet_run()
-        .live_since(revision)
-        .unwrap_or(revision);
+        .reload_boundary(status.context.document_revision);
     Json(json!({
         "liveStylesheetsSince": live_since,
         "status": status,

@@ -92,12 +92,7 @@ async fn delete_draft(State(state): State<WebRoutes>, Path(path): Path<String>) 
 /// polls it on every revision event).
 async fn web_state(State(state): State<WebRoutes>) -> Json<Value> {
     let view = workspace_view(&state.web).await;
-    // A revision that starts a run (or was superseded) is reached only by a reload.
-    let live_since = state
-        .web
-        .stylesheet_run()
-        .live_since(view.revision)
-        .unwrap_or(view.revision);
+    let live_since = state.web.stylesheet_run().reload_boundary(view.revision);
     let mut value = serde_json::to_value(view).unwrap_or(Value::Null);
     if let Some(object) = value.as_object_mut() {
         object.insert("liveStylesheetsSince".into(), json!(live_since));
