@@ -1604,7 +1604,16 @@ async fn an_unknown_prompt_shows_the_help_reply_and_reads_and_downloads_show_the
     session
         .submit_prompt("add a reset button to the hero")
         .await;
-    let reply = session.wait_chat_entry("not-understood").await;
+    // The earlier not-understood entry is still in the log: wait for this prompt's own.
+    let reply = browser
+        .wait_for(
+            "the reply naming the unread part",
+            "const entries = document.querySelectorAll('#chat-log .entry.not-understood .entry-text'); const last = entries[entries.length - 1]?.textContent ?? ''; return last.includes('add a reset button') ? last : '';",
+        )
+        .await
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
     assert!(
         reply.contains("did not understand \"add a reset button to the hero\""),
         "{reply}"
@@ -1678,7 +1687,16 @@ async fn an_unknown_prompt_shows_the_help_reply_and_reads_and_downloads_show_the
         .await;
     session.wait_preview_ready().await;
     session.submit_prompt("make it rose").await;
-    let failed = session.wait_chat_entry("failed").await;
+    // The patch failure above is still in the log: wait for this prompt's own entry.
+    let failed = browser
+        .wait_for(
+            "the missing-target failure",
+            "const entries = document.querySelectorAll('#chat-log .entry.failed .entry-text'); const last = entries[entries.length - 1]?.textContent ?? ''; return last.includes('--accent') ? last : '';",
+        )
+        .await
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
     assert!(
         failed.starts_with("styles.css has no --accent")
             && failed.ends_with("(PREVIEW_TARGET_NOT_FOUND)"),
