@@ -26,6 +26,8 @@
 //! - Protocol 2026-07-28 next to 2025-11-25 ([`discovery`]): approvals as `input_required`
 //!   rounds with a sealed single-use `requestState` ([`input_required`], [`request_state`]),
 //!   long calls as durable tasks ([`tasks`]).
+//! - The other direction ([`client`], feature `client`): MCP servers mounted into a registry,
+//!   their tools run through the same pipeline as `<server>.<tool>`.
 //! - A host [`CallObserver`] sees each call's lifecycle and may add its own transitions or
 //!   cancel the call (the studio shows MCP calls as agent runs this way).
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -33,6 +35,8 @@
 
 pub mod approval;
 pub mod change_preview;
+#[cfg(feature = "client")]
+pub mod client;
 pub mod convert;
 pub mod discovery;
 pub mod input_required;

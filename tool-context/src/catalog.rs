@@ -48,10 +48,10 @@ impl ToolRegistry {
         &self,
         request: Option<ToolListRequest>,
     ) -> Result<ToolListResult, ListToolsError> {
-        let listed = &self.inner.listed;
+        let listed = self.inner.listed();
         let (Some(request), Some(page_size)) = (request, self.inner.page_size) else {
             return Ok(ToolListResult {
-                tools: listed.clone(),
+                tools: listed.into_owned(),
                 next_cursor: None,
             });
         };
@@ -79,7 +79,7 @@ impl ToolRegistry {
 
     /// The MCP `tools/list` view of the complete visible catalog.
     pub fn to_mcp_tools(&self) -> Vec<ToolDefinition> {
-        to_mcp_tools(&self.inner.listed)
+        to_mcp_tools(&self.inner.listed())
     }
 
     /// [`Self::to_mcp_tools`] restricted to `names`; a hidden or unknown name is an error.
@@ -87,13 +87,13 @@ impl ToolRegistry {
         &self,
         names: &[S],
     ) -> Result<Vec<ToolDefinition>, ExportError> {
-        to_mcp_tools_filtered(&self.inner.listed, names)
+        to_mcp_tools_filtered(&self.inner.listed(), names)
     }
 
     /// OpenAI function tools for the complete visible catalog (names made provider-safe; map
     /// them back with [`Self::provider_tool_names`]).
     pub fn to_openai_tools(&self, options: &OpenAiExportOptions) -> Vec<OpenAiToolDefinition> {
-        to_openai_tool_definitions(&self.inner.listed, options)
+        to_openai_tool_definitions(&self.inner.listed(), options)
     }
 
     /// [`Self::to_openai_tools`] restricted to `names`; a hidden or unknown name is an error.
@@ -102,12 +102,12 @@ impl ToolRegistry {
         names: &[S],
         options: &OpenAiExportOptions,
     ) -> Result<Vec<OpenAiToolDefinition>, ExportError> {
-        to_openai_tool_definitions_filtered(&self.inner.listed, names, options)
+        to_openai_tool_definitions_filtered(&self.inner.listed(), names, options)
     }
 
     /// Anthropic tools for the complete visible catalog.
     pub fn to_anthropic_tools(&self) -> Vec<AnthropicToolDefinition> {
-        to_anthropic_tool_definitions(&self.inner.listed)
+        to_anthropic_tool_definitions(&self.inner.listed())
     }
 
     /// [`Self::to_anthropic_tools`] restricted to `names`; a hidden or unknown name is an error.
@@ -115,12 +115,12 @@ impl ToolRegistry {
         &self,
         names: &[S],
     ) -> Result<Vec<AnthropicToolDefinition>, ExportError> {
-        to_anthropic_tool_definitions_filtered(&self.inner.listed, names)
+        to_anthropic_tool_definitions_filtered(&self.inner.listed(), names)
     }
 
     /// The provider-name mapping of the exports (resolve a provider's tool call name with
     /// [`ProviderToolNames::canonical_name`]).
     pub fn provider_tool_names(&self) -> ProviderToolNames {
-        ProviderToolNames::new(&self.inner.listed)
+        ProviderToolNames::new(&self.inner.listed())
     }
 }

@@ -23,6 +23,7 @@ mod handler_run;
 pub mod idempotency;
 pub mod interaction;
 mod ledger;
+pub mod mounts;
 pub mod observer;
 pub mod operations;
 pub mod options;
@@ -49,6 +50,7 @@ pub use interaction::{
     ApprovedChanges, Denial, InteractionKind, InteractionOutcome, InteractionRequest,
     ToolInteraction,
 };
+pub use mounts::{MountReport, SkippedTool};
 pub use observer::ToolCallObserver;
 pub use operations::OperationError;
 pub use options::ToolCallOptions;

@@ -31,6 +31,7 @@ use crate::interaction::{
     ApprovedChanges, InteractionKind, InteractionOutcome, InteractionRequest, ToolInteraction,
 };
 use crate::ledger::{LedgerClaim, OperationIdentity, Recorded};
+use crate::mounts::ToolRef;
 use crate::observer::{final_state, notify, used_output_bytes};
 use crate::options::{ToolCallOptions, ValidatedOptions, validate_options};
 use crate::policy::{PolicyDecision, PolicyRequest};
@@ -197,8 +198,8 @@ impl<'r> CallRun<'r> {
         self.ensure_ready()?;
         let registry = self.registry;
         let tool = lookup(registry, &self.request.name)?;
-        self.validate_arguments(tool)?;
-        let changes = self.authorize(tool).await?;
+        self.validate_arguments(&tool)?;
+        let changes = self.authorize(&tool).await?;
         self.ensure_ready()?;
         let claim = match self.claim().await? {
             LedgerClaim::Replay(waiter) => {
@@ -226,11 +227,11 @@ impl<'r> CallRun<'r> {
         // A keyed claim may have waited for its store; a keyed-less one never does, so
         // readiness was checked with nothing waited for since.
         let waited = !matches!(claim, LedgerClaim::Unguarded);
-        let outcome = match self.start_handler(tool, waited, handed) {
+        let outcome = match self.start_handler(&tool, waited, handed) {
             Ok(run) => self.signal.race_checked(WaitStage::Handler, run).await,
             Err(stopped) => *stopped,
         };
-        let write = match self.record(tool, claim, outcome) {
+        let write = match self.record(&tool, claim, outcome) {
             Recorded::Now(answer) => return answer,
             Recorded::Writing(write) => write,
         };
@@ -530,21 +531,13 @@ impl<'r> CallRun<'r> {
     }
 }
 
-/// Exact name lookup in the frozen catalog, then the allowlist. The tool is borrowed from the
-/// registry, which outlives the call.
-fn lookup<'r>(
-    registry: &'r RegistryInner,
-    name: &str,
-) -> Result<&'r RegisteredTool, ToolCallError> {
+/// Exact name lookup (built tools, then mounted ones), then the allowlist. A built tool is
+/// borrowed from the registry, which outlives the call; a mounted one is held by the call.
+fn lookup<'r>(registry: &'r RegistryInner, name: &str) -> Result<ToolRef<'r>, ToolCallError> {
     let tool = registry
-        .tools
-        .get(name)
+        .find_tool(name)
         .ok_or_else(|| failure::not_found(name))?;
-    if registry
-        .allowed
-        .as_ref()
-        .is_some_and(|allowed| !allowed.contains(name))
-    {
+    if !registry.is_allowed(name) {
         return Err(failure::not_allowed(name));
     }
     Ok(tool)

@@ -21,6 +21,7 @@ use crate::durable::{DEFAULT_DURABLE_LEASE_MS, DurableLedger};
 use crate::idempotency::{IdempotencyConfig, IdempotencyConfigError, IdempotencyRegistry};
 use crate::interaction::ToolInteraction;
 use crate::ledger::Ledger;
+use crate::mounts::Mounts;
 use crate::observer::ToolCallObserver;
 use crate::options::{ToolCallOptions, canonical_owner_id};
 use crate::pipeline;
@@ -112,7 +113,7 @@ pub(crate) struct RegisteredTool {
 
 /// Name lookups on every call: keyed by registered names only (a lookup cannot add one), so a
 /// fast seeded hash replaces SipHash's flood resistance at no risk.
-type NameHasher = foldhash::fast::RandomState;
+pub(crate) type NameHasher = foldhash::fast::RandomState;
 
 /// Everything a call needs, frozen when the registry is built.
 pub(crate) struct RegistryInner {
@@ -132,6 +133,8 @@ pub(crate) struct RegistryInner {
     /// Random per registry: a call's trace id is this and its sequence number.
     pub(crate) trace_registry: u64,
     pub(crate) trace_sequence: AtomicU64,
+    /// Tools mounted after the build ([`ToolRegistry::mount`]).
+    pub(crate) mounts: Mounts,
 }
 
 impl RegistryInner {
@@ -187,27 +190,30 @@ impl ToolRegistry {
         ToolRegistryBuilder::default()
     }
 
-    /// Names of the visible tools (allowlist applied), in registration order.
+    /// Names of the visible tools (allowlist applied): the built ones in registration order,
+    /// then the mounted ones ([`Self::mount`]).
     pub fn tool_names(&self) -> Vec<String> {
         self.inner
-            .listed
+            .listed()
             .iter()
             .map(|definition| definition.name.clone())
             .collect()
     }
 
-    /// The definition of a visible tool; `None` for unknown and hidden names.
-    pub fn tool_definition(&self, name: &str) -> Option<&ToolDefinition> {
+    /// The definition of a visible tool, built or mounted; `None` for unknown and hidden names.
+    pub fn tool_definition(&self, name: &str) -> Option<ToolDefinition> {
+        if !self.inner.is_allowed(name) {
+            return None;
+        }
         self.inner
-            .listed
-            .iter()
-            .find(|definition| definition.name == name)
+            .find_tool(name)
+            .map(|tool| tool.definition.clone())
     }
 
-    /// Every visible definition (allowlist applied), in registration order: the complete
-    /// catalog that provider exports are derived from.
+    /// Every visible definition (allowlist applied), built then mounted: the complete catalog
+    /// that provider exports are derived from.
     pub fn list_all_tools(&self) -> Vec<ToolDefinition> {
-        self.inner.listed.clone()
+        self.inner.listed().into_owned()
     }
 
     /// The execution owner id recorded in provenance when a call sets none.
@@ -513,6 +519,7 @@ impl ToolRegistryBuilder {
             shutdown: RegistryShutdown::new(self.shutdown),
             trace_registry: random_u64(),
             trace_sequence: AtomicU64::new(0),
+            mounts: Mounts::default(),
         };
         Ok(ToolRegistry {
             inner: Arc::new(inner),
@@ -520,7 +527,7 @@ impl ToolRegistryBuilder {
     }
 }
 
-fn register(tool: Tool) -> Result<RegisteredTool, BuildError> {
+pub(crate) fn register(tool: Tool) -> Result<RegisteredTool, BuildError> {
     let name = tool.definition.name.clone();
     if name.trim().is_empty() {
         return Err(BuildError::BlankToolName);

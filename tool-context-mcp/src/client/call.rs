@@ -1,0 +1,199 @@
+//! One mounted tool's handler: forwards the validated (and approved) arguments to the server
+//! and turns every answer into a coded result.
+//!
+//! - `isError: true` is `MCP_REMOTE_TOOL_ERROR`; a JSON-RPC error or a non-result answer is
+//!   `MCP_REMOTE_PROTOCOL_ERROR`; an answer over the message limit is
+//!   `MCP_REMOTE_RESULT_TOO_LARGE`; a server that is down is `MCP_REMOTE_UNAVAILABLE`
+//!   (retryable: nothing was sent).
+//! - A connection lost after the request was sent is `TOOL_EXECUTION_UNKNOWN`: the server may
+//!   have acted, so a durable record asks for reconciliation instead of a silent retry.
+//! - Cancellation, timeout and shutdown drop the request, which sends
+//!   `notifications/cancelled` to the server.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock};
+use rmcp::service::ServiceError;
+use serde_json::{Value, json};
+use tool_context::{HandlerOutput, ToolHandler, ToolInvocation};
+use tool_protocol::{ToolCallError, ToolCallResult, ToolContent, codes};
+
+use super::codes::{
+    MCP_REMOTE_INPUT_DECLINED, MCP_REMOTE_PROTOCOL_ERROR, MCP_REMOTE_RESULT_TOO_LARGE,
+    MCP_REMOTE_TOOL_ERROR, MCP_REMOTE_UNAVAILABLE, call_error,
+};
+use super::line_cap::TOO_LARGE_MARKER;
+use super::link::{LinkKind, ServerLink};
+
+/// The longest remote error text kept in a message.
+const MAX_ERROR_TEXT_CHARS: usize = 1000;
+
+/// Calls one remote tool on whatever connection its server has now.
+pub(crate) struct RemoteToolHandler {
+    link: Arc<ServerLink>,
+    remote_name: Arc<str>,
+}
+
+impl RemoteToolHandler {
+    pub(crate) fn new(link: Arc<ServerLink>, remote_name: &str) -> Self {
+        Self {
+            link,
+            remote_name: Arc::from(remote_name),
+        }
+    }
+
+    fn error(&self, code: &str, retryable: bool, message: impl Into<String>) -> ToolCallError {
+        call_error(
+            code,
+            retryable,
+            message,
+            &self.link.server,
+            &self.remote_name,
+            None,
+        )
+    }
+}
+
+#[async_trait]
+impl ToolHandler for RemoteToolHandler {
+    async fn call(
+        &self,
+        arguments: Value,
+        invocation: ToolInvocation,
+    ) -> Result<HandlerOutput, ToolCallError> {
+        let server = &self.link.server;
+        let Some(peer) = self.link.peer() else {
+            return Err(self.error(
+                MCP_REMOTE_UNAVAILABLE,
+                true,
+                format!("MCP server \"{server}\" is not connected; nothing was sent. Try again when it is back."),
+            ));
+        };
+        let mut params = CallToolRequestParams::new(self.remote_name.to_string());
+        if let Value::Object(arguments) = arguments {
+            params = params.with_arguments(arguments);
+        }
+        // Dropping the request (cancelled, timed out, shut down) sends notifications/cancelled.
+        let answer = tokio::select! {
+            answer = peer.call_tool_once(params) => answer,
+            () = invocation.cancellation.cancelled() => {
+                return Err(ToolCallError::new(codes::TOOL_CANCELLED, format!(
+                    "The call to MCP server \"{server}\" was cancelled; the server was told."
+                )));
+            }
+        };
+        match answer {
+            Ok(CallToolResponse::Complete(result)) => self.completed(result),
+            Ok(CallToolResponse::InputRequired(_)) => Err(self.error(
+                MCP_REMOTE_INPUT_DECLINED,
+                false,
+                format!("MCP server \"{server}\" asked for more input during the call; no person can answer a server's questions inside a call here, so it was declined."),
+            )),
+            Ok(_) => Err(self.error(
+                MCP_REMOTE_PROTOCOL_ERROR,
+                false,
+                format!("MCP server \"{server}\" answered tools/call with something other than a tool result."),
+            )),
+            Err(error) => Err(self.failed(&error)),
+        }
+    }
+}
+
+impl RemoteToolHandler {
+    fn completed(&self, result: CallToolResult) -> Result<HandlerOutput, ToolCallError> {
+        let content: Vec<ToolContent> = result.content.iter().map(content_block).collect();
+        if result.is_error == Some(true) {
+            let text = tool_protocol::stringify_tool_content(&content);
+            let text: String = text.chars().take(MAX_ERROR_TEXT_CHARS).collect();
+            let message = if text.trim().is_empty() {
+                format!(
+                    "MCP server \"{}\" reported that {} failed.",
+                    self.link.server, self.remote_name
+                )
+            } else {
+                format!("MCP server \"{}\": {text}", self.link.server)
+            };
+            return Err(self.error(MCP_REMOTE_TOOL_ERROR, false, message));
+        }
+        Ok(HandlerOutput::Result(ToolCallResult {
+            tool_call_id: None,
+            content,
+            structured_content: result.structured_content,
+            error: None,
+        }))
+    }
+
+    fn failed(&self, error: &ServiceError) -> ToolCallError {
+        let server = &self.link.server;
+        match error {
+            ServiceError::McpError(data)
+                if data.data.as_ref().and_then(Value::as_str) == Some(TOO_LARGE_MARKER) =>
+            {
+                self.error(
+                    MCP_REMOTE_RESULT_TOO_LARGE,
+                    false,
+                    format!("MCP server \"{server}\": {}", data.message),
+                )
+            }
+            ServiceError::McpError(data) => call_error(
+                MCP_REMOTE_PROTOCOL_ERROR,
+                false,
+                format!(
+                    "MCP server \"{server}\" refused the call: {}",
+                    data.message.chars().take(MAX_ERROR_TEXT_CHARS).collect::<String>()
+                ),
+                server,
+                &self.remote_name,
+                Some(("jsonrpcCode", json!(data.code.0))),
+            ),
+            ServiceError::TransportSend(_) if self.never_sent(error) => self.error(
+                MCP_REMOTE_UNAVAILABLE,
+                true,
+                format!("MCP server \"{server}\" could not be reached; nothing was sent. Try again when it is back."),
+            ),
+            ServiceError::TransportSend(_) | ServiceError::TransportClosed => call_error(
+                codes::TOOL_EXECUTION_UNKNOWN,
+                false,
+                format!("The connection to MCP server \"{server}\" was lost after the call was sent: whether it ran is unknown. Check the server before calling again."),
+                server,
+                &self.remote_name,
+                None,
+            ),
+            other => self.error(
+                MCP_REMOTE_PROTOCOL_ERROR,
+                false,
+                format!("MCP server \"{server}\": {other}"),
+            ),
+        }
+    }
+
+    /// Whether a failed send certainly never reached the server: a child process cannot read
+    /// a write that failed; an HTTP request that failed to connect was never received.
+    fn never_sent(&self, error: &ServiceError) -> bool {
+        match self.link.kind {
+            LinkKind::Stdio => true,
+            LinkKind::Http => {
+                let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+                while let Some(current) = source {
+                    if current
+                        .downcast_ref::<reqwest::Error>()
+                        .is_some_and(reqwest::Error::is_connect)
+                    {
+                        return true;
+                    }
+                    source = current.source();
+                }
+                false
+            }
+        }
+    }
+}
+
+/// Text stays text; every other block (image, audio, resource, link) is kept whole as JSON.
+fn content_block(block: &ContentBlock) -> ToolContent {
+    match block {
+        ContentBlock::Text(text) => ToolContent::text(text.text.clone()),
+        _ => ToolContent::json(serde_json::to_value(block).unwrap_or(Value::Null)),
+    }
+}

@@ -1,0 +1,239 @@
+//! Reaching a server: spawning its process or opening its HTTP endpoint, then the handshake on
+//! either revision (`server/discover` for 2026-07-28, falling back to `initialize` for
+//! 2025-11-25), all under one connect timeout.
+
+use std::collections::VecDeque;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
+    Implementation, ProtocolVersion,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleClient, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, ErrorData};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, ChildStderr, Command};
+use tokio::sync::Notify;
+
+use super::config::{MASK, McpServerConfig, McpTransportConfig};
+use super::limits::ClientLimits;
+use super::line_cap::LineCap;
+
+/// Lines of a server's stderr kept for its failure reason.
+const STDERR_LINES: usize = 8;
+/// Characters of one stderr line kept.
+const STDERR_LINE_CHARS: usize = 300;
+
+/// What we tell servers about ourselves.
+fn client_info() -> ClientConfig {
+    ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("tool-context-mcp", env!("CARGO_PKG_VERSION")),
+    )
+}
+
+/// Our side of one connection: it passes `notifications/tools/list_changed` to the server's
+/// supervisor and declines every elicitation (no person can answer a server's question in the
+/// middle of a call here; we do not advertise the capability either).
+#[derive(Clone)]
+pub(crate) struct ClientSide {
+    pub(crate) list_changed: Arc<Notify>,
+}
+
+impl ClientHandler for ClientSide {
+    fn get_info(&self) -> ClientConfig {
+        client_info()
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.list_changed.notify_one();
+    }
+
+    async fn create_elicitation(
+        &self,
+        _request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        Ok(ElicitResult::new(ElicitationAction::Decline))
+    }
+}
+
+/// A connected server: the running service, plus the child process for stdio (killed when
+/// this is dropped).
+pub(crate) struct Connection {
+    pub(crate) service: RunningService<RoleClient, ClientSide>,
+    pub(crate) child: Option<Child>,
+}
+
+/// The last lines a child process wrote to stderr, secrets masked.
+#[derive(Clone, Default)]
+pub(crate) struct StderrTail(Arc<Mutex<VecDeque<String>>>);
+
+impl StderrTail {
+    /// The kept lines, or `None` when the server wrote nothing.
+    pub(crate) fn text(&self) -> Option<String> {
+        let lines = self.0.lock().unwrap_or_else(|poison| poison.into_inner());
+        (!lines.is_empty()).then(|| lines.iter().cloned().collect::<Vec<_>>().join(" | "))
+    }
+
+    fn follow(&self, stderr: ChildStderr, secrets: Vec<String>) {
+        let tail = self.clone();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                let mut line: String = line.chars().take(STDERR_LINE_CHARS).collect();
+                for secret in &secrets {
+                    line = line.replace(secret.as_str(), MASK);
+                }
+                let mut kept = tail.0.lock().unwrap_or_else(|poison| poison.into_inner());
+                if kept.len() == STDERR_LINES {
+                    kept.pop_front();
+                }
+                kept.push_back(line);
+            }
+        });
+    }
+}
+
+/// Connects to `config`'s server and completes the handshake, within the connect timeout.
+pub(crate) async fn connect(
+    config: &McpServerConfig,
+    limits: &ClientLimits,
+    side: ClientSide,
+    stderr: &StderrTail,
+) -> Result<Connection, String> {
+    let lifecycle = ClientLifecycleMode::Auto {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        legacy_version: Some(ProtocolVersion::V_2025_11_25),
+    };
+    let connecting = async {
+        match &config.transport {
+            McpTransportConfig::Stdio { .. } => {
+                let (mut child, transport) = spawn(config, limits, stderr)?;
+                let service = side
+                    .serve_with_lifecycle(transport, lifecycle)
+                    .await
+                    .map_err(|error| handshake_failed(&error, stderr))?;
+                // The pipes live in the transport; the handle only kills the process.
+                child.stdin.take();
+                Ok(Connection {
+                    service,
+                    child: Some(child),
+                })
+            }
+            McpTransportConfig::Http { url, headers } => {
+                let transport = http_transport(url, headers, limits)?;
+                let service = side
+                    .serve_with_lifecycle(transport, lifecycle)
+                    .await
+                    .map_err(|error| handshake_failed(&error, stderr))?;
+                Ok(Connection {
+                    service,
+                    child: None,
+                })
+            }
+        }
+    };
+    tokio::time::timeout(limits.connect_timeout, connecting)
+        .await
+        .unwrap_or_else(|_| {
+            Err(with_stderr(
+                format!(
+                    "no answer to the handshake within {} ms",
+                    limits.connect_timeout.as_millis()
+                ),
+                stderr,
+            ))
+        })
+}
+
+type ChildTransport =
+    AsyncRwTransport<RoleClient, LineCap<tokio::process::ChildStdout>, tokio::process::ChildStdin>;
+
+fn spawn(
+    config: &McpServerConfig,
+    limits: &ClientLimits,
+    stderr: &StderrTail,
+) -> Result<(Child, ChildTransport), String> {
+    let McpTransportConfig::Stdio {
+        command,
+        args,
+        env,
+        cwd,
+    } = &config.transport
+    else {
+        unreachable!("spawn is called for stdio servers only");
+    };
+    let mut process = Command::new(command);
+    process
+        .args(args)
+        .envs(env)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    if let Some(cwd) = cwd {
+        process.current_dir(cwd);
+    }
+    let mut child = process
+        .spawn()
+        .map_err(|error| format!("could not start {command:?}: {error}"))?;
+    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        return Err(format!("{command:?} started without its stdio pipes"));
+    };
+    if let Some(errors) = child.stderr.take() {
+        let secrets = env
+            .values()
+            .filter(|value| value.len() >= 4)
+            .cloned()
+            .collect();
+        stderr.follow(errors, secrets);
+    }
+    // rmcp's own cap sits a little above ours, so every line over our limit gets an answer
+    // from `LineCap` and rmcp drops it (a line just at our limit still reads normally).
+    let stdout = LineCap::new(stdout, limits.max_message_bytes);
+    let transport = AsyncRwTransport::new_client(stdout, stdin)
+        .with_max_line_length(limits.max_message_bytes.saturating_add(64));
+    Ok((child, transport))
+}
+
+fn http_transport(
+    url: &str,
+    headers: &std::collections::BTreeMap<String, String>,
+    limits: &ClientLimits,
+) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
+    let mut defaults = reqwest::header::HeaderMap::new();
+    for (name, value) in headers {
+        let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| format!("header {name:?} is not a valid header name"))?;
+        let mut value = reqwest::header::HeaderValue::from_str(value)
+            .map_err(|_| format!("the value of header {name} is not valid header text"))?;
+        value.set_sensitive(true);
+        defaults.insert(name, value);
+    }
+    let client = reqwest::Client::builder()
+        .default_headers(defaults)
+        .connect_timeout(limits.connect_timeout)
+        .build()
+        .map_err(|error| format!("could not build the HTTP client: {error}"))?;
+    let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned())
+        .max_sse_event_size(limits.max_message_bytes)
+        .max_json_response_size(limits.max_message_bytes);
+    Ok(StreamableHttpClientTransport::with_client(client, config))
+}
+
+fn handshake_failed(error: &impl std::fmt::Display, stderr: &StderrTail) -> String {
+    let text: String = error.to_string().chars().take(500).collect();
+    with_stderr(format!("the handshake failed: {text}"), stderr)
+}
+
+fn with_stderr(reason: String, stderr: &StderrTail) -> String {
+    match stderr.text() {
+        Some(tail) => format!("{reason} (stderr: {tail})"),
+        None => reason,
+    }
+}

@@ -1,0 +1,584 @@
+//! The MCP client against an independent server that misbehaves on purpose: a Python server
+//! written with the `mcp` package (`tests/peers/python_misbehaving_server.py`), over stdio and
+//! streamable HTTP. Every remote tool runs through the registry's pipeline: approvals by
+//! default, coded errors with the server's name, cancellation reaching the server, an
+//! ambiguous outcome recorded as unknown, bounded lists and schemas, reconnects.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use tool_context::{
+    BoxError, InteractionOutcome, InteractionRequest, ToolCallOptions, ToolInteraction,
+    ToolRegistry,
+};
+use tool_context_mcp::client::codes::{
+    MCP_REMOTE_CONNECT_FAILED, MCP_REMOTE_PROTOCOL_ERROR, MCP_REMOTE_RESULT_TOO_LARGE,
+    MCP_REMOTE_TOOL_ERROR, MCP_REMOTE_UNAVAILABLE,
+};
+use tool_context_mcp::client::{
+    ClientLimits, McpMounts, McpServersConfig, ServerState, ServerStatus,
+};
+use tool_durable_operations::{DurableOperationStore, MemoryBackend};
+use tool_protocol::{ModelToolCall, ToolCallResult, codes};
+
+fn peer_script() -> String {
+    concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/peers/python_misbehaving_server.py"
+    )
+    .to_owned()
+}
+
+/// Fast limits: short handshakes and reconnects, so a broken server settles quickly.
+fn limits() -> ClientLimits {
+    let mut limits = ClientLimits::default();
+    limits.connect_timeout = Duration::from_secs(15);
+    limits.reconnect_initial = Duration::from_millis(200);
+    limits.reconnect_max = Duration::from_secs(1);
+    limits
+}
+
+fn stdio_server(name: &str, mode: &str, extra: Value) -> Value {
+    let mut server = json!({"command": "python3", "args": [peer_script(), mode]});
+    merge(&mut server, extra);
+    json!({ "mcpServers": { name: server } })
+}
+
+fn merge(target: &mut Value, extra: Value) {
+    if let (Value::Object(target), Value::Object(extra)) = (target, extra) {
+        target.extend(extra);
+    }
+}
+
+fn registry() -> ToolRegistry {
+    ToolRegistry::builder().build().unwrap()
+}
+
+async fn mount(
+    registry: &ToolRegistry,
+    config: Value,
+    limits: ClientLimits,
+) -> (McpMounts, ServerStatus) {
+    let config = McpServersConfig::from_json(&config).unwrap();
+    let name = config.servers[0].name.clone();
+    let mounts = McpMounts::new(registry, limits);
+    mounts.apply(&config);
+    let status = mounts
+        .wait_until_settled(&name, Duration::from_secs(30))
+        .await
+        .unwrap();
+    (mounts, status)
+}
+
+/// Answers every approval with a fixed outcome and remembers what it was asked.
+#[derive(Clone)]
+struct Person(InteractionOutcome, Arc<std::sync::Mutex<Vec<String>>>);
+
+impl Person {
+    fn approving() -> Self {
+        Self(InteractionOutcome::Approved, Arc::default())
+    }
+
+    fn asked(&self) -> Vec<String> {
+        self.1.lock().unwrap().clone()
+    }
+}
+
+#[async_trait::async_trait]
+impl ToolInteraction for Person {
+    async fn interact(
+        &self,
+        request: &InteractionRequest,
+        _cancellation: &CancellationToken,
+    ) -> Result<InteractionOutcome, BoxError> {
+        self.1.lock().unwrap().push(request.name.clone());
+        Ok(self.0.clone())
+    }
+}
+
+async fn call(
+    registry: &ToolRegistry,
+    name: &str,
+    arguments: Value,
+    options: ToolCallOptions,
+) -> ToolCallResult {
+    let call: ModelToolCall =
+        serde_json::from_value(json!({"id": "c1", "name": name, "arguments": arguments})).unwrap();
+    registry.execute_model_tool_call(call, options).await
+}
+
+fn approved(person: &Person) -> ToolCallOptions {
+    ToolCallOptions {
+        interaction: Some(Arc::new(person.clone())),
+        ..ToolCallOptions::default()
+    }
+}
+
+fn code(result: &ToolCallResult) -> &str {
+    result
+        .error
+        .as_ref()
+        .map_or("", |error| error.code.as_str())
+}
+
+#[tokio::test]
+async fn remote_tools_are_mounted_by_name_and_every_one_asks_first_read_only_included() {
+    let registry = registry();
+    let (_mounts, status) =
+        mount(&registry, stdio_server("py", "normal", json!({})), limits()).await;
+    assert_eq!(status.state, ServerState::Ready, "{status:?}");
+    assert!(status.protocol_version.is_some());
+    for name in [
+        "py.echo",
+        "py.add",
+        "py.write_note",
+        "py.read_only",
+        "py.fail",
+    ] {
+        assert!(
+            registry.tool_names().contains(&name.to_owned()),
+            "{name} in {:?}",
+            registry.tool_names()
+        );
+    }
+    // No person to ask: even the tool the server calls read-only is not run.
+    let unasked = call(
+        &registry,
+        "py.read_only",
+        json!({}),
+        ToolCallOptions::default(),
+    )
+    .await;
+    assert_eq!(code(&unasked), codes::TOOL_APPROVAL_REQUIRED, "{unasked:?}");
+    let person = Person::approving();
+    let echoed = call(
+        &registry,
+        "py.echo",
+        json!({"text": "hi"}),
+        approved(&person),
+    )
+    .await;
+    assert!(echoed.error.is_none(), "{echoed:?}");
+    assert_eq!(echoed.structured_content.unwrap()["text"], "hi");
+    assert_eq!(person.asked(), ["py.echo"]);
+    // Strict validation runs on the remote schema before anything is sent.
+    let invalid = call(&registry, "py.add", json!({"a": "one"}), approved(&person)).await;
+    assert_eq!(code(&invalid), codes::TOOL_VALIDATION_FAILED, "{invalid:?}");
+    // Provider exports stay reversible for dotted names.
+    let names = registry.provider_tool_names();
+    let safe = registry
+        .to_openai_tools(&Default::default())
+        .into_iter()
+        .map(|tool| tool.function.name)
+        .find(|name| names.canonical_name(name) == Some("py.echo"));
+    assert!(safe.is_some());
+}
+
+#[tokio::test]
+async fn a_trusted_server_runs_without_asking_and_a_disabled_tool_is_not_mounted() {
+    let registry = registry();
+    let extra = json!({"trusted": true, "disabledTools": ["write_note"]});
+    let (_mounts, _) = mount(&registry, stdio_server("py", "normal", extra), limits()).await;
+    assert!(!registry.tool_names().contains(&"py.write_note".to_owned()));
+    let added = call(
+        &registry,
+        "py.add",
+        json!({"a": 2, "b": 3}),
+        ToolCallOptions::default(),
+    )
+    .await;
+    assert!(added.error.is_none(), "{added:?}");
+}
+
+#[tokio::test]
+async fn remote_errors_are_coded_with_the_servers_name() {
+    let registry = registry();
+    let (_mounts, _) = mount(
+        &registry,
+        stdio_server("py", "normal", json!({"trusted": true})),
+        limits(),
+    )
+    .await;
+    let failed = call(&registry, "py.fail", json!({}), ToolCallOptions::default()).await;
+    let error = failed.error.clone().unwrap();
+    assert_eq!(error.code, MCP_REMOTE_TOOL_ERROR, "{failed:?}");
+    assert_eq!(error.retryable, Some(false));
+    assert_eq!(error.details.as_ref().unwrap()["server"], "py");
+    assert!(error.message.contains("it broke"), "{}", error.message);
+    let refused = call(
+        &registry,
+        "py.jsonrpc_error",
+        json!({}),
+        ToolCallOptions::default(),
+    )
+    .await;
+    let error = refused.error.unwrap();
+    assert_eq!(error.code, MCP_REMOTE_PROTOCOL_ERROR);
+    assert_eq!(error.details.unwrap()["jsonrpcCode"], -32001);
+    // The server is still there for the next call.
+    let echoed = call(
+        &registry,
+        "py.echo",
+        json!({"text": "after"}),
+        ToolCallOptions::default(),
+    )
+    .await;
+    assert!(echoed.error.is_none(), "{echoed:?}");
+}
+
+#[tokio::test]
+async fn a_timeout_cancels_the_remote_call_on_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let cancel_file = dir.path().join("cancelled");
+    let registry = registry();
+    let extra = json!({"trusted": true, "env": {"CANCEL_FILE": cancel_file.to_string_lossy()}});
+    let (_mounts, _) = mount(&registry, stdio_server("py", "normal", extra), limits()).await;
+    let options = ToolCallOptions {
+        timeout_ms: Some(300),
+        ..ToolCallOptions::default()
+    };
+    let slow = call(&registry, "py.slow", json!({"ms": 20_000}), options).await;
+    assert_eq!(code(&slow), codes::TOOL_TIMEOUT, "{slow:?}");
+    let seen = wait_for(|| {
+        std::fs::read_to_string(&cancel_file)
+            .unwrap_or_default()
+            .contains("cancelled")
+    })
+    .await;
+    assert!(seen, "the server never saw notifications/cancelled");
+}
+
+#[tokio::test]
+async fn a_server_that_dies_mid_call_leaves_an_unknown_record_and_comes_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let notes = dir.path().join("notes");
+    let store = Arc::new(DurableOperationStore::new(Arc::new(MemoryBackend::new())));
+    let registry = ToolRegistry::builder()
+        .durable_store(Arc::clone(&store))
+        .build()
+        .unwrap();
+    let extra = json!({"trusted": true, "env": {"NOTES_FILE": notes.to_string_lossy()}});
+    let (mounts, _) = mount(&registry, stdio_server("py", "normal", extra), limits()).await;
+    let keyed = ToolCallOptions {
+        idempotency_key: Some("die-once".into()),
+        ..ToolCallOptions::default()
+    };
+    let died = call(&registry, "py.die", json!({}), keyed.clone()).await;
+    assert_eq!(code(&died), codes::TOOL_EXECUTION_UNKNOWN, "{died:?}");
+    assert_eq!(died.error.unwrap().details.unwrap()["server"], "py");
+    // The same key never runs again silently: the record asks for reconciliation.
+    let retried = call(&registry, "py.die", json!({}), keyed).await;
+    assert_eq!(
+        code(&retried),
+        codes::TOOL_IDEMPOTENCY_UNKNOWN,
+        "{retried:?}"
+    );
+    // The supervisor reconnects and the tools work again.
+    let back = wait_for_state(&mounts, "py", |state| *state == ServerState::Ready).await;
+    assert!(back, "{:?}", mounts.status("py"));
+    let echoed = call(
+        &registry,
+        "py.echo",
+        json!({"text": "back"}),
+        ToolCallOptions::default(),
+    )
+    .await;
+    assert!(echoed.error.is_none(), "{echoed:?}");
+}
+
+#[tokio::test]
+async fn while_a_server_is_down_its_tools_fail_fast_and_retryable() {
+    let registry = registry();
+    let mut slow_reconnects = limits();
+    slow_reconnects.reconnect_initial = Duration::from_secs(30);
+    slow_reconnects.reconnect_max = Duration::from_secs(30);
+    let (mounts, _) = mount(
+        &registry,
+        stdio_server("py", "normal", json!({"trusted": true})),
+        slow_reconnects,
+    )
+    .await;
+    let _ = call(&registry, "py.die", json!({}), ToolCallOptions::default()).await;
+    let down = wait_for_state(&mounts, "py", |state| {
+        matches!(state, ServerState::Unavailable { .. })
+    })
+    .await;
+    assert!(down, "{:?}", mounts.status("py"));
+    assert!(
+        registry.tool_names().contains(&"py.echo".to_owned()),
+        "listed while down"
+    );
+    let started = std::time::Instant::now();
+    let refused = call(
+        &registry,
+        "py.echo",
+        json!({"text": "x"}),
+        ToolCallOptions::default(),
+    )
+    .await;
+    let error = refused.error.unwrap();
+    assert_eq!(
+        (error.code.as_str(), error.retryable),
+        (MCP_REMOTE_UNAVAILABLE, Some(true))
+    );
+    assert!(started.elapsed() < Duration::from_secs(1));
+}
+
+#[tokio::test]
+async fn list_changed_swaps_the_servers_tools() {
+    let registry = registry();
+    let (_mounts, _) = mount(
+        &registry,
+        stdio_server("py", "normal", json!({"trusted": true})),
+        limits(),
+    )
+    .await;
+    assert!(!registry.tool_names().contains(&"py.added_later".to_owned()));
+    let changes = registry.catalog_changes();
+    let changed = call(
+        &registry,
+        "py.change",
+        json!({}),
+        ToolCallOptions::default(),
+    )
+    .await;
+    assert!(changed.error.is_none(), "{changed:?}");
+    let appeared = wait_for(|| registry.tool_names().contains(&"py.added_later".to_owned())).await;
+    assert!(appeared, "{:?}", registry.tool_names());
+    assert!(changes.has_changed().unwrap());
+    let added = call(
+        &registry,
+        "py.added_later",
+        json!({}),
+        ToolCallOptions::default(),
+    )
+    .await;
+    assert!(added.error.is_none(), "{added:?}");
+}
+
+#[tokio::test]
+async fn a_server_that_hangs_or_talks_garbage_fails_with_a_code_and_others_keep_working() {
+    let registry = registry();
+    let mut quick = limits();
+    quick.connect_timeout = Duration::from_secs(3);
+    let config = json!({"mcpServers": {
+        "hangs": {"command": "python3", "args": [peer_script(), "hang"]},
+        "garbage": {"command": "python3", "args": [peer_script(), "garbage"]},
+        "good": {"command": "python3", "args": [peer_script(), "normal"], "trusted": true},
+        "missing": {"command": "/nonexistent/mcp-server"}
+    }});
+    let mounts = McpMounts::new(&registry, quick);
+    mounts.apply(&McpServersConfig::from_json(&config).unwrap());
+    for name in ["hangs", "garbage", "missing"] {
+        let status = mounts
+            .wait_until_settled(name, Duration::from_secs(20))
+            .await
+            .unwrap();
+        match &status.state {
+            ServerState::Failed { code, message, .. } => {
+                assert_eq!(code, MCP_REMOTE_CONNECT_FAILED, "{name}: {message}");
+            }
+            other => panic!("{name}: {other:?}"),
+        }
+        assert!(status.tools.is_empty());
+    }
+    mounts
+        .wait_until_settled("good", Duration::from_secs(20))
+        .await;
+    let echoed = call(
+        &registry,
+        "good.echo",
+        json!({"text": "fine"}),
+        ToolCallOptions::default(),
+    )
+    .await;
+    assert!(echoed.error.is_none(), "{echoed:?}");
+    let masked = serde_json::to_string(&mounts.statuses()).unwrap();
+    assert!(masked.contains("\"state\":\"failed\""), "{masked}");
+}
+
+#[tokio::test]
+async fn huge_and_endless_tool_lists_are_bounded() {
+    let registry = registry();
+    let mut small = limits();
+    small.max_tools = 150;
+    small.max_pages = 20;
+    let config = json!({"mcpServers": {
+        "huge": {"command": "python3", "args": [peer_script(), "huge_list"]},
+        "endless": {"command": "python3", "args": [peer_script(), "endless_pages"]}
+    }});
+    let mounts = McpMounts::new(&registry, small);
+    mounts.apply(&McpServersConfig::from_json(&config).unwrap());
+    let huge = mounts
+        .wait_until_settled("huge", Duration::from_secs(30))
+        .await
+        .unwrap();
+    assert_eq!(huge.state, ServerState::Ready, "{huge:?}");
+    assert_eq!(huge.tools.len(), 150);
+    assert!(
+        huge.skipped
+            .iter()
+            .any(|skipped| skipped.reason.contains("more than 150 tools")),
+        "{:?}",
+        huge.skipped
+    );
+    let endless = mounts
+        .wait_until_settled("endless", Duration::from_secs(30))
+        .await
+        .unwrap();
+    assert_eq!(endless.tools.len(), 20, "{endless:?}");
+    assert!(
+        endless
+            .skipped
+            .iter()
+            .any(|skipped| skipped.reason.contains("past 20 pages"))
+    );
+}
+
+#[tokio::test]
+async fn bad_names_and_schemas_are_skipped_with_reasons() {
+    let registry = registry();
+    let config = json!({"mcpServers": {
+        "names": {"command": "python3", "args": [peer_script(), "bad_names"]},
+        "schemas": {"command": "python3", "args": [peer_script(), "bad_schemas"]}
+    }});
+    let mounts = McpMounts::new(&registry, limits());
+    mounts.apply(&McpServersConfig::from_json(&config).unwrap());
+    let names = mounts
+        .wait_until_settled("names", Duration::from_secs(30))
+        .await
+        .unwrap();
+    let mut mounted = names.tools.clone();
+    mounted.sort();
+    assert_eq!(mounted, ["names.a.b", "names.dup", "names.ok"], "{names:?}");
+    let reasons: Vec<&str> = names
+        .skipped
+        .iter()
+        .map(|skipped| skipped.reason.as_str())
+        .collect();
+    assert_eq!(names.skipped.len(), 4, "{reasons:?}");
+    assert!(
+        names
+            .skipped
+            .iter()
+            .any(|skipped| skipped.name == "ctl\\u{7}x"),
+        "{:?}",
+        names.skipped
+    );
+    let schemas = mounts
+        .wait_until_settled("schemas", Duration::from_secs(30))
+        .await
+        .unwrap();
+    assert_eq!(schemas.tools, ["schemas.ok"], "{schemas:?}");
+    assert_eq!(schemas.skipped.len(), 4, "{:?}", schemas.skipped);
+    let ok = call(
+        &registry,
+        "schemas.ok",
+        json!({}),
+        approved(&Person::approving()),
+    )
+    .await;
+    assert!(ok.error.is_none(), "{ok:?}");
+}
+
+#[tokio::test]
+async fn a_hundred_megabyte_result_is_refused_without_taking_the_server_down() {
+    let registry = registry();
+    let (_mounts, _) = mount(
+        &registry,
+        stdio_server("py", "big_result", json!({"trusted": true})),
+        limits(),
+    )
+    .await;
+    let options = ToolCallOptions {
+        timeout_ms: Some(20_000),
+        ..ToolCallOptions::default()
+    };
+    let started = std::time::Instant::now();
+    let flood = call(&registry, "py.flood", json!({}), options).await;
+    let error = flood.error.expect("a 100 MB result never arrives whole");
+    assert_eq!(error.code, MCP_REMOTE_RESULT_TOO_LARGE, "{error:?}");
+    assert!(
+        error.message.contains("more than the 16777216 bytes"),
+        "{}",
+        error.message
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "answered when the line ended, not at the call's timeout"
+    );
+    // The connection stays up: the next call is answered.
+    let ok = call(&registry, "py.ok", json!({}), ToolCallOptions::default()).await;
+    assert!(ok.error.is_none(), "{ok:?}");
+}
+
+#[tokio::test]
+async fn streamable_http_servers_mount_too() {
+    let port = free_port();
+    let mut child = tokio::process::Command::new("python3")
+        .args([
+            peer_script(),
+            "normal".into(),
+            "--http".into(),
+            port.to_string(),
+        ])
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let registry = registry();
+    let config = json!({"mcpServers": {"web": {"url": url, "headers": {"Authorization": "Bearer not-a-secret-test-token"}}}});
+    let mounts = McpMounts::new(&registry, limits());
+    mounts.apply(&McpServersConfig::from_json(&config).unwrap());
+    let ready = wait_for_state(&mounts, "web", |state| *state == ServerState::Ready).await;
+    assert!(ready, "{:?}", mounts.status("web"));
+    let echoed = call(
+        &registry,
+        "web.echo",
+        json!({"text": "over http"}),
+        approved(&Person::approving()),
+    )
+    .await;
+    assert_eq!(echoed.structured_content.unwrap()["text"], "over http");
+    child.kill().await.unwrap();
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+async fn wait_for(mut check: impl FnMut() -> bool) -> bool {
+    for _ in 0..200 {
+        if check() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    check()
+}
+
+async fn wait_for_state(
+    mounts: &McpMounts,
+    name: &str,
+    want: impl Fn(&ServerState) -> bool,
+) -> bool {
+    let mut changes = mounts.changes();
+    let waited = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            if mounts
+                .status(name)
+                .is_some_and(|status| want(&status.state))
+            {
+                return;
+            }
+            let _ = changes.changed().await;
+        }
+    });
+    waited.await.is_ok()
+}
