@@ -41,6 +41,7 @@ pub mod convert;
 pub mod discovery;
 pub mod input_required;
 pub mod lifecycle;
+mod list_changes;
 pub mod progress;
 pub mod request_state;
 pub mod schema;

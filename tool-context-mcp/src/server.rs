@@ -10,9 +10,10 @@ use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, CustomRequest, CustomResult,
     ErrorCode, GetTaskParams, GetTaskResult, Implementation, ListToolsResult, NumberOrString,
-    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, UpdateTaskParams,
+    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, SubscriptionFilter,
+    UpdateTaskParams,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use tool_context::{ToolCallOptions, ToolRegistry};
@@ -30,6 +31,7 @@ use crate::discovery::{
 };
 use crate::input_required::{approval_request, awaiting_client, client_round};
 use crate::lifecycle::{CallObserver, FinishGuard, McpCall};
+use crate::list_changes;
 use crate::progress::{PROGRESS_INTERVAL, Progress};
 use crate::request_state::{DEFAULT_REQUEST_STATE_TTL, RequestStateKey, StateSeal};
 use crate::tasks::{self, DEFAULT_TASK_AFTER, TaskOrigin, Tasks};
@@ -455,6 +457,7 @@ impl ServerHandler for McpToolServer {
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
+            .enable_tool_list_changed()
             .enable_tasks()
             .build();
         let config = ServerConfig::new(capabilities)
@@ -468,6 +471,28 @@ impl ServerHandler for McpToolServer {
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
         Cow::Borrowed(supported_protocol_versions())
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        list_changes::notify_session(context.peer, self.registry.catalog_changes());
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let tools = SubscriptionFilter::builder().tools_list_changed().build();
+        Some(requested.intersection(&tools))
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        if context.accepted().tools_list_changed == Some(true) {
+            let changes = self.registry.catalog_changes();
+            list_changes::notify_subscription(context.sink(), changes, context.cancelled()).await;
+        } else {
+            context.cancelled().await;
+        }
+        Ok(())
     }
 
     async fn list_tools(

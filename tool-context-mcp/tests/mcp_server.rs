@@ -765,3 +765,36 @@ async fn progress_keeps_coming_while_a_call_waits_for_its_approval() {
         client.cancel().await.unwrap();
     }
 }
+
+/// A gateway's clients hear when mounted tools change: `notifications/tools/list_changed`
+/// after `initialize` (2025-11-25) on both transports, and the next list shows the change.
+#[tokio::test]
+async fn mounting_tools_tells_connected_clients_to_list_again() {
+    for transport in TRANSPORTS {
+        let (_notes, server) = setup();
+        let client = TestClient::new(Answer::Unsupported);
+        let heard = Arc::clone(&client.list_changed);
+        let connected = connect(transport, &server, client).await;
+        let info = connected.peer().peer_info().unwrap();
+        assert!(info.capabilities.tools.as_ref().unwrap().list_changed == Some(true));
+        // A first list: the server has handled `notifications/initialized` by now.
+        let before = connected.list_all_tools().await.unwrap();
+        assert!(!before.iter().any(|tool| tool.name == "remote.echo"));
+        let extra = tool_context::Tool::new(
+            tool_protocol::ToolDefinition::new("remote.echo", "Echoes.", json!({"type": "object"})),
+            |_: Value, _: tool_context::ToolInvocation| async {
+                Ok::<_, tool_protocol::ToolCallError>(json!("echo"))
+            },
+        );
+        server.registry().mount("remote", vec![extra]);
+        tokio::time::timeout(Duration::from_secs(5), heard.notified())
+            .await
+            .unwrap_or_else(|_| panic!("{transport:?}: no tools/list_changed"));
+        let tools = connected.list_all_tools().await.unwrap();
+        assert!(
+            tools.iter().any(|tool| tool.name == "remote.echo"),
+            "{transport:?}"
+        );
+        connected.cancel().await.unwrap();
+    }
+}

@@ -679,3 +679,48 @@ async fn an_answered_retry_is_not_asked_again_at_a_desk_that_became_attended() {
     assert_eq!(done["structuredContent"]["writes"], 1, "{done}");
     assert!(queue.snapshot().is_empty());
 }
+
+/// On 2026-07-28 a client asks for `tools/list_changed` on a `subscriptions/listen` stream;
+/// mounting tools sends it there.
+#[tokio::test]
+async fn a_2026_07_28_subscription_hears_mounted_tools() {
+    use rmcp::ClientServiceExt;
+    use rmcp::model::{ProtocolVersion, ServerNotification, SubscriptionFilter};
+    let work = Arc::new(Work::default());
+    let server = McpToolServer::new(registry(&work, None));
+    let url = serve(&server).await;
+    let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url);
+    let client = Accepting
+        .serve_with_lifecycle(
+            transport,
+            rmcp::ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .unwrap();
+    let filter = SubscriptionFilter::builder().tools_list_changed().build();
+    let mut subscription = client.peer().listen(filter).await.unwrap();
+    assert_eq!(subscription.acknowledged().tools_list_changed, Some(true));
+    let extra = tool_context::Tool::new(
+        tool_protocol::ToolDefinition::new("remote.echo", "Echoes.", json!({"type": "object"})),
+        |_: Value, _: tool_context::ToolInvocation| async {
+            Ok::<_, tool_protocol::ToolCallError>(json!("echo"))
+        },
+    );
+    server.registry().mount("remote", vec![extra]);
+    let heard = tokio::time::timeout(std::time::Duration::from_secs(5), subscription.next())
+        .await
+        .expect("tools/list_changed on the subscription")
+        .unwrap();
+    assert!(
+        matches!(
+            heard,
+            Some(ServerNotification::ToolListChangedNotification(_))
+        ),
+        "{heard:?}"
+    );
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(tools.iter().any(|tool| tool.name == "remote.echo"));
+    client.cancel().await.unwrap();
+}

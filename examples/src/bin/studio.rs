@@ -1,8 +1,8 @@
 //! `studio`: the Live Code Studio host.
 //!
 //! ```text
-//! cargo run --release --bin studio -- [--port 4870] [--data-dir .studio-data] [--folder DIR]
-//! cargo run --release --bin studio -- mcp [--folder DIR] [--data-dir .studio-data] [--approve-with URL [--token T]]
+//! cargo run --release --bin studio -- [--port 4870] [--data-dir .studio-data] [--folder DIR] [--mcp-config FILE]
+//! cargo run --release --bin studio -- mcp [--folder DIR] [--data-dir .studio-data] [--mcp-config FILE] [--approve-with URL [--token T]]
 //! cargo run --release --bin studio -- tools list [--json] [--folder DIR | --url URL]
 //! cargo run --release --bin studio -- tools call NAME --args JSON [--expected-revision N] [--approve]
 //! ```
@@ -11,6 +11,10 @@
 //! workspace tools to one MCP client over stdin/stdout, headless. In that mode stdout carries
 //! only MCP messages: logs go to stderr. `studio tools` runs one explicit registry command
 //! (headless, or against a running studio with `--url` and `--token`) under the same policy.
+//!
+//! `--mcp-config FILE` reads a Claude Desktop (`mcpServers`) or VS Code (`servers`) MCP
+//! configuration, saves it as the studio's MCP servers (in `settings.json`, replacing the saved
+//! ones) and mounts them: their tools join the registry as `<server>.<tool>`.
 
 use std::path::PathBuf;
 
@@ -36,6 +40,9 @@ struct Args {
     /// same folder are always kept).
     #[arg(long)]
     discard_changes: bool,
+    /// MCP servers to mount (a Claude Desktop or VS Code JSON file); saved into the settings.
+    #[arg(long, value_name = "FILE")]
+    mcp_config: Option<PathBuf>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -53,6 +60,10 @@ enum Command {
         /// Directory for the workspace database and settings.
         #[arg(long, default_value = DEFAULT_DATA_DIR)]
         data_dir: PathBuf,
+        /// MCP servers to mount and re-export (a Claude Desktop or VS Code JSON file); saved
+        /// into the settings.
+        #[arg(long, value_name = "FILE")]
+        mcp_config: Option<PathBuf>,
         /// Ask approvals on the page of the studio running at this URL (e.g.
         /// `http://127.0.0.1:4870`), for clients that cannot be asked themselves.
         #[arg(long, value_name = "URL")]
@@ -73,9 +84,14 @@ async fn main() -> std::process::ExitCode {
             folder,
             discard_changes,
             data_dir,
+            mcp_config,
             approve_with,
             token,
         }) => {
+            if let Err(message) = import_mcp_config(&data_dir, mcp_config.as_deref()) {
+                eprintln!("studio mcp: {message}");
+                return std::process::ExitCode::from(2);
+            }
             let options = StudioOptions {
                 port: 0,
                 data_dir,
@@ -86,6 +102,10 @@ async fn main() -> std::process::ExitCode {
         }
         Some(Command::Tools(tools)) => cli::run(tools).await,
         None => {
+            if let Err(message) = import_mcp_config(&args.data_dir, args.mcp_config.as_deref()) {
+                eprintln!("studio: {message}");
+                return std::process::ExitCode::from(2);
+            }
             serve_ui(StudioOptions {
                 port: args.port,
                 data_dir: args.data_dir,
@@ -95,6 +115,22 @@ async fn main() -> std::process::ExitCode {
             .await
         }
     }
+}
+
+/// `--mcp-config FILE`: saves the file's servers as the studio's before it starts.
+fn import_mcp_config(
+    data_dir: &std::path::Path,
+    file: Option<&std::path::Path>,
+) -> Result<(), String> {
+    let Some(file) = file else {
+        return Ok(());
+    };
+    let count = host::mcp_servers::import_config_file(data_dir, file)?;
+    eprintln!(
+        "studio: {count} MCP server(s) from {} saved in the settings",
+        file.display()
+    );
+    Ok(())
 }
 
 fn log_filter() -> tracing_subscriber::EnvFilter {
@@ -134,6 +170,12 @@ async fn serve_mcp(
             Some(RemoteApprovals::new(&url, token.trim()))
         }
     };
+    // The configured MCP servers' tools are re-exported: let them connect first (bounded), so
+    // the client's first tools/list lists them.
+    state
+        .mcp_servers
+        .wait_until_settled(host::mcp_servers::GATEWAY_SETTLE_TIMEOUT)
+        .await;
     match host::mcp::serve_stdio_session(&state, remote).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {
@@ -185,6 +227,7 @@ async fn serve_ui(options: StudioOptions) -> std::process::ExitCode {
         }
         () = stop_requested() => {
             println!("studio: stopping");
+            state.mcp_servers.shutdown().await;
             let unsaved = state.manager.status().await;
             if unsaved.is_dirty {
                 println!(

@@ -48,6 +48,11 @@ impl Backend {
         let state = host::build_state(&options, options.port)
             .await
             .map_err(CliError::Unavailable)?;
+        // Tools of the saved MCP servers are listed and callable once they have connected.
+        state
+            .mcp_servers
+            .wait_until_settled(host::mcp_servers::GATEWAY_SETTLE_TIMEOUT)
+            .await;
         Ok(Self::Headless {
             state,
             folder_linked: target.folder.is_some(),

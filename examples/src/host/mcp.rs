@@ -67,7 +67,8 @@ document. web.*: the realtime web-coding workspace (web.getWorkspace / web.readF
 web.applyPatch). Mutations take the expectedRevision (or documentRevision / workspaceRevision) \
 you last read and need a person's approval (studio page, or this client's elicitation prompt). \
 Send a progressToken to follow each call: started, approval, waiting, then completed, denied, \
-failed or cancelled.";
+failed or cancelled. Other tools are named <server>.<tool>: they come from MCP servers the studio \
+mounts, and run on that server after a person's approval unless the person trusts the server.";
 
 /// How a person can approve calls when neither a page nor the client can be asked.
 const APPROVAL_HELP: &str = "run `studio mcp --approve-with http://127.0.0.1:<port>` to ask a running \
@@ -232,9 +233,13 @@ fn ended_sessions_as_no_content(method: Method, response: Response) -> Response 
 }
 
 /// `studio mcp`: one MCP session over stdin/stdout until stdin closes, then shuts the studio
-/// state down (pending approvals are denied, running calls aborted). With `approve_with`,
-/// approvals go to that running studio's page (`--approve-with`), else to the client by
-/// elicitation.
+/// state down (pending approvals are denied, running calls aborted, mounted MCP servers
+/// stopped). With `approve_with`, approvals go to that running studio's page
+/// (`--approve-with`), else to the client by elicitation.
+///
+/// Tools mounted from the configured MCP servers are served too (a gateway: each still asks
+/// for approval unless its server is trusted); the caller waits for those servers to settle
+/// first (see [`super::mcp_servers::GATEWAY_SETTLE_TIMEOUT`]) so the first `tools/list` has them.
 pub async fn serve_stdio_session(
     state: &Arc<StudioState>,
     approve_with: Option<RemoteApprovals>,
@@ -246,6 +251,8 @@ pub async fn serve_stdio_session(
     let served = serve_stdio(&server).await;
     state.runs.cancel_all();
     state.approvals.close();
+    state.mcp_servers.shutdown().await;
     state.registry.shutdown();
+    state.stopping.cancel();
     served
 }

@@ -3,6 +3,7 @@
 
 pub mod changes;
 pub mod mcp;
+pub mod mcp_servers;
 pub mod mcp_state_key;
 pub mod openrouter;
 pub mod orphans;
@@ -30,7 +31,7 @@ use live_code_editor::workspace::{ImportGuard, WorkspaceError, WorkspaceErrorCod
 use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
-use tool_context::{ApprovalQueue, ApprovalQueueConfig, ReadOnlyOrDirectLocal, ToolRegistry};
+use tool_context::{ApprovalQueue, ApprovalQueueConfig, StandardPolicy, ToolRegistry};
 
 use crate::agent::planner::Plan;
 use crate::catalog::{SAFE_ARGUMENT_NAMES, studio_tools};
@@ -45,6 +46,7 @@ use crate::seed::SEED_FILES;
 use crate::surfaces::editor::{self, EditorRoutes, EditorSurface};
 use crate::surfaces::web::{self, WebRoutes, WebSurface};
 use crate::surfaces::{Surface, SurfaceDeps, workspace};
+use mcp_servers::McpServers;
 use runs::{AgentRuns, RunApprovals, RunPreviewBridge};
 use settings::Settings;
 use trace::TraceStore;
@@ -110,8 +112,10 @@ pub struct StudioState {
     pub runs: AgentRuns,
     /// Host/Origin/token guard.
     pub security: SecurityPolicy,
-    /// Provider settings.
+    /// Provider settings (and the saved MCP servers).
     pub settings: Settings,
+    /// The MCP servers mounted into the registry (`<server>.<tool>`).
+    pub mcp_servers: McpServers,
     /// Browser tabs rendering the standalone workspace preview.
     pub viewers: PreviewViewers,
     /// Every attached studio page, whatever its surface (approvals go to the page when one is).
@@ -157,10 +161,12 @@ impl RunningStudio {
         self.state.security.token()
     }
 
-    /// Stops accepting requests, cancels runs, denies pending approvals and shuts the registry down.
+    /// Stops accepting requests, cancels runs, denies pending approvals, stops the mounted MCP
+    /// servers and shuts the registry down.
     pub async fn shutdown(self) {
         self.state.runs.cancel_all();
         self.state.approvals.close();
+        self.state.mcp_servers.shutdown().await;
         self.state.registry.shutdown();
         self.shutdown.cancel();
         let _ = self.server.await;
@@ -228,9 +234,12 @@ pub async fn build_state(options: &StudioOptions, port: u16) -> Result<Arc<Studi
     let mut tools = studio_tools(&manager);
     tools.extend(editor::tools(&editor));
     tools.extend(web::tools(&web));
+    // A tool's own default decides first (a trusted MCP server's tools run without asking),
+    // else read-only tools and a person's direct calls run and everything else asks. No studio
+    // tool sets a default, so for them this is `ReadOnlyOrDirectLocal`.
     let registry = ToolRegistry::builder()
         .tools(tools)
-        .policy(ReadOnlyOrDirectLocal)
+        .policy(StandardPolicy)
         .interaction(RunApprovals::new(approvals.clone(), runs.clone()))
         .observer(trace.clone())
         .observer(runs.clone())
@@ -238,6 +247,8 @@ pub async fn build_state(options: &StudioOptions, port: u16) -> Result<Arc<Studi
         .build()
         .map_err(|e| e.to_string())?;
     runs.know_tools(&registry.list_all_tools());
+    let settings = Settings::load(&options.data_dir);
+    let mcp_servers = McpServers::start(&registry, &settings);
     let state = Arc::new(StudioState {
         registry,
         manager,
@@ -246,7 +257,8 @@ pub async fn build_state(options: &StudioOptions, port: u16) -> Result<Arc<Studi
         trace,
         runs,
         security,
-        settings: Settings::load(&options.data_dir),
+        settings,
+        mcp_servers,
         viewers,
         pages: PreviewViewers::default(),
         editor,
@@ -259,6 +271,8 @@ pub async fn build_state(options: &StudioOptions, port: u16) -> Result<Arc<Studi
         orphan_grace: orphans::OrphanGrace::default(),
     });
     watch_approvals(&state);
+    watch_catalog(&state);
+    mcp_servers::publish_changes(&state.mcp_servers, &state.hub, &state.stopping);
     orphans::watch_orphaned_approvals(&state);
     Ok(state)
 }
@@ -344,6 +358,26 @@ fn watch_approvals(state: &Arc<StudioState>) {
             hub.publish(StudioEvent::Approvals {
                 pending: serde_json::to_value(&*pending).unwrap_or(Value::Null),
             });
+        }
+    });
+}
+
+/// Keeps the runs' knowledge of the catalog current as MCP servers' tools are mounted and
+/// unmounted (which tools can never publish a revision).
+fn watch_catalog(state: &Arc<StudioState>) {
+    let mut changes = state.registry.catalog_changes();
+    let registry = state.registry.clone();
+    let runs = state.runs.clone();
+    let stopping = state.stopping.clone();
+    // Subscribed first: a server mounted from here on moves `changes`.
+    runs.know_tools(&registry.list_all_tools());
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                () = stopping.cancelled() => break,
+                changed = changes.changed() => if changed.is_err() { break },
+            }
+            runs.know_tools(&registry.list_all_tools());
         }
     });
 }

@@ -18,7 +18,9 @@ use super::runs::{RunRetry, RunState, RunView, run_metadata};
 use crate::agent::outcome::RunOutcome;
 use crate::surfaces::Surface;
 
-/// The registry as the loop's [`ToolExecutor`], narrowed to one surface's catalog.
+/// The registry as the loop's [`ToolExecutor`], narrowed to one surface's catalog plus the
+/// tools mounted from MCP servers, read from the registry as each run starts (so a run sees the
+/// servers mounted by then; a tool unmounted during a run fails its call with a coded error).
 pub struct RegistryExecutor {
     registry: ToolRegistry,
     surface: Surface,
@@ -29,7 +31,7 @@ pub struct RegistryExecutor {
 impl ToolExecutor for RegistryExecutor {
     async fn list_tools(&self) -> Vec<ToolDefinition> {
         let mut tools = self.registry.list_all_tools();
-        tools.retain(|tool| self.surface.owns_tool(&tool.name));
+        tools.retain(|tool| self.surface.offers_tool(&tool.name));
         tools
     }
 

@@ -24,6 +24,7 @@ use crate::catalog::preview::{html_entry_path, stylesheet_path};
 use crate::kit::approval_note::changes_note;
 use crate::kit::responses::{api_error, no_store_json};
 use crate::preview_edits::{self, Theme};
+use crate::surfaces::is_studio_tool;
 
 /// Most hunk indices one decision may name.
 const MAX_DECIDED_HUNKS: usize = live_code_editor::diff::MAX_DIFF_HUNKS;
@@ -40,6 +41,8 @@ pub struct Proposal {
     effect: Option<&'static str>,
     /// The call's `expectedRevision` when it is not the current one (the call will be refused).
     stale_guard: Option<u64>,
+    /// The MCP server a mounted tool runs on: the studio has no diff of what it does.
+    remote: Option<String>,
 }
 
 /// How a one-file text edit is narrowed to the hunks a person accepted.
@@ -117,6 +120,18 @@ impl ReviewRefusal {
 /// The proposal of tool `name` called with `args`, from the state of the surface it belongs to.
 pub async fn proposal(state: &StudioState, name: &str, args: &Map<String, Value>) -> Proposal {
     let (surface, tool) = name.split_once('.').unwrap_or(("", name));
+    if !is_studio_tool(name) {
+        // A mounted MCP tool: whatever its name or arguments look like, it does not touch this
+        // workspace, so no workspace diff stands for it.
+        return Proposal {
+            before: state.manager.snapshot().await,
+            after: None,
+            narrowing: None,
+            effect: None,
+            stale_guard: None,
+            remote: Some(surface.to_owned()),
+        };
+    }
     let manager = match surface {
         "editor" => state.editor.manager(),
         "web" => state.web.manager(),
@@ -173,6 +188,7 @@ pub async fn proposal(state: &StudioState, name: &str, args: &Map<String, Value>
         narrowing,
         effect,
         stale_guard,
+        remote: None,
     }
 }
 
@@ -409,6 +425,13 @@ fn effect_of(name: &str) -> Option<&'static str> {
     })
 }
 
+/// What a person is told about a call of a mounted MCP tool, in place of a diff.
+fn remote_note(server: &str) -> String {
+    format!(
+        "This tool runs on the MCP server \"{server}\", outside the workspace: the studio cannot show what it changes. Approve it only if you expect that server to do this."
+    )
+}
+
 /// Changed lines of each file a confirmation message shows.
 const SUMMARY_LINES_PER_FILE: usize = 3;
 
@@ -416,6 +439,9 @@ impl Proposal {
     /// A few lines for a confirmation outside the page (an MCP client): the effect, and per
     /// file its change, `+N/−M` and its first changed lines. `None` when there is nothing to say.
     pub fn summary_text(&self) -> Option<String> {
+        if let Some(server) = &self.remote {
+            return Some(remote_note(server));
+        }
         let mut lines: Vec<String> = self
             .effect
             .iter()
@@ -458,6 +484,7 @@ impl Proposal {
             .as_ref()
             .map(|after| WorkspaceDiff::between(&self.before, after));
         let note = match (&diff, self.effect) {
+            _ if self.remote.is_some() => self.remote.as_deref().map(remote_note),
             (Some(_), _) if self.stale_guard.is_some() => self.stale_guard.map(|expected| format!(
                 "The call expects revision {expected} but the workspace is at revision {}: as it stands it will be refused with a revision conflict.",
                 self.before.revision()

@@ -21,7 +21,7 @@ mod hooks;
 mod view;
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
@@ -31,7 +31,7 @@ use tool_protocol::{ToolCallEvent, ToolCallEventType, ToolCallId, ToolDefinition
 use super::trace::{TraceKind, TraceRow, TraceStore, prompt_session_label};
 use crate::agent::outcome::RunOutcome;
 use crate::kit::events::{EventHub, StudioEvent};
-use crate::surfaces::Surface;
+use crate::surfaces::{Surface, is_studio_tool};
 
 pub use hooks::{RunApprovals, RunPreviewBridge};
 pub use view::{ExternalRun, Relay, RunRetry, RunState, RunView};
@@ -82,8 +82,9 @@ pub struct AgentRuns {
     finished: Arc<Mutex<VecDeque<String>>>,
     hub: EventHub,
     trace: TraceStore,
-    /// Read-only tools: their calls never publish a revision, so they never make a run wait.
-    read_only: Arc<OnceLock<HashSet<String>>>,
+    /// Tools whose calls never publish a revision (read-only ones, and those mounted from MCP
+    /// servers), so they never make a run wait.
+    read_only: Arc<RwLock<HashSet<String>>>,
 }
 
 impl std::fmt::Debug for AgentRuns {
@@ -110,15 +111,20 @@ impl AgentRuns {
         }
     }
 
-    /// Learns which tools are read-only (once, after the registry is built). Until then every
-    /// call counts as one that may publish a revision.
+    /// Learns which tools never publish a revision: the read-only ones, and every tool mounted
+    /// from an MCP server (it acts outside the workspace). Called after the registry is built
+    /// and again whenever its catalog changes; until then every call counts as one that may
+    /// publish a revision.
     pub fn know_tools(&self, tools: &[ToolDefinition]) {
         let names = tools
             .iter()
-            .filter(|tool| tool.is_read_only())
+            .filter(|tool| tool.is_read_only() || !is_studio_tool(&tool.name))
             .map(|tool| tool.name.clone())
             .collect();
-        let _ = self.read_only.set(names);
+        *self
+            .read_only
+            .write()
+            .unwrap_or_else(|poison| poison.into_inner()) = names;
     }
 
     /// Registers a new run of `agent` for `prompt` and returns its view and cancellation token.
@@ -330,8 +336,9 @@ impl AgentRuns {
         };
         if self
             .read_only
-            .get()
-            .is_some_and(|names| names.contains(&event.name))
+            .read()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .contains(&event.name)
         {
             return;
         }
@@ -595,6 +602,24 @@ mod tests {
             RunState::Started,
             "no call in flight, nothing to wait for"
         );
+    }
+
+    #[tokio::test]
+    async fn calls_of_tools_mounted_later_never_make_a_run_wait_for_the_preview() {
+        let hub = EventHub::new();
+        let runs = AgentRuns::new(hub.clone(), TraceStore::new(hub));
+        let mut writer = read_only("docs.write");
+        writer.annotations = None;
+        runs.know_tools(&[read_only("workspace.readFile")]);
+        // The catalog changed: an MCP server's tools were mounted.
+        runs.know_tools(&[read_only("workspace.readFile"), writer]);
+        let (run, _) = runs.begin("openrouter", "a prompt");
+        runs.on_event(&event("started", "docs.write", &run.session_id));
+        runs.preview_published(3);
+        assert_eq!(runs.get(&run.run_id).unwrap().state, RunState::Started);
+        runs.on_event(&event("started", "workspace.writeFile", &run.session_id));
+        runs.preview_published(4);
+        assert_eq!(runs.get(&run.run_id).unwrap().state, RunState::Waiting);
     }
 
     #[tokio::test]

@@ -65,6 +65,7 @@ pub fn router(state: Arc<StudioState>) -> Router {
         .route("/api/export", get(export_html))
         .route("/api/folder/open", post(open_folder))
         .merge(super::upload::routes())
+        .merge(super::mcp_servers::routes())
         .route("/api/events", get(events))
         .route("/preview/{revision}", get(preview_document))
         .route("/preview/{revision}/assets/{*path}", get(preview_asset))

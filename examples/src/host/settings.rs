@@ -4,9 +4,12 @@
 //!
 //! A settings file written before profiles existed has no `provider`: it is OpenRouter, and its
 //! `endpoint` (a chat-completions URL) and saved key keep working unchanged.
+//!
+//! The same file keeps the MCP servers the studio mounts (`mcpServers`, secrets included: see
+//! [`super::mcp_servers`]); no view of these settings ever carries them.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use openrouter_tool_loop::{
     ApiKey, DEFAULT_CHAT_COMPLETIONS_URL, DEFAULT_MODEL, DataPolicy, OpenRouterConfig,
@@ -30,6 +33,10 @@ struct Stored {
     data_policy: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     api_key: Option<String>,
+    /// The mounted MCP servers, by name, as `McpServersConfig::to_json` writes them (env and
+    /// header values included): only this file holds them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    mcp_servers: Option<Value>,
 }
 
 impl Stored {
@@ -101,6 +108,10 @@ impl std::fmt::Debug for Stored {
             .field("model", &self.model)
             .field("endpoint", &self.endpoint)
             .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
+            .field(
+                "mcp_servers",
+                &self.mcp_servers.as_ref().map(|_| "[redacted]"),
+            )
             .finish()
     }
 }
@@ -110,6 +121,9 @@ impl std::fmt::Debug for Stored {
 pub struct Settings {
     inner: Arc<RwLock<Stored>>,
     key_saved: Arc<RwLock<bool>>,
+    /// One write of the file at a time, each of the state as it is then (never an older one
+    /// over a newer).
+    writing: Arc<Mutex<()>>,
     file: PathBuf,
 }
 
@@ -144,6 +158,7 @@ impl Settings {
         Self {
             inner: Arc::new(RwLock::new(stored)),
             key_saved: Arc::new(RwLock::new(key_saved)),
+            writing: Arc::default(),
             file,
         }
     }
@@ -193,7 +208,48 @@ impl Settings {
         Ok(view)
     }
 
+    /// The settings file (`settings.json` in the data directory).
+    pub fn file_path(&self) -> &Path {
+        &self.file
+    }
+
+    /// The saved MCP servers (the `mcpServers` map, secrets included), if any.
+    pub fn mcp_servers(&self) -> Option<Value> {
+        self.inner
+            .read()
+            .expect("settings lock")
+            .mcp_servers
+            .clone()
+    }
+
+    /// Replaces the saved MCP servers with `servers` (the `mcpServers` map; `None` removes
+    /// them) and writes the file. When the file cannot be written the settings stay as they
+    /// were and the error says why.
+    pub fn save_mcp_servers(&self, servers: Option<Value>) -> std::io::Result<()> {
+        let _writing = self.writing();
+        let previous = std::mem::replace(
+            &mut self.inner.write().expect("settings lock").mcp_servers,
+            servers,
+        );
+        let include_key = *self.key_saved.read().expect("settings lock");
+        self.write_file(include_key).inspect_err(|_| {
+            self.inner.write().expect("settings lock").mcp_servers = previous;
+        })
+    }
+
+    fn writing(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.writing
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+
     fn persist(&self, include_key: bool) -> std::io::Result<()> {
+        let _writing = self.writing();
+        self.write_file(include_key)
+    }
+
+    /// Writes the settings as they are now (the caller holds [`Self::writing`]).
+    fn write_file(&self, include_key: bool) -> std::io::Result<()> {
         let mut stored = self.inner.read().expect("settings lock").clone();
         if !include_key {
             stored.api_key = None;
@@ -384,6 +440,30 @@ mod tests {
         );
         assert!(settings.client_config().is_some());
         assert!(!format!("{:?}", settings).contains("sk-test"));
+    }
+
+    #[test]
+    fn mcp_servers_are_kept_beside_the_provider_settings_and_shown_nowhere() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = Settings::load(dir.path());
+        let servers = json!({"docs": {"command": "x", "env": {"TOKEN": "sk-mcp-not-real"}}});
+        settings.save_mcp_servers(Some(servers.clone())).unwrap();
+        settings
+            .update(SettingsUpdate {
+                model: Some("openai/gpt-4o-mini".into()),
+                ..SettingsUpdate::default()
+            })
+            .unwrap();
+        let reloaded = Settings::load(dir.path());
+        assert_eq!(reloaded.mcp_servers(), Some(servers.clone()));
+        assert_eq!(reloaded.public_view()["model"], "openai/gpt-4o-mini");
+        assert!(!reloaded.public_view().to_string().contains("sk-mcp"));
+        assert!(!format!("{reloaded:?}").contains("sk-mcp"));
+        // A write that fails leaves the settings as they were.
+        std::fs::remove_file(dir.path().join("settings.json")).unwrap();
+        std::fs::create_dir_all(dir.path().join("settings.json").join("x")).unwrap();
+        assert!(reloaded.save_mcp_servers(None).is_err());
+        assert_eq!(reloaded.mcp_servers(), Some(servers));
     }
 
     #[test]

@@ -59,6 +59,16 @@ pub enum StudioEvent {
         /// Public settings.
         settings: Value,
     },
+    /// The mounted MCP servers changed: their configuration or a server's state. The same
+    /// shape as `GET /api/mcp/servers`; secrets are masked.
+    McpServers {
+        /// Grows with every change (a page keeps the view with the highest).
+        generation: u64,
+        /// The configuration with every env and header value masked.
+        config: Value,
+        /// Each server's status (state, tools, skipped tools).
+        servers: Value,
+    },
 }
 
 /// Fan-out of [`StudioEvent`]s to any number of subscribers.

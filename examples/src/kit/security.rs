@@ -222,14 +222,19 @@ pub(crate) fn is_preview_path(path: &str) -> bool {
         .any(|prefix| path.starts_with(prefix))
 }
 
-/// State-changing methods, the WebSocket upgrade and diffs (approval diffs and the unsaved
-/// changes show file source) need the token; other reads do not.
+/// State-changing methods, the WebSocket upgrade, diffs (approval diffs and the unsaved
+/// changes show file source) and the MCP servers (their commands, arguments and URLs may hold
+/// credentials the mask cannot recognise) need the token; other reads do not.
 fn needs_token(method: &Method, path: &str) -> bool {
     !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
         || path.starts_with(EVENTS_PATH)
         || path == CHANGES_PATH
+        || path == MCP_SERVERS_PATH
         || is_approval_diff_path(path)
 }
+
+/// The mounted MCP servers' configuration and states.
+const MCP_SERVERS_PATH: &str = "/api/mcp/servers";
 
 /// The unsaved changes of the workspace (file source).
 const CHANGES_PATH: &str = "/api/changes";
@@ -429,6 +434,7 @@ mod tests {
         assert!(!needs_token(&Method::GET, "/api/approvals"));
         assert!(!needs_token(&Method::GET, "/api/approvals/a-1/diffs"));
         assert!(needs_token(&Method::GET, "/api/changes"));
+        assert!(needs_token(&Method::GET, "/api/mcp/servers"));
     }
 
     #[test]

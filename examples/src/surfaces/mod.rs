@@ -64,6 +64,13 @@ impl Surface {
         }
     }
 
+    /// Whether a provider run on this surface offers `tool` to its model: the surface's own
+    /// catalog and every tool mounted from an MCP server (`<server>.<tool>`), which belongs to
+    /// no surface.
+    pub fn offers_tool(self, tool: &str) -> bool {
+        self.owns_tool(tool) || !is_studio_tool(tool)
+    }
+
     /// System prompt of provider runs on this surface.
     pub fn system_prompt(self) -> &'static str {
         match self {
@@ -72,6 +79,18 @@ impl Surface {
             Self::Web => WEB_SYSTEM_PROMPT,
         }
     }
+}
+
+/// The name prefixes of the studio's own tools (`workspace.*`, `preview.*`, `editor.*`,
+/// `web.*`). An MCP server cannot be mounted under one of them, so every other registry tool
+/// is a mounted one.
+pub const STUDIO_NAMESPACES: [&str; 4] = ["workspace", "preview", "editor", "web"];
+
+/// Whether `tool` is one of the studio's own tools (in some surface's catalog) rather than
+/// one mounted from an MCP server.
+pub fn is_studio_tool(tool: &str) -> bool {
+    tool.split_once('.')
+        .is_some_and(|(prefix, _)| STUDIO_NAMESPACES.contains(&prefix))
 }
 
 /// System prompt of provider runs on the standalone workspace.
@@ -98,5 +117,23 @@ mod tests {
         assert!(Surface::Web.owns_tool("web.setTheme"));
         assert!(Surface::Editor.owns_tool("editor.saveAll"));
         assert!(!Surface::Editor.owns_tool("workspace.saveAll"));
+    }
+
+    #[test]
+    fn mounted_tools_belong_to_no_surface_and_every_run_is_offered_them() {
+        for surface in Surface::ALL {
+            let namespace = match surface {
+                Surface::Workspace => "workspace",
+                Surface::Editor => "editor",
+                Surface::Web => "web",
+            };
+            assert!(STUDIO_NAMESPACES.contains(&namespace));
+            assert!(surface.offers_tool("docs.search"));
+            assert!(surface.offers_tool(&format!("{namespace}.x")));
+        }
+        assert!(is_studio_tool("preview.setTheme"));
+        assert!(!is_studio_tool("docs.search"));
+        assert!(!is_studio_tool("webby.search"));
+        assert!(!Surface::Web.offers_tool("editor.saveAll"));
     }
 }

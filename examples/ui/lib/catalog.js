@@ -1,10 +1,12 @@
 // The tool catalog: the registry's canonical tools/list definitions with search and scope
 // filters, a definition view (policy, annotations, input and output schema), Copy/Download, and
 // Run sample with an argument editor. Samples follow the selection and the workspace revision
-// until the person edits them; edited JSON is kept.
+// until the person edits them; edited JSON is kept. Tools mounted from MCP servers
+// (`<server>.<tool>`) follow the studio's own, grouped by server, each server with its scope.
 
 import { api, callTool, copyText, downloadBlob, isCommitted, toolsCallRequest, unconfirmedText } from './api.js';
 import { $, button, el } from './dom.js';
+import { serverOf } from './mcp-servers.js';
 import { confirmToolRun } from './modal.js';
 import { refreshPreview } from './preview.js';
 import { sampleArguments } from './samples.js';
@@ -19,20 +21,37 @@ const SCOPES = [
 
 const view = { scope: 'all', selected: null, argsEdited: false, argsFor: null, lastResult: null };
 
-/** This page's surface: the registry also holds `editor.*` and `web.*`, shown on their pages. */
-const ownsTool = (tool) => tool.name.startsWith('workspace.') || tool.name.startsWith('preview.');
+/** This page's surface (the registry also holds `editor.*` and `web.*`, shown on their pages)
+ * and every tool mounted from an MCP server. */
+const shownHere = (tool) => tool.name.startsWith('workspace.') || tool.name.startsWith('preview.') || serverOf(tool.name) !== null;
 
-/** Loads the canonical definitions of this surface from the registry. */
+/** The MCP servers the listed tools came from, in catalog order. */
+function servers() {
+  return [...new Set(state.tools.map((tool) => serverOf(tool.name)).filter(Boolean))];
+}
+
+/** The fixed scopes, then one per MCP server. */
+function scopes() {
+  return [...SCOPES, ...servers().map((server) => [`mcp:${server}`, `MCP · ${server}`, (tool) => serverOf(tool.name) === server])];
+}
+
+/** Loads the canonical definitions of this surface (and of the MCP servers) from the registry. */
 export async function loadCatalog() {
   const data = await api('/api/tools');
-  state.tools = data.tools.filter(ownsTool);
-  view.selected ??= state.tools[0]?.name ?? null;
+  state.tools = data.tools.filter(shownHere);
+  if (!state.tools.some((tool) => tool.name === view.selected)) view.selected = state.tools[0]?.name ?? null;
+  if (!scopes().some(([id]) => id === view.scope)) view.scope = 'all';
   renderCatalog();
 }
 
 /** How the registry's policy treats a tool, from its annotations. */
 export function policySummary(tool) {
   const hints = tool.annotations ?? {};
+  const server = serverOf(tool.name);
+  if (server) {
+    const trusted = hints.readOnlyHint === true ? ' It is trusted and read-only: it runs for every caller.' : '';
+    return `From the MCP server "${server}": runs directly from this page; a model or MCP client needs your approval unless you trust the server or the tool (Settings → MCP servers).${trusted}`;
+  }
   if (hints.readOnlyHint === true) return 'Read-only: runs for every caller without approval.';
   const extra = [hints.destructiveHint && 'destructive', hints.openWorldHint && 'leaves the workspace'].filter(Boolean);
   return `Mutation${extra.length ? ` (${extra.join(', ')})` : ''}: runs directly from this page; a model or MCP client needs your approval.`;
@@ -40,7 +59,7 @@ export function policySummary(tool) {
 
 function visibleTools() {
   const query = $('catalog-search').value.trim().toLowerCase();
-  const scope = SCOPES.find(([id]) => id === view.scope)[2];
+  const scope = (scopes().find(([id]) => id === view.scope) ?? SCOPES[0])[2];
   return state.tools.filter((tool) => scope(tool) && (!query || `${tool.name} ${tool.title ?? ''} ${tool.description ?? ''}`.toLowerCase().includes(query)));
 }
 
@@ -48,7 +67,7 @@ function renderScopes() {
   const box = $('catalog-scopes');
   box.replaceChildren();
   const query = $('catalog-search').value.trim().toLowerCase();
-  for (const [id, label, matches] of SCOPES) {
+  for (const [id, label, matches] of scopes()) {
     const count = state.tools.filter((tool) => matches(tool) && (!query || `${tool.name} ${tool.title ?? ''} ${tool.description ?? ''}`.toLowerCase().includes(query))).length;
     box.append(button(`${label} ${count}`, () => {
       view.scope = id;
@@ -63,8 +82,14 @@ export function renderCatalog() {
   const list = $('catalog-list');
   list.replaceChildren();
   const tools = visibleTools();
+  let group = null;
   for (const tool of tools) {
     const readOnly = tool.annotations?.readOnlyHint === true;
+    const server = serverOf(tool.name);
+    if (server !== group) {
+      group = server;
+      if (server) list.append(el('li', { className: 'group', textContent: `MCP server · ${server}`, attrs: { role: 'presentation' }, dataset: { server } }));
+    }
     list.append(el('li', {
       className: `tool${tool.name === view.selected ? ' selected' : ''}`, tabIndex: 0,
       attrs: { role: 'option', 'aria-selected': String(tool.name === view.selected) },
@@ -74,7 +99,8 @@ export function renderCatalog() {
         keydown: (event) => event.key === 'Enter' && selectTool(tool.name),
       },
     }, el('span', { className: 'name', textContent: tool.name }),
-    el('span', { className: `tag ${readOnly ? 'read' : 'ask'}`, textContent: readOnly ? 'read-only' : 'mutation' })));
+    server ? el('span', { className: 'tag mcp', textContent: 'mcp' }) : null,
+    el('span', { className: `tag ${readOnly ? 'read' : 'ask'}`, textContent: readOnly ? 'read-only' : server ? 'asks' : 'mutation' })));
   }
   if (!tools.length) list.append(el('li', { className: 'empty', textContent: 'No tool matches.' }));
   renderDetail();
@@ -130,7 +156,8 @@ function renderDetail() {
     },
   });
   const annotations = Object.entries(tool.annotations ?? {}).map(([key, value]) => `${key}: ${value}`).join(' · ') || 'none';
-  box.append(
+  // Native append would show a skipped part (null) as the text "null".
+  box.append(...[
     el('h3', { textContent: tool.name }),
     tool.title ? el('p', { className: 'title', textContent: tool.title }) : null,
     el('p', { className: 'desc', textContent: tool.description ?? '' }),
@@ -153,7 +180,7 @@ function renderDetail() {
       }),
       button('Run sample', () => runSample(tool), { id: 'run-sample', className: 'primary' })),
     view.lastResult ? resultBlock(view.lastResult) : null,
-  );
+  ].filter(Boolean));
 }
 
 function callBody(tool) {

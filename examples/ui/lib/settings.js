@@ -8,6 +8,7 @@ import { applyAgentChoice } from './agent.js';
 import { api } from './api.js';
 import { setActiveRun } from './chat.js';
 import { $, el } from './dom.js';
+import { loadMcpServers } from './mcp-servers.js';
 import { openModal } from './modal.js';
 import { actions, state } from './store.js';
 
@@ -75,6 +76,8 @@ async function openSettings() {
   $('settings-error').textContent = '';
   models = [];
   renderModels();
+  delete $('mcp-config').dataset.edited;
+  loadMcpServers();
   openModal($('settings-dialog'), $('settings-button'), $('settings-provider'));
 }
 

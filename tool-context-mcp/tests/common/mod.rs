@@ -176,6 +176,7 @@ pub struct TestClient {
     pub elicitations: Arc<Mutex<Vec<String>>>,
     pub progress: Arc<Mutex<Vec<String>>>,
     pub withdrawn: Arc<Notify>,
+    pub list_changed: Arc<Notify>,
 }
 
 impl TestClient {
@@ -185,6 +186,7 @@ impl TestClient {
             elicitations: Arc::default(),
             progress: Arc::default(),
             withdrawn: Arc::default(),
+            list_changed: Arc::default(),
         }
     }
 }
@@ -222,6 +224,10 @@ impl ClientHandler for TestClient {
             }
             _ => ElicitResult::new(ElicitationAction::Decline),
         })
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.list_changed.notify_one();
     }
 
     async fn on_progress(
