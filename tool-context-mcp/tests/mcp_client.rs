@@ -46,6 +46,14 @@ fn stdio_server(name: &str, mode: &str, extra: Value) -> Value {
     json!({ "mcpServers": { name: server } })
 }
 
+/// Both protocol revisions the Python `mcp` package speaks: the client is pinned to each.
+const REVISIONS: [&str; 2] = ["2025-11-25", "2026-07-28"];
+
+fn stdio_server_on(revision: &str, name: &str, mode: &str, mut extra: Value) -> Value {
+    extra["protocolVersion"] = json!(revision);
+    stdio_server(name, mode, extra)
+}
+
 fn merge(target: &mut Value, extra: Value) {
     if let (Value::Object(target), Value::Object(extra)) = (target, extra) {
         target.extend(extra);
@@ -125,11 +133,24 @@ fn code(result: &ToolCallResult) -> &str {
 
 #[tokio::test]
 async fn remote_tools_are_mounted_by_name_and_every_one_asks_first_read_only_included() {
+    for revision in REVISIONS {
+        remote_tools_are_mounted_by_name_and_every_one_asks_first_read_only_included_on(revision)
+            .await;
+    }
+}
+
+async fn remote_tools_are_mounted_by_name_and_every_one_asks_first_read_only_included_on(
+    revision: &str,
+) {
     let registry = registry();
-    let (_mounts, status) =
-        mount(&registry, stdio_server("py", "normal", json!({})), limits()).await;
+    let (_mounts, status) = mount(
+        &registry,
+        stdio_server_on(revision, "py", "normal", json!({})),
+        limits(),
+    )
+    .await;
     assert_eq!(status.state, ServerState::Ready, "{status:?}");
-    assert!(status.protocol_version.is_some());
+    assert_eq!(status.protocol_version.as_deref(), Some(revision));
     for name in [
         "py.echo",
         "py.add",
@@ -194,10 +215,16 @@ async fn a_trusted_server_runs_without_asking_and_a_disabled_tool_is_not_mounted
 
 #[tokio::test]
 async fn remote_errors_are_coded_with_the_servers_name() {
+    for revision in REVISIONS {
+        remote_errors_are_coded_with_the_servers_name_on(revision).await;
+    }
+}
+
+async fn remote_errors_are_coded_with_the_servers_name_on(revision: &str) {
     let registry = registry();
     let (_mounts, _) = mount(
         &registry,
-        stdio_server("py", "normal", json!({"trusted": true})),
+        stdio_server_on(revision, "py", "normal", json!({"trusted": true})),
         limits(),
     )
     .await;
@@ -230,11 +257,22 @@ async fn remote_errors_are_coded_with_the_servers_name() {
 
 #[tokio::test]
 async fn a_timeout_cancels_the_remote_call_on_the_server() {
+    for revision in REVISIONS {
+        a_timeout_cancels_the_remote_call_on_the_server_on(revision).await;
+    }
+}
+
+async fn a_timeout_cancels_the_remote_call_on_the_server_on(revision: &str) {
     let dir = tempfile::tempdir().unwrap();
     let cancel_file = dir.path().join("cancelled");
     let registry = registry();
     let extra = json!({"trusted": true, "env": {"CANCEL_FILE": cancel_file.to_string_lossy()}});
-    let (_mounts, _) = mount(&registry, stdio_server("py", "normal", extra), limits()).await;
+    let (_mounts, _) = mount(
+        &registry,
+        stdio_server_on(revision, "py", "normal", extra),
+        limits(),
+    )
+    .await;
     let options = ToolCallOptions {
         timeout_ms: Some(300),
         ..ToolCallOptions::default()
@@ -252,6 +290,12 @@ async fn a_timeout_cancels_the_remote_call_on_the_server() {
 
 #[tokio::test]
 async fn a_server_that_dies_mid_call_leaves_an_unknown_record_and_comes_back() {
+    for revision in REVISIONS {
+        a_server_that_dies_mid_call_leaves_an_unknown_record_and_comes_back_on(revision).await;
+    }
+}
+
+async fn a_server_that_dies_mid_call_leaves_an_unknown_record_and_comes_back_on(revision: &str) {
     let dir = tempfile::tempdir().unwrap();
     let notes = dir.path().join("notes");
     let store = Arc::new(DurableOperationStore::new(Arc::new(MemoryBackend::new())));
@@ -260,7 +304,12 @@ async fn a_server_that_dies_mid_call_leaves_an_unknown_record_and_comes_back() {
         .build()
         .unwrap();
     let extra = json!({"trusted": true, "env": {"NOTES_FILE": notes.to_string_lossy()}});
-    let (mounts, _) = mount(&registry, stdio_server("py", "normal", extra), limits()).await;
+    let (mounts, _) = mount(
+        &registry,
+        stdio_server_on(revision, "py", "normal", extra),
+        limits(),
+    )
+    .await;
     let keyed = ToolCallOptions {
         idempotency_key: Some("die-once".into()),
         ..ToolCallOptions::default()
@@ -328,10 +377,16 @@ async fn while_a_server_is_down_its_tools_fail_fast_and_retryable() {
 
 #[tokio::test]
 async fn list_changed_swaps_the_servers_tools() {
+    for revision in REVISIONS {
+        list_changed_swaps_the_servers_tools_on(revision).await;
+    }
+}
+
+async fn list_changed_swaps_the_servers_tools_on(revision: &str) {
     let registry = registry();
     let (_mounts, _) = mount(
         &registry,
-        stdio_server("py", "normal", json!({"trusted": true})),
+        stdio_server_on(revision, "py", "normal", json!({"trusted": true})),
         limits(),
     )
     .await;
@@ -516,6 +571,12 @@ async fn a_hundred_megabyte_result_is_refused_without_taking_the_server_down() {
 
 #[tokio::test]
 async fn streamable_http_servers_mount_too() {
+    for revision in REVISIONS {
+        streamable_http_servers_mount_too_on(revision).await;
+    }
+}
+
+async fn streamable_http_servers_mount_too_on(revision: &str) {
     let port = free_port();
     let mut child = tokio::process::Command::new("python3")
         .args([
@@ -529,7 +590,7 @@ async fn streamable_http_servers_mount_too() {
         .unwrap();
     let url = format!("http://127.0.0.1:{port}/mcp");
     let registry = registry();
-    let config = json!({"mcpServers": {"web": {"url": url, "headers": {"Authorization": "Bearer not-a-secret-test-token"}}}});
+    let config = json!({"mcpServers": {"web": {"url": url, "protocolVersion": revision, "headers": {"Authorization": "Bearer not-a-secret-test-token"}}}});
     let mounts = McpMounts::new(&registry, limits());
     mounts.apply(&McpServersConfig::from_json(&config).unwrap());
     let ready = wait_for_state(&mounts, "web", |state| *state == ServerState::Ready).await;

@@ -67,6 +67,34 @@ pub struct McpServerConfig {
     pub allowed_tools: Option<Vec<String>>,
     /// Remote tools never mounted.
     pub disabled_tools: Vec<String>,
+    /// The protocol revision to speak; `None` probes `server/discover` (2026-07-28) and falls
+    /// back to `initialize` (2025-11-25). JSON key `protocolVersion`.
+    pub protocol_version: Option<ProtocolRevision>,
+}
+
+/// A protocol revision a server can be pinned to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProtocolRevision {
+    /// `initialize` / `notifications/initialized` sessions.
+    V2025_11_25,
+    /// `server/discover` and self-contained requests.
+    V2026_07_28,
+}
+
+impl ProtocolRevision {
+    /// The revision's date string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::V2025_11_25 => "2025-11-25",
+            Self::V2026_07_28 => "2026-07-28",
+        }
+    }
+
+    fn parse(text: &str) -> Option<Self> {
+        [Self::V2025_11_25, Self::V2026_07_28]
+            .into_iter()
+            .find(|revision| revision.as_str() == text)
+    }
 }
 
 /// How to reach a server.
@@ -103,6 +131,7 @@ impl McpServerConfig {
             trusted_tools: Vec::new(),
             allowed_tools: None,
             disabled_tools: Vec::new(),
+            protocol_version: None,
         }
     }
 
@@ -190,6 +219,9 @@ impl McpServerConfig {
         }
         if !self.disabled_tools.is_empty() {
             out.insert("disabledTools".into(), json!(self.disabled_tools));
+        }
+        if let Some(revision) = self.protocol_version {
+            out.insert("protocolVersion".into(), json!(revision.as_str()));
         }
         Value::Object(out)
     }
@@ -378,6 +410,7 @@ fn parse_server(name: &str, value: &Value, at: &str) -> Result<McpServerConfig, 
         allowed_tools: names(field("allowedTools"), &format!("{at}/allowedTools"))?,
         disabled_tools: names(field("disabledTools"), &format!("{at}/disabledTools"))?
             .unwrap_or_default(),
+        protocol_version: revision(field("protocolVersion"), &format!("{at}/protocolVersion"))?,
     })
 }
 
@@ -428,6 +461,17 @@ fn parse_transport(
             "a server needs either \"command\" (stdio) or \"url\" (streamable HTTP), not both",
         )),
     }
+}
+
+fn revision(value: Option<&Value>, at: &str) -> Result<Option<ProtocolRevision>, ConfigError> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    value
+        .as_str()
+        .and_then(ProtocolRevision::parse)
+        .map(Some)
+        .ok_or_else(|| ConfigError::at(at, "must be \"2025-11-25\" or \"2026-07-28\""))
 }
 
 fn flag(value: Option<&Value>, at: &str) -> Result<bool, ConfigError> {

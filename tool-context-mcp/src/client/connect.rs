@@ -19,7 +19,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStderr, Command};
 use tokio::sync::Notify;
 
-use super::config::{MASK, McpServerConfig, McpTransportConfig};
+use super::config::{MASK, McpServerConfig, McpTransportConfig, ProtocolRevision};
 use super::limits::ClientLimits;
 use super::line_cap::LineCap;
 
@@ -28,12 +28,14 @@ const STDERR_LINES: usize = 8;
 /// Characters of one stderr line kept.
 const STDERR_LINE_CHARS: usize = 300;
 
-/// What we tell servers about ourselves.
+/// What we tell servers about ourselves. The version is the one `initialize` asks for (only
+/// 2025-11-25 servers are initialized; 2026-07-28 ones are discovered).
 fn client_info() -> ClientConfig {
     ClientConfig::new(
         ClientCapabilities::default(),
         Implementation::new("tool-context-mcp", env!("CARGO_PKG_VERSION")),
     )
+    .with_protocol_version(ProtocolVersion::V_2025_11_25)
 }
 
 /// Our side of one connection: it passes `notifications/tools/list_changed` to the server's
@@ -106,9 +108,15 @@ pub(crate) async fn connect(
     side: ClientSide,
     stderr: &StderrTail,
 ) -> Result<Connection, String> {
-    let lifecycle = ClientLifecycleMode::Auto {
-        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-        legacy_version: Some(ProtocolVersion::V_2025_11_25),
+    let lifecycle = match config.protocol_version {
+        None => ClientLifecycleMode::Auto {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            legacy_version: Some(ProtocolVersion::V_2025_11_25),
+        },
+        Some(ProtocolRevision::V2025_11_25) => ClientLifecycleMode::Initialize,
+        Some(ProtocolRevision::V2026_07_28) => ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        },
     };
     let connecting = async {
         match &config.transport {

@@ -39,7 +39,7 @@ mod supervisor;
 pub use catalog::mounted_name;
 pub use config::{
     ConfigError, MASK, MAX_SERVER_NAME_CHARS, MAX_SERVERS, McpServerConfig, McpServersConfig,
-    McpTransportConfig, valid_server_name,
+    McpTransportConfig, ProtocolRevision, valid_server_name,
 };
 pub use limits::ClientLimits;
 pub use mounts::McpMounts;
