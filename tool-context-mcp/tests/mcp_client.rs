@@ -14,8 +14,8 @@ use tool_context::{
     ToolRegistry,
 };
 use tool_context_mcp::client::codes::{
-    MCP_REMOTE_CONNECT_FAILED, MCP_REMOTE_PROTOCOL_ERROR, MCP_REMOTE_RESULT_TOO_LARGE,
-    MCP_REMOTE_TOOL_ERROR, MCP_REMOTE_UNAVAILABLE,
+    MCP_REMOTE_CONNECT_FAILED, MCP_REMOTE_INPUT_DECLINED, MCP_REMOTE_PROTOCOL_ERROR,
+    MCP_REMOTE_RESULT_TOO_LARGE, MCP_REMOTE_TOOL_ERROR, MCP_REMOTE_UNAVAILABLE,
 };
 use tool_context_mcp::client::{
     ClientLimits, McpMounts, McpServersConfig, ServerState, ServerStatus,
@@ -642,4 +642,36 @@ async fn wait_for_state(
         }
     });
     waited.await.is_ok()
+}
+
+/// A server's own question during a call is never answered for the person: on 2026-07-28 its
+/// `input_required` round is declined with a code; on 2025-11-25 (where the server asks
+/// although we never offered elicitation) the `elicitation/create` is declined and the result
+/// the server then gives carries a note saying so.
+#[tokio::test]
+async fn a_servers_question_during_a_call_is_never_accepted_on_the_persons_behalf() {
+    for revision in REVISIONS {
+        let registry = registry();
+        let server = stdio_server_on(revision, "py", "normal", json!({"trusted": true}));
+        let (_mounts, _) = mount(&registry, server, limits()).await;
+        let asked = call(&registry, "py.ask", json!({}), ToolCallOptions::default()).await;
+        if revision == "2026-07-28" {
+            let error = asked
+                .error
+                .clone()
+                .expect("an input round is declined with a code");
+            assert_eq!(error.code, MCP_REMOTE_INPUT_DECLINED, "{error:?}");
+        } else {
+            assert_eq!(
+                asked.structured_content.as_ref().unwrap()["action"],
+                "decline"
+            );
+            let text = tool_protocol::stringify_tool_content(&asked.content);
+            assert!(
+                text.contains("asked for input during this call (\"python-misbehaving-server asks: may I go on?\"); it was declined"),
+                "{text}"
+            );
+        }
+        assert!(!format!("{asked:?}").contains("\"accept\""), "{asked:?}");
+    }
 }

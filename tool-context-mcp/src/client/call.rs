@@ -74,6 +74,7 @@ impl ToolHandler for RemoteToolHandler {
         if let Value::Object(arguments) = arguments {
             params = params.with_arguments(arguments);
         }
+        let running = self.link.in_flight.enter();
         // Dropping the request (cancelled, timed out, shut down) sends notifications/cancelled.
         let answer = tokio::select! {
             answer = peer.call_tool_once(params) => answer,
@@ -83,7 +84,8 @@ impl ToolHandler for RemoteToolHandler {
                 )));
             }
         };
-        match answer {
+        let declined = running.declined();
+        let answered = match answer {
             Ok(CallToolResponse::Complete(result)) => self.completed(result),
             Ok(CallToolResponse::InputRequired(_)) => Err(self.error(
                 MCP_REMOTE_INPUT_DECLINED,
@@ -96,6 +98,38 @@ impl ToolHandler for RemoteToolHandler {
                 format!("MCP server \"{server}\" answered tools/call with something other than a tool result."),
             )),
             Err(error) => Err(self.failed(&error)),
+        };
+        with_declined_note(answered, &declined, server)
+    }
+}
+
+/// The server asked for input during the call and got a decline: the result says so, so a
+/// person or a model reading it knows the server's answer was made without that input.
+fn with_declined_note(
+    answered: Result<HandlerOutput, ToolCallError>,
+    declined: &[String],
+    server: &str,
+) -> Result<HandlerOutput, ToolCallError> {
+    if declined.is_empty() {
+        return answered;
+    }
+    let asked = declined
+        .iter()
+        .map(|message| format!("\"{message}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let note = format!(
+        "MCP server \"{server}\" asked for input during this call ({asked}); it was declined: no person answers a remote server's questions inside a call here."
+    );
+    match answered {
+        Ok(HandlerOutput::Result(mut result)) => {
+            result.content.push(ToolContent::text(note));
+            Ok(HandlerOutput::Result(result))
+        }
+        Ok(other) => Ok(other),
+        Err(mut error) => {
+            error.message = format!("{} {note}", error.message);
+            Err(error)
         }
     }
 }
@@ -195,5 +229,37 @@ fn content_block(block: &ContentBlock) -> ToolContent {
     match block {
         ContentBlock::Text(text) => ToolContent::text(text.text.clone()),
         _ => ToolContent::json(serde_json::to_value(block).unwrap_or(Value::Null)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::link::InFlight;
+
+    #[test]
+    fn a_declined_question_is_noted_on_the_calls_in_flight_and_only_those() {
+        let in_flight = Arc::new(InFlight::default());
+        let running = in_flight.enter();
+        in_flight.note_declined("Which branch?");
+        let later = in_flight.enter();
+        assert_eq!(running.declined(), ["Which branch?"]);
+        assert!(later.declined().is_empty());
+        let answered = Ok(HandlerOutput::Result(ToolCallResult::success(json!(
+            "done"
+        ))));
+        let Ok(HandlerOutput::Result(result)) =
+            with_declined_note(answered, &running.declined(), "git")
+        else {
+            panic!("a success stays a success");
+        };
+        let note = tool_protocol::stringify_tool_content(&result.content);
+        assert!(
+            note.contains("\"Which branch?\"") && note.contains("declined"),
+            "{note}"
+        );
+        drop(running);
+        in_flight.note_declined("Again?");
+        assert_eq!(later.declined(), ["Again?"]);
     }
 }

@@ -22,6 +22,7 @@ use tokio::sync::Notify;
 use super::config::{MASK, McpServerConfig, McpTransportConfig, ProtocolRevision};
 use super::limits::ClientLimits;
 use super::line_cap::LineCap;
+use super::link::InFlight;
 
 /// Lines of a server's stderr kept for its failure reason.
 const STDERR_LINES: usize = 8;
@@ -39,11 +40,13 @@ fn client_info() -> ClientConfig {
 }
 
 /// Our side of one connection: it passes `notifications/tools/list_changed` to the server's
-/// supervisor and declines every elicitation (no person can answer a server's question in the
-/// middle of a call here; we do not advertise the capability either).
+/// supervisor and declines every elicitation (we do not advertise the capability; no person
+/// is asked a server's question in the middle of a call here), noting it on the calls in
+/// flight so their results say so.
 #[derive(Clone)]
 pub(crate) struct ClientSide {
     pub(crate) list_changed: Arc<Notify>,
+    pub(crate) in_flight: Arc<InFlight>,
 }
 
 impl ClientHandler for ClientSide {
@@ -57,9 +60,15 @@ impl ClientHandler for ClientSide {
 
     async fn create_elicitation(
         &self,
-        _request: ElicitRequestParams,
+        request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
+        let message = match &request {
+            ElicitRequestParams::FormElicitationParams { message, .. }
+            | ElicitRequestParams::UrlElicitationParams { message, .. } => message.as_str(),
+            _ => "a request for input",
+        };
+        self.in_flight.note_declined(message);
         Ok(ElicitResult::new(ElicitationAction::Decline))
     }
 }

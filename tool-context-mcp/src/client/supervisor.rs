@@ -19,7 +19,7 @@ use super::codes::{MCP_REMOTE_CONNECT_FAILED, MCP_REMOTE_LIST_FAILED, MCP_REMOTE
 use super::config::{McpServerConfig, McpTransportConfig};
 use super::connect::{ClientSide, Connection, StderrTail, connect};
 use super::limits::ClientLimits;
-use super::link::{LinkKind, ServerLink};
+use super::link::{InFlight, LinkKind, ServerLink};
 use super::status::{ServerState, ServerStatus, SkippedView};
 
 /// A running supervisor: send it configuration changes (same transport), stop it.
@@ -115,8 +115,10 @@ impl Supervisor {
             let config = self.config.borrow_and_update().clone();
             self.update(|status| status.state = ServerState::Connecting);
             let list_changed = Arc::new(Notify::new());
+            let in_flight = Arc::new(InFlight::default());
             let side = ClientSide {
                 list_changed: Arc::clone(&list_changed),
+                in_flight: Arc::clone(&in_flight),
             };
             let connected = tokio::select! {
                 connected = connect(&config, &self.limits, side, &self.stderr) => connected,
@@ -124,7 +126,10 @@ impl Supervisor {
             };
             let (code, reason) = match connected {
                 Ok(connection) => {
-                    match self.serve(connection, list_changed, &mut was_ready).await {
+                    match self
+                        .serve(connection, list_changed, in_flight, &mut was_ready)
+                        .await
+                    {
                         Ended::Stopped => break,
                         Ended::Lost { code, reason } => {
                             if was_ready {
@@ -169,12 +174,13 @@ impl Supervisor {
         &mut self,
         connection: Connection,
         list_changed: Arc<Notify>,
+        in_flight: Arc<InFlight>,
         was_ready: &mut bool,
     ) -> Ended {
         let Connection { service, child } = connection;
         let peer = service.peer().clone();
         let config = self.config.borrow().clone();
-        let link = ServerLink::new(&config.name, link_kind(&config));
+        let link = ServerLink::new(&config.name, link_kind(&config), in_flight);
         if let Err(reason) = self.remount(&config, &link, &peer).await {
             service.cancellation_token().cancel();
             return Ended::Lost {
