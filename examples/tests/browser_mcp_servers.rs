@@ -6,8 +6,8 @@
 //! saved configuration. Screenshots land in `$TEST_OUTPUT_DIR/browser`.
 
 mod browser_support;
+mod echo_provider;
 
-use std::sync::{Arc, Mutex};
 
 use browser_support::keys;
 use browser_support::studio::StudioPage;
@@ -21,47 +21,6 @@ fn peer() -> String {
         "/../tool-context-mcp/tests/peers/python_misbehaving_server.py"
     )
     .to_owned()
-}
-
-/// A loopback chat-completions endpoint: the first turn calls the tool whose provider name
-/// contains `echo`, the second answers with the text the tool returned.
-async fn fake_provider() -> (String, Arc<Mutex<Vec<Value>>>) {
-    let requests = Arc::new(Mutex::new(Vec::new()));
-    let seen = requests.clone();
-    let app = axum::Router::new().route(
-        "/v1/chat/completions",
-        axum::routing::post(move |axum::Json(request): axum::Json<Value>| {
-            let turn = {
-                let mut seen = seen.lock().unwrap();
-                seen.push(request.clone());
-                seen.len() - 1
-            };
-            async move {
-                if turn > 0 {
-                    let message = json!({"role": "assistant", "content": "The MCP server echoed: hello from the browser."});
-                    return axum::Json(json!({"choices": [{"message": message}]}));
-                }
-                let echo = request["tools"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|tool| tool["function"]["name"].as_str().unwrap().to_owned())
-                    .find(|name| name.contains("echo"))
-                    .expect("the mounted echo tool is offered");
-                let call = json!({"id": "call-echo", "type": "function",
-                    "function": {"name": echo, "arguments": "{\"text\":\"hello from the browser\"}"}});
-                let message = json!({"role": "assistant", "content": null, "tool_calls": [call]});
-                axum::Json(json!({"choices": [{"message": message}]}))
-            }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!(
-        "http://127.0.0.1:{}/v1",
-        listener.local_addr().unwrap().port()
-    );
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    (base, requests)
 }
 
 async fn open_settings(session: &StudioPage) {
@@ -100,7 +59,11 @@ async fn paste_config(session: &StudioPage, text: &str) {
 async fn a_pasted_server_becomes_ready_its_tools_are_listed_and_an_agent_call_is_approved() {
     let session = StudioPage::start(1440, 1000, "").await;
     let browser = &session.browser;
-    let (base, requests) = fake_provider().await;
+    let (base, requests) = echo_provider::serve(
+        "hello from the browser",
+        "The MCP server echoed: hello from the browser.",
+    )
+    .await;
     let settings = session
         .http
         .put(format!("{}api/settings", session.studio.url()))

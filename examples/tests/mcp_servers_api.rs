@@ -7,6 +7,8 @@
 //! tools run without asking; bad configurations and a failed settings write are coded and
 //! change nothing.
 
+mod echo_provider;
+
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -175,47 +177,6 @@ impl Studio {
     }
 }
 
-/// A loopback chat-completions endpoint: the first turn calls the tool whose provider name
-/// contains `echo` with `{"text": "hi from the model"}`, the second answers in text.
-async fn fake_provider() -> (String, Arc<Mutex<Vec<Value>>>) {
-    let requests = Arc::new(Mutex::new(Vec::new()));
-    let seen = requests.clone();
-    let app = axum::Router::new().route(
-        "/v1/chat/completions",
-        axum::routing::post(move |axum::Json(request): axum::Json<Value>| {
-            let turn = {
-                let mut seen = seen.lock().unwrap();
-                seen.push(request.clone());
-                seen.len() - 1
-            };
-            async move {
-                if turn > 0 {
-                    let message = json!({"role": "assistant", "content": "The server echoed it."});
-                    return axum::Json(json!({"choices": [{"message": message}]}));
-                }
-                let echo = request["tools"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|tool| tool["function"]["name"].as_str().unwrap().to_owned())
-                    .find(|name| name.contains("echo"))
-                    .expect("the mounted echo tool is offered");
-                let call = json!({"id": "call-echo", "type": "function",
-                    "function": {"name": echo, "arguments": "{\"text\":\"hi from the model\"}"}});
-                let message = json!({"role": "assistant", "content": null, "tool_calls": [call]});
-                axum::Json(json!({"choices": [{"message": message}]}))
-            }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!(
-        "http://127.0.0.1:{}/v1",
-        listener.local_addr().unwrap().port()
-    );
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    (base, requests)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pasted_config_mounts_the_server_masks_its_secret_and_model_calls_ask_first() {
     let studio = Studio::start().await;
@@ -304,7 +265,7 @@ async fn a_pasted_config_mounts_the_server_masks_its_secret_and_model_calls_ask_
 
     // An agent (OpenAI-compatible loop against a fake provider) is offered py.echo, and its
     // call waits for a person's approval.
-    let (base, requests) = fake_provider().await;
+    let (base, requests) = echo_provider::serve("hi from the model", "The server echoed it.").await;
     let (status, settings) = studio
         .send(
             reqwest::Method::PUT,

@@ -54,6 +54,14 @@ fn stdio_server_on(revision: &str, name: &str, mode: &str, mut extra: Value) -> 
     stdio_server(name, mode, extra)
 }
 
+/// A registry with the Python server in `normal` mode mounted as `py` on `revision`.
+async fn py_on(revision: &str, extra: Value) -> (ToolRegistry, McpMounts, ServerStatus) {
+    let registry = registry();
+    let config = stdio_server_on(revision, "py", "normal", extra);
+    let (mounts, status) = mount(&registry, config, limits()).await;
+    (registry, mounts, status)
+}
+
 fn merge(target: &mut Value, extra: Value) {
     if let (Value::Object(target), Value::Object(extra)) = (target, extra) {
         target.extend(extra);
@@ -142,13 +150,7 @@ async fn remote_tools_are_mounted_by_name_and_every_one_asks_first_read_only_inc
 async fn remote_tools_are_mounted_by_name_and_every_one_asks_first_read_only_included_on(
     revision: &str,
 ) {
-    let registry = registry();
-    let (_mounts, status) = mount(
-        &registry,
-        stdio_server_on(revision, "py", "normal", json!({})),
-        limits(),
-    )
-    .await;
+    let (registry, _mounts, status) = py_on(revision, json!({})).await;
     assert_eq!(status.state, ServerState::Ready, "{status:?}");
     assert_eq!(status.protocol_version.as_deref(), Some(revision));
     for name in [
@@ -221,13 +223,7 @@ async fn remote_errors_are_coded_with_the_servers_name() {
 }
 
 async fn remote_errors_are_coded_with_the_servers_name_on(revision: &str) {
-    let registry = registry();
-    let (_mounts, _) = mount(
-        &registry,
-        stdio_server_on(revision, "py", "normal", json!({"trusted": true})),
-        limits(),
-    )
-    .await;
+    let (registry, _mounts, _) = py_on(revision, json!({"trusted": true})).await;
     let failed = call(&registry, "py.fail", json!({}), ToolCallOptions::default()).await;
     let error = failed.error.clone().unwrap();
     assert_eq!(error.code, MCP_REMOTE_TOOL_ERROR, "{failed:?}");
@@ -265,14 +261,8 @@ async fn a_timeout_cancels_the_remote_call_on_the_server() {
 async fn a_timeout_cancels_the_remote_call_on_the_server_on(revision: &str) {
     let dir = tempfile::tempdir().unwrap();
     let cancel_file = dir.path().join("cancelled");
-    let registry = registry();
     let extra = json!({"trusted": true, "env": {"CANCEL_FILE": cancel_file.to_string_lossy()}});
-    let (_mounts, _) = mount(
-        &registry,
-        stdio_server_on(revision, "py", "normal", extra),
-        limits(),
-    )
-    .await;
+    let (registry, _mounts, _) = py_on(revision, extra).await;
     let options = ToolCallOptions {
         timeout_ms: Some(300),
         ..ToolCallOptions::default()
@@ -383,13 +373,7 @@ async fn list_changed_swaps_the_servers_tools() {
 }
 
 async fn list_changed_swaps_the_servers_tools_on(revision: &str) {
-    let registry = registry();
-    let (_mounts, _) = mount(
-        &registry,
-        stdio_server_on(revision, "py", "normal", json!({"trusted": true})),
-        limits(),
-    )
-    .await;
+    let (registry, _mounts, _) = py_on(revision, json!({"trusted": true})).await;
     assert!(!registry.tool_names().contains(&"py.added_later".to_owned()));
     let changes = registry.catalog_changes();
     let changed = call(
@@ -651,9 +635,7 @@ async fn wait_for_state(
 #[tokio::test]
 async fn a_servers_question_during_a_call_is_never_accepted_on_the_persons_behalf() {
     for revision in REVISIONS {
-        let registry = registry();
-        let server = stdio_server_on(revision, "py", "normal", json!({"trusted": true}));
-        let (_mounts, _) = mount(&registry, server, limits()).await;
+        let (registry, _mounts, _) = py_on(revision, json!({"trusted": true})).await;
         let asked = call(&registry, "py.ask", json!({}), ToolCallOptions::default()).await;
         if revision == "2026-07-28" {
             let error = asked
