@@ -571,22 +571,29 @@ impl rmcp::ClientHandler for Accepting {
     }
 }
 
-#[tokio::test]
-async fn a_client_that_only_speaks_2026_07_28_connects_and_gets_approvals() {
+/// rmcp's client on 2026-07-28 only, answering approvals with [`Accepting`].
+async fn discovering_client(
+    url: String,
+) -> rmcp::service::RunningService<rmcp::RoleClient, Accepting> {
     use rmcp::ClientServiceExt;
-    use rmcp::model::{CallToolRequestParams, ProtocolVersion};
-    let work = Arc::new(Work::default());
-    let url = serve(&McpToolServer::new(registry(&work, None))).await;
     let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url);
-    let client = Accepting
+    Accepting
         .serve_with_lifecycle(
             transport,
             rmcp::ClientLifecycleMode::Discover {
-                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
             },
         )
         .await
-        .expect("a 2026-07-28 client connects with server/discover");
+        .expect("a 2026-07-28 client connects with server/discover")
+}
+
+#[tokio::test]
+async fn a_client_that_only_speaks_2026_07_28_connects_and_gets_approvals() {
+    use rmcp::model::CallToolRequestParams;
+    let work = Arc::new(Work::default());
+    let url = serve(&McpToolServer::new(registry(&work, None))).await;
+    let client = discovering_client(url).await;
     let tools = client.list_all_tools().await.unwrap();
     assert_eq!(tools.len(), 3);
     let arguments = json!({"text": "via rmcp"}).as_object().cloned().unwrap();
@@ -684,21 +691,10 @@ async fn an_answered_retry_is_not_asked_again_at_a_desk_that_became_attended() {
 /// mounting tools sends it there.
 #[tokio::test]
 async fn a_2026_07_28_subscription_hears_mounted_tools() {
-    use rmcp::ClientServiceExt;
-    use rmcp::model::{ProtocolVersion, ServerNotification, SubscriptionFilter};
+    use rmcp::model::{ServerNotification, SubscriptionFilter};
     let work = Arc::new(Work::default());
     let server = McpToolServer::new(registry(&work, None));
-    let url = serve(&server).await;
-    let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url);
-    let client = Accepting
-        .serve_with_lifecycle(
-            transport,
-            rmcp::ClientLifecycleMode::Discover {
-                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-            },
-        )
-        .await
-        .unwrap();
+    let client = discovering_client(serve(&server).await).await;
     let filter = SubscriptionFilter::builder().tools_list_changed().build();
     let mut subscription = client.peer().listen(filter).await.unwrap();
     assert_eq!(subscription.acknowledged().tools_list_changed, Some(true));
