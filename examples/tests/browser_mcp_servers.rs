@@ -8,7 +8,6 @@
 mod browser_support;
 mod echo_provider;
 
-
 use browser_support::keys;
 use browser_support::studio::StudioPage;
 use serde_json::{Value, json};
