@@ -11,8 +11,8 @@ use futures::stream::FuturesUnordered;
 use serde_json::Value;
 use tokio::task::JoinHandle;
 use tool_durable_operations::{
-    Claim, ClaimRequest, ClaimStatus, DurableOperationError, DurableOperationStore, LeaseHeartbeat,
-    LeaseLost, OperationRecord, OperationState, Settlement,
+    Claim, ClaimRequest, ClaimStatus, DurableOperationError, DurableOperationStore, Fence,
+    LeaseHeartbeat, LeaseLost, OperationRecord, OperationState, Settlement,
 };
 use tool_protocol::observability::{
     ObservabilityPolicy, sanitize_tool_call_diagnostic, sanitize_tool_call_diagnostic_reason,
@@ -20,9 +20,10 @@ use tool_protocol::observability::{
 use tool_protocol::{ToolCallError, ToolCallResult, codes};
 
 use crate::failure::{
-    idempotency_conflict, idempotency_pending, idempotency_store_failed,
-    idempotency_store_uncertain, idempotency_unknown,
+    SettledFailure, aborted, idempotency_conflict, idempotency_failed, idempotency_pending,
+    idempotency_store_failed, idempotency_store_uncertain, idempotency_unknown,
 };
+use crate::idempotency::INTERRUPTED_EXECUTION_MESSAGE;
 
 /// Default lease of a durable claim: 5 minutes.
 pub const DEFAULT_DURABLE_LEASE_MS: u64 = 300_000;
@@ -139,17 +140,32 @@ impl DurableLedger {
     }
 
     /// The stored outcome of a completed or failed record: a completed result losslessly, a
-    /// failure only as its sanitized projection; no usable stored result is `unknown`.
+    /// failure only as its sanitized projection. A completed record without a result is
+    /// `unknown`; a failed one without a replayable failure (reconciled as failed with no
+    /// evidence, or with evidence that is not a tool result) replays as that settled failure,
+    /// saying who reconciled it and when, and that a retry needs a new key.
     fn replay(&self, record: &OperationRecord) -> Result<ToolCallResult, ToolCallError> {
         let unknown = || idempotency_unknown(record.reason.as_deref());
-        let stored = record.result.clone().ok_or_else(unknown)?;
         match record.state {
-            OperationState::Completed => Ok(completed_result(stored)),
-            OperationState::Failed => serde_json::from_value::<ToolCallResult>(stored)
-                .ok()
+            OperationState::Completed => record
+                .result
+                .clone()
+                .map(completed_result)
+                .ok_or_else(unknown),
+            OperationState::Failed => record
+                .result
+                .clone()
+                .and_then(|stored| serde_json::from_value::<ToolCallResult>(stored).ok())
                 .filter(ToolCallResult::is_error)
                 .map(|failure| sanitize_tool_call_diagnostic(&failure, &self.diagnostics))
-                .ok_or_else(unknown),
+                .ok_or_else(|| {
+                    idempotency_failed(&SettledFailure {
+                        operation_key: &record.key,
+                        reason: record.reason.as_deref(),
+                        reconciled_by: record.reconciled_by.as_deref(),
+                        reconciled_at: record.reconciled_at,
+                    })
+                }),
             OperationState::Pending | OperationState::Unknown => Err(unknown()),
         }
     }
@@ -193,35 +209,82 @@ impl DurableLedger {
         (reason, diagnostic)
     }
 
-    /// Starts the transition of `claim` to `unknown` (because of `reason`) and waits at most
-    /// [`Self::abort_wait`] for it or for a `competing` terminal write to persist. Returns the
-    /// record that persisted first, if one did; either way the writes keep running on their
-    /// tasks.
+    /// Starts the abort transition of `claim` (because of `reason`) and waits at most
+    /// [`Self::abort_wait`] for it or for a `competing` terminal write to persist. Returns what
+    /// the record that persisted first says (see [`Self::record_outcome`]), if one did; either
+    /// way the writes keep running on their tasks.
+    ///
+    /// The abort transition marks the record `unknown`, except for a `read_only` tool: it has
+    /// no side effect to reconcile, so its record is *released* (a fenced delete) and the same
+    /// key runs again; followers then get the in-memory interruption
+    /// (`TOOL_EXECUTION_ABORTED`, retryable).
     pub(crate) async fn persist_abort(
         &self,
         claim: &Claim,
         reason: &ToolCallError,
         competing: Option<StoreWrite>,
-    ) -> Option<OperationRecord> {
-        let (reason, diagnostic) = self.diagnostic(&ToolCallResult::failure(reason.clone()));
-        let unknown = self.spawn_write(claim, Settlement::Unknown { reason, diagnostic });
-        let mut writes: FuturesUnordered<StoreWrite> =
-            std::iter::once(unknown).chain(competing).collect();
+        read_only: bool,
+    ) -> Option<ToolCallResult> {
+        let abort: PersistedWrite = if read_only {
+            let release = self.spawn_release(&claim.record.key, &claim.fence);
+            Box::pin(
+                async move { matches!(release.await, Ok(Ok(true))).then_some(Persisted::Released) },
+            )
+        } else {
+            let (reason, diagnostic) = self.diagnostic(&ToolCallResult::failure(reason.clone()));
+            Box::pin(persisted_record(
+                self.spawn_write(claim, Settlement::Unknown { reason, diagnostic }),
+            ))
+        };
+        let competing =
+            competing.map(|write| -> PersistedWrite { Box::pin(persisted_record(write)) });
+        let mut writes: FuturesUnordered<PersistedWrite> =
+            std::iter::once(abort).chain(competing).collect();
         let first_persisted = async move {
-            while let Some(write) = writes.next().await {
-                if let Ok(Ok(record)) = write {
-                    return Some(record);
+            while let Some(persisted) = writes.next().await {
+                if persisted.is_some() {
+                    return persisted;
                 }
             }
             None
         };
-        tokio::time::timeout(self.abort_wait(), first_persisted)
+        let persisted = tokio::time::timeout(self.abort_wait(), first_persisted)
             .await
-            .unwrap_or(None)
+            .unwrap_or(None)?;
+        Some(match persisted {
+            Persisted::Record(record) => self.record_outcome(&record),
+            Persisted::Released => released_outcome(),
+        })
+    }
+
+    /// Deletes the record of `key` if it still has `fence`, on its own task: `Ok(true)` when
+    /// it did.
+    pub(crate) fn spawn_release(
+        &self,
+        key: &str,
+        fence: &Fence,
+    ) -> JoinHandle<Result<bool, DurableOperationError>> {
+        let (store, key, fence) = (Arc::clone(&self.store), key.to_owned(), fence.clone());
+        tokio::spawn(async move {
+            store
+                .backend()
+                .compare_and_set(&key, Some(&fence), None)
+                .await
+        })
+    }
+
+    /// [`Self::persist_abort`] of a read-only tool whose heartbeat already stored `unknown`
+    /// (`record`): releases that record instead, within the bounded wait.
+    pub(crate) async fn release_record(&self, record: &OperationRecord) -> Option<ToolCallResult> {
+        let release = self.spawn_release(&record.key, &record.fence());
+        match tokio::time::timeout(self.abort_wait(), release).await {
+            Ok(Ok(Ok(true))) => Some(released_outcome()),
+            _ => None,
+        }
     }
 
     /// Resolves a claim the caller stopped waiting for, on its own task: an owner claim is
-    /// marked unknown (the handler never runs). The task yields what the shared execution's
+    /// marked unknown, or released for a `read_only` tool (the handler never runs). The task yields what the shared execution's
     /// record then says (see [`Self::record_outcome`]), `None` when the claim failed.
     pub(crate) fn spawn_abandoned_claim(
         self: &Arc<Self>,
@@ -229,6 +292,7 @@ impl DurableLedger {
         key: &str,
         tool: &str,
         reason: &ToolCallError,
+        read_only: bool,
     ) -> JoinHandle<Option<ToolCallResult>> {
         let (key, tool, reason) = (key.to_owned(), tool.to_owned(), reason.clone());
         let ledger = Arc::clone(self);
@@ -237,10 +301,9 @@ impl DurableLedger {
                 return None;
             };
             match ledger.interpret_claim(&key, &tool, Ok(Ok(claim))) {
-                Ok(DurableClaim::Owner(claim)) => ledger
-                    .persist_abort(&claim, &reason, None)
-                    .await
-                    .map(|record| ledger.record_outcome(&record)),
+                Ok(DurableClaim::Owner(claim)) => {
+                    ledger.persist_abort(&claim, &reason, None, read_only).await
+                }
                 // Someone else's record: this call wrote nothing; it says what a retry sees.
                 Ok(DurableClaim::Replayed(result)) => Some(result),
                 Err(error) => Some(ToolCallResult::failure(error)),
@@ -292,6 +355,31 @@ fn lease_lost_error() -> ToolCallError {
         "The durable lease could not be renewed while the tool ran.",
     )
     .with_retryable(false)
+}
+
+/// What an abort transition or a competing terminal write persisted.
+enum Persisted {
+    /// The record as written (boxed: the release carries nothing).
+    Record(Box<OperationRecord>),
+    /// The record was deleted (a read-only tool's abort).
+    Released,
+}
+
+/// One write of [`DurableLedger::persist_abort`]: `None` when it did not persist.
+type PersistedWrite =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Option<Persisted>> + Send>>;
+
+async fn persisted_record(write: StoreWrite) -> Option<Persisted> {
+    match write.await {
+        Ok(Ok(record)) => Some(Persisted::Record(Box::new(record))),
+        _ => None,
+    }
+}
+
+/// What followers of an interrupted read-only call get once its record is released: the
+/// interruption, retryable, as without a durable store.
+pub(crate) fn released_outcome() -> ToolCallResult {
+    ToolCallResult::failure(aborted(INTERRUPTED_EXECUTION_MESSAGE))
 }
 
 /// The outcome of one durable claim.

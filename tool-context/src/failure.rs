@@ -11,6 +11,10 @@ use crate::schema::issues_json;
 
 /// `details.executionState` of a call whose handler may still be draining.
 pub const EXECUTION_STATE_DETACHED: &str = "detached";
+/// `details.executionState` of a call that stopped before its handler was started (while the
+/// policy decided, a person was asked for approval, or the durable claim was in flight): no
+/// handler runs or drains for it.
+pub const EXECUTION_STATE_NOT_STARTED: &str = "not-started";
 
 pub(crate) fn invalid_request(issues: Option<Value>) -> ToolCallError {
     let error = ToolCallError::new(codes::TOOL_VALIDATION_FAILED, "Invalid tools/call request.");
@@ -128,13 +132,20 @@ pub(crate) fn cancelled(waiting_for: &str) -> ToolCallError {
     .with_retryable(true)
 }
 
-pub(crate) fn timed_out(timeout_ms: u64) -> ToolCallError {
+/// The deadline passed; `handler_started` says whether a handler may still be draining
+/// ([`EXECUTION_STATE_DETACHED`]) or never started ([`EXECUTION_STATE_NOT_STARTED`]).
+pub(crate) fn timed_out(timeout_ms: u64, handler_started: bool) -> ToolCallError {
+    let execution_state = if handler_started {
+        EXECUTION_STATE_DETACHED
+    } else {
+        EXECUTION_STATE_NOT_STARTED
+    };
     ToolCallError::new(
         codes::TOOL_TIMEOUT,
         format!("Tool call timed out after {timeout_ms}ms."),
     )
     .with_retryable(true)
-    .with_details(json!({ "timeoutMs": timeout_ms, "executionState": EXECUTION_STATE_DETACHED }))
+    .with_details(json!({ "timeoutMs": timeout_ms, "executionState": execution_state }))
 }
 
 pub(crate) fn aborted(message: &str) -> ToolCallError {
@@ -180,6 +191,54 @@ pub(crate) fn idempotency_unknown(reason: Option<&str>) -> ToolCallError {
     )
     .with_retryable(false)
     .with_details(details)
+}
+
+/// `details.keyScope` of idempotency errors: what besides the key names the operation. The
+/// operation key is `[sessionId or "default", tool, idempotencyKey]`, so the same key in another
+/// session or for another tool is another operation.
+pub const IDEMPOTENCY_KEY_SCOPE: [&str; 2] = ["sessionId", "tool"];
+
+/// Who settled a durable record as `failed` without a replayable tool result, and when.
+pub(crate) struct SettledFailure<'a> {
+    pub(crate) operation_key: &'a str,
+    pub(crate) reason: Option<&'a str>,
+    pub(crate) reconciled_by: Option<&'a str>,
+    pub(crate) reconciled_at: Option<u64>,
+}
+
+/// The durable record is settled as `failed` (typically reconciled so by an operator) and holds
+/// no replayable tool result: the failure replays; a new attempt needs a new key. The code is
+/// the contract's for a replay without a stored result; the details say the state is `failed`.
+pub(crate) fn idempotency_failed(failure: &SettledFailure<'_>) -> ToolCallError {
+    let message = match (failure.reconciled_by, failure.reconciled_at) {
+        (Some(by), Some(at)) => format!(
+            "Tool operation was reconciled as failed by \"{by}\" at {at} (ms since the Unix \
+             epoch); a retry needs a new idempotency key."
+        ),
+        (Some(by), None) => format!(
+            "Tool operation was reconciled as failed by \"{by}\"; a retry needs a new \
+             idempotency key."
+        ),
+        _ => "Tool operation failed; a retry needs a new idempotency key.".to_owned(),
+    };
+    let mut details = json!({
+        "state": "failed",
+        "automaticRetrySafe": false,
+        "operationKey": failure.operation_key,
+        "keyScope": IDEMPOTENCY_KEY_SCOPE,
+    });
+    if let Some(reason) = failure.reason {
+        details["reason"] = Value::String(reason.to_owned());
+    }
+    if let Some(by) = failure.reconciled_by {
+        details["reconciledBy"] = Value::String(by.to_owned());
+    }
+    if let Some(at) = failure.reconciled_at {
+        details["reconciledAt"] = json!(at);
+    }
+    ToolCallError::new(codes::TOOL_IDEMPOTENCY_UNKNOWN, message)
+        .with_retryable(false)
+        .with_details(details)
 }
 
 /// The durable claim failed: nothing ran, a retry is safe.
@@ -269,9 +328,14 @@ mod tests {
     #[test]
     fn timeouts_and_limits_carry_their_details() {
         assert_eq!(
-            timed_out(5).details,
+            timed_out(5, true).details,
             Some(json!({"timeoutMs": 5, "executionState": "detached"}))
         );
+        assert_eq!(
+            timed_out(5, false).details,
+            Some(json!({"timeoutMs": 5, "executionState": EXECUTION_STATE_NOT_STARTED}))
+        );
+        assert_eq!(EXECUTION_STATE_NOT_STARTED, "not-started");
         let limit = output_limit(10, 11);
         assert_eq!(
             limit.message,

@@ -15,17 +15,20 @@ use tool_durable_operations::{Claim, DurableOperationStore, LeaseHeartbeat};
 use tool_protocol::idempotency::{tool_call_fingerprint, tool_operation_key};
 use tool_protocol::{ToolCallError, ToolCallResult, codes};
 
-use crate::durable::{ClaimResult, DurableClaim, DurableLedger, is_ambiguous};
+use crate::durable::{ClaimResult, DurableClaim, DurableLedger, is_ambiguous, released_outcome};
 use crate::failure::{idempotency_conflict, invalid_options};
 use crate::idempotency::{IdempotencyClaim, IdempotencyRegistry, OwnerTicket, ReplayWaiter};
 use crate::options::INVALID_IDEMPOTENCY_KEY;
 use crate::signal::{CallSignal, WaitStage};
 
-/// Who a logical operation is: its session-scoped key and argument fingerprint.
+/// Who a logical operation is: its session-scoped key and argument fingerprint, and whether
+/// its tool is read-only (an interrupted read-only call releases its durable record instead of
+/// leaving it `unknown`: it has no side effect to reconcile).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct OperationIdentity {
     pub(crate) key: String,
     pub(crate) fingerprint: String,
+    pub(crate) read_only: bool,
 }
 
 impl OperationIdentity {
@@ -35,12 +38,14 @@ impl OperationIdentity {
         key: &str,
         session_id: Option<&str>,
         arguments: &serde_json::Value,
+        read_only: bool,
     ) -> Result<Self, ToolCallError> {
         let key = tool_operation_key(tool, key, session_id)
             .map_err(|_| invalid_options(INVALID_IDEMPOTENCY_KEY))?;
         Ok(Self {
             key,
             fingerprint: tool_call_fingerprint(tool, arguments),
+            read_only,
         })
     }
 }
@@ -73,6 +78,7 @@ pub(crate) enum LedgerClaim {
 pub(crate) struct OwnerClaim {
     ticket: OwnerTicket,
     key: String,
+    read_only: bool,
     durable: Option<LeaseHeartbeat>,
 }
 
@@ -132,6 +138,7 @@ impl Ledger {
             return Ok(LedgerClaim::Owner(Box::new(OwnerClaim {
                 ticket,
                 key,
+                read_only: identity.read_only,
                 durable: None,
             })));
         };
@@ -151,7 +158,7 @@ impl Ledger {
         signal: &CallSignal<'_>,
     ) -> Result<LedgerClaim, ToolCallError> {
         let mut claim = durable.spawn_claim(&identity.key, &identity.fingerprint);
-        let claimed = match signal.race(WaitStage::DurableStore, &mut claim).await {
+        let claimed = match signal.race(WaitStage::DurableClaim, &mut claim).await {
             Ok(claimed) => claimed,
             Err(interrupted) => {
                 let abandoned = AbandonedClaim {
@@ -159,6 +166,7 @@ impl Ledger {
                     tool,
                     claim,
                     shut_down: signal.is_shut_down(),
+                    read_only: identity.read_only,
                 };
                 return Err(self.abandoned_claim(ticket, abandoned, interrupted).await);
             }
@@ -167,6 +175,7 @@ impl Ledger {
             Ok(DurableClaim::Owner(claim)) => Ok(LedgerClaim::Owner(Box::new(OwnerClaim {
                 ticket,
                 key,
+                read_only: identity.read_only,
                 durable: Some(durable.keep_lease(claim)),
             }))),
             Ok(DurableClaim::Replayed(result)) => {
@@ -223,7 +232,7 @@ impl Ledger {
         };
         let claim = &claim;
         let mut write = durable.spawn_settle(claim, &result);
-        let (error, shared) = match signal.race(WaitStage::DurableStore, &mut write).await {
+        let (error, shared) = match signal.race(WaitStage::DurableRecord, &mut write).await {
             Ok(Ok(Ok(record))) => {
                 // An ambiguous outcome left the record unknown: followers see that, as a
                 // later retry does, and the in-memory entry defers to the record.
@@ -237,18 +246,18 @@ impl Ledger {
                 return Ok(result);
             }
             Ok(Ok(Err(error))) => {
-                Self::abort_failed_write(durable, claim, &owner.key, &error.to_string()).await
+                let message = error.to_string();
+                Self::abort_failed_write(durable, claim, &owner, &message).await
             }
             Ok(Err(_)) => {
-                Self::abort_failed_write(durable, claim, &owner.key, WRITE_TASK_PANICKED).await
+                Self::abort_failed_write(durable, claim, &owner, WRITE_TASK_PANICKED).await
             }
             Err(interrupted) => {
                 // The write runs on: it competes with the abort transition for the fence.
                 let persisted = durable
-                    .persist_abort(claim, &interrupted, Some(write))
-                    .await
-                    .map(|record| durable.record_outcome(&record));
-                interrupted_outcome(&owner.key, interrupted, persisted)
+                    .persist_abort(claim, &interrupted, Some(write), owner.read_only)
+                    .await;
+                interrupted_outcome(&owner.key, interrupted, persisted, owner.read_only)
             }
         };
         self.settle_shared(owner.ticket, &owner.key, shared);
@@ -257,6 +266,8 @@ impl Ledger {
 
     /// Records that the owner stopped waiting (timeout, cancellation, shutdown) while the
     /// handler may still be running: its outcome is unknown, so replays must never see success.
+    /// A read-only tool has no side effect: its record is released instead, so the same key
+    /// runs again without reconciliation.
     /// Returns the caller's error: `interrupted`, or an uncertain store failure when the
     /// durable `unknown` transition did not persist in time. Followers get what the persisted
     /// record says, never the caller's own interruption.
@@ -290,17 +301,26 @@ impl Ledger {
         lease: LeaseHeartbeat,
         interrupted: ToolCallError,
     ) -> ToolCallError {
+        let read_only = owner.read_only;
         let persisted = match durable.stop_lease(lease).await {
-            Ok(claim) => durable.persist_abort(&claim, &interrupted, None).await,
-            // The heartbeat already stored `unknown`; otherwise the stale fence makes the
-            // abort fail, reported as uncertain.
+            Ok(claim) => {
+                durable
+                    .persist_abort(&claim, &interrupted, None, read_only)
+                    .await
+            }
+            // The heartbeat already stored `unknown` (a read-only tool releases it); otherwise
+            // the stale fence makes the abort fail, reported as uncertain.
             Err(lost) => match lost.unknown {
-                Some(record) => Some(record),
-                None => durable.persist_abort(&lost.claim, &interrupted, None).await,
+                Some(record) if read_only => durable.release_record(&record).await,
+                Some(record) => Some(durable.record_outcome(&record)),
+                None => {
+                    durable
+                        .persist_abort(&lost.claim, &interrupted, None, read_only)
+                        .await
+                }
             },
-        }
-        .map(|record| durable.record_outcome(&record));
-        let (error, shared) = interrupted_outcome(&owner.key, interrupted, persisted);
+        };
+        let (error, shared) = interrupted_outcome(&owner.key, interrupted, persisted, read_only);
         self.settle_shared(owner.ticket, &owner.key, shared);
         error
     }
@@ -311,11 +331,13 @@ impl Ledger {
     async fn abort_failed_write(
         durable: &DurableLedger,
         claim: &Claim,
-        key: &str,
+        owner: &OwnerClaim,
         message: &str,
     ) -> (ToolCallError, ToolCallResult) {
-        let error = DurableLedger::uncertain(key, message);
-        durable.persist_abort(claim, &error, None).await;
+        let error = DurableLedger::uncertain(&owner.key, message);
+        durable
+            .persist_abort(claim, &error, None, owner.read_only)
+            .await;
         (error.clone(), ToolCallResult::failure(error))
     }
 
@@ -334,14 +356,20 @@ impl Ledger {
             self.settle_memory(ticket, key, &interrupted, true);
             return interrupted;
         };
-        let settled =
-            durable.spawn_abandoned_claim(abandoned.claim, key, abandoned.tool, &interrupted);
+        let read_only = abandoned.read_only;
+        let settled = durable.spawn_abandoned_claim(
+            abandoned.claim,
+            key,
+            abandoned.tool,
+            &interrupted,
+            read_only,
+        );
         if abandoned.shut_down {
             self.settle_memory(ticket, key, &interrupted, true);
             return interrupted;
         }
         let persisted = durable.await_abandoned_claim(settled).await;
-        let (error, shared) = interrupted_outcome(key, interrupted, persisted);
+        let (error, shared) = interrupted_outcome(key, interrupted, persisted, read_only);
         self.settle_shared(ticket, key, shared);
         error
     }
@@ -365,14 +393,18 @@ impl Ledger {
 
 /// The caller's error and the followers' outcome after an interruption: the caller keeps its
 /// own `interrupted` error and followers get what the record says (`persisted`); when nothing
-/// persisted in time both get the uncertain store failure.
+/// persisted in time both get the uncertain store failure, except for a `read_only` tool: a
+/// record it could not release is at worst still pending under a lease that expires, and a
+/// retry after that repeats no side effect, so the caller keeps its error.
 fn interrupted_outcome(
     key: &str,
     interrupted: ToolCallError,
     persisted: Option<ToolCallResult>,
+    read_only: bool,
 ) -> (ToolCallError, ToolCallResult) {
     match persisted {
         Some(shared) => (interrupted, shared),
+        None if read_only => (interrupted, released_outcome()),
         None => {
             let error = DurableLedger::uncertain(key, ABORT_NOT_PERSISTED);
             (error.clone(), ToolCallResult::failure(error))
@@ -387,6 +419,8 @@ struct AbandonedClaim<'a> {
     claim: JoinHandle<ClaimResult>,
     /// The registry shut down (rather than a timeout or cancellation).
     shut_down: bool,
+    /// The tool is read-only: an owner claim is released rather than marked unknown.
+    read_only: bool,
 }
 
 /// Why an abort transition is reported as uncertain.

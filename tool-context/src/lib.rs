@@ -42,7 +42,10 @@ pub use approval::{
 pub use cancellation::CallCancellation;
 pub use catalog::ListToolsError;
 pub use durable::{DEFAULT_DURABLE_LEASE_MS, MAX_ABORT_TRANSITION_WAIT_MS};
-pub use failure::{EXECUTION_STATE_DETACHED, PERSISTENCE_STATE_UNCERTAIN};
+pub use failure::{
+    EXECUTION_STATE_DETACHED, EXECUTION_STATE_NOT_STARTED, IDEMPOTENCY_KEY_SCOPE,
+    PERSISTENCE_STATE_UNCERTAIN,
+};
 pub use idempotency::{
     IdempotencyClaim, IdempotencyClaimError, IdempotencyConfig, IdempotencyRegistry,
 };

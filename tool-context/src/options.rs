@@ -50,6 +50,14 @@ pub struct ToolCallOptions {
     /// Budget for the UTF-8 bytes of `{content, structuredContent}` (positive).
     pub max_output_bytes: Option<i64>,
     /// Stable key of one logical operation: retries with the same key share one execution.
+    ///
+    /// Keys are scoped by session and tool: the operation is
+    /// `[context.session_id (or "default"), tool name, key]`, so the same key in another session
+    /// or for another tool is another operation. Pass the same context (its `session_id`) to
+    /// [`ToolRegistry::get_operation_status`](crate::ToolRegistry::get_operation_status),
+    /// `reconcile_operation` and `recover_operation` to reach the record. A settled operation
+    /// (completed or failed, including one reconciled as failed) replays under its key: a new
+    /// attempt needs a new key.
     pub idempotency_key: Option<String>,
     /// Logical owner recorded in provenance (overrides the registry's owner id).
     pub execution_owner_id: Option<String>,
@@ -97,7 +105,8 @@ impl ToolCallOptions {
         self
     }
 
-    /// Sets the idempotency key.
+    /// Sets the idempotency key, scoped by session and tool (see
+    /// [`ToolCallOptions::idempotency_key`]).
     pub fn with_idempotency_key(mut self, key: impl Into<String>) -> Self {
         self.idempotency_key = Some(key.into());
         self

@@ -201,7 +201,7 @@ impl<'r> CallRun<'r> {
         self.validate_arguments(&tool)?;
         let changes = self.authorize(&tool).await?;
         self.ensure_ready()?;
-        let claim = match self.claim().await? {
+        let claim = match self.claim(&tool).await? {
             LedgerClaim::Replay(waiter) => {
                 // Boxed (as the ask path and the durable ledger are) so the call future stays
                 // as small as the keyed-less path needs.
@@ -239,8 +239,8 @@ impl<'r> CallRun<'r> {
     }
 
     /// The ledger's claim for the call's operation identity (none without a key).
-    async fn claim(&self) -> Result<LedgerClaim, ToolCallError> {
-        let identity = self.operation_identity()?;
+    async fn claim(&self, tool: &RegisteredTool) -> Result<LedgerClaim, ToolCallError> {
+        let identity = self.operation_identity(tool.definition.is_read_only())?;
         self.registry
             .ledger
             .claim(identity.as_ref(), &self.request.name, &self.signal)
@@ -417,7 +417,10 @@ impl<'r> CallRun<'r> {
     }
 
     /// The session-scoped identity over the raw (unvalidated) arguments, when a key is set.
-    fn operation_identity(&self) -> Result<Option<OperationIdentity>, ToolCallError> {
+    fn operation_identity(
+        &self,
+        read_only: bool,
+    ) -> Result<Option<OperationIdentity>, ToolCallError> {
         let Some(key) = &self.options.idempotency_key else {
             return Ok(None);
         };
@@ -427,6 +430,7 @@ impl<'r> CallRun<'r> {
             key,
             self.context.session_id.as_deref(),
             &raw,
+            read_only,
         )
         .map(Some)
     }

@@ -21,7 +21,10 @@ pub(crate) enum WaitStage {
     Interaction,
     Handler,
     SharedExecution,
-    DurableStore,
+    /// The durable claim, before the handler starts.
+    DurableClaim,
+    /// The durable terminal record, after the handler finished.
+    DurableRecord,
 }
 
 impl WaitStage {
@@ -31,7 +34,16 @@ impl WaitStage {
             Self::Interaction => "interaction",
             Self::Handler => "the tool handler",
             Self::SharedExecution => "the shared idempotent execution",
-            Self::DurableStore => "the durable operation store",
+            Self::DurableClaim | Self::DurableRecord => "the durable operation store",
+        }
+    }
+
+    /// Whether a handler was started by the time the call waits here: the call's own (or,
+    /// for a follower, the shared execution's). Before it, nothing runs or drains detached.
+    fn handler_started(self) -> bool {
+        match self {
+            Self::Policy | Self::Interaction | Self::DurableClaim => false,
+            Self::Handler | Self::SharedExecution | Self::DurableRecord => true,
         }
     }
 }
@@ -195,7 +207,9 @@ impl<'r> CallSignal<'r> {
     fn error(&self, reason: AbortReason, stage: WaitStage) -> ToolCallError {
         match reason {
             AbortReason::Cancelled => cancelled(stage.waiting_for()),
-            AbortReason::TimedOut => timed_out(self.timeout_ms.unwrap_or(0)),
+            AbortReason::TimedOut => {
+                timed_out(self.timeout_ms.unwrap_or(0), stage.handler_started())
+            }
             AbortReason::Shutdown => {
                 aborted("Tool registry shut down while the call was in flight.")
             }

@@ -607,3 +607,123 @@ async fn a_shutdown_during_execution_leaves_an_unknown_record() {
         Some("Tool execution ended with TOOL_EXECUTION_ABORTED; reconcile before retrying.")
     );
 }
+
+/// Issue 39, defect 1: a failure reconciled without a replayable tool result replays as that
+/// settled failure (who reconciled it and when, and that a retry needs a new key), never as an
+/// outcome still waiting for reconciliation.
+#[tokio::test]
+async fn a_failure_reconciled_without_a_result_replays_as_reconciled_failed() {
+    let store = memory_store();
+    let runs = Runs::default();
+    let timed_out = tool(&runs, |_args, call| async move {
+        call.cancellation.cancelled().await;
+        Err(ToolCallError::new(codes::TOOL_EXECUTION_ABORTED, "stopped"))
+    });
+    let registry = registry(&store, "worker-a", timed_out);
+    let result = call_with(&registry, "a-1", 5, options("charge-9").with_timeout_ms(20)).await;
+    assert_eq!(result.error_code(), Some(codes::TOOL_TIMEOUT));
+
+    let resolved = registry
+        .recover_operation(
+            TOOL,
+            "charge-9",
+            |_, _| async {
+                Ok(Resolution::Failed {
+                    reason: "provider reports no charge".into(),
+                    result: None,
+                })
+            },
+            &context(),
+        )
+        .await
+        .unwrap();
+    let RecoverOutcome::Resolved(record) = resolved else {
+        panic!("{resolved:?}")
+    };
+    assert_eq!(record.state, OperationState::Failed);
+    let reconciled_at = record.reconciled_at.unwrap();
+
+    let replay = call(&registry, "a-2", "charge-9", 5).await;
+    assert_eq!(
+        runs.get(),
+        1,
+        "a settled failure never runs the handler again"
+    );
+    let error = replay.error.clone().unwrap();
+    // The code of a replay without a stored tool result stays the contract's.
+    assert_eq!(error.code, codes::TOOL_IDEMPOTENCY_UNKNOWN);
+    assert_eq!(error.retryable, Some(false));
+    assert_eq!(
+        error.message,
+        format!(
+            "Tool operation was reconciled as failed by \"worker-a\" at {reconciled_at} \
+             (ms since the Unix epoch); a retry needs a new idempotency key."
+        )
+    );
+    assert!(!error.message.contains("reconcile it before retrying"));
+    assert_eq!(
+        error_details(&replay),
+        json!({
+            "state": "failed",
+            "reason": "provider reports no charge",
+            "reconciledBy": "worker-a",
+            "reconciledAt": reconciled_at,
+            "automaticRetrySafe": false,
+            "operationKey": r#"["session-1","payments.charge","charge-9"]"#,
+            "keyScope": ["sessionId", "tool"],
+        })
+    );
+    // Evidence that is not a tool result replays the same way.
+    assert_eq!(
+        status(&registry, "charge-9").await.state,
+        OperationState::Failed
+    );
+}
+
+/// A read-only tool with the deadline as its only exit.
+fn slow_read(runs: &Runs) -> tool_context::Tool {
+    tool(runs, |_args, call| async move {
+        call.cancellation.cancelled().await;
+        Err(ToolCallError::new(codes::TOOL_EXECUTION_ABORTED, "stopped"))
+    })
+    .read_only()
+}
+
+/// Issue 39, defect 2: a read-only tool has no side effect, so its timeout needs no
+/// reconciliation: the record is released and the same key runs again.
+#[tokio::test]
+async fn a_read_only_tool_that_times_out_releases_its_key() {
+    let store = memory_store();
+    let runs = Runs::default();
+    let registry = registry(&store, "worker-a", slow_read(&runs));
+
+    let first = call_with(&registry, "a-1", 5, options("read-1").with_timeout_ms(20)).await;
+    assert_eq!(first.error_code(), Some(codes::TOOL_TIMEOUT));
+    assert_eq!(first.error.as_ref().unwrap().retryable, Some(true));
+    assert!(
+        registry
+            .get_operation_status(TOOL, "read-1", &context())
+            .await
+            .unwrap()
+            .is_none(),
+        "a read-only timeout leaves no record to reconcile"
+    );
+
+    // The same key runs again (on this registry and on another one sharing the store).
+    let again = call_with(&registry, "a-2", 5, options("read-1").with_timeout_ms(20)).await;
+    assert_eq!(again.error_code(), Some(codes::TOOL_TIMEOUT), "{again:?}");
+    assert_eq!(runs.get(), 2);
+    let other = registry_with_lease(
+        &store,
+        "worker-b",
+        charging_tool(&runs).read_only(),
+        LEASE_MS,
+    );
+    let answered = call(&other, "b-1", "read-1", 5).await;
+    assert!(!answered.is_error(), "{answered:?}");
+    assert_eq!(runs.get(), 3);
+    assert_eq!(
+        status(&other, "read-1").await.state,
+        OperationState::Completed
+    );
+}

@@ -712,3 +712,49 @@ async fn narrowed_arguments_that_break_the_schema_never_reach_the_handler() {
     );
     assert_eq!(counter.get(), 0);
 }
+
+/// Issue 39, defect 3: a call that times out while a person has not answered yet never started
+/// its handler, and says so (a timeout after the handler started still says `detached`, see
+/// `timeout_cancel.rs`).
+#[tokio::test]
+async fn a_timeout_while_waiting_for_approval_reports_that_the_handler_never_started() {
+    let counter = Counter::default();
+    let queue = ApprovalQueue::new();
+    let registry = ToolRegistry::builder()
+        .tool(writer(&counter))
+        .interaction(queue.clone())
+        .build()
+        .unwrap();
+    let timed_out = registry
+        .call_tool(
+            request("workspace.write", json!({"path": "a"})),
+            ToolCallOptions::default().with_timeout_ms(30),
+        )
+        .await;
+    let error = timed_out.error.unwrap();
+    assert_eq!(error.code, codes::TOOL_TIMEOUT);
+    assert_eq!(error.retryable, Some(true));
+    assert_eq!(
+        error.details,
+        Some(json!({"timeoutMs": 30, "executionState": "not-started"}))
+    );
+    assert_eq!(counter.get(), 0);
+
+    // The same for a policy that is still deciding.
+    let deciding = ToolRegistry::builder()
+        .tool(writer(&counter))
+        .policy(WaitsForCancellation)
+        .build()
+        .unwrap();
+    let timed_out = deciding
+        .call_tool(
+            request("workspace.write", json!({"path": "a"})),
+            ToolCallOptions::default().with_timeout_ms(10),
+        )
+        .await;
+    assert_eq!(
+        timed_out.error.unwrap().details,
+        Some(json!({"timeoutMs": 10, "executionState": "not-started"}))
+    );
+    assert_eq!(counter.get(), 0);
+}

@@ -129,7 +129,7 @@ pub const TOOL_CALL_ERROR_CODES: &[ErrorCodeInfo] = &[
     info(
         TOOL_TIMEOUT,
         RetryableRule::Fixed(true),
-        "The call's timeout elapsed (details timeoutMs, executionState: detached).",
+        "The call's timeout elapsed (details timeoutMs; executionState: detached when the handler had started and may go on, not-started when it never ran).",
     ),
     info(
         TOOL_INVALID_OPTIONS,
