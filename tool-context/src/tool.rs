@@ -231,6 +231,16 @@ pub struct Tool {
     pub(crate) definition: ToolDefinition,
     pub(crate) handler: Arc<dyn ToolHandler>,
     pub(crate) default_policy: Option<PolicyDecision>,
+    /// For a typed tool: its schemas as `schemars` generates them, objects left open
+    /// (see [`Tool::open_objects`]).
+    open_schemas: Option<OpenSchemas>,
+}
+
+/// The open-object schemas of a typed tool's input and output types.
+#[derive(Clone, Copy)]
+struct OpenSchemas {
+    input: fn() -> Value,
+    output: fn() -> Option<Value>,
 }
 
 impl fmt::Debug for Tool {
@@ -272,12 +282,19 @@ impl Tool {
             definition,
             handler: Arc::new(handler),
             default_policy: None,
+            open_schemas: None,
         }
     }
 
     /// A typed tool: a plain async fn from an input type to an output type. The input schema
     /// is derived from `I` (draft-07); the output schema from `O` when `O` is an object type.
     /// Returning `()` produces an empty success.
+    ///
+    /// Both schemas are *closed*: every object schema generated from a Rust type gets
+    /// `additionalProperties: false` (see [`input_schema_for`]), so strict validation refuses
+    /// an unknown argument such as `{"path": "a", "x": 1}` without
+    /// `#[serde(deny_unknown_fields)]`, and provider strict modes accept the schema.
+    /// [`Tool::open_objects`] opts a tool out.
     ///
     /// ```
     /// use schemars::JsonSchema;
@@ -313,13 +330,59 @@ impl Tool {
         if TypeId::of::<O>() != TypeId::of::<()>() {
             definition.output_schema = output_schema_for::<O>();
         }
-        Self::from_handler(
+        let mut tool = Self::from_handler(
             definition,
             TypedHandler {
                 handler,
                 types: PhantomData::<fn(I) -> O>,
             },
-        )
+        );
+        tool.open_schemas = Some(OpenSchemas {
+            input: open_input_schema_for::<I>,
+            output: if TypeId::of::<O>() == TypeId::of::<()>() {
+                || None
+            } else {
+                open_output_schema_for::<O>
+            },
+        });
+        tool
+    }
+
+    /// Opts a typed tool out of closed object schemas: its input (and generated output)
+    /// schema is used as `schemars` writes it, so objects accept properties they do not list
+    /// unless the type says otherwise (`#[serde(deny_unknown_fields)]`). An output schema
+    /// set with [`Tool::output_schema`] is kept. No effect on a dynamic tool, whose schemas
+    /// are the caller's.
+    ///
+    /// ```
+    /// use schemars::JsonSchema;
+    /// use serde::Deserialize;
+    /// use tool_context::{Tool, ToolInvocation};
+    /// use tool_protocol::ToolCallError;
+    ///
+    /// #[derive(Deserialize, JsonSchema)]
+    /// struct Query { text: String }
+    ///
+    /// async fn search(_input: Query, _call: ToolInvocation) -> Result<(), ToolCallError> { Ok(()) }
+    ///
+    /// let closed = Tool::typed("search", "Searches.", search);
+    /// assert_eq!(closed.definition().input_schema["additionalProperties"], false);
+    /// let open = Tool::typed("search", "Searches.", search).open_objects();
+    /// assert!(open.definition().input_schema.get("additionalProperties").is_none());
+    /// ```
+    #[must_use]
+    pub fn open_objects(mut self) -> Self {
+        if let Some(open) = self.open_schemas {
+            self.definition.input_schema = (open.input)();
+            let generated = (open.output)().map(|mut schema| {
+                close_object_schemas(&mut schema);
+                schema
+            });
+            if self.definition.output_schema == generated {
+                self.definition.output_schema = (open.output)();
+            }
+        }
+        self
     }
 
     /// The definition as it will be listed.
@@ -386,8 +449,46 @@ impl Tool {
     }
 }
 
-/// The draft-07 JSON Schema of an input type (as accepted from a caller).
+/// Deepest schema nesting [`input_schema_for`] and [`output_schema_for`] close; deeper
+/// subschemas are left as generated.
+pub const MAX_CLOSED_SCHEMA_DEPTH: usize = 64;
+
+/// The draft-07 JSON Schema of an input type (as accepted from a caller), with closed objects:
+/// every object schema `schemars` generates for a struct (one that lists `properties` and
+/// says nothing about `additionalProperties`) gets `additionalProperties: false`, at the root,
+/// in nested properties, array items and `definitions`. Maps keep their
+/// `additionalProperties` (the value schema), free-form values (`serde_json::Value`) stay
+/// open, and so do the parts of an object merged from several schemas (`#[serde(flatten)]`
+/// of an enum: a node with both `properties` and `allOf`/`anyOf`/`oneOf`, and those
+/// branches), where closing one part would refuse the other parts' properties.
+///
+/// ```
+/// use schemars::JsonSchema;
+/// use tool_context::tool::input_schema_for;
+///
+/// #[derive(JsonSchema)]
+/// #[allow(dead_code)]
+/// struct Move { from: String, to: String }
+///
+/// let schema = input_schema_for::<Move>();
+/// assert_eq!(schema["additionalProperties"], false);
+/// ```
 pub fn input_schema_for<T: JsonSchema>() -> Value {
+    let mut schema = open_input_schema_for::<T>();
+    close_object_schemas(&mut schema);
+    schema
+}
+
+/// The draft-07 JSON Schema of an output type, when it describes an object (MCP output
+/// schemas must), with closed objects as in [`input_schema_for`].
+pub fn output_schema_for<T: JsonSchema>() -> Option<Value> {
+    open_output_schema_for::<T>().map(|mut schema| {
+        close_object_schemas(&mut schema);
+        schema
+    })
+}
+
+fn open_input_schema_for<T: JsonSchema>() -> Value {
     SchemaSettings::draft07()
         .for_deserialize()
         .into_generator()
@@ -395,13 +496,140 @@ pub fn input_schema_for<T: JsonSchema>() -> Value {
         .to_value()
 }
 
-/// The draft-07 JSON Schema of an output type, when it describes an object (MCP output
-/// schemas must).
-pub fn output_schema_for<T: JsonSchema>() -> Option<Value> {
+fn open_output_schema_for<T: JsonSchema>() -> Option<Value> {
     let schema = SchemaSettings::draft07()
         .for_serialize()
         .into_generator()
         .into_root_schema_for::<T>()
         .to_value();
     (schema.get("type") == Some(&Value::String("object".into()))).then_some(schema)
+}
+
+/// Keywords whose value is one subschema.
+const SUBSCHEMA_KEYWORDS: &[&str] = &[
+    "items",
+    "additionalItems",
+    "additionalProperties",
+    "contains",
+    "not",
+    "if",
+    "then",
+    "else",
+    "propertyNames",
+];
+/// Keywords whose value maps names to subschemas.
+const SUBSCHEMA_MAP_KEYWORDS: &[&str] =
+    &["properties", "patternProperties", "definitions", "$defs"];
+/// Keywords whose value is a list of subschemas (`items` in its tuple form too).
+const SUBSCHEMA_LIST_KEYWORDS: &[&str] = &["allOf", "anyOf", "oneOf", "items", "prefixItems"];
+/// Keywords that combine the node's own `properties` with other schemas'.
+const MERGING_KEYWORDS: &[&str] = &["allOf", "anyOf", "oneOf"];
+
+fn close_object_schemas(schema: &mut Value) {
+    close_node(schema, true, 0);
+}
+
+/// Closes `schema` when it is a struct-like object schema and `may_close` (it is not one part
+/// of a merged object), then its subschemas.
+fn close_node(schema: &mut Value, may_close: bool, depth: usize) {
+    let Value::Object(map) = schema else {
+        return;
+    };
+    if depth >= MAX_CLOSED_SCHEMA_DEPTH {
+        return;
+    }
+    let merges =
+        map.contains_key("properties") && MERGING_KEYWORDS.iter().any(|key| map.contains_key(*key));
+    let is_object = match map.get("type") {
+        Some(Value::String(kind)) => kind == "object",
+        Some(Value::Array(kinds)) => kinds.iter().any(|kind| kind == "object"),
+        _ => map.contains_key("properties"),
+    };
+    if may_close
+        && !merges
+        && is_object
+        && map.contains_key("properties")
+        && !map.contains_key("additionalProperties")
+        && !map.contains_key("unevaluatedProperties")
+    {
+        map.insert("additionalProperties".into(), Value::Bool(false));
+    }
+    for (key, value) in map.iter_mut() {
+        let key = key.as_str();
+        if SUBSCHEMA_MAP_KEYWORDS.contains(&key) {
+            if let Value::Object(entries) = value {
+                for entry in entries.values_mut() {
+                    close_node(entry, true, depth + 1);
+                }
+            }
+        } else if SUBSCHEMA_LIST_KEYWORDS.contains(&key) && value.is_array() {
+            let branch_may_close = !(merges && MERGING_KEYWORDS.contains(&key));
+            if let Value::Array(items) = value {
+                for item in items {
+                    close_node(item, branch_may_close, depth + 1);
+                }
+            }
+        } else if SUBSCHEMA_KEYWORDS.contains(&key) {
+            close_node(value, true, depth + 1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merged_objects_stay_open_and_their_branches_too() {
+        let mut schema = json!({
+            "type": "object",
+            "properties": {"x": {"type": "string"}},
+            "oneOf": [
+                {"type": "object", "properties": {"kind": {"const": "a"}, "a": {"type": "string"}}},
+                {"type": "object", "properties": {"kind": {"const": "b"}}}
+            ]
+        });
+        let expected = schema.clone();
+        close_object_schemas(&mut schema);
+        assert_eq!(schema, expected);
+    }
+
+    #[test]
+    fn enum_branches_and_existing_choices_are_respected() {
+        let mut schema = json!({
+            "oneOf": [
+                {"type": "object", "properties": {"a": {"type": "string"}}},
+                {"type": "object", "properties": {"b": {}}, "additionalProperties": true}
+            ],
+            "definitions": {
+                "Map": {"type": "object", "additionalProperties": {"type": "integer"}},
+                "Unit": {"type": "object", "properties": {}}
+            }
+        });
+        close_object_schemas(&mut schema);
+        assert_eq!(schema["oneOf"][0]["additionalProperties"], false);
+        assert_eq!(schema["oneOf"][1]["additionalProperties"], true);
+        assert_eq!(
+            schema["definitions"]["Map"]["additionalProperties"],
+            json!({"type": "integer"})
+        );
+        assert_eq!(schema["definitions"]["Unit"]["additionalProperties"], false);
+        // A root without `properties` next to `oneOf` is not a merge, and is no object to close.
+        assert!(schema.get("additionalProperties").is_none());
+    }
+
+    #[test]
+    fn closing_is_depth_bounded() {
+        let mut deep = (0..200).fold(
+            json!({"type": "string"}),
+            |inner, _| json!({"type": "object", "properties": {"n": inner}}),
+        );
+        close_object_schemas(&mut deep);
+        assert_eq!(deep["additionalProperties"], false);
+        let mut node = &deep;
+        for _ in 0..MAX_CLOSED_SCHEMA_DEPTH {
+            node = &node["properties"]["n"];
+        }
+        assert!(node.get("additionalProperties").is_none());
+    }
 }

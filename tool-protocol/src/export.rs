@@ -185,8 +185,9 @@ pub fn to_mcp_tools_filtered<S: AsRef<str>>(
 /// Options of the OpenAI export.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct OpenAiExportOptions {
-    /// Apply OpenAI strict mode: `strict: true`, and in every object schema
-    /// `additionalProperties: false` with all properties required (see [`to_strict_schema`]).
+    /// Apply OpenAI strict mode: `strict: true`, and parameters inside OpenAI's Structured
+    /// Outputs subset: every object closed with all properties required (optional ones
+    /// nullable), unsupported keywords and formats dropped (see [`to_strict_schema`]).
     pub strict: bool,
 }
 
@@ -339,19 +340,88 @@ fn select<'a, S: AsRef<str>>(
         .collect())
 }
 
-/// The OpenAI strict-mode form of a schema: every object schema (one declaring
-/// `type: "object"`) gets `additionalProperties: false` and `required` listing all its properties,
-/// recursively through `properties`, `items`, `prefixItems`, `anyOf`, `oneOf`, `allOf`, `not`,
-/// `$defs` and `definitions`. Everything else is kept as is.
+/// `format` values OpenAI strict mode accepts (on strings); any other `format` (`schemars`
+/// writes `uint64`, `uint32`, `int64`…) is dropped, as the MCP export drops the formats its
+/// clients do not know. The range such a format stands for stays as `minimum`/`maximum`.
+pub const OPENAI_STRICT_FORMATS: &[&str] = &[
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "ipv4",
+    "ipv6",
+    "uuid",
+];
+
+/// Keywords OpenAI strict mode accepts: the structure (`type`, `properties`, `required`,
+/// `additionalProperties`, `items`, `enum`, `const`, `anyOf`, `$ref`, `$defs`), `description`,
+/// and the constraints it documents as supported (strings: `pattern`, `format`; numbers:
+/// `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `multipleOf`; arrays:
+/// `minItems`, `maxItems`). Every other keyword is dropped by [`to_strict_schema`].
+pub const OPENAI_STRICT_KEYWORDS: &[&str] = &[
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "enum",
+    "const",
+    "anyOf",
+    "$ref",
+    "$defs",
+    "description",
+    "pattern",
+    "format",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minItems",
+    "maxItems",
+];
+
+/// The OpenAI strict-mode form of a schema (OpenAI's Structured Outputs subset of JSON Schema):
 ///
-/// Strict mode makes optional properties required: a model must then send every argument, so
-/// only opt in for tools whose schemas accept that.
+/// * every object schema (one declaring `type: "object"`) lists `properties` (`{}` when it had
+///   none: a map cannot be expressed), has `additionalProperties: false` and `required` naming
+///   every property; a property that was optional becomes a union with `null` (`type:
+///   ["integer", "null"]`, `null` added to an `enum`, or an `anyOf` branch `{"type": "null"}`);
+/// * `oneOf` becomes `anyOf`, and a one-branch `allOf` (how draft-07 wraps a `$ref` that has
+///   siblings) becomes a one-branch `anyOf`; a `$ref` keeps no siblings (they move beside an
+///   `anyOf` around it); draft-07 `definitions` become `$defs` and their `$ref`s follow;
+/// * `format` values outside [`OPENAI_STRICT_FORMATS`] and keywords outside
+///   [`OPENAI_STRICT_KEYWORDS`] are dropped: `$schema`, `title`, `default`, `examples`,
+///   `minLength`/`maxLength`, `uniqueItems`, `not`, `if`/`then`/`else`, several-branch
+///   `allOf`, …; so is an `anyOf` beside an own `type` (a constraint on that type, such as
+///   "one of these properties is required", which strict mode cannot state).
+///
+/// Recursion follows `properties`, `items`, `anyOf` and `$defs`, down to
+/// [`MAX_STRICT_SCHEMA_DEPTH`]. The registry still validates every call against the original
+/// schema, so a dropped constraint is enforced there.
+///
+/// Strict mode makes optional properties required: a model then sends `null` for an argument
+/// it leaves out, which the original schema accepts only where it allows `null` (an `Option`
+/// field does); only opt in for tools whose schemas accept that.
 ///
 /// ```
 /// use serde_json::json;
 /// use tool_protocol::export::to_strict_schema;
-/// let strict = to_strict_schema(&json!({"type": "object", "properties": {"a": {"type": "string"}}}));
-/// assert_eq!(strict, json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"], "additionalProperties": false}));
+/// let strict = to_strict_schema(&json!({
+///     "$schema": "http://json-schema.org/draft-07/schema#",
+///     "title": "Input",
+///     "type": "object",
+///     "properties": {"a": {"type": "string"}, "n": {"type": "integer", "format": "uint64", "minimum": 0, "default": null}},
+///     "required": ["a"]
+/// }));
+/// assert_eq!(strict, json!({
+///     "type": "object",
+///     "properties": {"a": {"type": "string"}, "n": {"type": ["integer", "null"], "minimum": 0}},
+///     "required": ["a", "n"],
+///     "additionalProperties": false
+/// }));
 /// ```
 pub fn to_strict_schema(schema: &Value) -> Value {
     strict_schema(schema, 0)
@@ -364,33 +434,162 @@ fn strict_schema(schema: &Value, depth: usize) -> Value {
     if depth >= MAX_STRICT_SCHEMA_DEPTH {
         return schema.clone();
     }
+    let typed = map.contains_key("type");
     let mut out = Map::with_capacity(map.len() + 2);
+    let mut definitions: Option<Map<String, Value>> = None;
     for (key, value) in map {
-        let rewritten = match key.as_str() {
-            "properties" | "$defs" | "definitions" | "patternProperties" => {
-                map_values(value, depth)
+        match key.as_str() {
+            "properties" => {
+                out.insert(key.clone(), map_values(value, depth));
             }
-            "items" | "not" | "additionalItems" | "contains" => strict_schema(value, depth + 1),
-            "prefixItems" | "anyOf" | "oneOf" | "allOf" => map_items(value, depth),
-            _ => value.clone(),
-        };
-        out.insert(key.clone(), rewritten);
+            "$defs" | "definitions" => {
+                if let Value::Object(converted) = map_values(value, depth) {
+                    definitions.get_or_insert_with(Map::new).extend(converted);
+                }
+            }
+            "items" => {
+                out.insert(key.clone(), map_items(value, depth));
+            }
+            "anyOf" | "oneOf" if !typed => {
+                let Value::Array(branches) = map_items(value, depth) else {
+                    continue;
+                };
+                match out.get_mut("anyOf") {
+                    Some(Value::Array(existing)) => existing.extend(branches),
+                    _ => {
+                        out.insert("anyOf".into(), Value::Array(branches));
+                    }
+                }
+            }
+            "allOf"
+                if !typed
+                    && value.as_array().is_some_and(|all| all.len() == 1)
+                    && !map.contains_key("anyOf")
+                    && !map.contains_key("oneOf") =>
+            {
+                out.insert("anyOf".into(), map_items(value, depth));
+            }
+            // Beside an own `type`, an `allOf` of several, or a one-branch `allOf` beside an
+            // `anyOf`: constraints strict mode cannot state.
+            "anyOf" | "oneOf" | "allOf" => {}
+            "$ref" => {
+                out.insert(key.clone(), convert_ref(value));
+            }
+            "format"
+                if !value
+                    .as_str()
+                    .is_some_and(|format| OPENAI_STRICT_FORMATS.contains(&format)) => {}
+            "additionalProperties" | "required" => {}
+            key if OPENAI_STRICT_KEYWORDS.contains(&key) => {
+                out.insert(key.to_owned(), value.clone());
+            }
+            _ => {}
+        }
+    }
+    if let Some(definitions) = definitions {
+        out.insert("$defs".into(), Value::Object(definitions));
     }
     if declares_object_type(map) {
-        let required: Vec<Value> = map
-            .get("properties")
-            .and_then(Value::as_object)
-            .map(|properties| {
-                properties
-                    .keys()
-                    .map(|key| Value::String(key.clone()))
-                    .collect()
-            })
+        let originally_required: BTreeSet<&str> = map
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|names| names.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
+        let properties = out
+            .entry("properties")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if !properties.is_object() {
+            *properties = Value::Object(Map::new());
+        }
+        let mut required = Vec::new();
+        if let Value::Object(properties) = properties {
+            for (name, property) in properties.iter_mut() {
+                if !originally_required.contains(name.as_str()) {
+                    make_nullable(property);
+                }
+                required.push(Value::String(name.clone()));
+            }
+        }
         out.insert("required".into(), Value::Array(required));
         out.insert("additionalProperties".into(), Value::Bool(false));
     }
+    if out.contains_key("$ref") && out.len() > 1 {
+        let reference = out.shift_remove("$ref").unwrap_or_default();
+        let branch = Value::Object(Map::from_iter([("$ref".to_owned(), reference)]));
+        match out.get_mut("anyOf") {
+            // `$ref` beside `anyOf`: both must hold, which strict mode cannot say; the
+            // reference is the more specific of the two.
+            Some(existing) => *existing = Value::Array(vec![branch]),
+            None => {
+                out.insert("anyOf".into(), Value::Array(vec![branch]));
+            }
+        }
+    }
     Value::Object(out)
+}
+
+/// Makes a (converted) property schema also accept `null`, unless it already does.
+fn make_nullable(schema: &mut Value) {
+    let Value::Object(map) = schema else {
+        return;
+    };
+    let null = Value::String("null".into());
+    match map.get_mut("type") {
+        Some(Value::String(kind)) if kind == "null" => return,
+        Some(Value::String(kind)) => {
+            let kind = Value::String(std::mem::take(kind));
+            map.insert("type".into(), Value::Array(vec![kind, null]));
+            add_null_to_enum(map);
+            return;
+        }
+        Some(Value::Array(kinds)) => {
+            if !kinds.contains(&null) {
+                kinds.push(null);
+            }
+            add_null_to_enum(map);
+            return;
+        }
+        _ => {}
+    }
+    let null_branch = Value::Object(Map::from_iter([("type".to_owned(), null)]));
+    if let Some(Value::Array(branches)) = map.get_mut("anyOf") {
+        if !branches.iter().any(is_null_schema) {
+            branches.push(null_branch);
+        }
+        return;
+    }
+    // An untyped schema without `anyOf` (`$ref` alone, `const`, `enum`): wrap it.
+    let description = map.shift_remove("description");
+    let inner = Value::Object(std::mem::take(map));
+    map.insert("anyOf".into(), Value::Array(vec![inner, null_branch]));
+    if let Some(description) = description {
+        map.insert("description".into(), description);
+    }
+}
+
+fn add_null_to_enum(map: &mut Map<String, Value>) {
+    if let Some(Value::Array(values)) = map.get_mut("enum")
+        && !values.contains(&Value::Null)
+    {
+        values.push(Value::Null);
+    }
+    if let Some(constant) = map.shift_remove("const") {
+        map.insert("enum".into(), Value::Array(vec![constant, Value::Null]));
+    }
+}
+
+fn is_null_schema(schema: &Value) -> bool {
+    schema.get("type") == Some(&Value::String("null".into()))
+}
+
+fn convert_ref(reference: &Value) -> Value {
+    match reference
+        .as_str()
+        .and_then(|text| text.strip_prefix("#/definitions/"))
+    {
+        Some(rest) => Value::String(format!("#/$defs/{rest}")),
+        None => reference.clone(),
+    }
 }
 
 /// `type: "object"` or a type list containing `"object"`. Fragments without a type (such as an
@@ -609,7 +808,7 @@ mod tests {
         );
         assert_eq!(
             strict["$defs"]["empty"],
-            json!({"type": "object", "required": [], "additionalProperties": false})
+            json!({"type": "object", "properties": {}, "required": [], "additionalProperties": false})
         );
         let definition = ToolDefinition::new("t", "d", schema.clone());
         let plain = to_openai_tool_definitions(
