@@ -657,3 +657,60 @@ async fn a_servers_question_during_a_call_is_never_accepted_on_the_persons_behal
         assert!(!format!("{asked:?}").contains("\"accept\""), "{asked:?}");
     }
 }
+
+/// A server that redirects to another origin never gets our configured headers there: the
+/// redirect is not followed, and the mount fails with a code.
+#[tokio::test]
+async fn a_redirect_to_another_origin_is_not_followed_with_the_configured_headers() {
+    let seen: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
+    let recorder = {
+        let seen = Arc::clone(&seen);
+        axum::Router::new().fallback(move |headers: axum::http::HeaderMap| {
+            let seen = Arc::clone(&seen);
+            async move {
+                let names = headers.keys().map(|name| name.to_string());
+                seen.lock().unwrap().extend(names);
+                axum::http::StatusCode::NOT_FOUND
+            }
+        })
+    };
+    let other_origin = serve_router(recorder).await;
+    let redirecting = axum::Router::new().fallback(move || {
+        let to = format!("{other_origin}/mcp");
+        async move {
+            (
+                axum::http::StatusCode::TEMPORARY_REDIRECT,
+                [(axum::http::header::LOCATION, to)],
+            )
+        }
+    });
+    let url = format!("{}/mcp", serve_router(redirecting).await);
+    let registry = registry();
+    let mut quick = limits();
+    quick.connect_timeout = Duration::from_secs(5);
+    let config =
+        json!({"mcpServers": {"moved": {"url": url, "headers": {"X-Api-Key": "k-123456"}}}});
+    let mounts = McpMounts::new(&registry, quick);
+    mounts.apply(&McpServersConfig::from_json(&config).unwrap());
+    let status = mounts
+        .wait_until_settled("moved", Duration::from_secs(20))
+        .await
+        .unwrap();
+    assert!(
+        matches!(&status.state, ServerState::Failed { code, .. } if code == MCP_REMOTE_CONNECT_FAILED),
+        "{status:?}"
+    );
+    assert!(
+        seen.lock().unwrap().is_empty(),
+        "another origin got {:?}",
+        seen.lock().unwrap()
+    );
+}
+
+/// Serves `router` on a loopback port; returns `http://127.0.0.1:<port>`.
+async fn serve_router(router: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let origin = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    origin
+}

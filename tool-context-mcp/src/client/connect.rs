@@ -235,6 +235,10 @@ fn http_transport(
     let client = reqwest::Client::builder()
         .default_headers(defaults)
         .connect_timeout(limits.connect_timeout)
+        // A reused idle connection waits ~40 ms on the server's delayed ACK when a response
+        // comes in pieces (servers without TCP_NODELAY): one connection per request instead.
+        .pool_max_idle_per_host(0)
+        .redirect(same_origin_redirects())
         .build()
         .map_err(|error| format!("could not build the HTTP client: {error}"))?;
     let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned())
@@ -242,6 +246,32 @@ fn http_transport(
         .max_json_response_size(limits.max_message_bytes);
     Ok(StreamableHttpClientTransport::with_client(client, config))
 }
+
+/// Redirects a request may follow: 307 and 308 within the same origin, at most
+/// [`MAX_REDIRECTS`]. A 301/302/303 would turn the POST into a bodyless GET, and another origin
+/// would receive the configured headers (a token, an API key): both stop at the redirect.
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let keeps_body = matches!(
+            attempt.status(),
+            reqwest::StatusCode::TEMPORARY_REDIRECT | reqwest::StatusCode::PERMANENT_REDIRECT
+        );
+        let same_origin = attempt
+            .previous()
+            .first()
+            .is_some_and(|first| first.origin() == attempt.url().origin());
+        if !keeps_body || !same_origin {
+            attempt.stop()
+        } else if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+        } else {
+            attempt.follow()
+        }
+    })
+}
+
+/// The most redirects one request follows.
+const MAX_REDIRECTS: usize = 5;
 
 fn handshake_failed(error: &impl std::fmt::Display, stderr: &StderrTail) -> String {
     let text: String = error.to_string().chars().take(500).collect();
