@@ -8,10 +8,12 @@
 //! and negotiates the same revision (the mount's own lifecycle: `server/discover` first, else
 //! `initialize`). Two rmcp baselines:
 //! - `rmcp_bare_client`: `StreamableHttpClientTransport::from_uri`, rmcp's default, which
-//!   keeps no idle connection (`pool_max_idle_per_host(0)`): a new TCP connection per request;
-//! - `rmcp_bare_client_pooled`: the same transport on a plain `reqwest::Client` (keep-alive
-//!   connections reused), as the mount's own transport is: the like-for-like baseline, whose
-//!   gap to the mount is our pipeline (validation, policy, handler, result conversion).
+//!   keeps no idle connection (`pool_max_idle_per_host(0)`), like the mount's own HTTP client:
+//!   the like-for-like baseline, whose gap to the mount is our pipeline (validation, policy,
+//!   handler, result conversion);
+//! - `rmcp_bare_client_pooled`: the same transport on a plain `reqwest::Client` that reuses
+//!   keep-alive connections: faster against a server that sets `TCP_NODELAY`, stalled against
+//!   one that does not.
 //!
 //! The server is served twice: with `TCP_NODELAY` on its accepted sockets (as the studio
 //! serves), and as plain `axum::serve` leaves them (as the tests and rmcp's examples serve).
