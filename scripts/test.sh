@@ -209,6 +209,23 @@ run_fuzz_targets() {
   done
 }
 
+# ---------------------------------------------------------------- Packaging
+# `cargo package` verifies each crate against the others' fresh tarballs through a local
+# registry overlay. Cargo takes registry crates as immutable: a tarball already extracted under
+# CARGO_HOME for the same name and version is reused, and so is a library built from it (its
+# fingerprint does not look at sources), so an earlier run's API would be verified instead of
+# this tree's. Forget both first (the path builds of a fresh clone are rebuilt anyway).
+forget_packaged_builds() {
+  local cargo_home="${CARGO_HOME:-$HOME/.cargo}" version name
+  version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
+  for name in tool-protocol tool-durable-operations tool-context tool-context-mcp \
+    live-code-editor openrouter-tool-loop; do
+    rm -rf "$cargo_home"/registry/src/*/"$name-$version" \
+      "$cargo_home"/registry/cache/*/"$name-$version.crate" \
+      "$CARGO_TARGET_DIR"/debug/.fingerprint/"$name"-*
+  done
+}
+
 # ---------------------------------------------------------------- Suite
 ensure_postgres
 ensure_redis
@@ -242,6 +259,7 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --all-features --no-deps
 # Each library crate is packed and built from its tarball alone (the published crates only: the
 # studio and the benches are not published), so a crate that cannot be published fails the run.
 log "cargo package (verified)"
+forget_packaged_builds
 cargo package --workspace --exclude live-code-studio --exclude workspace-benches
 
 log "fuzz targets"
