@@ -184,6 +184,13 @@ ensure_cargo_fuzz() {
   fi
 }
 
+ensure_cargo_semver_checks() {
+  if ! cargo semver-checks --version >/dev/null 2>&1; then
+    log "installing cargo-semver-checks"
+    cargo install cargo-semver-checks --locked >&2
+  fi
+}
+
 # Each target runs for FUZZ_SECONDS (default 30) from its committed corpus (read only: new
 # inputs go to a scratch directory), so a regression a fuzzer finds quickly fails the run; an
 # input that runs longer than 10 s counts as a hang (libFuzzer's own default waits 20 minutes).
@@ -209,6 +216,49 @@ run_fuzz_targets() {
   done
 }
 
+# ---------------------------------------------------------------- API compatibility
+# Policy: the public API of a published library crate may break only in a commit that bumps the
+# workspace version (0.x: a minor bump, 0.1.0 -> 0.2.0) and records the break in CHANGELOG.md
+# (under that version, marked **Breaking**), so a breaking change is a decision, never an accident.
+# cargo-semver-checks compares each crate's API with the same crate at SEMVER_BASELINE_REV
+# (default: the previous commit) and fails when the change needs a bigger bump than the version
+# made, so it enforces the bump; the CHANGELOG entry is the reviewer's part. It builds rustdoc
+# JSON of both under $CARGO_TARGET_DIR/semver-checks (the baseline from a git worktree there).
+#
+# The published library crates (publish not false, with a lib target: a proc-macro crate has no
+# API rustdoc can show), one `name<TAB>directory` line each.
+semver_crates() {
+  cargo metadata --no-deps --format-version 1 | python3 -c '
+import json, os, sys
+meta = json.load(sys.stdin)
+for p in meta["packages"]:
+    if p.get("publish") == [] or not any("lib" in t["kind"] for t in p["targets"]):
+        continue
+    path = os.path.relpath(os.path.dirname(p["manifest_path"]), meta["workspace_root"])
+    print(p["name"], path, sep="\t")
+'
+}
+
+check_semver() {
+  local rev="${SEMVER_BASELINE_REV:-HEAD~1}" name dir packages=()
+  if ! git rev-parse --verify --quiet "$rev^{commit}" >/dev/null; then
+    log "semver-checks skipped: no baseline commit $rev (first commit or shallow clone)"
+    return 0
+  fi
+  while IFS=$'\t' read -r name dir; do
+    if git show "$rev:$dir/Cargo.toml" 2>/dev/null | grep -qx "name = \"$name\""; then
+      packages+=(--package "$name")
+    else
+      log "semver-checks: $name is new since $rev (no baseline to compare with), skipped"
+    fi
+  done < <(semver_crates)
+  if [ "${#packages[@]}" -eq 0 ]; then
+    log "semver-checks skipped: no crate has a baseline at $rev"
+    return 0
+  fi
+  cargo semver-checks check-release --baseline-rev "$rev" "${packages[@]}"
+}
+
 # ---------------------------------------------------------------- Packaging
 # `cargo package` verifies each crate against the others' fresh tarballs through a local
 # registry overlay. Cargo takes registry crates as immutable: a tarball already extracted under
@@ -218,12 +268,39 @@ run_fuzz_targets() {
 forget_packaged_builds() {
   local cargo_home="${CARGO_HOME:-$HOME/.cargo}" version name
   version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
-  for name in tool-protocol tool-durable-operations tool-context tool-context-mcp \
-    live-code-editor openrouter-tool-loop; do
+  for name in tool-protocol tool-durable-operations tool-context tool-context-macros \
+    tool-context-mcp live-code-editor openrouter-tool-loop; do
     rm -rf "$cargo_home"/registry/src/*/"$name-$version" \
       "$cargo_home"/registry/cache/*/"$name-$version.crate" \
       "$CARGO_TARGET_DIR"/debug/.fingerprint/"$name"-*
   done
+}
+
+# ---------------------------------------------------------------- README quick starts
+# A crate's README is its crate docs, so its code blocks are doc tests; but those build with the
+# crate's dev-dependencies too, which hides a snippet that compiles only with one of them (the
+# tool-context-mcp quick start once needed an rmcp feature only a dev-dependency enabled).
+# scripts/readme-check includes every library README against the crates' normal dependencies
+# and default features, as a user's crate gets them, in its own workspace and target dir (its
+# features and dependency builds differ from the workspace's). It starts from a copy of the root
+# lock so every dependency has the version the rest of the suite tested, and anything that
+# resolved anew (a name and version not in the root lock) fails the run.
+lock_packages() { awk '/^name = /{name=$3} /^version = /{print name, $3}' "$1" | sort -u; }
+
+check_readmes() {
+  local dir="$ROOT/scripts/readme-check" unlocked
+  cp Cargo.lock "$dir/Cargo.lock"
+  # Resolves the checker's own entry only; every other package keeps its locked version.
+  cargo update --workspace --quiet --manifest-path "$dir/Cargo.toml"
+  unlocked=$(comm -13 <(lock_packages Cargo.lock) <(lock_packages "$dir/Cargo.lock") |
+    grep -v '^"readme-check" ' || true)
+  if [ -n "$unlocked" ]; then
+    log "the README checker resolved packages the root Cargo.lock does not have:"
+    printf '%s\n' "$unlocked" >&2
+    exit 1
+  fi
+  CARGO_TARGET_DIR="$CARGO_TARGET_DIR/readme-check" \
+    cargo test --manifest-path "$dir/Cargo.toml" --doc
 }
 
 # ---------------------------------------------------------------- Suite
@@ -233,6 +310,7 @@ ensure_chromium
 ensure_python_mcp
 ensure_node_peers
 ensure_cargo_fuzz
+ensure_cargo_semver_checks
 export TEST_OUTPUT_DIR="${TEST_OUTPUT_DIR:-$ROOT/test-output}"
 mkdir -p "$TEST_OUTPUT_DIR"
 
@@ -253,6 +331,9 @@ fi
 log "doc tests"
 cargo test --workspace --all-features --doc
 
+log "README quick starts against normal dependencies"
+check_readmes
+
 log "rustdoc"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --all-features --no-deps
 
@@ -261,6 +342,9 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --all-features --no-deps
 log "cargo package (verified)"
 forget_packaged_builds
 cargo package --workspace --exclude live-code-studio --exclude workspace-benches
+
+log "semver-checks against ${SEMVER_BASELINE_REV:-HEAD~1} (see API compatibility above)"
+check_semver
 
 log "fuzz targets"
 CARGO_TARGET_DIR="$CARGO_TARGET_DIR/fuzz" \

@@ -71,10 +71,9 @@ fn visual_change(c: &mut Criterion) {
                 .await
                 .expect("stylesheet");
             let updated = set_theme(&current.source, theme).expect("theme tokens");
-            let options = WriteOptions {
-                expected_revision: Some(current.revision),
-                coalesce: false,
-            };
+            let options = WriteOptions::default()
+                .with_expected_revision(Some(current.revision))
+                .with_coalesce(false);
             state
                 .manager
                 .write_file("styles.css", &updated, options)

@@ -402,12 +402,10 @@ async fn a_folder_reload_shows_what_the_disk_holds_now() {
     let dir = tempfile::tempdir().unwrap();
     let site = tempfile::tempdir().unwrap();
     std::fs::write(site.path().join("index.html"), "<h1>one</h1>\n").unwrap();
-    let studio = host::start(StudioOptions {
-        folder: Some(site.path().to_owned()),
-        ..StudioOptions::ephemeral(dir.path())
-    })
-    .await
-    .expect("studio starts");
+    let studio =
+        host::start(StudioOptions::ephemeral(dir.path()).with_folder(site.path().to_owned()))
+            .await
+            .expect("studio starts");
     let client = Client::new(&studio);
     std::fs::write(site.path().join("index.html"), "<h1>two</h1>\n").unwrap();
     let call = model_call(&studio, "workspace.reloadFolder", json!({}));
@@ -438,12 +436,10 @@ async fn the_changes_of_a_linked_folder_are_measured_against_the_disk_and_revert
     let site = tempfile::tempdir().unwrap();
     let lines: String = (1..=20).map(|n| format!("<p>{n}</p>\n")).collect();
     std::fs::write(site.path().join("index.html"), &lines).unwrap();
-    let studio = host::start(StudioOptions {
-        folder: Some(site.path().to_owned()),
-        ..StudioOptions::ephemeral(dir.path())
-    })
-    .await
-    .expect("studio starts");
+    let studio =
+        host::start(StudioOptions::ephemeral(dir.path()).with_folder(site.path().to_owned()))
+            .await
+            .expect("studio starts");
     let client = Client::new(&studio);
     assert_eq!(
         client.get("/api/changes", false).await.0,

@@ -778,10 +778,9 @@ async fn an_edit_applied_without_preview_confirmation_is_the_new_base() {
 
 /// A studio on `port` (0: any free one) keeping its data in `data`.
 async fn studio_on(data: &std::path::Path, port: u16) -> live_code_studio::host::RunningStudio {
-    live_code_studio::host::start(live_code_studio::host::StudioOptions {
-        port,
-        ..live_code_studio::host::StudioOptions::ephemeral(data)
-    })
+    live_code_studio::host::start(
+        live_code_studio::host::StudioOptions::ephemeral(data).with_port(port),
+    )
     .await
     .expect("studio starts")
 }

@@ -12,14 +12,9 @@ use live_code_studio::host::{self, RunningStudio, StudioOptions};
 use serde_json::{Value, json};
 
 async fn start(data: &Path, folder: Option<&Path>) -> RunningStudio {
-    host::start(StudioOptions {
-        port: 0,
-        data_dir: data.to_owned(),
-        folder: folder.map(Path::to_path_buf),
-        discard_changes: false,
-    })
-    .await
-    .expect("studio starts")
+    host::start(StudioOptions::ephemeral(data).with_folder(folder.map(Path::to_path_buf)))
+        .await
+        .expect("studio starts")
 }
 
 async fn page(studio: &RunningStudio) -> Browser {

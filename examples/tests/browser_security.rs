@@ -33,14 +33,9 @@ async fn studio_with_site(data: &std::path::Path) -> (RunningStudio, tempfile::T
     )
     .unwrap();
     std::fs::write(folder.path().join("logo.png"), PNG).unwrap();
-    let studio = host::start(StudioOptions {
-        port: 0,
-        data_dir: data.to_owned(),
-        folder: Some(folder.path().to_owned()),
-        discard_changes: false,
-    })
-    .await
-    .expect("studio starts");
+    let studio = host::start(StudioOptions::ephemeral(data).with_folder(folder.path().to_owned()))
+        .await
+        .expect("studio starts");
     (studio, folder)
 }
 

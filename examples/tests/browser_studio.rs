@@ -515,6 +515,10 @@ async fn an_approved_agent_run_changes_the_preview_and_a_denied_one_does_not() {
     browser.click("#approvals .deny").await;
     let denied = session.wait_chat_entry("denied").await;
     assert!(denied.contains("preview.setTheme"), "{denied}");
+    assert!(
+        denied.contains("(by you)"),
+        "the line says who refused: {denied}"
+    );
     assert_eq!(session.source("styles.css").await, styles);
     assert_eq!(session.revision().await, revision);
 

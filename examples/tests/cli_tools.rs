@@ -288,12 +288,10 @@ fn remote_args(url: &str, args: &[&str], data_dir: &Path) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_running_studio_is_driven_with_its_url_and_token() {
     let workspace = Workspace::new();
-    let studio = host::start(StudioOptions {
-        port: 0,
-        data_dir: workspace.data.path().to_owned(),
-        folder: Some(workspace.folder.path().to_owned()),
-        discard_changes: false,
-    })
+    let studio = host::start(
+        StudioOptions::ephemeral(workspace.data.path())
+            .with_folder(workspace.folder.path().to_owned()),
+    )
     .await
     .expect("studio starts");
     let url = studio.url();

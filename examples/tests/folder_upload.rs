@@ -26,12 +26,9 @@ struct Studio {
 impl Studio {
     async fn start(folder: Option<&std::path::Path>) -> Self {
         let data = tempfile::tempdir().unwrap();
-        let studio = host::start(StudioOptions {
-            port: 0,
-            data_dir: data.path().to_owned(),
-            folder: folder.map(ToOwned::to_owned),
-            discard_changes: false,
-        })
+        let studio = host::start(
+            StudioOptions::ephemeral(data.path()).with_folder(folder.map(ToOwned::to_owned)),
+        )
         .await
         .unwrap();
         Self {

@@ -239,7 +239,10 @@ async fn without_a_page_or_elicitation_writes_are_denied_and_change_nothing() {
     .await;
     let error = error(&result);
     assert_eq!(error["code"], "TOOL_POLICY_DENIED");
-    assert_eq!(error["details"], json!({"approvalRoute": "unavailable"}));
+    assert_eq!(
+        error["details"],
+        json!({"approvalRoute": "unavailable", "decidedBy": "host"})
+    );
     assert!(
         studio.state.approvals.snapshot().is_empty(),
         "nothing waits in the studio queue"

@@ -60,12 +60,7 @@ fn site(root: &Path) -> PathBuf {
 }
 
 async fn studio(root: &Path) -> RunningStudio {
-    let options = StudioOptions {
-        port: 0,
-        data_dir: root.join("data"),
-        folder: Some(site(root)),
-        discard_changes: false,
-    };
+    let options = StudioOptions::ephemeral(&root.join("data")).with_folder(site(root));
     host::start(options).await.unwrap()
 }
 

@@ -50,12 +50,9 @@ fn write_site(folder: &Path) {
 async fn the_python_mcp_client_suite_passes_over_http() {
     let root = tempfile::tempdir().unwrap();
     write_site(&root.path().join("site"));
-    let studio = host::start(StudioOptions {
-        port: 0,
-        data_dir: root.path().join("data"),
-        folder: Some(root.path().join("site")),
-        discard_changes: false,
-    })
+    let studio = host::start(
+        StudioOptions::ephemeral(&root.path().join("data")).with_folder(root.path().join("site")),
+    )
     .await
     .unwrap();
     let mut command = client();

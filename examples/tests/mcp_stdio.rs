@@ -96,7 +96,7 @@ async fn studio_mcp_denies_mutations_when_nobody_can_approve() {
     assert_eq!(error(&result)["code"], "TOOL_POLICY_DENIED");
     assert_eq!(
         error(&result)["details"],
-        json!({"approvalRoute": "unavailable"})
+        json!({"approvalRoute": "unavailable", "decidedBy": "host"})
     );
     // The denial names the real ways to approve, not a page this process does not have.
     let message = error(&result)["message"].as_str().unwrap().to_owned();

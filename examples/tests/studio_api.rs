@@ -98,14 +98,9 @@ impl Client {
 }
 
 async fn start(data_dir: &std::path::Path, folder: Option<&std::path::Path>) -> RunningStudio {
-    host::start(StudioOptions {
-        port: 0,
-        data_dir: data_dir.to_owned(),
-        folder: folder.map(ToOwned::to_owned),
-        discard_changes: false,
-    })
-    .await
-    .expect("studio starts")
+    host::start(StudioOptions::ephemeral(data_dir).with_folder(folder.map(ToOwned::to_owned)))
+        .await
+        .expect("studio starts")
 }
 
 fn structured(result: &Value) -> &Value {
@@ -257,6 +252,7 @@ async fn model_mutations_wait_for_approval_and_denials_are_typed() {
     let run = client.wait_run(&run_id).await;
     assert_eq!(run["state"], "denied");
     assert_eq!(run["report"]["outcome"]["status"], "denied");
+    assert_eq!(run["report"]["outcome"]["decidedBy"], "person");
     let html = client
         .call("workspace.readFile", json!({"path": "index.html"}))
         .await;

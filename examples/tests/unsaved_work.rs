@@ -97,14 +97,9 @@ fn on_disk(folder: &Path, path: &str) -> String {
 }
 
 async fn start(data: &Path, folder: Option<&Path>) -> RunningStudio {
-    host::start(StudioOptions {
-        port: 0,
-        data_dir: data.to_owned(),
-        folder: folder.map(Path::to_path_buf),
-        discard_changes: false,
-    })
-    .await
-    .expect("studio starts")
+    host::start(StudioOptions::ephemeral(data).with_folder(folder.map(Path::to_path_buf)))
+        .await
+        .expect("studio starts")
 }
 
 /// The studio binary serving the UI on a free port, as a person runs it.
@@ -386,14 +381,10 @@ async fn start_up_over_unsaved_work_from_elsewhere_is_refused_unless_discarded()
     let other = small_site();
     let (studio, _client) = dirty_studio(data.path(), folder.path()).await;
     studio.shutdown().await;
-    let refused = host::start(StudioOptions {
-        port: 0,
-        data_dir: data.path().to_owned(),
-        folder: Some(other.path().to_owned()),
-        discard_changes: false,
-    })
-    .await
-    .expect_err("start-up refuses");
+    let refused =
+        host::start(StudioOptions::ephemeral(data.path()).with_folder(other.path().to_owned()))
+            .await
+            .expect_err("start-up refuses");
     assert!(
         refused.contains("WORKSPACE_FOLDER_STATE_CONFLICT"),
         "{refused}"
@@ -402,12 +393,11 @@ async fn start_up_over_unsaved_work_from_elsewhere_is_refused_unless_discarded()
     let kept = start(data.path(), Some(folder.path())).await;
     assert_eq!(Client::of(&kept).source("app.js").await, "let clicks = 2;");
     kept.shutdown().await;
-    let replaced = host::start(StudioOptions {
-        port: 0,
-        data_dir: data.path().to_owned(),
-        folder: Some(other.path().to_owned()),
-        discard_changes: true,
-    })
+    let replaced = host::start(
+        StudioOptions::ephemeral(data.path())
+            .with_folder(other.path().to_owned())
+            .with_discard_changes(true),
+    )
     .await
     .expect("an explicit discard starts");
     let status = Client::of(&replaced).status().await;

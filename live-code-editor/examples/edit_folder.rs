@@ -70,10 +70,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let stale = manager.write_file(
         NOTES,
         "lost update",
-        WriteOptions {
-            expected_revision: Some(revision),
-            coalesce: true,
-        },
+        WriteOptions::default().with_expected_revision(Some(revision)),
     );
     if let Err(error) = stale.await {
         println!(

@@ -223,11 +223,10 @@ async fn an_upload_forgets_the_folder_so_a_restart_does_not_resume_into_it() {
         .open_folder(folder(dir.path()), ImportGuard::default())
         .await
         .unwrap();
-    let upload = FolderImport {
-        root_name: "upload".into(),
-        files: vec![WorkspaceFile::text("index.html", "<p>up</p>")],
-        ..FolderImport::default()
-    };
+    let upload = FolderImport::new(
+        "upload",
+        vec![WorkspaceFile::text("index.html", "<p>up</p>")],
+    );
     manager
         .import_files(upload, ImportGuard::default())
         .await

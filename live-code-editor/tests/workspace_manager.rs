@@ -34,10 +34,7 @@ async fn harness_with(
     bridge: Arc<dyn PreviewBridge>,
 ) -> Harness {
     let clock = ManualClock::shared();
-    let options = ManagerOptions {
-        clock: clock.clone(),
-        ..ManagerOptions::default()
-    };
+    let options = ManagerOptions::default().with_clock(clock.clone());
     let manager = WorkspaceDocumentManager::open(seed(), repository, bridge, options)
         .await
         .unwrap();
@@ -56,10 +53,7 @@ async fn harness() -> Harness {
 }
 
 fn no_coalesce() -> WriteOptions {
-    WriteOptions {
-        expected_revision: None,
-        coalesce: false,
-    }
+    WriteOptions::default().with_coalesce(false)
 }
 
 #[tokio::test]
@@ -108,10 +102,7 @@ async fn a_stale_expected_revision_changes_nothing() {
             .write_file(
                 "app.js",
                 "lost",
-                WriteOptions {
-                    expected_revision: Some(2),
-                    coalesce: true,
-                },
+                WriteOptions::default().with_expected_revision(Some(2)),
             )
             .await,
         h.manager
@@ -471,10 +462,7 @@ impl PreviewBridge for OddRevisionsBridge {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_writers_are_told_the_truth_about_what_was_applied() {
-    let options = ManagerOptions {
-        ack_timeout: Duration::from_millis(300),
-        ..ManagerOptions::default()
-    };
+    let options = ManagerOptions::default().with_ack_timeout(Duration::from_millis(300));
     let manager = Arc::new(
         WorkspaceDocumentManager::open(
             seed(),
@@ -553,11 +541,10 @@ async fn an_import_whose_preview_is_not_confirmed_is_committed() {
         Arc::new(ManualPreviewBridge::default()),
     )
     .await;
-    let import = FolderImport {
-        root_name: "site".to_owned(),
-        files: vec![WorkspaceFile::text("index.html", "<p>imported</p>")],
-        ..FolderImport::default()
-    };
+    let import = FolderImport::new(
+        "site",
+        vec![WorkspaceFile::text("index.html", "<p>imported</p>")],
+    );
     let error = h
         .manager
         .import_files(import, ImportGuard::default())

@@ -1,4 +1,4 @@
-//! [`OpenRouterClient`]: one chat-completions turn with bounded, abortable transient retries.
+//! [`ChatClient`]: one chat-completions turn with bounded, abortable transient retries.
 
 use std::time::SystemTime;
 
@@ -20,18 +20,33 @@ use crate::retry::{RetryAfter, parse_retry_after};
 /// Longest network error description kept in a message.
 const NETWORK_MESSAGE_MAX_CHARS: usize = 300;
 
-/// An OpenRouter client: configuration plus a pooled HTTP client.
+/// A client of an OpenAI-compatible Chat Completions server: OpenRouter, llama.cpp's
+/// `llama-server`, vLLM, Ollama, OpenAI, LM Studio, ... (the [`ProviderProfile`] in its
+/// configuration says which parts differ). Configuration plus a pooled HTTP client; cheap to
+/// clone. Failures carry `OPENROUTER_*` codes whichever server answers.
 ///
 /// ```
-/// use openrouter_tool_loop::{ApiKey, OpenRouterClient, OpenRouterConfig};
-/// let client = OpenRouterClient::new(OpenRouterConfig::new(ApiKey::new("sk-or-..."))).unwrap();
+/// use openrouter_tool_loop::{ApiKey, ChatClient, OpenRouterConfig, ProviderProfile};
+/// // OpenRouter, with its defaults.
+/// let client = ChatClient::new(OpenRouterConfig::new(ApiKey::new("sk-or-..."))).unwrap();
 /// assert_eq!(client.config().model, "openai/gpt-4o-mini");
+/// // Any OpenAI-compatible server at a base URL (here a local vLLM; no key on loopback).
+/// let config = OpenRouterConfig::for_provider(ProviderProfile::OpenAiCompatible, "http://127.0.0.1:8000/v1", ApiKey::default())
+///     .with_model("Qwen/Qwen3-8B");
+/// let local = ChatClient::new(config).unwrap();
+/// assert_eq!(local.config().endpoint, "http://127.0.0.1:8000/v1/chat/completions");
 /// ```
+///
+/// [`ProviderProfile`]: crate::ProviderProfile
 #[derive(Debug, Clone)]
-pub struct OpenRouterClient {
+pub struct ChatClient {
     config: OpenRouterConfig,
     http: reqwest::Client,
 }
+
+/// The name [`ChatClient`] had before it served every OpenAI-compatible server; kept so
+/// existing code compiles. Same type, same behaviour.
+pub type OpenRouterClient = ChatClient;
 
 /// A response read within the timeout and size limit.
 pub(crate) struct RawResponse {
@@ -54,7 +69,7 @@ struct Transient {
     retry_after: Option<RetryAfter>,
 }
 
-impl OpenRouterClient {
+impl ChatClient {
     /// A client with its own HTTP connection pool.
     pub fn new(config: OpenRouterConfig) -> Result<Self, OpenRouterError> {
         let http = reqwest::Client::builder().build().map_err(|error| {

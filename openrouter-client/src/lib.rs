@@ -31,6 +31,8 @@ mod executor;
 mod guard;
 mod models;
 mod provider;
+#[cfg(feature = "tool-context")]
+mod registry;
 mod retry;
 mod run;
 pub mod tool_message;
@@ -39,7 +41,7 @@ mod wire;
 
 /// Re-exported so a [`ToolExecutor`] can be implemented without adding `async-trait`.
 pub use async_trait::async_trait;
-pub use client::OpenRouterClient;
+pub use client::{ChatClient, OpenRouterClient};
 pub use config::{
     API_KEY_ENV, ApiKey, Attribution, DEFAULT_CHAT_COMPLETIONS_URL, DEFAULT_MAX_TOKENS,
     DEFAULT_MODEL, DEFAULT_MODELS_URL, DataPolicy, ENDPOINT_ENV, MAX_RESPONSE_BODY_BYTES,
@@ -59,6 +61,9 @@ pub use models::{
     parse_provider_catalog,
 };
 pub use provider::{ProviderProfile, base_url_of, chat_completions_url, models_url};
+#[cfg(feature = "tool-context")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tool-context")))]
+pub use registry::RegistryExecutor;
 pub use retry::{
     MAX_TRANSIENT_RETRIES, RETRY_BASE_DELAY, RETRY_MAX_DELAY, RetryAfter, RetryPolicy,
     parse_retry_after,
@@ -67,4 +72,7 @@ pub use run::{
     MAX_TOOL_CALLS, MAX_TOOL_TURNS, RunCompletion, RunFailure, RunOptions, RunRequest, RunTrace,
     TOOL_CALL_CANCELLED_MESSAGE, TOOL_CALL_SKIPPED_MESSAGE, TOOL_PANICKED_MESSAGE,
 };
+/// Re-exported so a [`ToolExecutor`] can be implemented without adding `tokio-util` (its
+/// `call_tool` takes one).
+pub use tokio_util::sync::CancellationToken;
 pub use wire::{AssistantToolCall, ChatMessage, FunctionCall, FunctionKind, chat_request_body};

@@ -5,7 +5,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::client::{OpenRouterClient, TransportFailure, abortable};
+use crate::client::{ChatClient, TransportFailure, abortable};
 use crate::codes::{
     OPENROUTER_CONFIGURATION_ERROR, OPENROUTER_INVALID_RESPONSE, OPENROUTER_NETWORK_ERROR,
     OPENROUTER_TIMEOUT,
@@ -81,7 +81,7 @@ pub fn free_models(models: &[ModelInfo]) -> Vec<&ModelInfo> {
 /// rest are listed with unknown tool support.
 pub const MAX_CAPABILITY_LOOKUPS: usize = 64;
 
-impl OpenRouterClient {
+impl ChatClient {
     /// Fetches the configured provider's model catalog (`GET {base}/models`), narrowed to
     /// tool-capable models where the provider says which those are: OpenRouter filters
     /// server-side (text output, `tools`, and zero-data-retention endpoints under

@@ -15,7 +15,7 @@ use tool_protocol::{
 };
 use tracing::Instrument;
 
-use crate::client::{OpenRouterClient, abortable};
+use crate::client::{ChatClient, abortable};
 use crate::codes::{
     OPENROUTER_INVALID_TOOL_CALL, OPENROUTER_NO_ASSISTANT_MESSAGE,
     OPENROUTER_REPEATED_TOOL_FAILURE, OPENROUTER_TOOL_CALL_LIMIT, OPENROUTER_TOOL_LOOP_LIMIT,
@@ -166,7 +166,7 @@ struct ParsedCall {
 
 /// State of one run.
 struct Run<'a, E: ?Sized> {
-    client: &'a OpenRouterClient,
+    client: &'a ChatClient,
     executor: &'a E,
     cancel: CancellationToken,
     session_id: String,
@@ -179,7 +179,7 @@ struct Run<'a, E: ?Sized> {
     completed_calls: usize,
 }
 
-impl OpenRouterClient {
+impl ChatClient {
     /// Runs the bounded tool loop for one prompt.
     ///
     /// Lists the executor's tools once, sends them through `tool-protocol`'s OpenAI export,
@@ -202,7 +202,7 @@ impl OpenRouterClient {
 
 impl<'a, E: ToolExecutor + ?Sized> Run<'a, E> {
     fn new(
-        client: &'a OpenRouterClient,
+        client: &'a ChatClient,
         executor: &'a E,
         request: RunRequest,
         options: RunOptions,
@@ -404,11 +404,7 @@ impl<'a, E: ToolExecutor + ?Sized> Run<'a, E> {
         name: &str,
         arguments: Map<String, Value>,
     ) -> Option<ToolCallResult> {
-        let call = ModelToolCall {
-            id: Some(id.into()),
-            name: name.to_owned(),
-            arguments: Some(arguments),
-        };
+        let call = ModelToolCall::new(id, name, arguments);
         let context = ToolCallContext::new(ToolCallSource::Model, ToolCallMode::Agent)
             .with_session(self.session_id.clone());
         let execution = AssertUnwindSafe(self.executor.call_tool(

@@ -129,6 +129,18 @@ mod tests {
     use tool_protocol::ToolContent;
 
     #[test]
+    fn a_denial_tells_the_model_who_decided() {
+        let denied = ToolCallResult::failure(
+            ToolCallError::new("TOOL_POLICY_DENIED", "Tool \"t\" was denied by a person")
+                .with_retryable(false)
+                .with_details(json!({"decidedBy": "person"})),
+        );
+        let content: Value = serde_json::from_str(&tool_message(&denied).content).unwrap();
+        assert_eq!(content["code"], "TOOL_POLICY_DENIED");
+        assert_eq!(content["details"]["decidedBy"], "person");
+    }
+
+    #[test]
     fn successes_send_structured_content_or_the_text() {
         let structured = tool_message(&ToolCallResult::success(
             json!({"path": "index.html", "revision": 3}),

@@ -492,7 +492,10 @@ pub fn unavailable_denial(tool: &str, help: Option<&str>) -> ToolCallError {
     }
     ToolCallError::new(codes::TOOL_POLICY_DENIED, message)
         .with_retryable(false)
-        .with_details(json!({ "approvalRoute": ROUTE_UNAVAILABLE }))
+        .with_details(json!({
+            "approvalRoute": ROUTE_UNAVAILABLE,
+            tool_context::DECIDED_BY_KEY: tool_context::DECIDED_BY_HOST,
+        }))
 }
 
 /// Explains a policy denial that came from the unavailable route; other results pass unchanged.
@@ -614,7 +617,10 @@ mod tests {
         );
         assert_eq!(explained.error_code(), Some(codes::TOOL_POLICY_DENIED));
         let error = explained.error.unwrap();
-        assert_eq!(error.details, Some(json!({"approvalRoute": "unavailable"})));
+        assert_eq!(
+            error.details,
+            Some(json!({"approvalRoute": "unavailable", "decidedBy": "host"}))
+        );
         assert!(
             error
                 .message

@@ -30,6 +30,10 @@
 //! ```
 //!
 //! `retryable` and `details` are present exactly when the registry set them.
+//!
+//! A result that replays an earlier execution of the same operation (an idempotent retry)
+//! carries `_meta["tool-context/replay"]: {"replayed": true, "originalAt"?: ms}`, success or
+//! failure: nothing ran for this call.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -44,6 +48,8 @@ use crate::schema::to_json_schema_2020_12;
 pub const ERROR_KEY: &str = "error";
 /// `_meta` key of the coded error of an error result.
 pub const ERROR_META_KEY: &str = "tool-context/error";
+/// The `_meta` key of a replayed result's marker.
+pub const REPLAY_META_KEY: &str = "tool-context/replay";
 
 /// A canonical definition as an MCP tool: name, title (the definition's, else the
 /// annotations'), description, 2020-12 `inputSchema` and `outputSchema`, and annotations.
@@ -112,6 +118,29 @@ fn schema_object(schema: &Value) -> JsonObject {
 /// }));
 /// ```
 pub fn mcp_result(result: ToolCallResult) -> CallToolResult {
+    let replay = result.replay.map(replay_marker);
+    let mut converted = mcp_outcome(result);
+    if let Some(marker) = replay {
+        converted
+            .meta
+            .get_or_insert_with(MetaObject::new)
+            .0
+            .insert(REPLAY_META_KEY.to_owned(), marker);
+    }
+    converted
+}
+
+/// The replay marker as MCP carries it.
+fn replay_marker(replay: tool_protocol::Replay) -> Value {
+    let mut marker = json!({ "replayed": true });
+    if let Some(at) = replay.original_at {
+        marker["originalAt"] = Value::from(at);
+    }
+    marker
+}
+
+/// The success or failure itself (see [`mcp_result`]).
+fn mcp_outcome(result: ToolCallResult) -> CallToolResult {
     let content: Vec<ContentBlock> = result
         .content
         .iter()
@@ -120,7 +149,9 @@ pub fn mcp_result(result: ToolCallResult) -> CallToolResult {
     match result.error {
         None => {
             let mut converted = CallToolResult::success(content);
-            converted.structured_content = result.structured_content;
+            // MCP's `structuredContent` is a JSON object (clients validate it as one): a
+            // scalar or array value travels as its text content only.
+            converted.structured_content = result.structured_content.filter(Value::is_object);
             converted
         }
         Some(error) => {
@@ -252,5 +283,34 @@ mod tests {
             bare["_meta"][ERROR_META_KEY],
             json!({"code": "X", "message": "m"})
         );
+    }
+
+    #[test]
+    fn only_an_object_value_is_structured_content() {
+        let text = mcp_result(ToolCallResult::success(json!("first\n")));
+        assert_eq!(text.structured_content, None);
+        let wire = serde_json::to_value(&text).unwrap();
+        assert_eq!(wire["content"][0]["text"], "first\n");
+        let count = mcp_result(ToolCallResult::success(json!(3)));
+        assert_eq!(count.structured_content, None);
+        let object = mcp_result(ToolCallResult::success(json!({"n": 3})));
+        assert_eq!(object.structured_content, Some(json!({"n": 3})));
+    }
+
+    #[test]
+    fn a_replay_is_marked_in_meta_on_success_and_failure() {
+        let success = mcp_result(ToolCallResult::success(json!(1)).replayed(Some(7)));
+        let wire = serde_json::to_value(success).unwrap();
+        assert_eq!(
+            wire["_meta"][REPLAY_META_KEY],
+            json!({"replayed": true, "originalAt": 7})
+        );
+        let failure =
+            mcp_result(ToolCallResult::failure(ToolCallError::new("X", "m")).replayed(None));
+        let wire = serde_json::to_value(failure).unwrap();
+        assert_eq!(wire["_meta"][REPLAY_META_KEY], json!({"replayed": true}));
+        assert_eq!(wire["_meta"][ERROR_META_KEY]["code"], "X");
+        let fresh = serde_json::to_value(mcp_result(ToolCallResult::success(json!(1)))).unwrap();
+        assert!(fresh.get("_meta").is_none());
     }
 }

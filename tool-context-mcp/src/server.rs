@@ -416,12 +416,13 @@ impl McpToolServer {
             .with_change_preview(self.settings.change_preview.clone()),
         );
         let arguments = params.arguments.clone();
-        let options = ToolCallOptions {
-            context: Some(self.call_context()),
-            cancellation: Some(cancellation),
-            interaction: Some(approval.clone()),
-            ..self.settings.call_options.clone()
-        };
+        let options = self
+            .settings
+            .call_options
+            .clone()
+            .with_context(self.call_context())
+            .with_cancellation(cancellation)
+            .with_interaction(approval.clone());
         let request = ToolCallRequest {
             id: Some(call.tool_call_id().clone()),
             name: name.clone(),

@@ -126,10 +126,7 @@ async fn call(
 }
 
 fn approved(person: &Person) -> ToolCallOptions {
-    ToolCallOptions {
-        interaction: Some(Arc::new(person.clone())),
-        ..ToolCallOptions::default()
-    }
+    ToolCallOptions::default().with_interaction(Arc::new(person.clone()))
 }
 
 fn code(result: &ToolCallResult) -> &str {
@@ -263,10 +260,7 @@ async fn a_timeout_cancels_the_remote_call_on_the_server_on(revision: &str) {
     let cancel_file = dir.path().join("cancelled");
     let extra = json!({"trusted": true, "env": {"CANCEL_FILE": cancel_file.to_string_lossy()}});
     let (registry, _mounts, _) = py_on(revision, extra).await;
-    let options = ToolCallOptions {
-        timeout_ms: Some(300),
-        ..ToolCallOptions::default()
-    };
+    let options = ToolCallOptions::default().with_timeout_ms(300);
     let slow = call(&registry, "py.slow", json!({"ms": 20_000}), options).await;
     assert_eq!(code(&slow), codes::TOOL_TIMEOUT, "{slow:?}");
     let seen = wait_for(|| {
@@ -300,10 +294,7 @@ async fn a_server_that_dies_mid_call_leaves_an_unknown_record_and_comes_back_on(
         limits(),
     )
     .await;
-    let keyed = ToolCallOptions {
-        idempotency_key: Some("die-once".into()),
-        ..ToolCallOptions::default()
-    };
+    let keyed = ToolCallOptions::default().with_idempotency_key("die-once");
     let died = call(&registry, "py.die", json!({}), keyed.clone()).await;
     assert_eq!(code(&died), codes::TOOL_EXECUTION_UNKNOWN, "{died:?}");
     assert_eq!(died.error.unwrap().details.unwrap()["server"], "py");
@@ -531,10 +522,7 @@ async fn a_hundred_megabyte_result_is_refused_without_taking_the_server_down() {
         limits(),
     )
     .await;
-    let options = ToolCallOptions {
-        timeout_ms: Some(20_000),
-        ..ToolCallOptions::default()
-    };
+    let options = ToolCallOptions::default().with_timeout_ms(20_000);
     let started = std::time::Instant::now();
     let flood = call(&registry, "py.flood", json!({}), options).await;
     let error = flood.error.expect("a 100 MB result never arrives whole");

@@ -144,10 +144,7 @@ async fn call(
 }
 
 fn approved(person: &Person) -> ToolCallOptions {
-    ToolCallOptions {
-        interaction: Some(Arc::new(person.clone())),
-        ..ToolCallOptions::default()
-    }
+    ToolCallOptions::default().with_interaction(Arc::new(person.clone()))
 }
 
 fn code(result: &ToolCallResult) -> &str {
@@ -332,10 +329,7 @@ async fn everything_over_stdio_trusted_keeps_hints_and_its_tools_answer() {
 async fn everything_over_stdio_a_timeout_ends_a_long_operation_quickly() {
     let registry = registry();
     let (_mounts, _) = mount(&registry, everything_stdio(json!({"trusted": true}))).await;
-    let options = ToolCallOptions {
-        timeout_ms: Some(300),
-        ..ToolCallOptions::default()
-    };
+    let options = ToolCallOptions::default().with_timeout_ms(300);
     let started = Instant::now();
     let slow = call(
         &registry,

@@ -189,7 +189,10 @@ async fn writes_without_any_approver_are_denied_with_a_reason() {
         assert_eq!(error_code(&result), codes::TOOL_POLICY_DENIED);
         let error = &result["_meta"]["tool-context/error"];
         assert_eq!(error["retryable"], false);
-        assert_eq!(error["details"], json!({"approvalRoute": "unavailable"}));
+        assert_eq!(
+            error["details"],
+            json!({"approvalRoute": "unavailable", "decidedBy": "host"})
+        );
         assert!(error["message"].as_str().unwrap().contains("elicitation"));
         assert_eq!(
             notes.text.lock().unwrap().as_str(),
@@ -267,7 +270,11 @@ async fn a_declined_elicitation_denies() {
         assert_eq!(error_code(&result), codes::TOOL_POLICY_DENIED);
         assert_eq!(
             result["_meta"]["tool-context/error"]["message"],
-            "Tool \"notes.delete\" was denied by policy"
+            "Tool \"notes.delete\" was denied by a person asked for approval"
+        );
+        assert_eq!(
+            result["_meta"]["tool-context/error"]["details"]["decidedBy"],
+            "person"
         );
         assert_eq!(
             notes.text.lock().unwrap().as_str(),

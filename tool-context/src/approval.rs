@@ -8,6 +8,9 @@
 //! deciding ([`ApprovalQueue::pending_call`]); they go when the approval settles. Cancellation of the call, dropping
 //! the waiting future, [`ApprovalQueue::deny_all`] and [`ApprovalQueue::close`] all resolve to
 //! deny and remove the entry: a pending approval can never turn into a silent allow.
+//!
+//! A host answers approvals by watching [`ApprovalQueue::subscribe`] (the whole list, for a
+//! UI) or by taking them one at a time with [`ApprovalQueue::next_pending`] (a CLI loop).
 
 use std::fmt;
 use std::future::Future;
@@ -121,6 +124,8 @@ struct PendingApproval {
     call: Option<Arc<PendingCall>>,
     /// Whether the waiter can run a narrowed call ([`ApprovalQueue::resolve_with_changes`]).
     accepts_changes: bool,
+    /// Whether [`ApprovalQueue::next_pending`] has returned it (it does so once).
+    handed_out: bool,
 }
 
 /// A person's answer as the waiter receives it.
@@ -234,6 +239,83 @@ impl ApprovalQueue {
         }
     }
 
+    /// Waits for the next pending approval and hands it out: the oldest pending approval that
+    /// no earlier `next_pending` returned, or the first one queued after this call. `None` once
+    /// the queue is closed ([`Self::close`]), so a loop that answers approvals ends with it.
+    ///
+    /// - **Arrival order, each approval once.** Every queued approval is returned by exactly
+    ///   one `next_pending` call, across all clones of the queue: two consumers share the work,
+    ///   they never both get the same approval. An approval settled (cancelled, dropped,
+    ///   resolved elsewhere) before anyone took it is skipped.
+    /// - **Nothing is missed.** The wait starts watching the queue before it looks, so an
+    ///   approval that arrives between looking and waiting wakes it.
+    /// - **Cancel-safe.** An approval is taken in the same step that returns it, so dropping
+    ///   the future (in a `select!`, a timeout) never loses one.
+    /// - **Taking is not answering.** The approval stays pending, in [`Self::snapshot`] and
+    ///   for [`Self::resolve`], until someone answers it or its call goes away; an approval
+    ///   taken and never answered is not handed out again (its call's cancellation or timeout
+    ///   still ends it). Use [`Self::pending_call`] with its `id` to see the arguments.
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// use tokio_util::sync::CancellationToken;
+    /// use tool_context::{ApprovalDecision, ApprovalQueue};
+    /// use tool_protocol::approval::ApprovalCall;
+    ///
+    /// let queue = ApprovalQueue::new();
+    /// // A person (here: a rule) answering approvals in a loop until the queue closes.
+    /// let answering = {
+    ///     let queue = queue.clone();
+    ///     tokio::spawn(async move {
+    ///         let mut answered = Vec::new();
+    ///         while let Some(approval) = queue.next_pending().await {
+    ///             let decision = if approval.name == "fs.read" { ApprovalDecision::Allow } else { ApprovalDecision::Deny };
+    ///             queue.resolve(&approval.id, decision);
+    ///             answered.push(approval.name);
+    ///         }
+    ///         answered
+    ///     })
+    /// };
+    /// let token = CancellationToken::new();
+    /// let read = queue.request(ApprovalCall { name: "fs.read", ..ApprovalCall::default() }, &token);
+    /// assert_eq!(read.await, ApprovalDecision::Allow);
+    /// let delete = queue.request(ApprovalCall { name: "fs.delete", ..ApprovalCall::default() }, &token);
+    /// assert_eq!(delete.await, ApprovalDecision::Deny);
+    /// queue.close();
+    /// assert_eq!(answering.await.unwrap(), ["fs.read", "fs.delete"]);
+    /// # });
+    /// ```
+    pub async fn next_pending(&self) -> Option<ToolApprovalSnapshot> {
+        // Subscribing marks the current list as seen; every later enqueue (or close) publishes
+        // after it, so `changed` cannot sleep through an approval that `take_next` missed.
+        let mut updates = self.subscribe();
+        loop {
+            match self.take_next() {
+                Taken::Approval(snapshot) => return Some(*snapshot),
+                Taken::Closed => return None,
+                Taken::Nothing => {}
+            }
+            if updates.changed().await.is_err() {
+                return None;
+            }
+        }
+    }
+
+    /// Marks the oldest approval not yet handed out as handed out and returns it.
+    fn take_next(&self) -> Taken {
+        let mut state = self.lock();
+        if state.closed {
+            return Taken::Closed;
+        }
+        match state.pending.iter_mut().find(|entry| !entry.handed_out) {
+            Some(entry) => {
+                entry.handed_out = true;
+                Taken::Approval(Box::new(entry.snapshot.clone()))
+            }
+            None => Taken::Nothing,
+        }
+    }
+
     /// The pending call `id` as sent, for review; `None` when it is unknown, settled, or the
     /// queue does not keep arguments ([`ApprovalQueueConfig::review_arguments`]).
     pub fn pending_call(&self, id: &str) -> Option<Arc<PendingCall>> {
@@ -339,6 +421,7 @@ impl ApprovalQueue {
             responder,
             call: review,
             accepts_changes,
+            handed_out: false,
         });
         self.publish(&state);
         Some((id, answer))
@@ -374,6 +457,13 @@ impl ApprovalQueue {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
     }
+}
+
+/// What [`ApprovalQueue::take_next`] found.
+enum Taken {
+    Approval(Box<ToolApprovalSnapshot>),
+    Nothing,
+    Closed,
 }
 
 /// Removes a still-pending entry when its waiter finishes or is dropped.

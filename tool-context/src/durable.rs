@@ -146,7 +146,7 @@ impl DurableLedger {
     /// saying who reconciled it and when, and that a retry needs a new key.
     fn replay(&self, record: &OperationRecord) -> Result<ToolCallResult, ToolCallError> {
         let unknown = || idempotency_unknown(record.reason.as_deref());
-        match record.state {
+        let replayed = match record.state {
             OperationState::Completed => record
                 .result
                 .clone()
@@ -167,7 +167,8 @@ impl DurableLedger {
                     })
                 }),
             OperationState::Pending | OperationState::Unknown => Err(unknown()),
-        }
+        };
+        replayed.map(|result| result.replayed(Some(record.updated_at)))
     }
 
     /// Writes the owner's terminal outcome on its own task.

@@ -101,19 +101,47 @@ pub(crate) fn policy_failed(message: &str) -> ToolCallError {
     ToolCallError::new(codes::TOOL_POLICY_FAILED, message).with_retryable(true)
 }
 
+/// `details.decidedBy` of a `TOOL_POLICY_DENIED` the registry's policy decided.
+pub const DECIDED_BY_POLICY: &str = "policy";
+/// `details.decidedBy` of a `TOOL_POLICY_DENIED` a person decided when asked for approval.
+pub const DECIDED_BY_PERSON: &str = "person";
+/// `details.decidedBy` of a `TOOL_POLICY_DENIED` the host decided for a person who can no
+/// longer answer (for example the page that asked is gone).
+pub const DECIDED_BY_HOST: &str = "host";
+/// The `details` key saying who refused a call: [`DECIDED_BY_POLICY`], [`DECIDED_BY_PERSON`]
+/// or [`DECIDED_BY_HOST`].
+pub const DECIDED_BY_KEY: &str = "decidedBy";
+
+/// The policy refused the call.
 pub(crate) fn policy_denied(name: &str) -> ToolCallError {
     ToolCallError::new(
         codes::TOOL_POLICY_DENIED,
         format!("Tool \"{name}\" was denied by policy"),
     )
     .with_retryable(false)
+    .with_details(json!({ DECIDED_BY_KEY: DECIDED_BY_POLICY }))
 }
 
-/// The refusal an interaction explained ([`crate::InteractionOutcome::DeniedWith`]).
+/// The person asked for approval refused the call.
+pub(crate) fn person_denied(name: &str) -> ToolCallError {
+    ToolCallError::new(
+        codes::TOOL_POLICY_DENIED,
+        format!("Tool \"{name}\" was denied by a person asked for approval"),
+    )
+    .with_retryable(false)
+    .with_details(json!({ DECIDED_BY_KEY: DECIDED_BY_PERSON }))
+}
+
+/// The refusal an interaction explained ([`crate::InteractionOutcome::DeniedWith`]): a
+/// person's unless its details name someone else.
 pub(crate) fn denied_with(denial: &crate::interaction::Denial) -> ToolCallError {
+    let mut details = denial.details.clone();
+    details
+        .entry(DECIDED_BY_KEY)
+        .or_insert_with(|| Value::from(DECIDED_BY_PERSON));
     ToolCallError::new(codes::TOOL_POLICY_DENIED, denial.message.clone())
         .with_retryable(false)
-        .with_details(serde_json::Value::Object(denial.details.clone()))
+        .with_details(Value::Object(details))
 }
 
 pub(crate) fn approval_required(name: &str) -> ToolCallError {
@@ -146,6 +174,19 @@ pub(crate) fn timed_out(timeout_ms: u64, handler_started: bool) -> ToolCallError
     )
     .with_retryable(true)
     .with_details(json!({ "timeoutMs": timeout_ms, "executionState": execution_state }))
+}
+
+/// Nobody answered an approval within the call's approval timeout: the handler never started.
+pub(crate) fn approval_timed_out(approval_timeout_ms: u64) -> ToolCallError {
+    ToolCallError::new(
+        codes::TOOL_APPROVAL_TIMEOUT,
+        format!("Nobody answered the approval within {approval_timeout_ms}ms."),
+    )
+    .with_retryable(true)
+    .with_details(json!({
+        "approvalTimeoutMs": approval_timeout_ms,
+        "executionState": EXECUTION_STATE_NOT_STARTED,
+    }))
 }
 
 pub(crate) fn aborted(message: &str) -> ToolCallError {

@@ -247,8 +247,7 @@ impl IdempotencyRegistry {
         }
     }
 
-    fn settle(&self, key: &str, generation: u64) {
-        let now = self.inner.config.clock.now_ms();
+    fn settle(&self, key: &str, generation: u64, now: u64) {
         let mut entries = self.lock();
         let sequence = entries.next();
         let Some(entry) = entries
@@ -321,12 +320,18 @@ impl OwnerTicket {
         self.publish(result);
     }
 
+    /// Waiters and later replays get the outcome marked as a replay of this settlement
+    /// (unless it already replays an older one, such as a durable record's).
     fn publish(&mut self, result: ToolCallResult) {
         self.settled = true;
+        let now = self.registry.inner.config.clock.now_ms();
         let mut result = result;
         result.tool_call_id = None;
+        if result.replay.is_none() {
+            result = result.replayed(Some(now));
+        }
         self.outcome.send_replace(Some(Arc::new(result)));
-        self.registry.settle(&self.key, self.generation);
+        self.registry.settle(&self.key, self.generation, now);
     }
 }
 

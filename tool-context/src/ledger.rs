@@ -293,6 +293,29 @@ impl Ledger {
         )))
     }
 
+    /// Gives back an owner claim whose handler never started (the person asked refused, or
+    /// the wait for them ended): nothing ran, so the claim is released as a read-only tool's
+    /// would be, and a later call with the key runs (and asks) again. Returns `error` (or
+    /// the store's uncertainty when the release could not be written).
+    pub(crate) fn release_unstarted(
+        &self,
+        claim: LedgerClaim,
+        error: ToolCallError,
+    ) -> Recorded<'_, ToolCallError> {
+        let LedgerClaim::Owner(mut owner) = claim else {
+            return Recorded::Now(error);
+        };
+        owner.read_only = true;
+        let (Some(durable), Some(lease)) = (&self.durable, owner.durable.take()) else {
+            let owner = *owner;
+            self.settle_memory(owner.ticket, &owner.key, &error, true);
+            return Recorded::Now(error);
+        };
+        Recorded::Writing(Box::pin(
+            self.record_durable_interrupted(durable, *owner, lease, error),
+        ))
+    }
+
     /// The durable half of [`Self::record_interrupted`] (boxed like [`Self::claim_durable`]).
     async fn record_durable_interrupted(
         &self,

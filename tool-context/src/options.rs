@@ -22,6 +22,8 @@ pub(crate) const INVALID_IDEMPOTENCY_KEY: &str =
     "Tool call idempotencyKey must be a non-empty string of at most 256 characters.";
 pub(crate) const INVALID_TIMEOUT: &str =
     "Tool call timeout must be an integer number of milliseconds between 0 and 2147483647.";
+pub(crate) const INVALID_APPROVAL_TIMEOUT: &str =
+    "Tool call approvalTimeout must be an integer number of milliseconds between 0 and 2147483647.";
 pub(crate) const INVALID_MAX_OUTPUT_BYTES: &str =
     "Tool call maxOutputBytes must be a positive safe integer.";
 pub(crate) const INVALID_OWNER_ID: &str =
@@ -33,6 +35,7 @@ pub(crate) const INVALID_OWNER_ID: &str =
 /// Numbers are signed so that values taken from untrusted JSON (a negative timeout, say) reach
 /// validation and get a coded error instead of being clamped.
 #[derive(Clone, Default)]
+#[non_exhaustive]
 pub struct ToolCallOptions {
     /// Call context; `call_tool` defaults it to `{source: mcp}`.
     pub context: Option<ToolCallContext>,
@@ -45,6 +48,14 @@ pub struct ToolCallOptions {
     /// ends with `TOOL_TIMEOUT`. Cancellation and shutdown, in contrast, win even over ready
     /// work.
     pub timeout_ms: Option<i64>,
+    /// A separate bound, in ms (`0..=2147483647`), for waiting on a person's approval when
+    /// the policy asks. Set, it replaces [`Self::timeout_ms`] while the person is asked: the
+    /// wait ends with the retryable `TOOL_APPROVAL_TIMEOUT` (the handler never started), and
+    /// the call's own deadline is pushed back by the time the person took, so `timeout_ms`
+    /// bounds the policy and the handler, not the person. Unset, the call's timeout covers the
+    /// wait as well (the contract's behaviour). Defaults to the registry's
+    /// [`approval_timeout`](crate::ToolRegistryBuilder::approval_timeout).
+    pub approval_timeout_ms: Option<i64>,
     /// Caller cancellation; firing it ends the call with `TOOL_CANCELLED`.
     pub cancellation: Option<CancellationToken>,
     /// Budget for the UTF-8 bytes of `{content, structuredContent}` (positive).
@@ -70,6 +81,7 @@ impl fmt::Debug for ToolCallOptions {
         f.debug_struct("ToolCallOptions")
             .field("context", &self.context)
             .field("timeout_ms", &self.timeout_ms)
+            .field("approval_timeout_ms", &self.approval_timeout_ms)
             .field("cancellation", &self.cancellation.is_some())
             .field("max_output_bytes", &self.max_output_bytes)
             .field("idempotency_key", &self.idempotency_key)
@@ -90,6 +102,13 @@ impl ToolCallOptions {
     /// [`Self::timeout_ms`]).
     pub fn with_timeout_ms(mut self, timeout_ms: i64) -> Self {
         self.timeout_ms = Some(timeout_ms);
+        self
+    }
+
+    /// Bounds the wait for a person's approval separately from the call's timeout (see
+    /// [`Self::approval_timeout_ms`]); durations beyond the limit are refused as invalid.
+    pub fn with_approval_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.approval_timeout_ms = Some(i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX));
         self
     }
 
@@ -124,8 +143,8 @@ impl ToolCallOptions {
         self
     }
 
-    /// Reads the JSON-shaped options `{context?, timeout?, maxOutputBytes?, idempotencyKey?,
-    /// executionOwnerId?}` (as an MCP or HTTP host receives them). A field of the wrong type,
+    /// Reads the JSON-shaped options `{context?, timeout?, approvalTimeout?, maxOutputBytes?,
+    /// idempotencyKey?, executionOwnerId?}` (as an MCP or HTTP host receives them). A field of the wrong type,
     /// or a number that is not an integer (`0.5`, `1e300`), is `TOOL_INVALID_OPTIONS`;
     /// range checks happen when the call validates the options.
     ///
@@ -149,6 +168,10 @@ impl ToolCallOptions {
         Ok(Self {
             context,
             timeout_ms: json_integer(object.get("timeout"), INVALID_TIMEOUT)?,
+            approval_timeout_ms: json_integer(
+                object.get("approvalTimeout"),
+                INVALID_APPROVAL_TIMEOUT,
+            )?,
             max_output_bytes: json_integer(object.get("maxOutputBytes"), INVALID_MAX_OUTPUT_BYTES)?,
             idempotency_key: json_string(object.get("idempotencyKey"), INVALID_IDEMPOTENCY_KEY)?,
             execution_owner_id: json_string(object.get("executionOwnerId"), INVALID_OWNER_ID)?,
@@ -180,6 +203,7 @@ fn json_string(value: Option<&Value>, message: &str) -> Result<Option<String>, T
 #[derive(Debug, Clone)]
 pub(crate) struct ValidatedOptions {
     pub(crate) timeout_ms: Option<u64>,
+    pub(crate) approval_timeout_ms: Option<u64>,
     pub(crate) max_output_bytes: Option<u64>,
     pub(crate) idempotency_key: Option<String>,
     pub(crate) execution_owner_id: Option<String>,
@@ -195,6 +219,10 @@ pub(crate) fn validate_options(
         .map(validate_idempotency_key)
         .transpose()?;
     let timeout_ms = options.timeout_ms.map(validate_timeout).transpose()?;
+    let approval_timeout_ms = options
+        .approval_timeout_ms
+        .map(validate_approval_timeout)
+        .transpose()?;
     let max_output_bytes = options
         .max_output_bytes
         .map(validate_max_output_bytes)
@@ -206,6 +234,7 @@ pub(crate) fn validate_options(
         .transpose()?;
     Ok(ValidatedOptions {
         timeout_ms,
+        approval_timeout_ms,
         max_output_bytes,
         idempotency_key,
         execution_owner_id,
@@ -225,6 +254,10 @@ fn validate_timeout(timeout_ms: i64) -> Result<u64, ToolCallError> {
         .ok()
         .filter(|_| timeout_ms <= MAX_TIMEOUT_MS)
         .ok_or_else(|| invalid_options(INVALID_TIMEOUT))
+}
+
+fn validate_approval_timeout(timeout_ms: i64) -> Result<u64, ToolCallError> {
+    validate_timeout(timeout_ms).map_err(|_| invalid_options(INVALID_APPROVAL_TIMEOUT))
 }
 
 fn validate_max_output_bytes(max_output_bytes: i64) -> Result<u64, ToolCallError> {

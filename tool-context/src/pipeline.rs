@@ -3,7 +3,8 @@
 //! request check -> option check -> `started` -> ready -> lookup -> allowlist -> (strict)
 //! argument validation -> policy (+ interaction) -> ready -> ledger claim -> handler ->
 //! result contract + output schema -> output budget -> ledger terminal record -> `completed` /
-//! `failed`.
+//! `failed`; a keyed call the policy asks about claims before the interaction (see
+//! `CallRun::claim_asking`).
 //!
 //! Each stage is a small function returning `Result<_, ToolCallError>`. Waiting stages
 //! (policy, interaction, handler, shared execution) race the call signal.
@@ -157,6 +158,9 @@ impl<'r> CallRun<'r> {
             options.cancellation,
             &registry.shutdown,
             validated.timeout_ms,
+            validated
+                .approval_timeout_ms
+                .or(registry.approval_timeout_ms),
         );
         Self {
             registry,
@@ -199,9 +203,17 @@ impl<'r> CallRun<'r> {
         let registry = self.registry;
         let tool = lookup(registry, &self.request.name)?;
         self.validate_arguments(&tool)?;
-        let changes = self.authorize(&tool).await?;
-        self.ensure_ready()?;
-        let claim = match self.claim(&tool).await? {
+        let (claim, changes) = match self.decide_policy(&tool).await? {
+            PolicyDecision::Allow => {
+                self.ensure_ready()?;
+                (self.claim(&tool).await?, None)
+            }
+            PolicyDecision::Deny => return Err(failure::policy_denied(&self.request.name)),
+            // Boxed (as the durable ledger is) so the call future stays as small as the
+            // allowed path needs.
+            PolicyDecision::Ask => Box::pin(self.claim_asking(&tool)).await?,
+        };
+        let claim = match claim {
             LedgerClaim::Replay(waiter) => {
                 // Boxed (as the ask path and the durable ledger are) so the call future stays
                 // as small as the keyed-less path needs.
@@ -335,32 +347,60 @@ impl<'r> CallRun<'r> {
         Ok(())
     }
 
-    /// Whether the call may run; `Some` when a person approved a narrowed call instead
-    /// (its arguments checked against the input schema strictly, whatever the mode).
-    async fn authorize(
+    /// The claim of a call the policy asks about, and what the person approved.
+    ///
+    /// A keyed call claims its operation *before* anyone is asked: an operation that already
+    /// ran (or is running) replays its outcome without asking again, since it executes
+    /// nothing, and one person answers for concurrent retries of one operation. When the
+    /// person refuses, or the wait for them ends, the claim is released as unstarted (the
+    /// handler never ran), so a later retry of the key asks again. A call without a key is
+    /// asked first and claims nothing.
+    async fn claim_asking(
+        &self,
+        tool: &RegisteredTool,
+    ) -> Result<(LedgerClaim, Option<Box<ApprovedChanges>>), ToolCallError> {
+        if self.options.idempotency_key.is_none() {
+            let changes = self.ask(tool).await?;
+            self.ensure_ready()?;
+            return Ok((LedgerClaim::Unguarded, changes));
+        }
+        self.ensure_ready()?;
+        let claim = self.claim(tool).await?;
+        if !matches!(claim, LedgerClaim::Owner(_)) {
+            return Ok((claim, None));
+        }
+        match self.ask(tool).await {
+            Ok(changes) => Ok((claim, changes)),
+            Err(refused) => Err(
+                match self.registry.ledger.release_unstarted(claim, refused) {
+                    Recorded::Now(error) => error,
+                    Recorded::Writing(write) => write.await,
+                },
+            ),
+        }
+    }
+
+    /// Asks the call's interaction about an `ask` decision: `Ok` when the person approved,
+    /// with `Some` when they approved a narrowed call (its arguments checked against the input
+    /// schema strictly, whatever the mode).
+    async fn ask(
         &self,
         tool: &RegisteredTool,
     ) -> Result<Option<Box<ApprovedChanges>>, ToolCallError> {
-        match self.decide_policy(tool).await? {
-            PolicyDecision::Allow => Ok(None),
-            PolicyDecision::Deny => Err(failure::policy_denied(&self.request.name)),
-            PolicyDecision::Ask => match &self.interaction {
-                None => Err(failure::approval_required(&self.request.name)),
-                Some(interaction) => match Box::pin(self.interact(tool, interaction.as_ref()))
-                    .await?
-                {
-                    InteractionOutcome::Approved => Ok(None),
-                    InteractionOutcome::ApprovedWithChanges(changes) => {
-                        let arguments = Value::Object(changes.arguments.clone());
-                        tool.input.check(&arguments).map_err(|issues| {
-                            failure::arguments_invalid(&self.request.name, &issues)
-                        })?;
-                        Ok(Some(changes))
-                    }
-                    InteractionOutcome::Denied => Err(failure::policy_denied(&self.request.name)),
-                    InteractionOutcome::DeniedWith(denial) => Err(failure::denied_with(&denial)),
-                },
-            },
+        let Some(interaction) = &self.interaction else {
+            return Err(failure::approval_required(&self.request.name));
+        };
+        match self.interact(tool, interaction.as_ref()).await? {
+            InteractionOutcome::Approved => Ok(None),
+            InteractionOutcome::ApprovedWithChanges(changes) => {
+                let arguments = Value::Object(changes.arguments.clone());
+                tool.input
+                    .check(&arguments)
+                    .map_err(|issues| failure::arguments_invalid(&self.request.name, &issues))?;
+                Ok(Some(changes))
+            }
+            InteractionOutcome::Denied => Err(failure::person_denied(&self.request.name)),
+            InteractionOutcome::DeniedWith(denial) => Err(failure::denied_with(&denial)),
         }
     }
 
@@ -409,7 +449,12 @@ impl<'r> CallRun<'r> {
         let outcome =
             AssertUnwindSafe(interaction.interact(&request, self.signal.cancellation().token()))
                 .catch_unwind();
-        match self.signal.race(WaitStage::Interaction, outcome).await? {
+        let asked_at = Instant::now();
+        let answered = self.signal.race(WaitStage::Interaction, outcome).await;
+        if self.signal.bounds_approval() {
+            self.signal.pause_deadline_for(asked_at);
+        }
+        match answered? {
             Ok(Ok(outcome)) => Ok(outcome),
             Ok(Err(error)) => Err(failure::policy_failed(&error.to_string())),
             Err(_) => Err(failure::policy_failed("Tool interaction handler panicked.")),

@@ -125,6 +125,8 @@ pub(crate) struct RegistryInner {
     pub(crate) page_size: Option<usize>,
     pub(crate) policy: Arc<dyn ToolPolicy>,
     pub(crate) interaction: Option<Arc<dyn ToolInteraction>>,
+    /// The default bound on a person's approval wait, ms ([`ToolRegistryBuilder::approval_timeout`]).
+    pub(crate) approval_timeout_ms: Option<u64>,
     pub(crate) observers: Vec<Arc<dyn ToolCallObserver>>,
     pub(crate) owner_id: String,
     pub(crate) ledger: Ledger,
@@ -312,6 +314,7 @@ pub struct ToolRegistryBuilder {
     page_size: Option<usize>,
     policy: Option<Arc<dyn ToolPolicy>>,
     interaction: Option<Arc<dyn ToolInteraction>>,
+    approval_timeout: Option<std::time::Duration>,
     observers: Vec<Arc<dyn ToolCallObserver>>,
     owner_id: Option<String>,
     idempotency: IdempotencyConfig,
@@ -381,6 +384,17 @@ impl ToolRegistryBuilder {
     #[must_use]
     pub fn interaction(mut self, interaction: impl ToolInteraction + 'static) -> Self {
         self.interaction = Some(Arc::new(interaction));
+        self
+    }
+
+    /// Bounds every call's wait for a person's approval (unless the call sets its own):
+    /// an unanswered approval ends with the retryable `TOOL_APPROVAL_TIMEOUT`, and the time
+    /// the person took does not count against the call's timeout. See
+    /// [`ToolCallOptions::approval_timeout_ms`](crate::ToolCallOptions::approval_timeout_ms);
+    /// at most 2,147,483,647 ms (longer is capped).
+    #[must_use]
+    pub fn approval_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.approval_timeout = Some(timeout);
         self
     }
 
@@ -512,6 +526,11 @@ impl ToolRegistryBuilder {
             page_size: self.page_size,
             policy: self.policy.unwrap_or_else(|| Arc::new(StandardPolicy)),
             interaction: self.interaction,
+            approval_timeout_ms: self.approval_timeout.map(|timeout| {
+                u64::try_from(timeout.as_millis())
+                    .unwrap_or(u64::MAX)
+                    .min(crate::options::MAX_TIMEOUT_MS.unsigned_abs())
+            }),
             observers: self.observers,
             owner_id,
             ledger: Ledger::new(idempotency.clone(), durable),

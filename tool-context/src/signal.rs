@@ -4,14 +4,16 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tool_protocol::ToolCallError;
 
 use crate::cancellation::CallCancellation;
-use crate::failure::{aborted, cancelled, timed_out};
+use crate::failure::{aborted, approval_timed_out, cancelled, timed_out};
 use crate::shutdown::RegistryShutdown;
 
 /// What the call is waiting for when the signal fires (used in cancellation messages).
@@ -66,6 +68,11 @@ pub(crate) struct CallSignal<'r> {
     timeout_ms: Option<u64>,
     /// Set by [`Self::arm`] when the call starts running.
     deadline: OnceLock<Instant>,
+    /// The separate bound on a person's approval, when set: the interaction waits for it
+    /// instead of the deadline, which is pushed back by the wait ([`Self::pause_deadline_for`]).
+    approval_timeout_ms: Option<u64>,
+    /// How far the deadline was pushed back, ms.
+    deadline_pushed_ms: AtomicU64,
 }
 
 impl<'r> CallSignal<'r> {
@@ -74,6 +81,7 @@ impl<'r> CallSignal<'r> {
         caller: Option<CancellationToken>,
         shutdown: &'r RegistryShutdown,
         timeout_ms: Option<u64>,
+        approval_timeout_ms: Option<u64>,
     ) -> Self {
         Self {
             cancellation: CallCancellation::new(),
@@ -81,7 +89,33 @@ impl<'r> CallSignal<'r> {
             shutdown,
             timeout_ms,
             deadline: OnceLock::new(),
+            approval_timeout_ms,
+            deadline_pushed_ms: AtomicU64::new(0),
         }
+    }
+
+    /// Whether a person's approval has its own bound (and so does not spend the call's time).
+    pub(crate) fn bounds_approval(&self) -> bool {
+        self.approval_timeout_ms.is_some()
+    }
+
+    /// Pushes the call's deadline back by the time since `asked_at`: the wait for a person
+    /// that had its own bound.
+    pub(crate) fn pause_deadline_for(&self, asked_at: Instant) {
+        let waited = u64::try_from(asked_at.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.deadline_pushed_ms.fetch_add(waited, Ordering::Relaxed);
+    }
+
+    /// The deadline `stage` waits for: the approval bound (from now) while a person is asked
+    /// under one, else the call's (pushed back by earlier approval waits).
+    fn deadline_for(&self, stage: WaitStage) -> Option<Instant> {
+        if stage == WaitStage::Interaction
+            && let Some(ms) = self.approval_timeout_ms
+        {
+            return Some(Instant::now() + Duration::from_millis(ms));
+        }
+        let pushed = Duration::from_millis(self.deadline_pushed_ms.load(Ordering::Relaxed));
+        self.deadline.get().map(|at| *at + pushed)
     }
 
     /// Arms the deadline now: when the call starts running (its first poll, after option
@@ -168,11 +202,11 @@ impl<'r> CallSignal<'r> {
         }
     }
 
-    /// Waits for the signal: caller cancellation, then shutdown, then the deadline.
-    async fn fires(&self) -> AbortReason {
+    /// Waits for the signal: caller cancellation, then shutdown, then `deadline`.
+    async fn fires(&self, deadline: Option<Instant>) -> AbortReason {
         let deadline = async {
-            match self.deadline.get() {
-                Some(at) => tokio::time::sleep_until(*at).await,
+            match deadline {
+                Some(at) => tokio::time::sleep_until(at).await,
                 None => std::future::pending().await,
             }
         };
@@ -207,9 +241,10 @@ impl<'r> CallSignal<'r> {
     fn error(&self, reason: AbortReason, stage: WaitStage) -> ToolCallError {
         match reason {
             AbortReason::Cancelled => cancelled(stage.waiting_for()),
-            AbortReason::TimedOut => {
-                timed_out(self.timeout_ms.unwrap_or(0), stage.handler_started())
-            }
+            AbortReason::TimedOut => match self.approval_timeout_ms {
+                Some(ms) if stage == WaitStage::Interaction => approval_timed_out(ms),
+                _ => timed_out(self.timeout_ms.unwrap_or(0), stage.handler_started()),
+            },
             AbortReason::Shutdown => {
                 aborted("Tool registry shut down while the call was in flight.")
             }
@@ -257,8 +292,10 @@ impl<F: Future + Unpin> Future for Race<'_, F> {
         if let Poll::Ready(value) = Pin::new(&mut this.work).poll(cx) {
             return Poll::Ready(Ok(value));
         }
-        let signal = this.signal;
-        let waiters = this.waiters.get_or_insert_with(|| Box::pin(signal.fires()));
+        let (signal, stage) = (this.signal, this.stage);
+        let waiters = this
+            .waiters
+            .get_or_insert_with(|| Box::pin(signal.fires(signal.deadline_for(stage))));
         match waiters.as_mut().poll(cx) {
             Poll::Ready(reason) => Poll::Ready(Err(signal.fire(reason, this.stage))),
             Poll::Pending => Poll::Pending,

@@ -60,10 +60,7 @@ async fn the_deadline_starts_at_the_first_poll_not_at_creation() {
         .policy(AllowAll)
         .build()
         .unwrap();
-    let options = ToolCallOptions {
-        timeout_ms: Some(50),
-        ..ToolCallOptions::default()
-    };
+    let options = ToolCallOptions::default().with_timeout_ms(50);
     let call = registry.call_tool(request("echo", json!({"wait_ms": 10})), options);
     tokio::time::sleep(Duration::from_millis(100)).await;
     let result = call.await;

@@ -60,6 +60,7 @@ async fn slow_handler_keeps_its_lease(
         (OperationState::Completed, "worker-a")
     );
     let replay = call(&second, "b-2", "slow-charge", 5).await;
+    assert!(replay.is_replay() && !done.is_replay());
     assert_eq!(without_id(&replay), without_id(&done));
     assert_eq!(runs.get(), 1, "the handler ran exactly once");
 }

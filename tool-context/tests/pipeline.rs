@@ -350,6 +350,7 @@ async fn handlers_return_values_nothing_or_full_results() {
                     content: vec![ToolContent::json(json!([1]))],
                     structured_content: None,
                     error: None,
+                    replay: None,
                 }
                 .into(),
                 "full-error" => ToolCallResult::failure(

@@ -99,6 +99,7 @@ async fn deny_ask_and_policy_failures_have_their_codes() {
         denied.message,
         "Tool \"workspace.write\" was denied by policy"
     );
+    assert_eq!(denied.details, Some(json!({"decidedBy": "policy"})));
     let ask = call_with_policy(FixedPolicy(PolicyDecision::Ask))
         .await
         .error
@@ -139,7 +140,13 @@ async fn interactions_answer_ask_and_call_options_override_the_registry() {
             ToolCallOptions::default(),
         )
         .await;
-    assert_eq!(denied.error_code(), Some(codes::TOOL_POLICY_DENIED));
+    let person = denied.error.unwrap();
+    assert_eq!(person.code, codes::TOOL_POLICY_DENIED);
+    assert_eq!(
+        person.message,
+        "Tool \"workspace.write\" was denied by a person asked for approval"
+    );
+    assert_eq!(person.details, Some(json!({"decidedBy": "person"})));
     let approve = Arc::new(Answer(InteractionOutcome::Approved, asked.clone()));
     let approved = registry
         .call_tool(
@@ -681,13 +688,14 @@ async fn a_narrowed_approval_runs_the_approved_arguments_and_says_so() {
     assert_eq!(result.structured_content, Some(json!({"path": "narrowed"})));
     let text = tool_protocol::stringify_tool_content(&result.content);
     assert!(text.contains("1 of 2 hunks applied"), "{text}");
-    // The operation is the request as sent: its retry replays the narrowed result (the handler
-    // ran once; the retry is authorized again, as every call is, before the ledger answers).
+    // The operation is the request as sent: its retry replays the narrowed result without
+    // asking again (the handler ran once, and the replay executes nothing).
     let replay = registry
         .call_tool(sent(), model_options(Some("op-1")))
         .await;
     assert_eq!(replay.structured_content, Some(json!({"path": "narrowed"})));
-    assert_eq!((counter.get(), asked.get()), (1, 2));
+    assert!(replay.is_replay());
+    assert_eq!((counter.get(), asked.get()), (1, 1));
 }
 
 #[tokio::test]

@@ -45,6 +45,24 @@ pub struct LeaseLost {
     pub unknown: Option<OperationRecord>,
 }
 
+impl LeaseLost {
+    /// The renewal of `claim` failed with `error`; no `unknown` record was stored.
+    pub fn new(claim: Claim, error: DurableOperationError) -> Self {
+        Self {
+            claim,
+            error,
+            unknown: None,
+        }
+    }
+
+    /// Sets the `unknown` record stored right after the failure.
+    #[must_use]
+    pub fn with_unknown(mut self, unknown: OperationRecord) -> Self {
+        self.unknown = Some(unknown);
+        self
+    }
+}
+
 /// Renews an `Owner` claim's lease in the background until [`stop`](Self::stop)ped.
 ///
 /// Dropping it stops the renewals too (after any renewal in flight).

@@ -34,7 +34,11 @@ pub const MAX_LEASE: Duration = Duration::from_secs(365 * 86_400);
 pub const MAX_CLAIM_ATTEMPTS: u32 = 1_000;
 
 /// Tunables of a [`DurableOperationStore`].
+///
+/// Start from [`StoreOptions::default`] and change what you need with the `with_*` methods
+/// (the struct is `#[non_exhaustive]`: new tunables are not a breaking change).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct StoreOptions {
     /// Lease used when a claim does not name one, 1 ms..=[`MAX_LEASE`].
     pub default_lease: Duration,
@@ -61,6 +65,41 @@ impl Default for StoreOptions {
 }
 
 impl StoreOptions {
+    /// Sets the lease used when a claim does not name one.
+    #[must_use]
+    pub fn with_default_lease(mut self, default_lease: Duration) -> Self {
+        self.default_lease = default_lease;
+        self
+    }
+
+    /// Sets how long terminal and unknown records are kept before `prune` may delete them.
+    #[must_use]
+    pub fn with_retention(mut self, retention: Duration) -> Self {
+        self.retention = retention;
+        self
+    }
+
+    /// Sets the compare-and-set attempts of one claim.
+    #[must_use]
+    pub fn with_max_attempts(mut self, max_attempts: u32) -> Self {
+        self.max_attempts = max_attempts;
+        self
+    }
+
+    /// Sets the records per prune page.
+    #[must_use]
+    pub fn with_prune_page_size(mut self, prune_page_size: usize) -> Self {
+        self.prune_page_size = prune_page_size;
+        self
+    }
+
+    /// Sets the maximum pages one `prune` call walks.
+    #[must_use]
+    pub fn with_max_prune_pages(mut self, max_prune_pages: usize) -> Self {
+        self.max_prune_pages = max_prune_pages;
+        self
+    }
+
     fn validate(&self) -> Result<(), DurableOperationError> {
         let bad = |option, message: &str| {
             Err(DurableOperationError::InvalidOptions {
@@ -110,7 +149,8 @@ pub struct Claim {
     pub fence: Fence,
 }
 
-/// A claim request.
+/// A claim request: [`ClaimRequest::new`], then [`with_lease`](ClaimRequest::with_lease) to
+/// name a lease.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClaimRequest<'a> {
     /// Operation key.
@@ -121,6 +161,25 @@ pub struct ClaimRequest<'a> {
     pub owner_id: &'a str,
     /// Lease; `None` uses the store default.
     pub lease: Option<Duration>,
+}
+
+impl<'a> ClaimRequest<'a> {
+    /// A claim of `key` for `fingerprint` by `owner_id`, with the store's default lease.
+    pub fn new(key: &'a str, fingerprint: &'a str, owner_id: &'a str) -> Self {
+        Self {
+            key,
+            fingerprint,
+            owner_id,
+            lease: None,
+        }
+    }
+
+    /// Sets the lease.
+    #[must_use]
+    pub fn with_lease(mut self, lease: Duration) -> Self {
+        self.lease = Some(lease);
+        self
+    }
 }
 
 /// How an `unknown` record is reconciled.
@@ -158,6 +217,7 @@ pub const MAX_REPORTED_CORRUPT_KEYS: usize = 100;
 
 /// Totals of one [`DurableOperationStore::prune`] call.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct PruneReport {
     /// Records deleted.
     pub deleted: usize,
@@ -174,6 +234,7 @@ pub struct PruneReport {
 
 /// Totals of one [`DurableOperationStore::backfill_legacy_incarnations`] call.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct BackfillReport {
     /// Records that got an incarnation from this call.
     pub backfilled: usize,

@@ -89,13 +89,16 @@ async fn serve() -> (String, Arc<Provider>) {
 /// Completed only on an authoritative 200/201 with a charge id; everything else is unknown.
 fn classify(ack: HttpAcknowledgement) -> SideEffectOutcome {
     match (ack.status, ack.json()) {
-        (200 | 201, Some(body)) if body.get("id").is_some() => {
-            SideEffectOutcome::Completed { result: body }
+        (200 | 201, Some(body)) if body.get("id").is_some() => SideEffectOutcome::completed(body),
+        (status, body) => {
+            let outcome = SideEffectOutcome::unknown(format!(
+                "provider answered {status} without an authoritative acknowledgement"
+            ));
+            match body {
+                Some(body) => outcome.with_diagnostic(body),
+                None => outcome,
+            }
         }
-        (status, body) => SideEffectOutcome::Unknown {
-            reason: format!("provider answered {status} without an authoritative acknowledgement"),
-            diagnostic: body,
-        },
     }
 }
 
@@ -222,11 +225,7 @@ async fn ambiguous_acknowledgement_stays_unknown_and_status_query_reconciles_wit
             let response = status_client.get(&status_url).send().await?;
             match response.status().as_u16() {
                 200 => Ok(SideEffectResolution::completed(response.json().await?)),
-                404 => Ok(SideEffectResolution::Failed {
-                    reason: "provider has no such charge".into(),
-                    result: None,
-                    diagnostic: None,
-                }),
+                404 => Ok(SideEffectResolution::failed("provider has no such charge")),
                 other => Err(BoxError::from(format!("status query answered {other}"))),
             }
         })

@@ -38,68 +38,23 @@ fn store_options_are_validated_at_their_edges() {
         ),
         (8, 500, 1_000)
     );
-    assert!(
-        with(StoreOptions {
-            max_attempts: 1_000,
-            ..defaults.clone()
-        })
-        .is_ok()
-    );
-    let err = with(StoreOptions {
-        max_attempts: 1_001,
-        ..defaults.clone()
-    })
-    .unwrap_err();
+    assert!(with(defaults.clone().with_max_attempts(1_000)).is_ok());
+    let err = with(defaults.clone().with_max_attempts(1_001)).unwrap_err();
     assert_eq!(err.code(), "DURABLE_OPERATION_INVALID_OPTIONS");
+    assert!(with(defaults.clone().with_max_attempts(0)).is_err());
+    assert!(with(defaults.clone().with_prune_page_size(10_000)).is_ok());
+    assert!(with(defaults.clone().with_prune_page_size(10_001)).is_err());
+    assert!(with(defaults.clone().with_prune_page_size(0)).is_err());
+    assert!(with(defaults.clone().with_max_prune_pages(0)).is_err());
     assert!(
-        with(StoreOptions {
-            max_attempts: 0,
-            ..defaults.clone()
-        })
+        with(
+            defaults
+                .clone()
+                .with_default_lease(std::time::Duration::from_micros(999))
+        )
         .is_err()
     );
-    assert!(
-        with(StoreOptions {
-            prune_page_size: 10_000,
-            ..defaults.clone()
-        })
-        .is_ok()
-    );
-    assert!(
-        with(StoreOptions {
-            prune_page_size: 10_001,
-            ..defaults.clone()
-        })
-        .is_err()
-    );
-    assert!(
-        with(StoreOptions {
-            prune_page_size: 0,
-            ..defaults.clone()
-        })
-        .is_err()
-    );
-    assert!(
-        with(StoreOptions {
-            max_prune_pages: 0,
-            ..defaults.clone()
-        })
-        .is_err()
-    );
-    assert!(
-        with(StoreOptions {
-            default_lease: std::time::Duration::from_micros(999),
-            ..defaults.clone()
-        })
-        .is_err()
-    );
-    assert!(
-        with(StoreOptions {
-            default_lease: std::time::Duration::from_millis(1),
-            ..defaults
-        })
-        .is_ok()
-    );
+    assert!(with(defaults.with_default_lease(std::time::Duration::from_millis(1))).is_ok());
 }
 
 #[tokio::test]
@@ -155,10 +110,7 @@ async fn lease_is_bounded_at_max_lease() {
     let over = MAX_LEASE + std::time::Duration::from_millis(1);
     let err = store.claim(claim("over", over)).await.unwrap_err();
     assert_eq!(err.code(), "DURABLE_OPERATION_INVALID_INPUT");
-    let options = StoreOptions {
-        default_lease: over,
-        ..StoreOptions::default()
-    };
+    let options = StoreOptions::default().with_default_lease(over);
     assert!(DurableOperationStore::with_options(Arc::new(MemoryBackend::new()), options).is_err());
 }
 

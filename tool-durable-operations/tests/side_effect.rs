@@ -38,9 +38,7 @@ async fn completed_effect_replays_without_running_again() {
         move |ctx: tool_durable_operations::SideEffectContext| {
             calls.fetch_add(1, Ordering::SeqCst);
             assert_eq!(ctx.key, "charge:1");
-            outcome(SideEffectOutcome::Completed {
-                result: json!({"charge": "ch_1"}),
-            })
+            outcome(SideEffectOutcome::completed(json!({"charge": "ch_1"})))
         }
     };
     let first = a
@@ -92,11 +90,11 @@ async fn failed_and_unknown_outcomes_are_stored_with_bounded_payloads() {
     let (a, b) = runners();
     let failed = a
         .run(SideEffectRequest::new("f", "fp"), |_| {
-            outcome(SideEffectOutcome::Failed {
-                reason: "card declined before capture".into(),
-                result: Some(json!({"code": "declined"})),
-                diagnostic: Some(Value::Null),
-            })
+            outcome(
+                SideEffectOutcome::failed("card declined before capture")
+                    .with_result(json!({"code": "declined"}))
+                    .with_diagnostic(Value::Null),
+            )
         })
         .await
         .unwrap();
@@ -127,10 +125,9 @@ async fn failed_and_unknown_outcomes_are_stored_with_bounded_payloads() {
 
     let unknown = a
         .run(SideEffectRequest::new("u", "fp"), |_| {
-            outcome(SideEffectOutcome::Unknown {
-                reason: "socket closed".into(),
-                diagnostic: Some(json!({"sent": true})),
-            })
+            outcome(
+                SideEffectOutcome::unknown("socket closed").with_diagnostic(json!({"sent": true})),
+            )
         })
         .await
         .unwrap();
@@ -156,7 +153,7 @@ async fn failed_and_unknown_outcomes_are_stored_with_bounded_payloads() {
     let huge = json!("x".repeat(tool_durable_operations::record::MAX_STORED_RESULT_BYTES));
     let result = a
         .run(SideEffectRequest::new("big", "fp"), move |_| {
-            outcome(SideEffectOutcome::Completed { result: huge })
+            outcome(SideEffectOutcome::completed(huge))
         })
         .await
         .unwrap();
@@ -206,10 +203,8 @@ async fn adapter_errors_are_unknown_by_default_or_classified() {
         matches!(result, SideEffectResult::Unknown { ref reason, .. } if reason == THREW_WITHOUT_REASON)
     );
     let classifier: tool_durable_operations::side_effect::ErrorClassifier =
-        Arc::new(|error: &BoxError| SideEffectOutcome::Failed {
-            reason: format!("rejected before send: {error}"),
-            result: None,
-            diagnostic: None,
+        Arc::new(|error: &BoxError| {
+            SideEffectOutcome::failed(format!("rejected before send: {error}"))
         });
     let request = SideEffectRequest::new("classified", "fp").with_error_classifier(classifier);
     let result = a
@@ -345,9 +340,7 @@ async fn cancellation_in_flight_returns_unknown_immediately_while_the_adapter_dr
             // Ignores cancellation on purpose, like a provider SDK that cannot abort.
             release_rx.await.ok();
             drained_in_task.fetch_add(1, Ordering::SeqCst);
-            Ok(SideEffectOutcome::Completed {
-                result: json!("late"),
-            })
+            Ok(SideEffectOutcome::completed(json!("late")))
         })
         .await
         .unwrap();
@@ -399,7 +392,7 @@ async fn pending_lease_blocks_a_second_runner() {
             a.run(SideEffectRequest::new("p", "fp"), move |_| async move {
                 started_tx.send(()).ok();
                 release_rx.await.ok();
-                Ok(SideEffectOutcome::Completed { result: json!(1) })
+                Ok(SideEffectOutcome::completed(json!(1)))
             })
             .await
         }
@@ -439,7 +432,7 @@ async fn recover_is_status_first_and_resolves_only_unknown() {
         SideEffectRecovery::Missing
     );
     a.run(SideEffectRequest::new("done", "fp"), |_| {
-        outcome(SideEffectOutcome::Completed { result: json!(1) })
+        outcome(SideEffectOutcome::completed(json!(1)))
     })
     .await
     .unwrap();
@@ -511,11 +504,8 @@ async fn recover_is_status_first_and_resolves_only_unknown() {
     assert!(matches!(unknown, SideEffectResult::Unknown { .. }));
     let failed = a
         .recover("u2", None, None, |_| async {
-            Ok(SideEffectResolution::Failed {
-                reason: "provider has no such charge".into(),
-                result: None,
-                diagnostic: Some(json!({"checked": true})),
-            })
+            Ok(SideEffectResolution::failed("provider has no such charge")
+                .with_diagnostic(json!({"checked": true})))
         })
         .await
         .unwrap();
@@ -569,9 +559,7 @@ impl Publisher {
 }
 
 fn ack_classifier(receipt: String) -> SideEffectOutcome {
-    SideEffectOutcome::Completed {
-        result: json!({"receipt": receipt}),
-    }
+    SideEffectOutcome::completed(json!({"receipt": receipt}))
 }
 
 #[tokio::test]
@@ -649,11 +637,7 @@ async fn queue_bridge_acknowledges_replays_and_keeps_a_lost_ack_unknown() {
                 Some(message) => Ok(SideEffectResolution::completed(
                     json!({"published": message}),
                 )),
-                None => Ok(SideEffectResolution::Failed {
-                    reason: "not published".into(),
-                    result: None,
-                    diagnostic: None,
-                }),
+                None => Ok(SideEffectResolution::failed("not published")),
             }
         })
         .await
@@ -684,9 +668,7 @@ fn until_cancelled(
                 () = tokio::time::sleep(SHORT_LEASE * 10) => false,
             };
             saw_cancel.send(cancelled).ok();
-            Ok(SideEffectOutcome::Completed {
-                result: json!("late"),
-            })
+            Ok(SideEffectOutcome::completed(json!("late")))
         })
     }
 }
@@ -842,11 +824,11 @@ async fn a_completed_resolution_keeps_the_reconcilers_reason_and_diagnostic() {
     .unwrap();
     let resolved = a
         .recover("why", None, Some("operator-1"), |_| async {
-            Ok::<_, BoxError>(SideEffectResolution::Completed {
-                result: json!({"charge": "ch_7"}),
-                reason: Some("provider status query found ch_7".into()),
-                diagnostic: Some(json!({"queriedAt": 42})),
-            })
+            Ok::<_, BoxError>(
+                SideEffectResolution::completed(json!({"charge": "ch_7"}))
+                    .with_reason("provider status query found ch_7")
+                    .with_diagnostic(json!({"queriedAt": 42})),
+            )
         })
         .await
         .unwrap();

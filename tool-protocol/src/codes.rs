@@ -24,6 +24,9 @@ pub const TOOL_POLICY_FAILED: &str = "TOOL_POLICY_FAILED";
 pub const TOOL_POLICY_DENIED: &str = "TOOL_POLICY_DENIED";
 /// The policy asked for approval and no interaction handler was supplied.
 pub const TOOL_APPROVAL_REQUIRED: &str = "TOOL_APPROVAL_REQUIRED";
+/// A person was asked for approval and did not answer within the call's approval timeout;
+/// the handler never started.
+pub const TOOL_APPROVAL_TIMEOUT: &str = "TOOL_APPROVAL_TIMEOUT";
 /// The caller cancelled the call.
 pub const TOOL_CANCELLED: &str = "TOOL_CANCELLED";
 /// The call's timeout elapsed (policy, interaction or execution); the handler may still drain.
@@ -120,6 +123,11 @@ pub const TOOL_CALL_ERROR_CODES: &[ErrorCodeInfo] = &[
         TOOL_APPROVAL_REQUIRED,
         RetryableRule::Fixed(true),
         "The policy returned ask and no interaction handler was supplied.",
+    ),
+    info(
+        TOOL_APPROVAL_TIMEOUT,
+        RetryableRule::Fixed(true),
+        "A person asked for approval did not answer within the approval timeout.",
     ),
     info(
         TOOL_CANCELLED,
@@ -224,7 +232,7 @@ mod tests {
     fn every_code_is_listed_once_and_is_its_own_name() {
         let codes: HashSet<_> = TOOL_CALL_ERROR_CODES.iter().map(|row| row.code).collect();
         assert_eq!(codes.len(), TOOL_CALL_ERROR_CODES.len());
-        assert_eq!(codes.len(), 21);
+        assert_eq!(codes.len(), 22);
         for row in TOOL_CALL_ERROR_CODES {
             assert!(row.code.starts_with("TOOL_"));
             assert!(is_audit_safe_error_code(row.code));
@@ -242,6 +250,7 @@ mod tests {
         assert_eq!(fixed(TOOL_POLICY_FAILED), RetryableRule::Fixed(true));
         assert_eq!(fixed(TOOL_POLICY_DENIED), RetryableRule::Fixed(false));
         assert_eq!(fixed(TOOL_APPROVAL_REQUIRED), RetryableRule::Fixed(true));
+        assert_eq!(fixed(TOOL_APPROVAL_TIMEOUT), RetryableRule::Fixed(true));
         assert_eq!(fixed(TOOL_CANCELLED), RetryableRule::Fixed(true));
         assert_eq!(fixed(TOOL_TIMEOUT), RetryableRule::Fixed(true));
         assert_eq!(fixed(TOOL_INVALID_OPTIONS), RetryableRule::Fixed(false));

@@ -42,7 +42,7 @@ pub use event::{ProvenanceState, ToolCallEvent, ToolCallEventType, ToolExecution
 pub use request::{
     ModelToolCall, StringOrNumber, ToolCallId, ToolCallRequest, ToolListRequest, ToolListResult,
 };
-pub use result::ToolCallResult;
+pub use result::{Replay, ToolCallResult};
 pub use validate::{
     ValidationIssue, parse_tool_call_request, parse_tool_call_result, parse_tool_list_request,
     parse_tool_list_result,

@@ -600,6 +600,7 @@ pub fn sanitize_tool_call_diagnostic(
         content: vec![ToolContent::text(DIAGNOSTIC_TEXT)],
         structured_content: None,
         error,
+        replay: None,
     }
 }
 

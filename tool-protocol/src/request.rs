@@ -139,6 +139,43 @@ pub struct ModelToolCall {
     pub arguments: Option<Map<String, Value>>,
 }
 
+impl ModelToolCall {
+    /// A call as a provider reports it: its correlation id, the tool name and the parsed
+    /// arguments object.
+    ///
+    /// Providers send the arguments as JSON text (`function.arguments` in Chat Completions);
+    /// parse and check that text first, with your own error for text that is not a JSON object
+    /// (the tool loop answers it with `OPENROUTER_INVALID_TOOL_CALL`). A call without an id
+    /// (some local runtimes omit it) is written as a struct literal with `id: None`.
+    ///
+    /// ```
+    /// use serde_json::{Map, Value, json};
+    /// use tool_protocol::{ModelToolCall, ToolCallRequest};
+    ///
+    /// let text = r#"{"path": "index.html"}"#; // function.arguments as the provider sent it
+    /// let arguments: Map<String, Value> = serde_json::from_str(text).unwrap();
+    /// let call = ModelToolCall::new("call_1", "workspace.readFile", arguments);
+    /// assert_eq!(call.id, Some("call_1".into()));
+    /// assert_eq!(
+    ///     serde_json::to_value(&call).unwrap(),
+    ///     json!({"id": "call_1", "name": "workspace.readFile", "arguments": {"path": "index.html"}})
+    /// );
+    /// let request = ToolCallRequest::from(call);
+    /// assert_eq!(request.arguments_or_empty()["path"], "index.html");
+    /// ```
+    pub fn new(
+        id: impl Into<ToolCallId>,
+        name: impl Into<String>,
+        arguments: Map<String, Value>,
+    ) -> Self {
+        Self {
+            id: Some(id.into()),
+            name: name.into(),
+            arguments: Some(arguments),
+        }
+    }
+}
+
 impl From<ModelToolCall> for ToolCallRequest {
     /// The canonical request of a model call: missing arguments become `{}`.
     fn from(call: ModelToolCall) -> Self {

@@ -23,7 +23,31 @@ pub struct ToolCallResult {
     pub structured_content: Option<Value>,
     /// The failure, when the call failed.
     pub error: Option<ToolCallError>,
+    /// Set when this result replays the recorded outcome of an earlier execution of the same
+    /// operation (a retry with the same idempotency key, or a call that joined one in flight):
+    /// nothing ran for this call. On the wire: `_meta: {"replayed": true, "originalAt"?: ms}`.
+    pub replay: Option<Replay>,
 }
+
+/// What a replayed result says about the execution it replays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct Replay {
+    /// When the replayed outcome was recorded, ms since the Unix epoch, when known.
+    pub original_at: Option<u64>,
+}
+
+impl Replay {
+    /// A replay of an outcome recorded at `original_at` (ms since the Unix epoch), if known.
+    pub fn new(original_at: Option<u64>) -> Self {
+        Self { original_at }
+    }
+}
+
+/// `_meta` key marking a replayed result.
+pub const REPLAYED_META_KEY: &str = "replayed";
+/// `_meta` key holding when a replayed outcome was recorded (ms since the Unix epoch).
+pub const ORIGINAL_AT_META_KEY: &str = "originalAt";
 
 impl ToolCallResult {
     /// A success carrying `value` as structured content and its JSON text as content
@@ -45,6 +69,7 @@ impl ToolCallResult {
             content: vec![ToolContent::text(text)],
             structured_content: Some(value),
             error: None,
+            replay: None,
         }
     }
 
@@ -55,6 +80,7 @@ impl ToolCallResult {
             content: vec![ToolContent::text(EMPTY_SUCCESS_TEXT)],
             structured_content: None,
             error: None,
+            replay: None,
         }
     }
 
@@ -65,6 +91,7 @@ impl ToolCallResult {
             content: vec![ToolContent::text(error.message.clone())],
             structured_content: None,
             error: Some(error),
+            replay: None,
         }
     }
 
@@ -75,6 +102,18 @@ impl ToolCallResult {
             self.tool_call_id = id;
         }
         self
+    }
+
+    /// The same result marked as a replay of an outcome recorded at `original_at`.
+    #[must_use]
+    pub fn replayed(mut self, original_at: Option<u64>) -> Self {
+        self.replay = Some(Replay::new(original_at));
+        self
+    }
+
+    /// Whether this result replays an earlier execution (see [`ToolCallResult::replay`]).
+    pub fn is_replay(&self) -> bool {
+        self.replay.is_some()
     }
 
     /// Whether the call failed.
@@ -122,6 +161,8 @@ struct ResultWire {
     is_error: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     error: Option<ToolCallError>,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    meta: Option<Value>,
 }
 
 impl Serialize for ToolCallResult {
@@ -132,9 +173,20 @@ impl Serialize for ToolCallResult {
             structured_content: self.structured_content.clone(),
             is_error: self.error.as_ref().map(|_| true),
             error: self.error.clone(),
+            meta: self.replay.map(|replay| replay_meta(&replay)),
         }
         .serialize(serializer)
     }
+}
+
+/// The `_meta` object of a replayed result.
+fn replay_meta(replay: &Replay) -> Value {
+    let mut meta = serde_json::Map::new();
+    meta.insert(REPLAYED_META_KEY.into(), Value::Bool(true));
+    if let Some(at) = replay.original_at {
+        meta.insert(ORIGINAL_AT_META_KEY.into(), Value::from(at));
+    }
+    Value::Object(meta)
 }
 
 impl<'de> Deserialize<'de> for ToolCallResult {
@@ -179,6 +231,29 @@ mod tests {
             serde_json::from_value::<ToolCallResult>(wire).unwrap(),
             result
         );
+    }
+
+    #[test]
+    fn a_replay_says_so_in_its_meta_and_reads_back() {
+        let replayed = ToolCallResult::success(json!(1)).replayed(Some(1_700_000_000_000));
+        let wire = serde_json::to_value(&replayed).unwrap();
+        assert_eq!(
+            wire["_meta"],
+            json!({"replayed": true, "originalAt": 1_700_000_000_000_u64})
+        );
+        assert_eq!(
+            serde_json::from_value::<ToolCallResult>(wire).unwrap(),
+            replayed
+        );
+        let unknown_time = ToolCallResult::empty_success().replayed(None);
+        let wire = serde_json::to_value(&unknown_time).unwrap();
+        assert_eq!(wire["_meta"], json!({"replayed": true}));
+        assert_eq!(
+            serde_json::from_value::<ToolCallResult>(wire).unwrap(),
+            unknown_time
+        );
+        let fresh = serde_json::to_value(ToolCallResult::success(json!(1))).unwrap();
+        assert!(fresh.get("_meta").is_none());
     }
 
     #[test]

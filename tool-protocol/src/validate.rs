@@ -38,7 +38,7 @@ use crate::request::{
     StringOrNumber, TOOLS_CALL_METHOD, TOOLS_LIST_METHOD, ToolCallId, ToolCallRequest,
     ToolListRequest, ToolListResult,
 };
-use crate::result::ToolCallResult;
+use crate::result::{ORIGINAL_AT_META_KEY, REPLAYED_META_KEY, Replay, ToolCallResult};
 
 /// Deepest nesting accepted inside any value a validator copies (arguments, schemas, JSON
 /// content, structured content, error details), counted in objects/arrays; matches the default
@@ -535,12 +535,37 @@ fn tool_call_result(value: &Value, issues: &mut Issues) -> Option<ToolCallResult
             .ok_or(()),
     };
     let content = content_blocks(root.get("content"), issues);
+    let replay = result_replay(root.get("_meta"), issues);
     Some(ToolCallResult {
         tool_call_id: tool_call_id.ok()?,
         content: content?,
         structured_content: structured_content.ok()?,
         error: error.ok()?,
+        replay: replay.ok()?,
     })
+}
+
+/// The replay marker of a result's `_meta` (other `_meta` keys are ignored): `replayed` a
+/// boolean and `originalAt` a non-negative integer when present.
+fn result_replay(meta: Option<&Value>, issues: &mut Issues) -> Result<Option<Replay>, ()> {
+    let Some(meta) = meta else {
+        return Ok(None);
+    };
+    let Some(meta) = as_object(meta, "/_meta", issues) else {
+        return Err(());
+    };
+    let replayed = optional_bool(meta, REPLAYED_META_KEY, "/_meta", issues)?;
+    let original_at = match meta.get(ORIGINAL_AT_META_KEY) {
+        None => None,
+        Some(at) => match at.as_u64() {
+            Some(at) => Some(at),
+            None => {
+                issues.push("/_meta/originalAt", "must be a non-negative integer");
+                return Err(());
+            }
+        },
+    };
+    Ok((replayed == Some(true)).then(|| Replay::new(original_at)))
 }
 
 fn content_blocks(value: Option<&Value>, issues: &mut Issues) -> Option<Vec<ToolContent>> {

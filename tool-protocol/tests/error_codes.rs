@@ -53,6 +53,7 @@ code_rows! {
     policy_failed: TOOL_POLICY_FAILED, Fixed(true), "policy";
     policy_denied: TOOL_POLICY_DENIED, Fixed(false), "deny";
     approval_required: TOOL_APPROVAL_REQUIRED, Fixed(true), "ask";
+    approval_timeout: TOOL_APPROVAL_TIMEOUT, Fixed(true), "approval timeout";
     cancelled: TOOL_CANCELLED, Fixed(true), "cancellation";
     timeout: TOOL_TIMEOUT, Fixed(true), "timeout";
     invalid_options: TOOL_INVALID_OPTIONS, Fixed(false), "idempotency key";

@@ -44,12 +44,15 @@ pub enum RunOutcome {
         /// The reply: why nothing was done and what the agent understands.
         message: String,
     },
-    /// A person (or policy) denied a call.
+    /// A person, the policy or the host denied a call.
     Denied {
         /// The denied tool.
         tool: String,
         /// Why.
         message: String,
+        /// Who decided (`details.decidedBy`: `person`, `policy` or `host`), when the error says.
+        #[serde(rename = "decidedBy", skip_serializing_if = "Option::is_none")]
+        decided_by: Option<String>,
     },
     /// The run was cancelled.
     Cancelled {
@@ -124,6 +127,12 @@ impl RunOutcome {
             codes::TOOL_POLICY_DENIED => Self::Denied {
                 tool: tool.to_owned(),
                 message: error.message.clone(),
+                decided_by: error
+                    .details
+                    .as_ref()
+                    .and_then(|details| details.get(tool_context::DECIDED_BY_KEY))
+                    .and_then(serde_json::Value::as_str)
+                    .map(str::to_owned),
             },
             // The provider's own cancellation code is the same user stop as a local one.
             codes::TOOL_CANCELLED | openrouter_tool_loop::codes::OPENROUTER_CANCELLED => {
@@ -207,6 +216,24 @@ mod tests {
         assert_eq!(
             RunOutcome::from_error("t", &error(codes::TOOL_CANCELLED, true), false).status(),
             "cancelled"
+        );
+    }
+
+    #[test]
+    fn a_denial_says_who_decided() {
+        let by_person = error(codes::TOOL_POLICY_DENIED, false)
+            .with_details(serde_json::json!({"decidedBy": "person"}));
+        let outcome = RunOutcome::from_error("t", &by_person, false);
+        assert_eq!(
+            serde_json::to_value(&outcome).unwrap()["decidedBy"],
+            "person"
+        );
+        let unsaid = RunOutcome::from_error("t", &error(codes::TOOL_POLICY_DENIED, false), false);
+        assert!(
+            serde_json::to_value(&unsaid)
+                .unwrap()
+                .get("decidedBy")
+                .is_none()
         );
     }
 

@@ -92,12 +92,9 @@ async fn main() -> std::process::ExitCode {
                 eprintln!("studio mcp: {message}");
                 return std::process::ExitCode::from(2);
             }
-            let options = StudioOptions {
-                port: 0,
-                data_dir,
-                folder,
-                discard_changes,
-            };
+            let options = StudioOptions::ephemeral(&data_dir)
+                .with_folder(folder)
+                .with_discard_changes(discard_changes);
             serve_mcp(options, approve_with, token).await
         }
         Some(Command::Tools(tools)) => cli::run(tools).await,
@@ -106,12 +103,13 @@ async fn main() -> std::process::ExitCode {
                 eprintln!("studio: {message}");
                 return std::process::ExitCode::from(2);
             }
-            serve_ui(StudioOptions {
-                port: args.port,
-                data_dir: args.data_dir,
-                folder: args.folder,
-                discard_changes: args.discard_changes,
-            })
+            serve_ui(
+                StudioOptions::default()
+                    .with_port(args.port)
+                    .with_data_dir(args.data_dir)
+                    .with_folder(args.folder)
+                    .with_discard_changes(args.discard_changes),
+            )
             .await
         }
     }

@@ -114,10 +114,9 @@ async fn edit_file(
         .and_then(|file| file.source())
         .unwrap_or_default();
     let updated = edit(source).map_err(|target| target_not_found(target, Some(&path)))?;
-    let options = WriteOptions {
-        expected_revision: Some(workspace.revision()),
-        coalesce: false,
-    };
+    let options = WriteOptions::default()
+        .with_expected_revision(Some(workspace.revision()))
+        .with_coalesce(false);
     manager
         .write_file(&path, &updated, options)
         .await

@@ -218,7 +218,7 @@ fn write_file(manager: Arc<WorkspaceDocumentManager>) -> Tool {
             let manager = manager.clone();
             async move {
                 let coalesce = is_typing(&invocation);
-                let options = WriteOptions { expected_revision: input.expected_revision, coalesce };
+                let options = WriteOptions::default().with_expected_revision(input.expected_revision).with_coalesce(coalesce);
                 manager.write_file(&input.path, &input.source, options).await.map_err(err)
             }
         },

@@ -59,6 +59,7 @@ pub use crate::kit::repository::WORKSPACE_DB_FILE;
 
 /// How to start a studio.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct StudioOptions {
     /// Loopback port (0 picks a free one).
     pub port: u16,
@@ -81,6 +82,34 @@ impl StudioOptions {
             folder: None,
             discard_changes: false,
         }
+    }
+
+    /// Sets the loopback port (0 picks a free one).
+    #[must_use]
+    pub fn with_port(mut self, port: u16) -> Self {
+        self.port = port;
+        self
+    }
+
+    /// Sets where the workspace database and settings live.
+    #[must_use]
+    pub fn with_data_dir(mut self, data_dir: impl Into<PathBuf>) -> Self {
+        self.data_dir = data_dir.into();
+        self
+    }
+
+    /// Sets the folder to open at start (`None`: no folder).
+    #[must_use]
+    pub fn with_folder(mut self, folder: impl Into<Option<PathBuf>>) -> Self {
+        self.folder = folder.into();
+        self
+    }
+
+    /// Lets (or not) `folder` replace unsaved edits stored from another source.
+    #[must_use]
+    pub fn with_discard_changes(mut self, discard_changes: bool) -> Self {
+        self.discard_changes = discard_changes;
+        self
     }
 }
 

@@ -3,53 +3,30 @@
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use openrouter_tool_loop::{OpenRouterClient, RunEvent, RunOptions, RunRequest, ToolExecutor};
+use openrouter_tool_loop::{ChatClient, RegistryExecutor, RunEvent, RunOptions, RunRequest};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-use tool_context::{ToolCallOptions, ToolRegistry};
-use tool_protocol::{ModelToolCall, ToolCallContext, ToolCallResult, ToolDefinition};
 
 use super::StudioState;
 use super::runs::{RunRetry, RunState, RunView, run_metadata};
 use crate::agent::outcome::RunOutcome;
 use crate::surfaces::Surface;
 
-/// The registry as the loop's [`ToolExecutor`], narrowed to one surface's catalog plus the
-/// tools mounted from MCP servers, read from the registry as each run starts (so a run sees the
-/// servers mounted by then; a tool unmounted during a run fails its call with a coded error).
-pub struct RegistryExecutor {
-    registry: ToolRegistry,
+/// The registry as the loop's executor, narrowed to one surface's catalog plus the tools
+/// mounted from MCP servers, read from the registry as each run starts (so a run sees the
+/// servers mounted by then; a tool unmounted during a run fails its call with a coded error),
+/// with the run's metadata in every call's context.
+fn surface_executor(
+    state: &StudioState,
     surface: Surface,
     metadata: serde_json::Map<String, Value>,
-}
-
-#[async_trait]
-impl ToolExecutor for RegistryExecutor {
-    async fn list_tools(&self) -> Vec<ToolDefinition> {
-        let mut tools = self.registry.list_all_tools();
-        tools.retain(|tool| self.surface.offers_tool(&tool.name));
-        tools
-    }
-
-    async fn call_tool(
-        &self,
-        call: ModelToolCall,
-        mut context: ToolCallContext,
-        cancel: CancellationToken,
-    ) -> ToolCallResult {
-        context
-            .metadata
-            .get_or_insert_with(Default::default)
-            .extend(self.metadata.clone());
-        let options = ToolCallOptions::default()
-            .with_context(context)
-            .with_cancellation(cancel);
-        self.registry.execute_model_tool_call(call, options).await
-    }
+) -> RegistryExecutor {
+    RegistryExecutor::new(state.registry.clone())
+        .only(move |name| surface.offers_tool(name))
+        .with_metadata(metadata)
 }
 
 /// Starts an OpenRouter run, or answers with a coded error when no key is configured.
@@ -68,7 +45,7 @@ pub async fn start(
         let body = json!({"error": {"code": "OPENROUTER_CONFIGURATION_ERROR", "message": message, "retryable": false}});
         return (StatusCode::BAD_REQUEST, Json(body)).into_response();
     };
-    let client = match OpenRouterClient::new(config) {
+    let client = match ChatClient::new(config) {
         Ok(client) => client,
         Err(error) => {
             return (
@@ -81,26 +58,31 @@ pub async fn start(
     let (view, cancellation) = state.runs.begin("openrouter", &prompt);
     state.note_page_run(&view.run_id, surface);
     let response = Json(json!(view)).into_response();
-    let executor = RegistryExecutor {
-        registry: state.registry.clone(),
+    let executor = surface_executor(&state, surface, run_metadata(metadata.as_ref()));
+    tokio::spawn(drive(
+        state,
+        client,
+        view,
+        cancellation,
+        prompt,
         surface,
-        metadata: run_metadata(metadata.as_ref()),
-    };
-    tokio::spawn(drive(state, client, view, cancellation, prompt, executor));
+        executor,
+    ));
     response
 }
 
 async fn drive(
     state: Arc<StudioState>,
-    client: OpenRouterClient,
+    client: ChatClient,
     view: RunView,
     cancellation: CancellationToken,
     prompt: String,
+    surface: Surface,
     executor: RegistryExecutor,
 ) {
     let system_prompt = crate::agent::design::system_prompt_with_selection(
-        executor.surface.system_prompt(),
-        &executor.metadata,
+        surface.system_prompt(),
+        executor.metadata(),
     );
     let runs = state.runs.clone();
     let run_id = view.run_id.clone();

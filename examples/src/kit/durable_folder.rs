@@ -371,11 +371,9 @@ impl DurableFolder {
                 json!({"operation": effect.operation(), "path": effect.path(), "reconciled": true}),
             )
         } else if self.reads.reconciled(&operation.key) {
-            SideEffectResolution::Failed {
-                reason: "the folder was reloaded and does not hold the effect".to_owned(),
-                result: None,
-                diagnostic: None,
-            }
+            SideEffectResolution::failed(
+                "the folder was reloaded and does not hold the effect".to_owned(),
+            )
         } else {
             return Ok(Step::Done(Err(side_effect_unknown(
                 effect,
@@ -510,23 +508,18 @@ fn outcome_of(
 ) -> SideEffectOutcome {
     let error = match done {
         Ok(()) => {
-            return SideEffectOutcome::Completed {
-                result: json!({"operation": effect.operation(), "path": effect.path()}),
-            };
+            return SideEffectOutcome::completed(
+                json!({"operation": effect.operation(), "path": effect.path()}),
+            );
         }
         Err(error) => error,
     };
     let outcome = if is_confirmed_refusal(error.code) {
-        SideEffectOutcome::Failed {
-            reason: error.message.clone(),
-            result: None,
-            diagnostic: Some(json!({"code": error.code.as_str()})),
-        }
+        SideEffectOutcome::failed(error.message.clone())
+            .with_diagnostic(json!({"code": error.code.as_str()}))
     } else {
-        SideEffectOutcome::Unknown {
-            reason: cause_of(&error),
-            diagnostic: Some(json!({"code": error.code.as_str(), "path": effect.path()})),
-        }
+        SideEffectOutcome::unknown(cause_of(&error))
+            .with_diagnostic(json!({"code": error.code.as_str(), "path": effect.path()}))
     };
     if let Ok(mut slot) = slot.lock() {
         *slot = Some(error);

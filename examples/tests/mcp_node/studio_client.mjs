@@ -109,7 +109,7 @@ async function withoutElicitation(kind, args) {
     arguments: { path: 'index.html', source: '<h1>nope</h1>', expectedRevision: index.revision },
   });
   const error = expectCode(denied, 'TOOL_POLICY_DENIED');
-  assert.deepEqual(error.details, { approvalRoute: 'unavailable' });
+  assert.deepEqual(error.details, { approvalRoute: 'unavailable', decidedBy: 'host' });
   assert.match(error.message, /elicitation/);
   assert.equal((await read(client, 'index.html')).source, INDEX);
 

@@ -105,7 +105,7 @@ async def without_elicitation(binary: str, root: Path, with_config: bool) -> Non
             denied = await session.call_tool("py.echo", {"text": "nobody to ask"})
             error = error_of(denied)
             assert error["code"] == "TOOL_POLICY_DENIED", error
-            assert error.get("details") == {"approvalRoute": "unavailable"}, error
+            assert error.get("details") == {"approvalRoute": "unavailable", "decidedBy": "host"}, error
 
 
 async def main(argv: list[str]) -> None:

@@ -129,7 +129,7 @@ async def session_without_elicitation(target: tuple) -> None:
             )
             error = expect_code(denied, "TOOL_POLICY_DENIED")
             assert error["retryable"] is False
-            assert error["details"] == {"approvalRoute": "unavailable"}, error
+            assert error["details"] == {"approvalRoute": "unavailable", "decidedBy": "host"}, error
             assert (await read(session, "index.html"))["source"] == INDEX
 
             try:
@@ -213,7 +213,7 @@ async def session_with_elicitation(target: tuple) -> None:
 
             declined = await session.call_tool("workspace.deleteFile", {"path": "notes.txt"})
             error = expect_code(declined, "TOOL_POLICY_DENIED")
-            assert "details" not in error or error["details"] != {"approvalRoute": "unavailable"}, error
+            assert error["details"]["decidedBy"] == "person", error
             assert len(asked) == 3
             assert (await read(session, "notes.txt"))["source"] == "keep me\n"
 

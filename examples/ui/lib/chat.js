@@ -1,7 +1,7 @@
 // Chat: prompt recipes, agent runs with their running state and Cancel, typed outcome entries
 // (completed, not understood, failed, cancelled, denied) with recovery actions, and approval cards.
 
-import { personLine } from './person.js';
+import { deniedLine, personLine } from './person.js';
 import { retryAnnouncement, runStatusText } from './agent.js';
 import { api, downloadWorkspaceFile } from './api.js';
 import { $, button, el } from './dom.js';
@@ -130,7 +130,7 @@ function applyRun(run) {
       chat(outcome.message, 'not-understood');
       break;
     case 'denied':
-      chat(`Denied ${outcome.tool ?? 'the call'}: ${outcome.message}`, 'denied', [['Retry', () => runPrompt(prompt)]]);
+      chat(deniedLine(outcome), 'denied', [['Retry', () => runPrompt(prompt)]]);
       break;
     case 'cancelled':
       chat(`Cancelled: ${outcome.message}`, 'cancelled', [['Retry', () => runPrompt(prompt)]]);

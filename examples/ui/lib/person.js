@@ -14,3 +14,12 @@ export function personLine(failure) {
   const text = line ? line(failure) : (failure?.message ?? 'The call failed.');
   return failure?.code ? `${text} (${failure.code})` : text;
 }
+
+const DECIDERS = { person: 'you', policy: 'the policy', host: 'the studio' };
+
+/** A person-facing line for a denied run outcome (`{tool, message, decidedBy?}`): who refused. */
+export function deniedLine(outcome) {
+  const tool = outcome?.tool ?? 'the call';
+  const decider = DECIDERS[outcome?.decidedBy];
+  return decider ? `Denied ${tool} (by ${decider}): ${outcome.message}` : `Denied ${tool}: ${outcome?.message}`;
+}

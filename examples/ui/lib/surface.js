@@ -52,7 +52,7 @@
 //   wireTabs(tablist), showConnection(badge, connected, status)
 //       Keyboard-navigable side tabs, and the event socket's state on a badge.
 
-import { personLine } from './person.js';
+import { deniedLine, personLine } from './person.js';
 export { createApprovals } from './approvals.js';
 import { reloadForNewLaunch, studioRelaunched } from './launch.js';
 import { api, callTool, downloadBlob, copyText, isCommitted, studioToken, unconfirmedText } from './api.js';
@@ -265,7 +265,7 @@ export function createComposer({ surface, form, prompt, agent, cancel, submit, b
     switch (outcome.status) {
       case 'completed': say(outcome.message, 'completed'); break;
       case 'not-understood': say(outcome.message, 'not-understood'); break;
-      case 'denied': say(`Denied ${outcome.tool ?? 'the call'}: ${outcome.message}`, 'denied', [retry]); break;
+      case 'denied': say(deniedLine(outcome), 'denied', [retry]); break;
       case 'cancelled': say(`Cancelled: ${outcome.message}`, 'cancelled', [retry]); break;
       default: say(personLine(outcome), 'failed', outcome.retryable === false ? [] : [retry]);
     }

@@ -84,6 +84,7 @@ pub enum Severity {
 /// One diagnostic. `line`/`column` are 1-based positions in `source_path` when known.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct PreviewDiagnostic {
     /// What went wrong.
     pub kind: DiagnosticKind,

@@ -113,6 +113,7 @@ pub enum PreviewTarget {
 
 /// Options of [`compile_preview`].
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct PreviewOptions {
     /// Preview or export.
     pub target: PreviewTarget,
@@ -143,11 +144,26 @@ impl PreviewOptions {
             max_output_bytes: DEFAULT_MAX_PREVIEW_OUTPUT_BYTES,
         }
     }
+
+    /// Adds (or leaves out) the Content-Security-Policy `<meta>`.
+    #[must_use]
+    pub fn with_content_security_policy(mut self, content_security_policy: bool) -> Self {
+        self.content_security_policy = content_security_policy;
+        self
+    }
+
+    /// Sets the bound on inlined bytes.
+    #[must_use]
+    pub fn with_max_output_bytes(mut self, max_output_bytes: usize) -> Self {
+        self.max_output_bytes = max_output_bytes;
+        self
+    }
 }
 
 /// A compiled document and what the compiler noticed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct CompiledPreview {
     /// The document.
     pub html: String,

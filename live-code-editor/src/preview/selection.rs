@@ -65,6 +65,7 @@ pub const SELECTION_STYLE_PROPERTIES: [&str; 10] = [
 /// metadata never shows raw page text in a trace or diagnostic.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct PreviewSelection {
     /// The preview revision the element was picked in.
     pub revision: u64,

@@ -58,6 +58,7 @@ impl FolderPermission {
 
 /// What a folder read produced.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct FolderImport {
     /// Display name of the folder.
     pub root_name: String,
@@ -68,6 +69,34 @@ pub struct FolderImport {
     /// Skipped entries per [`SkipReason::key`] (filled by [`ImportBuilder`]; an adapter that
     /// builds its import itself may leave it empty).
     pub skip_counts: BTreeMap<&'static str, usize>,
+}
+
+impl FolderImport {
+    /// An import of `files` (canonical order) from the folder displayed as `root_name`, with
+    /// nothing skipped. An adapter reading a real folder should prefer [`ImportBuilder`],
+    /// which enforces the limits and fills the skip lines and counts.
+    pub fn new(root_name: impl Into<String>, files: Vec<WorkspaceFile>) -> Self {
+        Self {
+            root_name: root_name.into(),
+            files,
+            skipped: Vec::new(),
+            skip_counts: BTreeMap::new(),
+        }
+    }
+
+    /// Sets the skip lines (one per skipped entry or reached limit).
+    #[must_use]
+    pub fn with_skipped(mut self, skipped: Vec<String>) -> Self {
+        self.skipped = skipped;
+        self
+    }
+
+    /// Sets the skipped entries per [`SkipReason::key`].
+    #[must_use]
+    pub fn with_skip_counts(mut self, skip_counts: BTreeMap<&'static str, usize>) -> Self {
+        self.skip_counts = skip_counts;
+        self
+    }
 }
 
 /// A linked folder the manager imports from and saves to.

@@ -42,6 +42,7 @@ pub const STORAGE_MODE_MEMORY: &str = "memory";
 
 /// Manager settings.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct ManagerOptions {
     /// How long mutations wait for the preview acknowledgement.
     pub ack_timeout: Duration,
@@ -55,6 +56,22 @@ impl Default for ManagerOptions {
             ack_timeout: DEFAULT_PREVIEW_ACK_TIMEOUT,
             clock: Arc::new(SystemClock::default()),
         }
+    }
+}
+
+impl ManagerOptions {
+    /// Sets how long mutations wait for the preview acknowledgement.
+    #[must_use]
+    pub fn with_ack_timeout(mut self, ack_timeout: Duration) -> Self {
+        self.ack_timeout = ack_timeout;
+        self
+    }
+
+    /// Sets the clock used for history coalescing.
+    #[must_use]
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
     }
 }
 

@@ -155,6 +155,7 @@ impl RemoteToolHandler {
             content,
             structured_content: result.structured_content,
             error: None,
+            replay: None,
         }))
     }
 

@@ -43,10 +43,21 @@ impl ConfigError {
 }
 
 /// Every configured server, in the order the configuration lists them.
+///
+/// Parsed from JSON, or built with [`McpServersConfig::new`] (the struct is
+/// `#[non_exhaustive]`: settings for all servers may join the list).
 #[derive(Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct McpServersConfig {
     /// The servers.
     pub servers: Vec<McpServerConfig>,
+}
+
+impl McpServersConfig {
+    /// A configuration of `servers`, in this order.
+    pub fn new(servers: Vec<McpServerConfig>) -> Self {
+        Self { servers }
+    }
 }
 
 /// One server: how to reach it and how far to trust it.

@@ -105,11 +105,9 @@ pub async fn call_with(
 }
 
 pub fn options(key: &str) -> ToolCallOptions {
-    ToolCallOptions {
-        context: Some(context()),
-        ..ToolCallOptions::default()
-    }
-    .with_idempotency_key(key)
+    ToolCallOptions::default()
+        .with_context(context())
+        .with_idempotency_key(key)
 }
 
 pub fn context() -> ToolCallContext {
@@ -131,7 +129,10 @@ pub async fn status(registry: &ToolRegistry, key: &str) -> OperationRecord {
 /// The result as JSON without its toolCallId (for lossless comparisons).
 pub fn without_id(result: &ToolCallResult) -> Value {
     let mut value = serde_json::to_value(result).unwrap();
-    value.as_object_mut().unwrap().remove("toolCallId");
+    let object = value.as_object_mut().unwrap();
+    object.remove("toolCallId");
+    // A replay's marker says when the original ran: the outcome itself is what is compared.
+    object.remove("_meta");
     value
 }
 

@@ -32,7 +32,10 @@ pub struct CorruptEntry {
 }
 
 /// One keyset page of records, ordered by key.
+///
+/// A backend builds it with [`RecordPage::new`] and [`with_corrupt`](RecordPage::with_corrupt).
 #[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
 pub struct RecordPage {
     /// Records with keys strictly after the request cursor, ascending.
     pub records: Vec<OperationRecord>,
@@ -41,6 +44,24 @@ pub struct RecordPage {
     pub corrupt: Vec<CorruptEntry>,
     /// Cursor for the next page, present only when more records follow.
     pub next_cursor: Option<String>,
+}
+
+impl RecordPage {
+    /// A page of decoded `records`, followed by more when `next_cursor` is `Some`.
+    pub fn new(records: Vec<OperationRecord>, next_cursor: Option<String>) -> Self {
+        Self {
+            records,
+            corrupt: Vec::new(),
+            next_cursor,
+        }
+    }
+
+    /// Sets the page's undecodable records.
+    #[must_use]
+    pub fn with_corrupt(mut self, corrupt: Vec<CorruptEntry>) -> Self {
+        self.corrupt = corrupt;
+        self
+    }
 }
 
 /// Atomic storage for operation records. The state machine lives above it, in

@@ -21,6 +21,7 @@ pub const MAX_HTTP_ACKNOWLEDGEMENT_BYTES: usize = 1_048_576;
 
 /// The provider's response as the classifier sees it.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct HttpAcknowledgement {
     /// Status code.
     pub status: u16,
@@ -31,6 +32,15 @@ pub struct HttpAcknowledgement {
 }
 
 impl HttpAcknowledgement {
+    /// An acknowledgement with `status`, `headers` and `body` (for testing a classifier).
+    pub fn new(status: u16, headers: HeaderMap, body: Vec<u8>) -> Self {
+        Self {
+            status,
+            headers,
+            body,
+        }
+    }
+
     /// The body parsed as JSON, if it is JSON.
     pub fn json(&self) -> Option<serde_json::Value> {
         serde_json::from_slice(&self.body).ok()

@@ -40,14 +40,20 @@ pub const THREW_WITHOUT_REASON: &str = "side-effect adapter threw without a reas
 
 /// What the adapter reports. Use `Failed` only when the external system confirmed the effect
 /// did not happen; anything ambiguous is `Unknown`.
+///
+/// Build it with [`completed`](Self::completed), [`failed`](Self::failed) or
+/// [`unknown`](Self::unknown) and the `with_*` methods: the variants are `#[non_exhaustive]`
+/// (a new field is not a breaking change), so match them with `..`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SideEffectOutcome {
     /// Authoritatively acknowledged.
+    #[non_exhaustive]
     Completed {
         /// Result to replay.
         result: Value,
     },
     /// Confirmed not to have happened.
+    #[non_exhaustive]
     Failed {
         /// Why.
         reason: String,
@@ -57,6 +63,7 @@ pub enum SideEffectOutcome {
         diagnostic: Option<Value>,
     },
     /// May or may not have happened.
+    #[non_exhaustive]
     Unknown {
         /// Why the outcome is ambiguous.
         reason: String,
@@ -66,6 +73,20 @@ pub enum SideEffectOutcome {
 }
 
 impl SideEffectOutcome {
+    /// A `Completed` outcome replaying `result`.
+    pub fn completed(result: Value) -> Self {
+        Self::Completed { result }
+    }
+
+    /// A `Failed` outcome without provider response or diagnostic.
+    pub fn failed(reason: impl Into<String>) -> Self {
+        Self::Failed {
+            reason: reason.into(),
+            result: None,
+            diagnostic: None,
+        }
+    }
+
     /// An `Unknown` outcome without diagnostic.
     pub fn unknown(reason: impl Into<String>) -> Self {
         Self::Unknown {
@@ -73,12 +94,42 @@ impl SideEffectOutcome {
             diagnostic: None,
         }
     }
+
+    /// Sets the result: the provider response of a `Failed` outcome, the replayed result of a
+    /// `Completed` one. An `Unknown` outcome has none and is returned unchanged.
+    #[must_use]
+    pub fn with_result(mut self, value: Value) -> Self {
+        match &mut self {
+            Self::Completed { result } => *result = value,
+            Self::Failed { result, .. } => *result = Some(value),
+            Self::Unknown { .. } => {}
+        }
+        self
+    }
+
+    /// Sets the diagnostic of a `Failed` or `Unknown` outcome. A `Completed` outcome stores
+    /// its result only and is returned unchanged.
+    #[must_use]
+    pub fn with_diagnostic(mut self, value: Value) -> Self {
+        match &mut self {
+            Self::Failed { diagnostic, .. } | Self::Unknown { diagnostic, .. } => {
+                *diagnostic = Some(value);
+            }
+            Self::Completed { .. } => {}
+        }
+        self
+    }
 }
 
 /// What a reconciliation established after a provider/domain status query.
+///
+/// Build it with [`completed`](Self::completed) or [`failed`](Self::failed) and the `with_*`
+/// methods: the variants are `#[non_exhaustive]` (a new field is not a breaking change), so
+/// match them with `..`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SideEffectResolution {
     /// The effect happened.
+    #[non_exhaustive]
     Completed {
         /// Result to replay.
         result: Value,
@@ -89,6 +140,7 @@ pub enum SideEffectResolution {
         diagnostic: Option<Value>,
     },
     /// The effect did not happen.
+    #[non_exhaustive]
     Failed {
         /// Why.
         reason: String,
@@ -108,13 +160,56 @@ impl SideEffectResolution {
             diagnostic: None,
         }
     }
+
+    /// A `Failed` resolution without provider response or diagnostic.
+    pub fn failed(reason: impl Into<String>) -> Self {
+        Self::Failed {
+            reason: reason.into(),
+            result: None,
+            diagnostic: None,
+        }
+    }
+
+    /// Sets the reason: the reconciler's note of a `Completed` resolution, the cause of a
+    /// `Failed` one.
+    #[must_use]
+    pub fn with_reason(mut self, value: impl Into<String>) -> Self {
+        match &mut self {
+            Self::Completed { reason, .. } => *reason = Some(value.into()),
+            Self::Failed { reason, .. } => *reason = value.into(),
+        }
+        self
+    }
+
+    /// Sets the result: the replayed result of a `Completed` resolution, the provider
+    /// response of a `Failed` one.
+    #[must_use]
+    pub fn with_result(mut self, value: Value) -> Self {
+        match &mut self {
+            Self::Completed { result, .. } => *result = value,
+            Self::Failed { result, .. } => *result = Some(value),
+        }
+        self
+    }
+
+    /// Sets the bounded diagnostic.
+    #[must_use]
+    pub fn with_diagnostic(mut self, value: Value) -> Self {
+        match &mut self {
+            Self::Completed { diagnostic, .. } | Self::Failed { diagnostic, .. } => {
+                *diagnostic = Some(value);
+            }
+        }
+        self
+    }
 }
 
 /// Maps an adapter error to an outcome (the default keeps it `unknown`).
 pub type ErrorClassifier = Arc<dyn Fn(&BoxError) -> SideEffectOutcome + Send + Sync>;
 
-/// One logical side effect.
+/// One logical side effect: [`SideEffectRequest::new`] and the `with_*` methods.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct SideEffectRequest {
     /// Stable operation key (one per logical operation).
     pub key: String,
@@ -154,24 +249,28 @@ impl SideEffectRequest {
     }
 
     /// Sets the cancellation token.
+    #[must_use]
     pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
         self.cancellation = token;
         self
     }
 
     /// Sets the lease.
+    #[must_use]
     pub fn with_lease(mut self, lease: Duration) -> Self {
         self.lease = Some(lease);
         self
     }
 
     /// Sets the error classifier.
+    #[must_use]
     pub fn with_error_classifier(mut self, classifier: ErrorClassifier) -> Self {
         self.on_error = Some(classifier);
         self
     }
 
     /// Sets the diagnostic stored on in-flight cancellation.
+    #[must_use]
     pub fn with_abort_diagnostic(mut self, diagnostic: Value) -> Self {
         self.abort_diagnostic = Some(diagnostic);
         self
@@ -180,6 +279,7 @@ impl SideEffectRequest {
 
 /// What the adapter receives.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct SideEffectContext {
     /// Operation key (send it as the provider's idempotency key).
     pub key: String,
@@ -188,6 +288,17 @@ pub struct SideEffectContext {
     pub fence: Fence,
     /// Cancelled when the caller gives up or the lease is lost; the adapter may stop early.
     pub cancellation: CancellationToken,
+}
+
+impl SideEffectContext {
+    /// The context of the execution of `key` under `fence` (for testing an adapter directly).
+    pub fn new(key: impl Into<String>, fence: Fence, cancellation: CancellationToken) -> Self {
+        Self {
+            key: key.into(),
+            fence,
+            cancellation,
+        }
+    }
 }
 
 /// The result of [`SideEffectRunner::run`].

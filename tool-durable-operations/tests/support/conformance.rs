@@ -694,10 +694,7 @@ pub async fn aba_prune_and_recreate_rejects_old_fence(factory: &dyn BackendFacto
 pub async fn prune_pages_while_deleting_and_respects_the_page_limit(factory: &dyn BackendFactory) {
     let clock = ManualClock::new(T0);
     let backend = factory.open(1).await.remove(0);
-    let options = StoreOptions {
-        prune_page_size: 3,
-        ..StoreOptions::default()
-    };
+    let options = StoreOptions::default().with_prune_page_size(3);
     let store = DurableOperationStore::with_options(backend.clone(), options)
         .unwrap()
         .with_clock(Arc::new(clock.clone()));
@@ -727,13 +724,14 @@ pub async fn prune_pages_while_deleting_and_respects_the_page_limit(factory: &dy
     // updated_at < now - retention: the ten old records, not "recent" (exactly at the edge).
     let report = store.prune().await.unwrap();
     assert_eq!(
-        report,
-        tool_durable_operations::PruneReport {
-            deleted: 10,
-            scanned: 13,
-            pages: 5,
-            ..Default::default()
-        }
+        (
+            report.deleted,
+            report.scanned,
+            report.pages,
+            report.corrupt,
+            report.corrupt_keys.len()
+        ),
+        (10, 13, 5, 0, 0)
     );
     let left: Vec<String> = backend
         .list_all()
@@ -744,11 +742,9 @@ pub async fn prune_pages_while_deleting_and_respects_the_page_limit(factory: &dy
         .collect();
     assert_eq!(left, ["pending-1", "pending-2", "recent"]);
 
-    let limited = StoreOptions {
-        prune_page_size: 1,
-        max_prune_pages: 2,
-        ..StoreOptions::default()
-    };
+    let limited = StoreOptions::default()
+        .with_prune_page_size(1)
+        .with_max_prune_pages(2);
     let limited = DurableOperationStore::with_options(backend.clone(), limited)
         .unwrap()
         .with_clock(Arc::new(clock.clone()));
@@ -756,11 +752,9 @@ pub async fn prune_pages_while_deleting_and_respects_the_page_limit(factory: &dy
         limited.prune().await.unwrap_err(),
         DurableOperationError::PrunePageLimitExceeded
     );
-    let exact = StoreOptions {
-        prune_page_size: 1,
-        max_prune_pages: 3,
-        ..StoreOptions::default()
-    };
+    let exact = StoreOptions::default()
+        .with_prune_page_size(1)
+        .with_max_prune_pages(3);
     let exact = DurableOperationStore::with_options(backend, exact)
         .unwrap()
         .with_clock(Arc::new(clock.clone()));
@@ -1143,9 +1137,7 @@ pub async fn slow_effect_keeps_its_lease_and_runs_once(factory: &dyn BackendFact
                     past_lease_tx.send(()).ok();
                     resume_rx.await.ok();
                     tokio::time::sleep(SLOW_EFFECT_LEASE).await;
-                    Ok(SideEffectOutcome::Completed {
-                        result: json!("written"),
-                    })
+                    Ok(SideEffectOutcome::completed(json!("written")))
                 })
                 .await
         }
@@ -1154,9 +1146,7 @@ pub async fn slow_effect_keeps_its_lease_and_runs_once(factory: &dyn BackendFact
     let again = |runs: Arc<AtomicUsize>| {
         move |_| async move {
             runs.fetch_add(1, Ordering::SeqCst);
-            Ok(SideEffectOutcome::Completed {
-                result: json!("written again"),
-            })
+            Ok(SideEffectOutcome::completed(json!("written again")))
         }
     };
     let during = second.run(request(), again(runs.clone())).await.unwrap();
@@ -1242,10 +1232,7 @@ pub fn pruning_store(
     backend: Arc<dyn DurableOperationBackend>,
     clock: &ManualClock,
 ) -> DurableOperationStore {
-    let options = StoreOptions {
-        prune_page_size: 1,
-        ..StoreOptions::default()
-    };
+    let options = StoreOptions::default().with_prune_page_size(1);
     DurableOperationStore::with_options(backend, options)
         .unwrap()
         .with_clock(Arc::new(clock.clone()))

@@ -290,10 +290,11 @@ async fn read_back_and_complete(
 /// An operator's decision that the save did not happen: the record fails, so the next
 /// identical save runs a new generation and writes.
 async fn record_failed(saves: &EditorSaves, record: &OperationRecord) -> Result<Value, RouteError> {
-    let resolution = SideEffectResolution::Failed {
-        reason: OPERATOR_FAILED_REASON.to_owned(),
-        result: None,
-        diagnostic: SaveRecord::of_operation(record).map(|save| save.to_value()),
+    let resolution = match SaveRecord::of_operation(record) {
+        Some(save) => {
+            SideEffectResolution::failed(OPERATOR_FAILED_REASON).with_diagnostic(save.to_value())
+        }
+        None => SideEffectResolution::failed(OPERATOR_FAILED_REASON),
     };
     let recovery = saves
         .runner()
@@ -375,7 +376,7 @@ mod tests {
             let outcome = if ambiguous {
                 SideEffectOutcome::unknown("injected")
             } else {
-                SideEffectOutcome::Completed { result: json!({}) }
+                SideEffectOutcome::completed(json!({}))
             };
             saves
                 .runner()

@@ -420,10 +420,7 @@ impl EditorSurface {
     }
 
     async fn write_active(&self, path: &str, source: &str) -> Result<(), WorkspaceError> {
-        let options = WriteOptions {
-            expected_revision: None,
-            coalesce: false,
-        };
+        let options = WriteOptions::default().with_coalesce(false);
         applied(self.manager.write_file(path, source, options).await)
     }
 
@@ -677,10 +674,7 @@ mod tests {
     /// An editor whose workspace manager never hears a preview acknowledgement (its own clock's
     /// preview is not the one a page renders), so every workspace write ends committed.
     async fn editor_over_a_silent_workspace_preview() -> Arc<EditorSurface> {
-        let options = ManagerOptions {
-            ack_timeout: Duration::from_millis(20),
-            ..ManagerOptions::default()
-        };
+        let options = ManagerOptions::default().with_ack_timeout(Duration::from_millis(20));
         let manager = WorkspaceDocumentManager::open(
             seed_files(),
             Arc::new(MemoryWorkspaceRepository::new()),

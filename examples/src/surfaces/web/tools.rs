@@ -205,7 +205,7 @@ fn write_file(surface: Arc<WebSurface>) -> Tool {
         move |input: SourceInput, _: ToolInvocation| {
             let surface = surface.clone();
             async move {
-                let options = WriteOptions { expected_revision: input.expected_revision, coalesce: false };
+                let options = WriteOptions::default().with_expected_revision(input.expected_revision).with_coalesce(false);
                 let outcome = surface.manager().write_file(&input.path, &input.source, options).await;
                 finished(&surface, outcome)
             }
@@ -288,10 +288,9 @@ impl VisualEdit {
             .and_then(|file| file.source())
             .unwrap_or_default();
         let updated = edit(source).map_err(|target| target_not_found(target, Some(&path)))?;
-        let options = WriteOptions {
-            expected_revision: Some(workspace.revision()),
-            coalesce: false,
-        };
+        let options = WriteOptions::default()
+            .with_expected_revision(Some(workspace.revision()))
+            .with_coalesce(false);
         let outcome = surface.manager().write_file(&path, &updated, options).await;
         finished(surface, outcome)
     }

@@ -13,6 +13,7 @@ use crate::workspace::folder::{FolderAdapter, FolderPermission};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct StorageStatus {
     /// `"loading"`, the repository's mode (`"sqlite"`, ...) or `"memory"` after a failure.
     pub storage_mode: String,
@@ -25,6 +26,7 @@ pub struct StorageStatus {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct FolderStatus {
     /// Whether a folder is linked.
     pub connected: bool,
@@ -43,6 +45,7 @@ pub struct FolderStatus {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct MutationOutcome {
     /// Operation name (`create`, `write`, `patch`, `rename`, `delete`, `revert`, `open`,
     /// `undo`, `redo`, `reset`, `refresh`).
@@ -69,6 +72,7 @@ pub struct MutationOutcome {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ImportOutcome {
     /// `open`, `import`, `reload` or `reset`.
     pub operation: &'static str,
@@ -97,6 +101,7 @@ pub struct ImportOutcome {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SaveOutcome {
     /// `save` (`save_all`, `save_file`) or `checkpoint`.
     pub operation: &'static str,
@@ -119,6 +124,7 @@ pub struct SaveOutcome {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct WorkspaceStatus {
     /// Current revision.
     pub revision: u64,
@@ -153,6 +159,7 @@ pub struct WorkspaceStatus {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ResumedWork {
     /// The folder's display name.
     pub folder_name: String,
@@ -165,6 +172,7 @@ pub struct ResumedWork {
 /// The guard of an operation that replaces the whole workspace (folder open, reload, upload,
 /// reset): the revision it was based on, and whether unsaved work may be discarded.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ImportGuard {
     /// Reject the operation unless the workspace is at this revision.
     pub expected_revision: Option<u64>,
@@ -183,6 +191,7 @@ impl ImportGuard {
     }
 
     /// The same guard, allowed (or not) to discard unsaved work.
+    #[must_use]
     pub fn discarding(self, discard_changes: bool) -> Self {
         Self {
             discard_changes,
@@ -195,6 +204,7 @@ impl ImportGuard {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct FileSummary {
     /// Normalized path.
     pub path: String,
@@ -214,6 +224,7 @@ pub struct FileSummary {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct FileRead {
     /// Normalized path.
     pub path: String,
@@ -229,6 +240,7 @@ pub struct FileRead {
 
 /// Options of [`WorkspaceDocumentManager::write_file`](super::WorkspaceDocumentManager::write_file).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct WriteOptions {
     /// Reject the write unless the workspace is at this revision.
     pub expected_revision: Option<u64>,
@@ -242,6 +254,23 @@ impl Default for WriteOptions {
             expected_revision: None,
             coalesce: true,
         }
+    }
+}
+
+impl WriteOptions {
+    /// Rejects the write unless the workspace is at `expected_revision` (`None`: any revision).
+    #[must_use]
+    pub fn with_expected_revision(mut self, expected_revision: impl Into<Option<u64>>) -> Self {
+        self.expected_revision = expected_revision.into();
+        self
+    }
+
+    /// Joins (or not) the previous undo checkpoint when the same path was edited within the
+    /// window (default `true`).
+    #[must_use]
+    pub fn with_coalesce(mut self, coalesce: bool) -> Self {
+        self.coalesce = coalesce;
+        self
     }
 }
 

@@ -239,9 +239,7 @@ impl Write {
                 Err(error) => return self.attempt.failed(record, &file.path, error),
             }
         }
-        SideEffectOutcome::Completed {
-            result: record.to_value(),
-        }
+        SideEffectOutcome::completed(record.to_value())
     }
 }
 
@@ -289,16 +287,9 @@ impl Attempt {
         let reason = bounded_reason(&error);
         self.with_state(|state| state.error = Some(error));
         if confirmed {
-            SideEffectOutcome::Failed {
-                reason,
-                result: None,
-                diagnostic: Some(record.to_value()),
-            }
+            SideEffectOutcome::failed(reason).with_diagnostic(record.to_value())
         } else {
-            SideEffectOutcome::Unknown {
-                reason,
-                diagnostic: Some(record.to_value()),
-            }
+            SideEffectOutcome::unknown(reason).with_diagnostic(record.to_value())
         }
     }
 
