@@ -2,7 +2,9 @@
 
 use std::time::SystemTime;
 
-use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
+use reqwest::header::{
+    AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, RETRY_AFTER,
+};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -16,6 +18,8 @@ use crate::endpoint::check_endpoint;
 use crate::error::{OpenRouterError, is_transient_status};
 use crate::events::{EventRecorder, RetryReason, RunEvent};
 use crate::retry::{RetryAfter, parse_retry_after};
+use crate::stream_reader::StreamReader;
+use crate::toolset::ProviderToolset;
 
 /// Longest network error description kept in a message.
 const NETWORK_MESSAGE_MAX_CHARS: usize = 300;
@@ -63,10 +67,56 @@ pub(crate) enum TransportFailure {
 }
 
 /// A failure that may be retried, with the error it becomes when retries run out.
-struct Transient {
-    reason: RetryReason,
-    error: OpenRouterError,
+pub(crate) struct Transient {
+    pub(crate) reason: RetryReason,
+    pub(crate) error: OpenRouterError,
+    pub(crate) retry_after: Option<RetryAfter>,
+}
+
+/// A checked assistant message and whether it arrived as a stream (a non-streamed one has
+/// not emitted its deltas yet).
+#[derive(Debug)]
+pub(crate) struct TurnReply {
+    pub(crate) reply: AssistantReply,
+    pub(crate) streamed: bool,
+}
+
+/// What one attempt gives: a reply (`None` without an assistant message) or a failure that
+/// may be retried.
+pub(crate) type Attempt = Result<Option<TurnReply>, Transient>;
+
+/// A provider's failure: retryable when its status is (429, 5xx) and `retry_allowed` (a
+/// stream that announced a tool call is not replayed), else final.
+pub(crate) fn provider_failure(
+    status: u16,
+    message: String,
     retry_after: Option<RetryAfter>,
+    retry_allowed: bool,
+) -> Result<Attempt, OpenRouterError> {
+    let error = OpenRouterError::from_provider_failure(status, message);
+    if retry_allowed && is_transient_status(status) && error.code != OPENROUTER_TOOLS_UNSUPPORTED {
+        Ok(Err(Transient {
+            reason: RetryReason::Provider,
+            error,
+            retry_after,
+        }))
+    } else {
+        Err(error)
+    }
+}
+
+/// Whether a response is a server-sent event stream.
+fn is_event_stream(response: &reqwest::Response) -> bool {
+    response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| {
+            value
+                .trim_start()
+                .to_ascii_lowercase()
+                .starts_with("text/event-stream")
+        })
 }
 
 impl ChatClient {
@@ -168,14 +218,19 @@ impl ChatClient {
     }
 
     /// One provider turn: posts `body`, retrying transient failures at most
-    /// `retry.max_retries` times, and decodes the assistant message.
+    /// `retry.max_retries` times, and decodes the assistant message, streamed or not.
+    ///
+    /// A failure before the response's first byte is retried; a stream that breaks later is
+    /// retried only while none of its tool calls has been announced (the retry's
+    /// [`RunEvent::RetryScheduled`] voids the text streamed so far).
     pub(crate) async fn complete_turn(
         &self,
         body: &Value,
         turn: u32,
+        toolset: &ProviderToolset,
         cancel: &CancellationToken,
-        events: &mut EventRecorder,
-    ) -> Result<Option<AssistantReply>, OpenRouterError> {
+        events: &EventRecorder,
+    ) -> Result<Option<TurnReply>, OpenRouterError> {
         let headers = self.headers(true)?;
         let policy = self.config.retry;
         let mut retry_index = 0;
@@ -189,8 +244,8 @@ impl ChatClient {
                 .post(&self.config.endpoint)
                 .headers(headers.clone())
                 .json(body);
-            let response = abortable(cancel, self.send(request)).await?;
-            let transient = match self.classify(response)? {
+            let attempt = self.attempt(request, turn, toolset, events);
+            let transient = match abortable(cancel, attempt).await?? {
                 Ok(reply) => return Ok(reply),
                 Err(transient) => transient,
             };
@@ -211,36 +266,44 @@ impl ChatClient {
         }
     }
 
-    /// Sorts one attempt into a reply, a retryable failure, or a final error.
-    #[allow(clippy::type_complexity)]
+    /// One request: an event stream is read as it arrives, anything else as one body (a
+    /// provider that does not stream is read the same way whatever was asked).
+    async fn attempt(
+        &self,
+        request: reqwest::RequestBuilder,
+        turn: u32,
+        toolset: &ProviderToolset,
+        events: &EventRecorder,
+    ) -> Result<Attempt, OpenRouterError> {
+        let started = tokio::time::Instant::now();
+        let sent = tokio::time::timeout(self.config.request_timeout, request.send()).await;
+        let response = match sent {
+            Err(_) => return self.classify(Err(TransportFailure::Timeout)),
+            Ok(Err(error)) => return self.classify(Err(network_failure(error))),
+            Ok(Ok(response)) => response,
+        };
+        if response.status().is_success() && is_event_stream(&response) {
+            let reader = StreamReader::new(self, turn, toolset);
+            return reader.read(response, events).await;
+        }
+        let left = self
+            .config
+            .request_timeout
+            .saturating_sub(started.elapsed());
+        let body = tokio::time::timeout(left, self.read_body(response))
+            .await
+            .unwrap_or(Err(TransportFailure::Timeout));
+        self.classify(body)
+    }
+
+    /// Sorts one non-streamed attempt into a reply, a retryable failure, or a final error.
     fn classify(
         &self,
         response: Result<RawResponse, TransportFailure>,
-    ) -> Result<Result<Option<AssistantReply>, Transient>, OpenRouterError> {
+    ) -> Result<Attempt, OpenRouterError> {
         let response = match response {
             Ok(response) => response,
-            Err(TransportFailure::Timeout) => {
-                let message = format!(
-                    "Request timed out after {}ms.",
-                    self.config.request_timeout.as_millis()
-                );
-                return Ok(Err(Transient {
-                    reason: RetryReason::Timeout,
-                    error: OpenRouterError::new(OPENROUTER_TIMEOUT, message),
-                    retry_after: None,
-                }));
-            }
-            Err(TransportFailure::Network(message)) => {
-                let error = OpenRouterError::new(
-                    OPENROUTER_NETWORK_ERROR,
-                    format!("Network request failed: {message}"),
-                );
-                return Ok(Err(Transient {
-                    reason: RetryReason::Network,
-                    error,
-                    retry_after: None,
-                }));
-            }
+            Err(failure) => return Ok(Err(self.transport_transient(failure))),
         };
         match decode_response(
             response.status,
@@ -248,19 +311,38 @@ impl ChatClient {
             response.truncated,
             self.config.max_response_bytes,
         )? {
-            Decoded::Completion(reply) => Ok(Ok(reply)),
+            Decoded::Completion(reply) => Ok(Ok(reply.map(|reply| TurnReply {
+                reply,
+                streamed: false,
+            }))),
             Decoded::Failure { status, message } => {
-                let error = OpenRouterError::from_provider_failure(status, message);
-                if is_transient_status(status) && error.code != OPENROUTER_TOOLS_UNSUPPORTED {
-                    Ok(Err(Transient {
-                        reason: RetryReason::Provider,
-                        error,
-                        retry_after: response.retry_after,
-                    }))
-                } else {
-                    Err(error)
-                }
+                provider_failure(status, message, response.retry_after, true)
             }
+        }
+    }
+
+    /// A timeout or network failure, as a retryable failure.
+    pub(crate) fn transport_transient(&self, failure: TransportFailure) -> Transient {
+        match failure {
+            TransportFailure::Timeout => Transient {
+                reason: RetryReason::Timeout,
+                error: OpenRouterError::new(
+                    OPENROUTER_TIMEOUT,
+                    format!(
+                        "Request timed out after {}ms.",
+                        self.config.request_timeout.as_millis()
+                    ),
+                ),
+                retry_after: None,
+            },
+            TransportFailure::Network(message) => Transient {
+                reason: RetryReason::Network,
+                error: OpenRouterError::new(
+                    OPENROUTER_NETWORK_ERROR,
+                    format!("Network request failed: {message}"),
+                ),
+                retry_after: None,
+            },
         }
     }
 
@@ -270,35 +352,43 @@ impl ChatClient {
         request: reqwest::RequestBuilder,
     ) -> Result<RawResponse, TransportFailure> {
         let exchange = async {
-            let mut response = request.send().await.map_err(network_failure)?;
-            let status = response.status().as_u16();
-            let retry_after = response
-                .headers()
-                .get(RETRY_AFTER)
-                .and_then(|value| value.to_str().ok())
-                .and_then(parse_retry_after);
-            let limit = self.config.max_response_bytes;
-            let mut bytes = Vec::new();
-            let mut truncated = false;
-            while let Some(chunk) = response.chunk().await.map_err(network_failure)? {
-                if bytes.len() + chunk.len() > limit {
-                    bytes.extend_from_slice(&chunk[..limit - bytes.len()]);
-                    truncated = true;
-                    break;
-                }
-                bytes.extend_from_slice(&chunk);
-            }
-            let body = String::from_utf8_lossy(&bytes).into_owned();
-            Ok(RawResponse {
-                status,
-                retry_after,
-                body,
-                truncated,
-            })
+            let response = request.send().await.map_err(network_failure)?;
+            self.read_body(response).await
         };
         tokio::time::timeout(self.config.request_timeout, exchange)
             .await
             .unwrap_or(Err(TransportFailure::Timeout))
+    }
+
+    /// Reads a whole body, up to the size limit.
+    async fn read_body(
+        &self,
+        mut response: reqwest::Response,
+    ) -> Result<RawResponse, TransportFailure> {
+        let status = response.status().as_u16();
+        let retry_after = response
+            .headers()
+            .get(RETRY_AFTER)
+            .and_then(|value| value.to_str().ok())
+            .and_then(parse_retry_after);
+        let limit = self.config.max_response_bytes;
+        let mut bytes = Vec::new();
+        let mut truncated = false;
+        while let Some(chunk) = response.chunk().await.map_err(network_failure)? {
+            if bytes.len() + chunk.len() > limit {
+                bytes.extend_from_slice(&chunk[..limit - bytes.len()]);
+                truncated = true;
+                break;
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        let body = String::from_utf8_lossy(&bytes).into_owned();
+        Ok(RawResponse {
+            status,
+            retry_after,
+            body,
+            truncated,
+        })
     }
 
     /// The HTTP client.
@@ -320,7 +410,7 @@ pub(crate) async fn abortable<T>(
 }
 
 /// A network error with its source chain, bounded.
-fn network_failure(error: reqwest::Error) -> TransportFailure {
+pub(crate) fn network_failure(error: reqwest::Error) -> TransportFailure {
     let mut message = error.to_string();
     let mut source = std::error::Error::source(&error);
     while let Some(cause) = source {

@@ -22,6 +22,12 @@ pub const DEFAULT_MAX_TOKENS: u32 = 1_200;
 pub const TOOL_CHOICE: &str = "auto";
 /// Largest response body read from the provider; a larger 2xx body is an invalid response.
 pub const MAX_RESPONSE_BODY_BYTES: usize = 4 * 1024 * 1024;
+/// Overall cap of one streamed response; [`OpenRouterConfig::request_timeout`] bounds the
+/// silence between two chunks.
+pub const STREAM_TIMEOUT: Duration = Duration::from_millis(300_000);
+/// Tool calls of one response that run at the same time (read-only tools only; a mutation
+/// always runs alone, in the provider's order).
+pub const DEFAULT_MAX_PARALLEL_TOOL_CALLS: usize = 4;
 /// Environment variable read by [`OpenRouterConfig::from_env`] for the key.
 pub const API_KEY_ENV: &str = "OPENROUTER_API_KEY";
 /// Environment variable read by [`OpenRouterConfig::from_env`] for the model.
@@ -139,8 +145,17 @@ pub struct OpenRouterConfig {
     pub model: String,
     /// The API key.
     pub api_key: ApiKey,
-    /// Timeout of each HTTP request (body included).
+    /// Timeout of each HTTP request (body included); when streaming, the longest silence
+    /// between two chunks.
     pub request_timeout: Duration,
+    /// Whether responses are streamed (`stream: true`): text and tool-call arguments arrive
+    /// as [`RunEvent`](crate::RunEvent) deltas. A provider that answers with one JSON body
+    /// anyway is read as such. Off by default.
+    pub streaming: bool,
+    /// Overall cap of one streamed response.
+    pub stream_timeout: Duration,
+    /// Read-only tool calls of one response run concurrently up to this many (at least 1).
+    pub max_parallel_tool_calls: usize,
     /// Transient retry policy.
     pub retry: RetryPolicy,
     /// App attribution headers.
@@ -165,6 +180,9 @@ impl OpenRouterConfig {
             model: DEFAULT_MODEL.to_owned(),
             api_key,
             request_timeout: REQUEST_TIMEOUT,
+            streaming: false,
+            stream_timeout: STREAM_TIMEOUT,
+            max_parallel_tool_calls: DEFAULT_MAX_PARALLEL_TOOL_CALLS,
             retry: RetryPolicy::default(),
             attribution: Attribution::default(),
             data_policy: DataPolicy::default(),
@@ -243,6 +261,27 @@ impl OpenRouterConfig {
     #[must_use]
     pub fn with_request_timeout(mut self, timeout: Duration) -> Self {
         self.request_timeout = timeout;
+        self
+    }
+
+    /// Streams responses (`stream: true`) or asks for one JSON body (`false`, the default).
+    #[must_use]
+    pub fn with_streaming(mut self, streaming: bool) -> Self {
+        self.streaming = streaming;
+        self
+    }
+
+    /// Sets the overall cap of one streamed response.
+    #[must_use]
+    pub fn with_stream_timeout(mut self, timeout: Duration) -> Self {
+        self.stream_timeout = timeout;
+        self
+    }
+
+    /// Sets how many read-only tool calls of one response run at once (0 is taken as 1).
+    #[must_use]
+    pub fn with_max_parallel_tool_calls(mut self, cap: usize) -> Self {
+        self.max_parallel_tool_calls = cap.max(1);
         self
     }
 

@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 
 use crate::codes::OPENROUTER_INVALID_RESPONSE;
 use crate::error::OpenRouterError;
+use crate::events::TokenUsage;
 
 /// Characters of a non-JSON error body quoted in the error message.
 pub const ERROR_BODY_EXCERPT_CHARS: usize = 240;
@@ -15,11 +16,14 @@ pub const IN_BODY_ERROR_FALLBACK_STATUS: u16 = 502;
 
 /// The assistant message of a response, checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct AssistantReply {
     /// Text of the message (`None` for `null` or absent).
     pub content: Option<String>,
     /// Tool calls in the order the provider sent them.
     pub tool_calls: Vec<ProviderToolCall>,
+    /// The response's `usage`, when it has one.
+    pub usage: Option<TokenUsage>,
 }
 
 /// A checked tool call as the provider named it.
@@ -85,7 +89,7 @@ pub fn decode_response(
 /// The failure a 2xx object carries: a top-level `error` (an object, or a string as Ollama's
 /// native API writes it), or a first choice that finished with an `error` (OpenRouter, when
 /// the upstream provider fails after the response began).
-fn body_error(payload: &Map<String, Value>, status: u16) -> Option<Decoded> {
+pub(crate) fn body_error(payload: &Map<String, Value>, status: u16) -> Option<Decoded> {
     let choice_error = payload
         .get("choices")
         .and_then(Value::as_array)
@@ -188,7 +192,7 @@ fn in_body_status(error: &Map<String, Value>) -> u16 {
 
 /// Whitespace collapsed to single spaces, cut to [`ERROR_BODY_EXCERPT_CHARS`], trimmed (the
 /// cut can fall just after a collapsed space).
-fn excerpt(body: &str) -> String {
+pub(crate) fn excerpt(body: &str) -> String {
     let cut: String = body
         .split_whitespace()
         .collect::<Vec<_>>()
@@ -211,8 +215,15 @@ fn decode_completion(
         Some(Value::Array(choices)) => choices.first(),
         Some(_) => return Err(invalid("Provider returned a non-array choices value.")),
     };
+    let usage = payload
+        .get("usage")
+        .and_then(Value::as_object)
+        .map(crate::stream::usage_of);
     match first_choice.and_then(|choice| choice.get("message")) {
-        Some(Value::Object(message)) => decode_assistant(message).map(Some),
+        Some(Value::Object(message)) => decode_assistant(message).map(|mut reply| {
+            reply.usage = usage;
+            Some(reply)
+        }),
         _ => Ok(None),
     }
 }
@@ -240,6 +251,7 @@ fn decode_assistant(message: &Map<String, Value>) -> Result<AssistantReply, Open
     Ok(AssistantReply {
         content,
         tool_calls,
+        usage: None,
     })
 }
 
@@ -340,7 +352,8 @@ mod tests {
             text,
             Decoded::Completion(Some(AssistantReply {
                 content: Some("hi".into()),
-                tool_calls: vec![]
+                tool_calls: vec![],
+                usage: None,
             }))
         );
     }

@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use serde::Serialize;
+use serde_json::{Map, Value};
 
 /// Why a request is retried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -29,8 +30,32 @@ pub enum ToolCallStatus {
     Cancelled,
 }
 
+/// Tokens a provider turn used, as the provider reported them (`usage` of the response or of
+/// a stream's last chunk).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenUsage {
+    /// `prompt_tokens`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u64>,
+    /// `completion_tokens`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
+    /// `total_tokens`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_tokens: Option<u64>,
+}
+
 /// One step of a run, in order. Serializes as `{"type": "requestSent", ...}`.
+///
+/// A turn's response arrives as [`TextDelta`](Self::TextDelta)s and, per tool call,
+/// [`ToolCallStreamStarted`](Self::ToolCallStreamStarted), then
+/// [`ToolCallArgumentsDelta`](Self::ToolCallArgumentsDelta)s, then
+/// [`ToolCallReady`](Self::ToolCallReady); a non-streamed response emits the same events
+/// (one delta each), so a UI has one path. A [`RetryScheduled`](Self::RetryScheduled) voids
+/// the deltas of its turn so far: the retried request streams the turn again.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 #[serde(
     tag = "type",
     rename_all = "camelCase",
@@ -70,6 +95,68 @@ pub enum RunEvent {
         reason: RetryReason,
         /// The code the failure would have had.
         code: &'static str,
+    },
+    /// A piece of the assistant's text.
+    TextDelta {
+        /// Provider turn, from 1.
+        turn: u32,
+        /// The new text.
+        text: String,
+    },
+    /// The provider began a tool call: its id and name are known, its arguments follow.
+    ToolCallStreamStarted {
+        /// Provider turn, from 1.
+        turn: u32,
+        /// Position of the call in the response, from 0.
+        index: usize,
+        /// Provider correlation id.
+        tool_call_id: String,
+        /// Canonical tool name (the provider's name when it maps to no tool).
+        name: String,
+    },
+    /// More argument text of a tool call.
+    ToolCallArgumentsDelta {
+        /// Provider turn, from 1.
+        turn: u32,
+        /// Position of the call in the response, from 0.
+        index: usize,
+        /// Provider correlation id.
+        tool_call_id: String,
+        /// The new argument text.
+        delta: String,
+        /// The arguments so far, with open strings, arrays and objects closed (fields appear
+        /// as they arrive); sent when a top-level field completes and as the text grows.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        partial: Option<Map<String, Value>>,
+    },
+    /// A tool call's arguments are complete, parsed and checked against the tool's input
+    /// schema; nothing of the response runs before every call of it is ready.
+    ToolCallReady {
+        /// Provider turn, from 1.
+        turn: u32,
+        /// Position of the call in the response, from 0.
+        index: usize,
+        /// Provider correlation id.
+        tool_call_id: String,
+        /// Canonical tool name (the provider's name when it maps to no tool).
+        name: String,
+        /// The arguments that will run.
+        arguments: Map<String, Value>,
+        /// SHA-256 (hex) of the arguments' canonical JSON text (keys sorted), so an approval
+        /// can be bound to exactly what was shown.
+        digest: String,
+        /// Schema violations; a call with any is answered with `TOOL_INVALID_ARGUMENTS` and
+        /// never executed.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        issues: Vec<String>,
+    },
+    /// Tokens used by a turn.
+    Usage {
+        /// Provider turn, from 1.
+        turn: u32,
+        /// The counts.
+        #[serde(flatten)]
+        usage: TokenUsage,
     },
     /// A checked assistant message arrived.
     ResponseReceived {
@@ -129,17 +216,18 @@ pub enum RunEvent {
 /// A live listener for run events (for a UI status line or trace).
 pub type EventCallback = Arc<dyn Fn(&RunEvent) + Send + Sync>;
 
-/// Collects the transcript and forwards each event to the callback as it happens.
+/// Collects the transcript and forwards each event to the callback as it happens. Shared by
+/// the concurrent calls of one response, so it records through a lock.
 #[derive(Default)]
 pub(crate) struct EventRecorder {
     callback: Option<EventCallback>,
-    transcript: Vec<RunEvent>,
+    transcript: std::sync::Mutex<Vec<RunEvent>>,
 }
 
 impl fmt::Debug for EventRecorder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("EventRecorder")
-            .field("events", &self.transcript.len())
+            .field("events", &self.lock().len())
             .finish()
     }
 }
@@ -148,20 +236,31 @@ impl EventRecorder {
     pub(crate) fn new(callback: Option<EventCallback>) -> Self {
         Self {
             callback,
-            transcript: Vec::new(),
+            transcript: std::sync::Mutex::default(),
         }
     }
 
-    pub(crate) fn emit(&mut self, event: RunEvent) {
+    /// Records an event; the lock is held while the callback runs, so listeners see events
+    /// in transcript order.
+    pub(crate) fn emit(&self, event: RunEvent) {
         tracing::debug!(?event, "openrouter run event");
+        let mut transcript = self.lock();
         if let Some(callback) = &self.callback {
             callback(&event);
         }
-        self.transcript.push(event);
+        transcript.push(event);
     }
 
     pub(crate) fn into_transcript(self) -> Vec<RunEvent> {
         self.transcript
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<RunEvent>> {
+        self.transcript
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
@@ -191,7 +290,7 @@ mod tests {
     fn the_callback_sees_every_event_as_it_is_recorded() {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&seen);
-        let mut recorder = EventRecorder::new(Some(Arc::new(move |event: &RunEvent| {
+        let recorder = EventRecorder::new(Some(Arc::new(move |event: &RunEvent| {
             sink.lock().unwrap().push(event.clone())
         })));
         recorder.emit(RunEvent::ToolsListed { count: 2 });

@@ -30,11 +30,15 @@ mod events;
 mod executor;
 mod guard;
 mod models;
+mod partial_json;
 mod provider;
 #[cfg(feature = "tool-context")]
 mod registry;
 mod retry;
 mod run;
+mod sse;
+mod stream;
+mod stream_reader;
 pub mod tool_message;
 mod toolset;
 mod wire;
@@ -43,9 +47,10 @@ mod wire;
 pub use async_trait::async_trait;
 pub use client::{ChatClient, OpenRouterClient};
 pub use config::{
-    API_KEY_ENV, ApiKey, Attribution, DEFAULT_CHAT_COMPLETIONS_URL, DEFAULT_MAX_TOKENS,
-    DEFAULT_MODEL, DEFAULT_MODELS_URL, DataPolicy, ENDPOINT_ENV, MAX_RESPONSE_BODY_BYTES,
-    MODEL_ENV, OpenRouterConfig, REQUEST_TIMEOUT, TOOL_CHOICE,
+    API_KEY_ENV, ApiKey, Attribution, DEFAULT_CHAT_COMPLETIONS_URL,
+    DEFAULT_MAX_PARALLEL_TOOL_CALLS, DEFAULT_MAX_TOKENS, DEFAULT_MODEL, DEFAULT_MODELS_URL,
+    DataPolicy, ENDPOINT_ENV, MAX_RESPONSE_BODY_BYTES, MODEL_ENV, OpenRouterConfig,
+    REQUEST_TIMEOUT, STREAM_TIMEOUT, TOOL_CHOICE,
 };
 pub use decode::{
     AssistantReply, Decoded, ERROR_BODY_EXCERPT_CHARS, IN_BODY_ERROR_FALLBACK_STATUS,
@@ -53,7 +58,7 @@ pub use decode::{
 };
 pub use endpoint::{ENDPOINT_RULE, check_endpoint, is_loopback, is_loopback_endpoint};
 pub use error::{OpenRouterError, code_for_status, is_transient_status};
-pub use events::{EventCallback, RetryReason, RunEvent, ToolCallStatus};
+pub use events::{EventCallback, RetryReason, RunEvent, TokenUsage, ToolCallStatus};
 pub use executor::ToolExecutor;
 pub use guard::MAX_IDENTICAL_TOOL_FAILURES;
 pub use models::{

@@ -6,10 +6,13 @@ use std::fmt;
 use std::panic::AssertUnwindSafe;
 use std::time::Instant;
 
-use futures::FutureExt;
+use futures::{FutureExt, StreamExt};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 use tool_protocol::codes::{TOOL_CANCELLED, TOOL_EXECUTION_FAILED, TOOL_NOT_FOUND};
+use tool_protocol::idempotency::tool_call_fingerprint;
+use tool_protocol::schema::arguments_invalid;
+use tool_protocol::validate::ValidationIssue;
 use tool_protocol::{
     ModelToolCall, ToolCallContext, ToolCallError, ToolCallMode, ToolCallResult, ToolCallSource,
 };
@@ -158,10 +161,13 @@ pub struct RunFailure {
     pub trace: Box<RunTrace>,
 }
 
-/// A tool call whose arguments parsed to a JSON object.
+/// A tool call whose arguments parsed to a JSON object, with its canonical name (the
+/// provider's when it maps to no tool) and its input-schema issues.
 struct ParsedCall {
     call: ProviderToolCall,
+    name: String,
     arguments: Map<String, Value>,
+    issues: Vec<ValidationIssue>,
 }
 
 /// State of one run.
@@ -250,8 +256,9 @@ impl<'a, E: ToolExecutor + ?Sized> Run<'a, E> {
                 return Ok(self.final_answer(reply));
             }
             check_call_budget(self.completed_calls, reply.tool_calls.len())?;
-            let calls = parse_calls(&reply.tool_calls)?;
+            let calls = parse_calls(&reply.tool_calls, &toolset)?;
             self.messages.push(assistant_message(&reply));
+            self.announce_ready(&calls);
             self.execute_calls(&toolset, calls).await?;
         }
         Err(OpenRouterError::new(
@@ -267,16 +274,26 @@ impl<'a, E: ToolExecutor + ?Sized> Run<'a, E> {
         let conversation: Vec<ChatMessage> =
             self.prefix.iter().chain(&self.messages).cloned().collect();
         let body = chat_request_body(self.client.config(), &conversation, toolset.tools());
-        let reply = self
+        let turn = self
             .client
-            .complete_turn(&body, self.turns, &self.cancel, &mut self.events)
+            .complete_turn(&body, self.turns, toolset, &self.cancel, &self.events)
             .await?;
-        let reply = reply.ok_or_else(|| {
+        let turn = turn.ok_or_else(|| {
             OpenRouterError::new(
                 OPENROUTER_NO_ASSISTANT_MESSAGE,
                 "Provider response did not include an assistant message.",
             )
         })?;
+        if !turn.streamed {
+            self.emit_as_deltas(&turn.reply, toolset);
+        }
+        let reply = turn.reply;
+        if let Some(usage) = reply.usage {
+            self.events.emit(RunEvent::Usage {
+                turn: self.turns,
+                usage,
+            });
+        }
         self.events.emit(RunEvent::ResponseReceived {
             turn: self.turns,
             tool_calls: reply.tool_calls.len(),
@@ -309,24 +326,67 @@ impl<'a, E: ToolExecutor + ?Sized> Run<'a, E> {
         }
     }
 
-    /// Executes the calls of one response in order. When the run stops part-way, every
-    /// remaining call still gets a tool message so the messages stay a valid continuation.
+    /// The events a stream would have sent, for a reply that arrived whole (one delta each),
+    /// so listeners have one path.
+    fn emit_as_deltas(&self, reply: &AssistantReply, toolset: &ProviderToolset) {
+        let turn = self.turns;
+        if let Some(text) = reply.content.as_deref().filter(|text| !text.is_empty()) {
+            self.events.emit(RunEvent::TextDelta {
+                turn,
+                text: text.to_owned(),
+            });
+        }
+        for (index, call) in reply.tool_calls.iter().enumerate() {
+            self.events.emit(RunEvent::ToolCallStreamStarted {
+                turn,
+                index,
+                tool_call_id: call.id.clone(),
+                name: toolset.display_name(&call.name).to_owned(),
+            });
+            self.events.emit(RunEvent::ToolCallArgumentsDelta {
+                turn,
+                index,
+                tool_call_id: call.id.clone(),
+                delta: call.arguments.clone(),
+                partial: None,
+            });
+        }
+    }
+
+    /// Every call of the response is ready (parsed and checked) before any of them runs.
+    fn announce_ready(&self, calls: &[ParsedCall]) {
+        for (index, parsed) in calls.iter().enumerate() {
+            let arguments = Value::Object(parsed.arguments.clone());
+            self.events.emit(RunEvent::ToolCallReady {
+                turn: self.turns,
+                index,
+                tool_call_id: parsed.call.id.clone(),
+                name: parsed.name.clone(),
+                digest: tool_call_fingerprint(&parsed.name, &arguments),
+                arguments: parsed.arguments.clone(),
+                issues: parsed.issues.iter().map(ToString::to_string).collect(),
+            });
+        }
+    }
+
+    /// Executes the calls of one response: consecutive read-only calls run together (at most
+    /// `max_parallel_tool_calls` at once), every other call alone, in the provider's order, so
+    /// approvals are asked one by one. Results are recorded in the provider's order. When the
+    /// run stops part-way, every remaining call still gets a tool message so the messages
+    /// stay a valid continuation.
     async fn execute_calls(
         &mut self,
         toolset: &ProviderToolset,
         calls: Vec<ParsedCall>,
     ) -> Result<(), OpenRouterError> {
-        let mut pending = calls.into_iter();
-        while let Some(parsed) = pending.next() {
+        let mut pending = calls.into_iter().peekable();
+        while pending.peek().is_some() {
             if self.cancel.is_cancelled() {
-                self.skip_calls(
-                    std::iter::once(parsed).chain(pending),
-                    &OpenRouterError::cancelled(),
-                );
+                self.skip_calls(pending, &OpenRouterError::cancelled());
                 return Err(OpenRouterError::cancelled());
             }
-            self.completed_calls += 1;
-            if let Err(error) = self.execute_call(toolset, parsed).await {
+            let group = next_group(&mut pending, toolset);
+            if let Err(error) = self.execute_group(toolset, group).await {
                 self.skip_calls(pending, &error);
                 return Err(error);
             }
@@ -346,32 +406,81 @@ impl<'a, E: ToolExecutor + ?Sized> Run<'a, E> {
         }
     }
 
-    async fn execute_call(
+    /// Runs one group concurrently and records every outcome in order; the first error
+    /// (cancellation, repeated failure) ends the run after all are recorded.
+    async fn execute_group(
         &mut self,
         toolset: &ProviderToolset,
-        parsed: ParsedCall,
+        group: Vec<ParsedCall>,
     ) -> Result<(), OpenRouterError> {
-        let ParsedCall { call, arguments } = parsed;
-        let canonical = toolset.canonical_name(&call.name).map(str::to_owned);
-        let name = canonical.clone().unwrap_or_else(|| call.name.clone());
+        self.completed_calls += group.len();
+        let cap = self.client.config().max_parallel_tool_calls.max(1);
+        let this = &*self;
+        let outcomes: Vec<_> = futures::stream::iter(group)
+            .map(|parsed| async move {
+                let (outcome, duration_ms) = this.invoke(toolset, &parsed).await;
+                (parsed, outcome, duration_ms)
+            })
+            .buffered(cap)
+            .collect()
+            .await;
+        let mut first_error = None;
+        for (parsed, outcome, duration_ms) in outcomes {
+            let settled = self.settle(toolset, parsed, outcome, duration_ms);
+            if let Err(error) = settled {
+                first_error.get_or_insert(error);
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// Runs one call: an unknown tool or arguments that fail its schema are answered without
+    /// the executor. `None` when the run was cancelled first.
+    async fn invoke(
+        &self,
+        toolset: &ProviderToolset,
+        parsed: &ParsedCall,
+    ) -> (Option<ToolCallResult>, u64) {
+        let call = &parsed.call;
         self.events.emit(RunEvent::ToolCallStarted {
             turn: self.turns,
             tool_call_id: call.id.clone(),
-            name: name.clone(),
+            name: parsed.name.clone(),
             provider_name: call.name.clone(),
         });
         let started = Instant::now();
-        let outcome = match &canonical {
-            Some(canonical) => {
-                self.call_executor(&call.id, canonical, arguments.clone())
-                    .await
-            }
-            None => Some(ToolCallResult::failure(ToolCallError::new(
+        let outcome = if toolset.canonical_name(&call.name).is_none() {
+            Some(ToolCallResult::failure(ToolCallError::new(
                 TOOL_NOT_FOUND,
                 format!("Tool \"{}\" not found in registry", call.name),
-            ))),
+            )))
+        } else if !parsed.issues.is_empty() {
+            Some(ToolCallResult::failure(arguments_invalid(
+                &parsed.name,
+                &parsed.issues,
+            )))
+        } else {
+            self.call_executor(&call.id, &parsed.name, parsed.arguments.clone())
+                .await
         };
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        (outcome, duration_ms)
+    }
+
+    /// Records a call's outcome: its tool message, its finish event and the failure guard.
+    fn settle(
+        &mut self,
+        toolset: &ProviderToolset,
+        parsed: ParsedCall,
+        outcome: Option<ToolCallResult>,
+        duration_ms: u64,
+    ) -> Result<(), OpenRouterError> {
+        let ParsedCall {
+            call,
+            name,
+            arguments,
+            ..
+        } = parsed;
         let Some(result) = outcome else {
             let cancelled = ToolCallError::new(TOOL_CANCELLED, TOOL_CALL_CANCELLED_MESSAGE)
                 .with_retryable(true);
@@ -388,7 +497,7 @@ impl<'a, E: ToolExecutor + ?Sized> Run<'a, E> {
             );
             return Err(OpenRouterError::cancelled());
         };
-        if canonical.is_some() {
+        if toolset.canonical_name(&call.name).is_some() {
             self.tool_names.push(name.clone());
         }
         let message = tool_message(&result);
@@ -460,7 +569,7 @@ impl<'a, E: ToolExecutor + ?Sized> Run<'a, E> {
     }
 
     fn finished(
-        &mut self,
+        &self,
         id: &str,
         name: &str,
         status: ToolCallStatus,
@@ -480,10 +589,7 @@ impl<'a, E: ToolExecutor + ?Sized> Run<'a, E> {
         });
     }
 
-    fn finish(
-        mut self,
-        outcome: Result<String, OpenRouterError>,
-    ) -> Result<RunCompletion, RunFailure> {
+    fn finish(self, outcome: Result<String, OpenRouterError>) -> Result<RunCompletion, RunFailure> {
         if let Err(error) = &outcome {
             self.events.emit(RunEvent::RunFailed {
                 code: error.code,
@@ -521,9 +627,27 @@ fn check_call_budget(completed: usize, requested: usize) -> Result<(), OpenRoute
     Ok(())
 }
 
-/// Parses every call's arguments before any call runs; malformed or non-object JSON rejects
-/// the whole response (never coerced to `{}`).
-fn parse_calls(calls: &[ProviderToolCall]) -> Result<Vec<ParsedCall>, OpenRouterError> {
+/// The next calls to run together: consecutive read-only calls, or one other call.
+fn next_group(
+    pending: &mut std::iter::Peekable<impl Iterator<Item = ParsedCall>>,
+    toolset: &ProviderToolset,
+) -> Vec<ParsedCall> {
+    let read_only = |parsed: &ParsedCall| toolset.is_read_only(&parsed.name);
+    let mut group: Vec<ParsedCall> = pending.next().into_iter().collect();
+    if group.first().is_some_and(read_only) {
+        while let Some(parsed) = pending.next_if(read_only) {
+            group.push(parsed);
+        }
+    }
+    group
+}
+
+/// Parses every call's arguments and checks them against the tool's input schema before any
+/// call runs; malformed or non-object JSON rejects the whole response (never coerced to `{}`).
+fn parse_calls(
+    calls: &[ProviderToolCall],
+    toolset: &ProviderToolset,
+) -> Result<Vec<ParsedCall>, OpenRouterError> {
     calls
         .iter()
         .map(|call| {
@@ -537,10 +661,15 @@ fn parse_calls(calls: &[ProviderToolCall]) -> Result<Vec<ParsedCall>, OpenRouter
                 )
             };
             match serde_json::from_str::<Value>(&call.arguments) {
-                Ok(Value::Object(arguments)) => Ok(ParsedCall {
-                    call: call.clone(),
-                    arguments,
-                }),
+                Ok(Value::Object(arguments)) => {
+                    let name = toolset.display_name(&call.name).to_owned();
+                    Ok(ParsedCall {
+                        call: call.clone(),
+                        issues: toolset.check_arguments(&name, &arguments),
+                        name,
+                        arguments,
+                    })
+                }
                 Ok(_) => Err(invalid("non-object JSON")),
                 Err(_) => Err(invalid("invalid JSON")),
             }
@@ -563,6 +692,10 @@ fn assistant_message(reply: &AssistantReply) -> ChatMessage {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn toolset() -> ProviderToolset {
+        ProviderToolset::new(&[])
+    }
 
     fn call(arguments: &str) -> ProviderToolCall {
         ProviderToolCall {
@@ -590,7 +723,7 @@ mod tests {
     #[test]
     fn arguments_must_be_json_objects() {
         assert_eq!(
-            parse_calls(&[call(r#"{"a":1}"#)]).unwrap()[0].arguments["a"],
+            parse_calls(&[call(r#"{"a":1}"#)], &toolset()).unwrap()[0].arguments["a"],
             1
         );
         for (arguments, what) in [
@@ -600,7 +733,7 @@ mod tests {
             ("", "invalid JSON"),
             ("{", "invalid JSON"),
         ] {
-            let error = parse_calls(&[call(r#"{}"#), call(arguments)])
+            let error = parse_calls(&[call(r#"{}"#), call(arguments)], &toolset())
                 .err()
                 .unwrap();
             assert_eq!(

@@ -132,6 +132,10 @@ pub fn chat_request_body(
         body.insert("tool_choice".into(), Value::String(TOOL_CHOICE.into()));
     }
     body.insert("max_tokens".into(), json!(config.max_tokens));
+    if config.streaming {
+        body.insert("stream".into(), Value::Bool(true));
+        body.insert("stream_options".into(), json!({"include_usage": true}));
+    }
     if let Some(provider) = config
         .data_policy
         .provider_preferences()

@@ -133,13 +133,35 @@ async fn parallel_tool_calls_run_in_order_and_return_to_the_model() {
             RunEvent::ToolCallFinished { .. } => "result",
             RunEvent::RunCompleted { .. } => "done",
             RunEvent::RunFailed { .. } => "failed",
+            RunEvent::TextDelta { .. } => "text",
+            RunEvent::ToolCallStreamStarted { .. } => "announced",
+            RunEvent::ToolCallArgumentsDelta { .. } => "arguments",
+            RunEvent::ToolCallReady { .. } => "ready",
+            RunEvent::Usage { .. } => "usage",
+            _ => "other",
         })
         .collect();
     assert_eq!(
         kinds,
         [
-            "start", "list", "request", "response", "call", "result", "call", "result", "request",
-            "response", "done"
+            "start",
+            "list",
+            "request",
+            "announced",
+            "arguments",
+            "announced",
+            "arguments",
+            "response",
+            "ready",
+            "ready",
+            "call",
+            "result",
+            "call",
+            "result",
+            "request",
+            "text",
+            "response",
+            "done"
         ]
     );
 }

@@ -50,13 +50,7 @@ pub(crate) fn not_allowed(name: &str) -> ToolCallError {
     )
 }
 
-pub(crate) fn arguments_invalid(name: &str, issues: &[ValidationIssue]) -> ToolCallError {
-    ToolCallError::new(
-        codes::TOOL_VALIDATION_FAILED,
-        format!("Tool \"{name}\" arguments failed validation"),
-    )
-    .with_details(json!({ "issues": issues_json(issues) }))
-}
+pub(crate) use tool_protocol::schema::arguments_invalid;
 
 pub(crate) fn output_invalid(name: &str, issues: &[ValidationIssue]) -> ToolCallError {
     ToolCallError::new(

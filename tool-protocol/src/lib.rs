@@ -29,6 +29,9 @@ pub mod observability;
 pub mod paging;
 pub mod request;
 pub mod result;
+#[cfg(feature = "schema")]
+#[cfg_attr(docsrs, doc(cfg(feature = "schema")))]
+pub mod schema;
 mod serde_util;
 pub mod validate;
 

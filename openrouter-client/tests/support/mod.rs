@@ -38,6 +38,13 @@ pub enum Reply {
     },
     /// Never answers within the test's timeouts.
     Hang,
+    /// A `text/event-stream` body sent chunk by chunk, `gap` apart; with `then_hang`, the
+    /// body stays open (silent) after the last chunk.
+    Stream {
+        chunks: Vec<String>,
+        gap: Duration,
+        then_hang: bool,
+    },
 }
 
 impl Reply {
@@ -72,6 +79,29 @@ impl Reply {
             headers: retry_after
                 .map(|value| vec![("retry-after", value.to_owned())])
                 .unwrap_or_default(),
+        }
+    }
+
+    /// Server-sent events, one `data:` payload per chunk (`[DONE]` appended), sent at once.
+    pub fn sse(payloads: &[Value]) -> Self {
+        let mut chunks: Vec<String> = payloads
+            .iter()
+            .map(|payload| format!("data: {payload}\n\n"))
+            .collect();
+        chunks.push("data: [DONE]\n\n".into());
+        Self::Stream {
+            chunks,
+            gap: Duration::ZERO,
+            then_hang: false,
+        }
+    }
+
+    /// Raw chunks, `gap` apart.
+    pub fn chunks(chunks: Vec<String>, gap: Duration, then_hang: bool) -> Self {
+        Self::Stream {
+            chunks,
+            gap,
+            then_hang,
         }
     }
 
@@ -262,8 +292,37 @@ async fn answer(
             tokio::time::sleep(Duration::from_secs(60)).await;
             respond(200, "application/json", "{}".into(), Vec::new())
         }
+        Some(Reply::Stream {
+            chunks,
+            gap,
+            then_hang,
+        }) => stream_response(chunks, gap, then_hang),
         None => respond(418, "text/plain", "script exhausted".into(), Vec::new()),
     }
+}
+
+fn stream_response(chunks: Vec<String>, gap: Duration, then_hang: bool) -> Response {
+    let body = futures::stream::unfold(
+        (chunks.into_iter(), true),
+        move |(mut rest, first)| async move {
+            if !first && !gap.is_zero() {
+                tokio::time::sleep(gap).await;
+            }
+            match rest.next() {
+                Some(chunk) => Some((Ok::<_, std::io::Error>(Bytes::from(chunk)), (rest, false))),
+                None if then_hang => {
+                    tokio::time::sleep(Duration::from_secs(60)).await;
+                    None
+                }
+                None => None,
+            }
+        },
+    );
+    Response::builder()
+        .status(StatusCode::OK)
+        .header("content-type", "text/event-stream")
+        .body(Body::from_stream(body))
+        .unwrap()
 }
 
 fn respond(

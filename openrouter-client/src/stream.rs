@@ -1,0 +1,425 @@
+//! A streamed chat completion assembled from its chunks, with every delta style normalised
+//! into one event sequence: OpenAI/OpenRouter `delta.tool_calls` by index (id and name first,
+//! then argument fragments), llama.cpp's per-token fragments, Ollama's whole call in one chunk,
+//! usage in the last chunk, an `error` after HTTP 200, and `[DONE]`.
+//!
+//! Nothing here runs a tool: the assembled reply goes through the same checks as a
+//! non-streamed one. What the stream alone shows to be wrong (a changed id, interleaved
+//! indexes, arguments that can never be a valid object) stops it at once.
+
+use std::collections::HashSet;
+
+use serde_json::{Map, Value};
+
+use crate::codes::{OPENROUTER_INVALID_RESPONSE, OPENROUTER_INVALID_TOOL_CALL};
+use crate::decode::{AssistantReply, ProviderToolCall, body_error};
+use crate::error::OpenRouterError;
+use crate::events::{EventRecorder, RunEvent, TokenUsage};
+use crate::partial_json::{PartialJson, PartialJsonError, TopLevel};
+use crate::sse::SseEvent;
+use crate::toolset::ProviderToolset;
+
+/// Arguments shorter than this get a `partial` whenever a top-level field completes.
+const PARTIAL_ON_FIELD_MAX_BYTES: usize = 64 * 1024;
+/// Growth (bytes) after which a `partial` is sent anyway; it doubles with the text, so the
+/// parses of one call cost linear time in total.
+const PARTIAL_MIN_GROWTH_BYTES: usize = 256;
+
+/// What one event of the stream means for the turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Chunk {
+    /// More to come.
+    Continue,
+    /// `[DONE]`.
+    Done,
+    /// The provider reported a failure inside the stream.
+    Failure { status: u16, message: String },
+}
+
+/// One tool call as its deltas arrive.
+#[derive(Debug, Default)]
+struct StreamedCall {
+    id: Option<String>,
+    name: Option<String>,
+    announced: bool,
+    arguments: PartialJson,
+    partial_sent_at: usize,
+}
+
+/// The turn's text, tool calls and usage, built chunk by chunk.
+pub(crate) struct StreamAssembler<'a> {
+    turn: u32,
+    toolset: &'a ProviderToolset,
+    content: Option<String>,
+    calls: Vec<StreamedCall>,
+    usage: Option<TokenUsage>,
+    finished: bool,
+}
+
+impl<'a> StreamAssembler<'a> {
+    pub(crate) fn new(turn: u32, toolset: &'a ProviderToolset) -> Self {
+        Self {
+            turn,
+            toolset,
+            content: None,
+            calls: Vec::new(),
+            usage: None,
+            finished: false,
+        }
+    }
+
+    /// Whether any tool call has been announced: after that, a broken stream is not retried.
+    pub(crate) fn announced_tool_call(&self) -> bool {
+        self.calls.iter().any(|call| call.announced)
+    }
+
+    /// Reads one server-sent event.
+    pub(crate) fn event(
+        &mut self,
+        event: &SseEvent,
+        events: &EventRecorder,
+    ) -> Result<Chunk, OpenRouterError> {
+        let data = event.data.trim();
+        if data == "[DONE]" {
+            self.finished = true;
+            return Ok(Chunk::Done);
+        }
+        let Ok(chunk) = serde_json::from_str::<Map<String, Value>>(data) else {
+            if event.is_error_field {
+                return Ok(Chunk::Failure {
+                    status: crate::decode::IN_BODY_ERROR_FALLBACK_STATUS,
+                    message: crate::decode::excerpt(data),
+                });
+            }
+            return Err(invalid(
+                "Provider streamed a data line that is not a JSON object.",
+            ));
+        };
+        if let Some(failure) = stream_error(&chunk, event.is_error_field) {
+            return Ok(failure);
+        }
+        if let Some(usage) = chunk.get("usage").and_then(Value::as_object) {
+            self.usage = Some(usage_of(usage));
+        }
+        let choice = match chunk.get("choices") {
+            None | Some(Value::Null) => return Ok(Chunk::Continue),
+            Some(Value::Array(choices)) => choices.first(),
+            Some(_) => return Err(invalid("Provider returned a non-array choices value.")),
+        };
+        let Some(choice) = choice else {
+            return Ok(Chunk::Continue);
+        };
+        if choice
+            .get("finish_reason")
+            .is_some_and(|reason| !reason.is_null())
+        {
+            self.finished = true;
+        }
+        match choice.get("delta") {
+            Some(Value::Object(delta)) => self.delta(delta, events)?,
+            None | Some(Value::Null) => {}
+            Some(_) => return Err(invalid("Provider streamed a non-object delta.")),
+        }
+        Ok(Chunk::Continue)
+    }
+
+    fn delta(
+        &mut self,
+        delta: &Map<String, Value>,
+        events: &EventRecorder,
+    ) -> Result<(), OpenRouterError> {
+        match delta.get("role") {
+            None | Some(Value::Null) => {}
+            Some(Value::String(role)) if role == "assistant" => {}
+            Some(_) => {
+                return Err(invalid(
+                    "Provider streamed a delta without the assistant role.",
+                ));
+            }
+        }
+        match delta.get("content") {
+            None | Some(Value::Null) => {}
+            Some(Value::String(text)) => self.text(text, events),
+            Some(_) => return Err(invalid("Provider returned non-string assistant content.")),
+        }
+        match delta.get("tool_calls") {
+            None | Some(Value::Null) => Ok(()),
+            Some(Value::Array(calls)) => calls
+                .iter()
+                .try_for_each(|call| self.tool_call_delta(call, events)),
+            Some(_) => Err(invalid(
+                "Provider returned a non-array assistant tool_calls value.",
+            )),
+        }
+    }
+
+    fn text(&mut self, text: &str, events: &EventRecorder) {
+        let content = self.content.get_or_insert_with(String::new);
+        if text.is_empty() {
+            return;
+        }
+        content.push_str(text);
+        events.emit(RunEvent::TextDelta {
+            turn: self.turn,
+            text: text.to_owned(),
+        });
+    }
+
+    fn tool_call_delta(
+        &mut self,
+        delta: &Value,
+        events: &EventRecorder,
+    ) -> Result<(), OpenRouterError> {
+        let Some(delta) = delta.as_object() else {
+            return Err(invalid("Provider streamed a non-object tool call delta."));
+        };
+        let index = self.index_of(delta)?;
+        if index == self.calls.len() {
+            self.calls.push(StreamedCall::default());
+        }
+        if delta
+            .get("type")
+            .is_some_and(|kind| !kind.is_null() && kind.as_str() != Some("function"))
+        {
+            return Err(invalid(format!(
+                "Provider returned a non-function tool call at index {index}."
+            )));
+        }
+        if let Some(id) = non_blank(delta.get("id")) {
+            self.set_id(index, id)?;
+        }
+        let function = delta.get("function").and_then(Value::as_object);
+        if let Some(name) = non_blank(function.and_then(|function| function.get("name"))) {
+            self.set_name(index, name)?;
+        }
+        let fragment = match function.and_then(|function| function.get("arguments")) {
+            None | Some(Value::Null) => "",
+            Some(Value::String(fragment)) => fragment.as_str(),
+            Some(_) => {
+                return Err(invalid(format!(
+                    "Provider returned non-string JSON arguments for tool \"{}\".",
+                    self.display_name(index)
+                )));
+            }
+        };
+        self.arguments(index, fragment, events)
+    }
+
+    /// The index a delta is for: its `index`, or (a provider that sends none) the next call
+    /// when the delta carries a new id, else the current one. Indexes only move forward.
+    fn index_of(&self, delta: &Map<String, Value>) -> Result<usize, OpenRouterError> {
+        let count = self.calls.len();
+        let index = match delta.get("index") {
+            Some(Value::Number(number)) => number
+                .as_u64()
+                .and_then(|index| usize::try_from(index).ok())
+                .ok_or_else(|| invalid("Provider streamed a tool call with an invalid index."))?,
+            None | Some(Value::Null) => {
+                let id = non_blank(delta.get("id"));
+                let current = self.calls.last().and_then(|call| call.id.clone());
+                if count == 0 || (id.is_some() && id != current) {
+                    count
+                } else {
+                    count - 1
+                }
+            }
+            Some(_) => {
+                return Err(invalid(
+                    "Provider streamed a tool call with an invalid index.",
+                ));
+            }
+        };
+        if index > count {
+            return Err(invalid(format!(
+                "Provider streamed tool call index {index} before index {count}."
+            )));
+        }
+        if index + 1 < count {
+            return Err(invalid(format!(
+                "Provider streamed tool call index {index} again after index {} began (interleaved tool calls).",
+                count - 1
+            )));
+        }
+        Ok(index)
+    }
+
+    fn set_id(&mut self, index: usize, id: String) -> Result<(), OpenRouterError> {
+        match &self.calls[index].id {
+            Some(known) if *known == id => Ok(()),
+            Some(known) => Err(invalid(format!(
+                "Provider changed the id of tool call {index} from \"{known}\" to \"{id}\" mid-stream."
+            ))),
+            None if self.calls.iter().any(|call| call.id.as_ref() == Some(&id)) => Err(invalid(
+                format!("Provider returned duplicate tool call id \"{id}\"."),
+            )),
+            None => {
+                self.calls[index].id = Some(id);
+                Ok(())
+            }
+        }
+    }
+
+    fn set_name(&mut self, index: usize, name: String) -> Result<(), OpenRouterError> {
+        match &self.calls[index].name {
+            Some(known) if *known == name => Ok(()),
+            Some(known) => Err(invalid(format!(
+                "Provider changed the name of tool call {index} from \"{known}\" to \"{name}\" mid-stream."
+            ))),
+            None => {
+                self.calls[index].name = Some(name);
+                Ok(())
+            }
+        }
+    }
+
+    fn display_name(&self, index: usize) -> String {
+        self.calls[index].name.clone().unwrap_or_default()
+    }
+
+    /// Feeds argument text, announcing the call once its id and name are known and checking
+    /// the arguments against the tool's top-level shape as they arrive.
+    fn arguments(
+        &mut self,
+        index: usize,
+        fragment: &str,
+        events: &EventRecorder,
+    ) -> Result<(), OpenRouterError> {
+        let turn = self.turn;
+        let toolset = self.toolset;
+        let call = &mut self.calls[index];
+        if let Err(error) = call.arguments.push(fragment) {
+            let name = call.name.clone().unwrap_or_default();
+            return Err(arguments_error(&name, error));
+        }
+        let (Some(id), Some(name)) = (call.id.clone(), call.name.clone()) else {
+            return Ok(());
+        };
+        let field_completed = call
+            .arguments
+            .drain_events()
+            .fold(false, |done, event| done | (event == TopLevel::ValueEnded));
+        let canonical = toolset.display_name(&name).to_owned();
+        let delta = if call.announced {
+            fragment.to_owned()
+        } else {
+            call.announced = true;
+            events.emit(RunEvent::ToolCallStreamStarted {
+                turn,
+                index,
+                tool_call_id: id.clone(),
+                name: canonical,
+            });
+            call.arguments.text().to_owned()
+        };
+        if delta.is_empty() {
+            return Ok(());
+        }
+        let length = call.arguments.text().len();
+        let grown =
+            length - call.partial_sent_at >= PARTIAL_MIN_GROWTH_BYTES.max(call.partial_sent_at);
+        let partial = if grown || (field_completed && length < PARTIAL_ON_FIELD_MAX_BYTES) {
+            call.partial_sent_at = length;
+            call.arguments.partial()
+        } else {
+            None
+        };
+        events.emit(RunEvent::ToolCallArgumentsDelta {
+            turn,
+            index,
+            tool_call_id: id,
+            delta,
+            partial,
+        });
+        Ok(())
+    }
+
+    /// The assembled reply. A stream that ended without `[DONE]` or a finish reason was cut
+    /// short; a call without an id or name is refused as in a non-streamed response.
+    pub(crate) fn finish(self) -> Result<AssistantReply, OpenRouterError> {
+        if !self.finished {
+            return Err(invalid(
+                "Provider stream ended before the response was complete (no [DONE] and no finish reason).",
+            ));
+        }
+        let mut tool_calls = Vec::with_capacity(self.calls.len());
+        let mut seen = HashSet::new();
+        for (index, call) in self.calls.into_iter().enumerate() {
+            let id = call.id.ok_or_else(|| {
+                invalid(format!(
+                    "Provider returned a tool call without a valid id at index {index}."
+                ))
+            })?;
+            let name = call.name.ok_or_else(|| {
+                invalid(format!(
+                    "Provider returned a tool call without a function name at index {index}."
+                ))
+            })?;
+            if !seen.insert(id.clone()) {
+                return Err(invalid(format!(
+                    "Provider returned duplicate tool call id \"{id}\"."
+                )));
+            }
+            tool_calls.push(ProviderToolCall {
+                id,
+                name,
+                arguments: call.arguments.text().to_owned(),
+            });
+        }
+        Ok(AssistantReply {
+            content: self.content,
+            tool_calls,
+            usage: self.usage,
+        })
+    }
+}
+
+/// A failure inside the stream: an `error:` field, a top-level `error`, or a choice that
+/// finished with one (OpenRouter, when the upstream fails after the response began).
+fn stream_error(chunk: &Map<String, Value>, is_error_field: bool) -> Option<Chunk> {
+    let failure = match body_error(chunk, 200) {
+        Some(crate::decode::Decoded::Failure { status, message }) => Some((status, message)),
+        _ if is_error_field => Some((
+            crate::decode::IN_BODY_ERROR_FALLBACK_STATUS,
+            chunk
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("Provider reported an error in the stream.")
+                .to_owned(),
+        )),
+        _ => None,
+    };
+    failure.map(|(status, message)| Chunk::Failure { status, message })
+}
+
+/// `usage` of a response or of a stream's last chunk.
+pub(crate) fn usage_of(usage: &Map<String, Value>) -> TokenUsage {
+    let count = |name: &str| usage.get(name).and_then(Value::as_u64);
+    TokenUsage {
+        input_tokens: count("prompt_tokens"),
+        output_tokens: count("completion_tokens"),
+        total_tokens: count("total_tokens"),
+    }
+}
+
+fn arguments_error(name: &str, error: PartialJsonError) -> OpenRouterError {
+    let what = match error {
+        PartialJsonError::NotObject => "non-object JSON",
+        PartialJsonError::Syntax(_) => "invalid JSON",
+    };
+    OpenRouterError::new(
+        OPENROUTER_INVALID_TOOL_CALL,
+        format!("Provider returned {what} arguments for tool \"{name}\"."),
+    )
+}
+
+fn non_blank(value: Option<&Value>) -> Option<String> {
+    value
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|text| !text.is_empty())
+        .map(str::to_owned)
+}
+
+fn invalid(message: impl Into<String>) -> OpenRouterError {
+    OpenRouterError::new(OPENROUTER_INVALID_RESPONSE, message)
+}
