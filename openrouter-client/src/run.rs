@@ -10,9 +10,7 @@ use futures::{FutureExt, StreamExt};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 use tool_protocol::codes::{TOOL_CANCELLED, TOOL_EXECUTION_FAILED, TOOL_NOT_FOUND};
-use tool_protocol::idempotency::tool_call_fingerprint;
 use tool_protocol::schema::arguments_invalid;
-use tool_protocol::validate::ValidationIssue;
 use tool_protocol::{
     ModelToolCall, ToolCallContext, ToolCallError, ToolCallMode, ToolCallResult, ToolCallSource,
 };
@@ -20,14 +18,16 @@ use tracing::Instrument;
 
 use crate::client::{ChatClient, abortable};
 use crate::codes::{
-    OPENROUTER_INVALID_TOOL_CALL, OPENROUTER_NO_ASSISTANT_MESSAGE,
-    OPENROUTER_REPEATED_TOOL_FAILURE, OPENROUTER_TOOL_CALL_LIMIT, OPENROUTER_TOOL_LOOP_LIMIT,
+    OPENROUTER_NO_ASSISTANT_MESSAGE, OPENROUTER_REPEATED_TOOL_FAILURE, OPENROUTER_TOOL_LOOP_LIMIT,
 };
-use crate::decode::{AssistantReply, ProviderToolCall};
+use crate::decode::AssistantReply;
 use crate::error::OpenRouterError;
 use crate::events::{EventCallback, EventRecorder, RunEvent, ToolCallStatus};
 use crate::executor::ToolExecutor;
 use crate::guard::{FailureGuard, MAX_IDENTICAL_TOOL_FAILURES};
+use crate::llama::llama_template_caps;
+use crate::provider::{ProviderProfile, base_url_of};
+use crate::ready::{ParsedCall, check_call_budget, parse_calls};
 use crate::tool_message::{ToolMessage, error_message, tool_message};
 use crate::toolset::ProviderToolset;
 use crate::wire::{AssistantToolCall, ChatMessage, chat_request_body};
@@ -161,15 +161,6 @@ pub struct RunFailure {
     pub trace: Box<RunTrace>,
 }
 
-/// A tool call whose arguments parsed to a JSON object, with its canonical name (the
-/// provider's when it maps to no tool) and its input-schema issues.
-struct ParsedCall {
-    call: ProviderToolCall,
-    name: String,
-    arguments: Map<String, Value>,
-    issues: Vec<ValidationIssue>,
-}
-
 /// State of one run.
 struct Run<'a, E: ?Sized> {
     client: &'a ChatClient,
@@ -249,6 +240,9 @@ impl<'a, E: ToolExecutor + ?Sized> Run<'a, E> {
         self.events.emit(RunEvent::ToolsListed {
             count: toolset.tools().len(),
         });
+        if !definitions.is_empty() {
+            abortable(&self.cancel, self.check_template_takes_tools()).await??;
+        }
         while self.turns < MAX_TOOL_TURNS {
             self.turns += 1;
             let reply = self.request_turn(&toolset).await?;
@@ -267,6 +261,25 @@ impl<'a, E: ToolExecutor + ?Sized> Run<'a, E> {
         ))
     }
 
+    /// A llama.cpp server whose chat template cannot take tools drops them from the prompt
+    /// silently; its `/props` says so, and the run stops with `OPENROUTER_TOOLS_UNSUPPORTED`
+    /// instead of getting prose back. A server without `/props` (or an older one) goes on: the
+    /// chat request decides.
+    async fn check_template_takes_tools(&self) -> Result<(), OpenRouterError> {
+        let config = self.client.config();
+        if config.provider != ProviderProfile::LlamaCpp {
+            return Ok(());
+        }
+        let base = base_url_of(&config.endpoint);
+        match llama_template_caps(self.client.http(), &base).await {
+            Ok(caps) => caps.require_tools(),
+            Err(error) => {
+                tracing::debug!(%error, "llama.cpp /props unreadable; the chat request decides");
+                Ok(())
+            }
+        }
+    }
+
     async fn request_turn(
         &mut self,
         toolset: &ProviderToolset,
@@ -276,7 +289,14 @@ impl<'a, E: ToolExecutor + ?Sized> Run<'a, E> {
         let body = chat_request_body(self.client.config(), &conversation, toolset.tools());
         let turn = self
             .client
-            .complete_turn(&body, self.turns, toolset, &self.cancel, &self.events)
+            .complete_turn(
+                &body,
+                self.turns,
+                self.completed_calls,
+                toolset,
+                &self.cancel,
+                &self.events,
+            )
             .await?;
         let turn = turn.ok_or_else(|| {
             OpenRouterError::new(
@@ -356,16 +376,7 @@ impl<'a, E: ToolExecutor + ?Sized> Run<'a, E> {
     /// Every call of the response is ready (parsed and checked) before any of them runs.
     fn announce_ready(&self, calls: &[ParsedCall]) {
         for (index, parsed) in calls.iter().enumerate() {
-            let arguments = Value::Object(parsed.arguments.clone());
-            self.events.emit(RunEvent::ToolCallReady {
-                turn: self.turns,
-                index,
-                tool_call_id: parsed.call.id.clone(),
-                name: parsed.name.clone(),
-                digest: tool_call_fingerprint(&parsed.name, &arguments),
-                arguments: parsed.arguments.clone(),
-                issues: parsed.issues.iter().map(ToString::to_string).collect(),
-            });
+            self.events.emit(parsed.ready_event(self.turns, index));
         }
     }
 
@@ -614,19 +625,6 @@ impl<'a, E: ToolExecutor + ?Sized> Run<'a, E> {
     }
 }
 
-/// Rejects a response whose calls would take the run past [`MAX_TOOL_CALLS`].
-fn check_call_budget(completed: usize, requested: usize) -> Result<(), OpenRouterError> {
-    if completed + requested > MAX_TOOL_CALLS {
-        return Err(OpenRouterError::new(
-            OPENROUTER_TOOL_CALL_LIMIT,
-            format!(
-                "Tool loop reached the {MAX_TOOL_CALLS}-call limit: the response asked for {requested} call(s) after {completed} completed; none of them ran."
-            ),
-        ));
-    }
-    Ok(())
-}
-
 /// The next calls to run together: consecutive read-only calls, or one other call.
 fn next_group(
     pending: &mut std::iter::Peekable<impl Iterator<Item = ParsedCall>>,
@@ -642,41 +640,6 @@ fn next_group(
     group
 }
 
-/// Parses every call's arguments and checks them against the tool's input schema before any
-/// call runs; malformed or non-object JSON rejects the whole response (never coerced to `{}`).
-fn parse_calls(
-    calls: &[ProviderToolCall],
-    toolset: &ProviderToolset,
-) -> Result<Vec<ParsedCall>, OpenRouterError> {
-    calls
-        .iter()
-        .map(|call| {
-            let invalid = |what: &str| {
-                OpenRouterError::new(
-                    OPENROUTER_INVALID_TOOL_CALL,
-                    format!(
-                        "Provider returned {what} arguments for tool \"{}\".",
-                        call.name
-                    ),
-                )
-            };
-            match serde_json::from_str::<Value>(&call.arguments) {
-                Ok(Value::Object(arguments)) => {
-                    let name = toolset.display_name(&call.name).to_owned();
-                    Ok(ParsedCall {
-                        call: call.clone(),
-                        issues: toolset.check_arguments(&name, &arguments),
-                        name,
-                        arguments,
-                    })
-                }
-                Ok(_) => Err(invalid("non-object JSON")),
-                Err(_) => Err(invalid("invalid JSON")),
-            }
-        })
-        .collect()
-}
-
 /// The assistant message as the provider sent it (provider-facing names), for the next turn.
 fn assistant_message(reply: &AssistantReply) -> ChatMessage {
     ChatMessage::Assistant {
@@ -686,65 +649,5 @@ fn assistant_message(reply: &AssistantReply) -> ChatMessage {
             .iter()
             .map(|call| AssistantToolCall::function(&call.id, &call.name, &call.arguments))
             .collect(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn toolset() -> ProviderToolset {
-        ProviderToolset::new(&[])
-    }
-
-    fn call(arguments: &str) -> ProviderToolCall {
-        ProviderToolCall {
-            id: "c".into(),
-            name: "t".into(),
-            arguments: arguments.into(),
-        }
-    }
-
-    #[test]
-    fn the_call_budget_allows_exactly_twelve() {
-        assert!(check_call_budget(0, 12).is_ok());
-        assert!(check_call_budget(11, 1).is_ok());
-        let error = check_call_budget(0, 13).unwrap_err();
-        assert_eq!(
-            (error.code, error.retryable),
-            (OPENROUTER_TOOL_CALL_LIMIT, false)
-        );
-        assert_eq!(
-            check_call_budget(12, 1).unwrap_err().code,
-            OPENROUTER_TOOL_CALL_LIMIT
-        );
-    }
-
-    #[test]
-    fn arguments_must_be_json_objects() {
-        assert_eq!(
-            parse_calls(&[call(r#"{"a":1}"#)], &toolset()).unwrap()[0].arguments["a"],
-            1
-        );
-        for (arguments, what) in [
-            ("[]", "non-object JSON"),
-            ("null", "non-object JSON"),
-            ("3", "non-object JSON"),
-            ("", "invalid JSON"),
-            ("{", "invalid JSON"),
-        ] {
-            let error = parse_calls(&[call(r#"{}"#), call(arguments)], &toolset())
-                .err()
-                .unwrap();
-            assert_eq!(
-                (error.code, error.retryable),
-                (OPENROUTER_INVALID_TOOL_CALL, true),
-                "{arguments}"
-            );
-            assert_eq!(
-                error.message,
-                format!("Provider returned {what} arguments for tool \"t\".")
-            );
-        }
     }
 }

@@ -16,6 +16,7 @@ use crate::decode::{AssistantReply, ProviderToolCall, body_error};
 use crate::error::OpenRouterError;
 use crate::events::{EventRecorder, RunEvent, TokenUsage};
 use crate::partial_json::{PartialJson, PartialJsonError, TopLevel};
+use crate::ready::check_call_budget;
 use crate::sse::SseEvent;
 use crate::toolset::ProviderToolset;
 
@@ -47,20 +48,22 @@ struct StreamedCall {
 }
 
 /// The turn's text, tool calls and usage, built chunk by chunk.
-pub(crate) struct StreamAssembler<'a> {
+#[derive(Debug)]
+pub(crate) struct StreamAssembler {
     turn: u32,
-    toolset: &'a ProviderToolset,
+    /// Calls the run completed before this turn (the call budget counts them).
+    calls_done: usize,
     content: Option<String>,
     calls: Vec<StreamedCall>,
     usage: Option<TokenUsage>,
     finished: bool,
 }
 
-impl<'a> StreamAssembler<'a> {
-    pub(crate) fn new(turn: u32, toolset: &'a ProviderToolset) -> Self {
+impl StreamAssembler {
+    pub(crate) fn new(turn: u32, calls_done: usize) -> Self {
         Self {
             turn,
-            toolset,
+            calls_done,
             content: None,
             calls: Vec::new(),
             usage: None,
@@ -73,10 +76,11 @@ impl<'a> StreamAssembler<'a> {
         self.calls.iter().any(|call| call.announced)
     }
 
-    /// Reads one server-sent event.
+    /// Reads one server-sent event; `toolset` names the calls.
     pub(crate) fn event(
         &mut self,
         event: &SseEvent,
+        toolset: &ProviderToolset,
         events: &EventRecorder,
     ) -> Result<Chunk, OpenRouterError> {
         let data = event.data.trim();
@@ -116,7 +120,7 @@ impl<'a> StreamAssembler<'a> {
             self.finished = true;
         }
         match choice.get("delta") {
-            Some(Value::Object(delta)) => self.delta(delta, events)?,
+            Some(Value::Object(delta)) => self.delta(delta, toolset, events)?,
             None | Some(Value::Null) => {}
             Some(_) => return Err(invalid("Provider streamed a non-object delta.")),
         }
@@ -126,6 +130,7 @@ impl<'a> StreamAssembler<'a> {
     fn delta(
         &mut self,
         delta: &Map<String, Value>,
+        toolset: &ProviderToolset,
         events: &EventRecorder,
     ) -> Result<(), OpenRouterError> {
         match delta.get("role") {
@@ -146,7 +151,7 @@ impl<'a> StreamAssembler<'a> {
             None | Some(Value::Null) => Ok(()),
             Some(Value::Array(calls)) => calls
                 .iter()
-                .try_for_each(|call| self.tool_call_delta(call, events)),
+                .try_for_each(|call| self.tool_call_delta(call, toolset, events)),
             Some(_) => Err(invalid(
                 "Provider returned a non-array assistant tool_calls value.",
             )),
@@ -168,6 +173,7 @@ impl<'a> StreamAssembler<'a> {
     fn tool_call_delta(
         &mut self,
         delta: &Value,
+        toolset: &ProviderToolset,
         events: &EventRecorder,
     ) -> Result<(), OpenRouterError> {
         let Some(delta) = delta.as_object() else {
@@ -175,6 +181,8 @@ impl<'a> StreamAssembler<'a> {
         };
         let index = self.index_of(delta)?;
         if index == self.calls.len() {
+            // A response over the call budget runs none of its calls: stop reading it now.
+            check_call_budget(self.calls_done, index + 1)?;
             self.calls.push(StreamedCall::default());
         }
         if delta
@@ -202,7 +210,7 @@ impl<'a> StreamAssembler<'a> {
                 )));
             }
         };
-        self.arguments(index, fragment, events)
+        self.arguments(index, fragment, toolset, events)
     }
 
     /// The index a delta is for: its `index`, or (a provider that sends none) the next call
@@ -282,10 +290,10 @@ impl<'a> StreamAssembler<'a> {
         &mut self,
         index: usize,
         fragment: &str,
+        toolset: &ProviderToolset,
         events: &EventRecorder,
     ) -> Result<(), OpenRouterError> {
         let turn = self.turn;
-        let toolset = self.toolset;
         let call = &mut self.calls[index];
         if let Err(error) = call.arguments.push(fragment) {
             let name = call.name.clone().unwrap_or_default();
@@ -418,6 +426,11 @@ fn non_blank(value: Option<&Value>) -> Option<String> {
         .map(str::trim)
         .filter(|text| !text.is_empty())
         .map(str::to_owned)
+}
+
+/// A line of the stream is not UTF-8.
+pub(crate) fn not_utf8() -> OpenRouterError {
+    invalid("Provider streamed a line that is not UTF-8.")
 }
 
 fn invalid(message: impl Into<String>) -> OpenRouterError {

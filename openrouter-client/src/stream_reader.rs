@@ -10,13 +10,14 @@ use crate::codes::{OPENROUTER_INVALID_RESPONSE, OPENROUTER_TIMEOUT};
 use crate::error::OpenRouterError;
 use crate::events::{EventRecorder, RetryReason};
 use crate::sse::{SseDecoder, SseEvent};
-use crate::stream::{Chunk, StreamAssembler};
+use crate::stream::{Chunk, StreamAssembler, not_utf8};
 use crate::toolset::ProviderToolset;
 
 /// The state of one streamed attempt.
 pub(crate) struct StreamReader<'a> {
     client: &'a ChatClient,
-    assembler: StreamAssembler<'a>,
+    toolset: &'a ProviderToolset,
+    assembler: StreamAssembler,
     decoder: SseDecoder,
     read: usize,
 }
@@ -30,10 +31,15 @@ enum Progress {
 }
 
 impl<'a> StreamReader<'a> {
-    pub(crate) fn new(client: &'a ChatClient, turn: u32, toolset: &'a ProviderToolset) -> Self {
+    pub(crate) fn new(
+        client: &'a ChatClient,
+        assembler: StreamAssembler,
+        toolset: &'a ProviderToolset,
+    ) -> Self {
         Self {
             client,
-            assembler: StreamAssembler::new(turn, toolset),
+            toolset,
+            assembler,
             decoder: SseDecoder::default(),
             read: 0,
         }
@@ -102,7 +108,7 @@ impl<'a> StreamReader<'a> {
         events: &EventRecorder,
     ) -> Result<Progress, OpenRouterError> {
         for event in pending.drain(..) {
-            match self.assembler.event(&event, events)? {
+            match self.assembler.event(&event, self.toolset, events)? {
                 Chunk::Continue => {}
                 Chunk::Done => return Ok(Progress::Done),
                 Chunk::Failure { status, message } => {
@@ -169,10 +175,6 @@ fn streamed(reply: crate::decode::AssistantReply) -> TurnReply {
         reply,
         streamed: true,
     }
-}
-
-fn not_utf8() -> OpenRouterError {
-    invalid("Provider streamed a line that is not UTF-8.")
 }
 
 fn invalid(message: impl Into<String>) -> OpenRouterError {

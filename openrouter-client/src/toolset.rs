@@ -6,7 +6,7 @@ use tool_protocol::export::{
     OpenAiExportOptions, OpenAiToolDefinition, OpenAiToolNames, to_openai_tool_definitions,
 };
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use tool_protocol::schema::CompiledSchema;
 use tool_protocol::validate::{ValidationIssue, parse_tool_call_result};
 use tool_protocol::{ToolCallResult, ToolDefinition};
@@ -58,7 +58,7 @@ impl ProviderToolset {
     pub(crate) fn check_arguments(
         &self,
         canonical: &str,
-        arguments: &Map<String, Value>,
+        arguments: &Value,
     ) -> Vec<ValidationIssue> {
         let Some(schema) = self
             .facts
@@ -67,11 +67,7 @@ impl ProviderToolset {
         else {
             return Vec::new();
         };
-        // The validator reads a `Value`; the arguments are cloned once per call.
-        schema
-            .check(&Value::Object(arguments.clone()))
-            .err()
-            .unwrap_or_default()
+        schema.check(arguments).err().unwrap_or_default()
     }
 
     /// Whether the tool says it only reads.

@@ -706,3 +706,27 @@ async fn cancel_stops_every_concurrent_call() {
         .count();
     assert_eq!(answered, 2, "every call still answered");
 }
+
+#[tokio::test]
+async fn a_stream_over_the_call_budget_stops_at_the_call_that_breaks_it() {
+    let add = provider_name("math.add");
+    let chunks: Vec<String> = (0..13)
+        .flat_map(|index| {
+            [
+                call_start(index, &format!("c{index}"), &add),
+                call_arguments(index, "{\"a\": 1, \"b\": 1}"),
+            ]
+        })
+        .map(|payload| format!("data: {payload}\n\n"))
+        .collect();
+    // The body stays open after the 13th call: only an early stop ends the run quickly.
+    let started = std::time::Instant::now();
+    let (fake, _) = expect_failure(
+        vec![Reply::chunks(chunks, Duration::ZERO, true)],
+        openrouter_tool_loop::codes::OPENROUTER_TOOL_CALL_LIMIT,
+        "asked for 13 call(s) after 0 completed; none of them ran",
+    )
+    .await;
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(fake.request_count(), 1);
+}
