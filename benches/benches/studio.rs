@@ -57,6 +57,7 @@ fn visual_change(c: &mut Criterion) {
                 cancellation: CancellationToken::new(),
                 metadata: Default::default(),
                 call_timeout_ms: None,
+                events: None,
             };
             let report = run_plan(&planned, request).await;
             assert_eq!(report.outcome.status(), "completed");

@@ -1,5 +1,7 @@
 //! API-level tests of the studio host on a real loopback server.
 
+mod echo_provider;
+
 use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
@@ -24,6 +26,7 @@ impl Client {
     async fn get(&self, path: &str) -> Value {
         self.http
             .get(format!("{}{path}", self.base))
+            .header("x-studio-token", &self.token)
             .send()
             .await
             .unwrap()
@@ -36,6 +39,19 @@ impl Client {
         let response = self
             .http
             .post(format!("{}{path}", self.base))
+            .header("x-studio-token", &self.token)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+
+    async fn put(&self, path: &str, body: Value) -> (u16, Value) {
+        let response = self
+            .http
+            .put(format!("{}{path}", self.base))
             .header("x-studio-token", &self.token)
             .json(&body)
             .send()
@@ -1088,5 +1104,215 @@ async fn tool_effects_say_whether_undo_brings_the_change_back() {
         effects.get("workspace.readFile").is_none(),
         "read-only tools have no effect"
     );
+    studio.shutdown().await;
+}
+
+/// A provider run against `script`, with the provider settings pointed at it.
+async fn provider_run(client: &Client, script: echo_provider::Script, prompt: &str) -> String {
+    let (base, _) = echo_provider::serve_script(script).await;
+    let (status, settings) = client
+        .put(
+            "/api/settings",
+            json!({"provider": "llamacpp", "baseUrl": base, "model": "smol"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{settings}");
+    let (status, run) = client
+        .post(
+            "/api/agent/runs",
+            json!({"prompt": prompt, "agent": "openrouter"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{run}");
+    run["runId"].as_str().unwrap().to_owned()
+}
+
+/// The run's views until it finishes (sampled every 5 ms), the last one finished.
+async fn views_until_finished(client: &Client, run_id: &str) -> Vec<Value> {
+    let mut views = Vec::new();
+    for _ in 0..2_000 {
+        let view = client.get(&format!("/api/agent/runs/{run_id}")).await;
+        let finished = view.get("report").is_some();
+        views.push(view);
+        if finished {
+            return views;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    panic!("run {run_id} did not finish");
+}
+
+const STREAMED_REPLY: &str = "The theme is rose now.\n\nIt applies to `styles.css`:\n\n```css\n:root { --accent: #f43f5e; }\n```\nDone.";
+
+#[tokio::test]
+async fn a_provider_run_streams_its_text_into_the_run_view_and_runs_only_the_arguments_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let studio = start(dir.path(), None).await;
+    let client = Client::new(&studio);
+    let script = echo_provider::Script::new("setTheme", json!({"theme": "rose"}), STREAMED_REPLY)
+        .streamed(Duration::from_millis(25), 5);
+    let run_id = provider_run(&client, script, "make it rose").await;
+
+    let approval = client.wait_approval().await;
+    let id = approval["id"].as_str().unwrap();
+    let view = client.get(&format!("/api/agent/runs/{run_id}")).await;
+    let call = &view["toolCalls"][0];
+    assert_eq!(call["name"], "preview.setTheme", "{view}");
+    assert_eq!(call["argumentsText"], r#"{"theme":"rose"}"#, "{view}");
+    let review = client.get(&format!("/api/approvals/{id}/diff")).await;
+    assert_eq!(review["arguments"], json!({"theme": "rose"}), "{review}");
+    assert_eq!(
+        review["argumentsDigest"], call["digest"],
+        "the card's digest is the one the stream announced"
+    );
+
+    // Arguments other than the ones shown never run, and the approval stays pending.
+    let (status, refused) = client
+        .post(
+            &format!("/api/approvals/{id}"),
+            json!({"decision": "allow", "argumentsDigest": "sha256:0000"}),
+        )
+        .await;
+    assert_eq!(status, 409, "{refused}");
+    assert_eq!(refused["error"]["code"], "APPROVAL_ARGUMENTS_CHANGED");
+    assert_eq!(client.wait_approval().await["id"], approval["id"]);
+    let (status, _) = client
+        .post(
+            &format!("/api/approvals/{id}"),
+            json!({"decision": "allow", "argumentsDigest": review["argumentsDigest"]}),
+        )
+        .await;
+    assert_eq!(status, 200);
+
+    // The reply streams into the view while the run is running.
+    let views = views_until_finished(&client, &run_id).await;
+    let last = views.last().unwrap();
+    assert_eq!(last["state"], "completed", "{last}");
+    assert_eq!(last["streamedText"], STREAMED_REPLY);
+    assert_eq!(last["report"]["outcome"]["message"], STREAMED_REPLY);
+    assert_eq!(last["toolCalls"][0]["status"], "completed", "{last}");
+    let growing: std::collections::BTreeSet<usize> = views
+        .iter()
+        .filter(|view| view.get("report").is_none())
+        .filter_map(|view| view["streamedText"].as_str())
+        .filter(|text| !text.is_empty())
+        .inspect(|text| assert!(STREAMED_REPLY.starts_with(text), "{text:?}"))
+        .map(str::len)
+        .collect();
+    assert!(
+        growing.range(..STREAMED_REPLY.len()).count() >= 3,
+        "the text grew before the run ended: {growing:?}"
+    );
+    studio.shutdown().await;
+}
+
+#[tokio::test]
+async fn cancelling_a_streaming_run_keeps_its_partial_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let studio = start(dir.path(), None).await;
+    let client = Client::new(&studio);
+    let script =
+        echo_provider::Script::new("readFile", json!({"path": "index.html"}), STREAMED_REPLY)
+            .streamed(Duration::from_millis(40), 3);
+    let run_id = provider_run(&client, script, "read the page").await;
+    let partial = loop {
+        let view = client.get(&format!("/api/agent/runs/{run_id}")).await;
+        assert!(
+            view.get("report").is_none(),
+            "finished before any text: {view}"
+        );
+        if view["streamedText"]
+            .as_str()
+            .is_some_and(|text| text.len() > 6)
+        {
+            break view;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    assert_eq!(
+        partial["toolCalls"][0]["name"], "workspace.readFile",
+        "{partial}"
+    );
+    let (status, _) = client
+        .post(&format!("/api/agent/runs/{run_id}/cancel"), json!({}))
+        .await;
+    assert_eq!(status, 200);
+    let run = client.wait_run(&run_id).await;
+    assert_eq!(run["state"], "cancelled", "{run}");
+    let text = run["streamedText"].as_str().unwrap();
+    assert!(
+        !text.is_empty() && text.len() < STREAMED_REPLY.len() && STREAMED_REPLY.starts_with(text),
+        "the partial text stays: {text:?}"
+    );
+    studio.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_local_agent_streams_its_calls_and_reply_like_a_provider() {
+    let dir = tempfile::tempdir().unwrap();
+    let studio = start(dir.path(), None).await;
+    let client = Client::new(&studio);
+    let mut events = studio.state.hub.subscribe();
+    let run_id = client.run("make it rose").await;
+    let approval = client.wait_approval().await;
+    let id = approval["id"].as_str().unwrap();
+    let view = client.get(&format!("/api/agent/runs/{run_id}")).await;
+    // The plan reads the status first, then asks to set the theme.
+    let calls = view["toolCalls"].as_array().unwrap();
+    assert_eq!(calls[0]["name"], "workspace.getStatus", "{view}");
+    assert_eq!(calls[0]["status"], "completed", "{view}");
+    let call = &calls[1];
+    assert_eq!(call["name"], "preview.setTheme", "{view}");
+    assert_eq!(call["argumentsText"], r#"{"theme":"rose"}"#, "{view}");
+    assert_eq!(
+        call["status"], "running",
+        "asking a person is part of running: {view}"
+    );
+    let review = client.get(&format!("/api/approvals/{id}/diff")).await;
+    assert_eq!(review["argumentsDigest"], call["digest"], "{review}");
+    let (status, refused) = client
+        .post(
+            &format!("/api/approvals/{id}"),
+            json!({"decision": "allow", "argumentsDigest": "sha256:other"}),
+        )
+        .await;
+    assert_eq!(status, 409, "{refused}");
+    let (status, _) = client
+        .post(
+            &format!("/api/approvals/{id}"),
+            json!({"decision": "allow", "argumentsDigest": call["digest"]}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let run = client.wait_run(&run_id).await;
+    assert_eq!(run["state"], "completed", "{run}");
+    assert_eq!(run["streamedText"], run["report"]["outcome"]["message"]);
+    // The page got the same story as events, in order, before the run's final state.
+    let mut kinds = Vec::new();
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(5), events.recv())
+            .await
+            .expect("the run's final state is announced")
+            .unwrap();
+        let event = serde_json::to_value(event).unwrap();
+        if event["type"] == "agentStream" && event["runId"] == run_id.as_str() {
+            kinds.push(event["event"]["type"].as_str().unwrap().to_owned());
+        }
+        if event["type"] == "agent" && event["run"]["state"] == "completed" {
+            assert!(
+                event["run"].get("streamedText").is_none(),
+                "lifecycle events stay small: {event}"
+            );
+            break;
+        }
+    }
+    let call = [
+        "toolCallStreamStarted",
+        "toolCallArgumentsDelta",
+        "toolCallReady",
+        "toolCallStarted",
+        "toolCallFinished",
+    ];
+    assert_eq!(kinds, [&call[..], &call[..], &["textDelta"]].concat());
     studio.shutdown().await;
 }

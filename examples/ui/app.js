@@ -7,7 +7,7 @@ import { reloadForNewLaunch, studioRelaunched } from './lib/launch.js';
 import { api, callTool, downloadBlob, studioToken } from './lib/api.js';
 import { refreshChanges, wireChanges } from './lib/changes.js';
 import { $, commandKey } from './lib/dom.js';
-import { applyDeepLink, chat, denyFirstApproval, onAgentEvent, renderApprovals, runPrompt, setActiveRun, wireChat } from './lib/chat.js';
+import { applyDeepLink, chat, denyFirstApproval, onAgentEvent, onStreamEvent, renderApprovals, runPrompt, setActiveRun, wireChat } from './lib/chat.js';
 import { loadCatalog, refreshSample, wireCatalog } from './lib/catalog.js';
 import { applyMcpServers, wireMcpServers } from './lib/mcp-servers.js';
 import { wireUnload } from './lib/unload.js';
@@ -162,6 +162,7 @@ function connectEvents() {
       case 'approvals': renderApprovals(message.pending); break;
       case 'trace': onTraceRow(message.row); break;
       case 'agent': onAgentEvent(message.run); break;
+      case 'agentStream': onStreamEvent(message); break;
       case 'settings': applySettings(message.settings); break;
       case 'mcpServers': applyMcpServers(message); break;
       case 'surface': onSurfaceEvent(message); break;

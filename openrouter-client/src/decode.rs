@@ -301,7 +301,7 @@ fn decode_tool_call(index: usize, call: &Value) -> Result<ProviderToolCall, Open
     })
 }
 
-fn non_blank(value: Option<&Value>) -> Option<String> {
+pub(crate) fn non_blank(value: Option<&Value>) -> Option<String> {
     value
         .and_then(Value::as_str)
         .map(str::trim)

@@ -12,7 +12,7 @@ use std::collections::HashSet;
 use serde_json::{Map, Value};
 
 use crate::codes::{OPENROUTER_INVALID_RESPONSE, OPENROUTER_INVALID_TOOL_CALL};
-use crate::decode::{AssistantReply, ProviderToolCall, body_error};
+use crate::decode::{AssistantReply, ProviderToolCall, body_error, non_blank};
 use crate::error::OpenRouterError;
 use crate::events::{EventRecorder, RunEvent, TokenUsage};
 use crate::partial_json::{PartialJson, PartialJsonError, TopLevel};
@@ -418,14 +418,6 @@ fn arguments_error(name: &str, error: PartialJsonError) -> OpenRouterError {
         OPENROUTER_INVALID_TOOL_CALL,
         format!("Provider returned {what} arguments for tool \"{name}\"."),
     )
-}
-
-fn non_blank(value: Option<&Value>) -> Option<String> {
-    value
-        .and_then(Value::as_str)
-        .map(str::trim)
-        .filter(|text| !text.is_empty())
-        .map(str::to_owned)
 }
 
 /// A line of the stream is not UTF-8.

@@ -190,13 +190,25 @@ fn weather_tools() -> Value {
     }])
 }
 
-/// A run's tools: none (the streaming tests are about text).
-struct NoTools;
+/// A run's tools, listed but never called: none for the streaming tests (they are about
+/// text), one for the template check (the run stops before asking the model).
+struct ListedTools(Vec<ToolDefinition>);
+
+/// No tools.
+const NO_TOOLS: ListedTools = ListedTools(Vec::new());
+
+fn weather_tool() -> ListedTools {
+    ListedTools(vec![ToolDefinition::new(
+        "weather.get",
+        "Current weather of a city.",
+        serde_json::json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
+    )])
+}
 
 #[async_trait]
-impl ToolExecutor for NoTools {
+impl ToolExecutor for ListedTools {
     async fn list_tools(&self) -> Vec<ToolDefinition> {
-        Vec::new()
+        self.0.clone()
     }
 
     async fn call_tool(
@@ -205,7 +217,10 @@ impl ToolExecutor for NoTools {
         _context: ToolCallContext,
         _cancel: CancellationToken,
     ) -> ToolCallResult {
-        panic!("no tool exists, yet {} was called", call.name)
+        panic!(
+            "{} was called; these tests never expect a tool call",
+            call.name
+        )
     }
 }
 
@@ -274,7 +289,7 @@ async fn own_template_reports_tools_unsupported_and_drops_them() {
     let (events, on_event) = recorder();
     let failure = streaming_client(&server, 16)
         .run(
-            &WeatherTool,
+            &weather_tool(),
             RunRequest::new("What is the weather in Paris?"),
             RunOptions::default().on_event(on_event),
         )
@@ -288,29 +303,6 @@ async fn own_template_reports_tools_unsupported_and_drops_them() {
         .filter(|event| matches!(event, RunEvent::RequestSent { .. }))
         .count();
     assert_eq!(requests, 0, "no chat request was sent");
-}
-
-/// One tool, never called (the run stops before asking the model).
-struct WeatherTool;
-
-#[async_trait]
-impl ToolExecutor for WeatherTool {
-    async fn list_tools(&self) -> Vec<ToolDefinition> {
-        vec![ToolDefinition::new(
-            "weather.get",
-            "Current weather of a city.",
-            serde_json::json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
-        )]
-    }
-
-    async fn call_tool(
-        &self,
-        call: ModelToolCall,
-        _context: ToolCallContext,
-        _cancel: CancellationToken,
-    ) -> ToolCallResult {
-        panic!("{} ran although the template cannot take tools", call.name)
-    }
 }
 
 #[tokio::test]
@@ -339,7 +331,7 @@ async fn a_streamed_run_emits_text_deltas_and_usage() {
     let (events, on_event) = recorder();
     let completion = client
         .run(
-            &NoTools,
+            &NO_TOOLS,
             RunRequest::new("Say hello"),
             RunOptions::default().on_event(on_event),
         )
@@ -404,7 +396,7 @@ async fn cancelling_mid_stream_ends_the_run_promptly() {
     let started = Instant::now();
     let failure = client
         .run(
-            &NoTools,
+            &NO_TOOLS,
             RunRequest::new(
                 "Write a long story about a dragon who learns to bake bread, \
                  at least three hundred words.",
@@ -442,7 +434,7 @@ async fn cancelling_mid_stream_ends_the_run_promptly() {
 
     // The server is still usable afterwards (the cancelled stream freed its slot).
     let after = streaming_client(&server, 8)
-        .run(&NoTools, RunRequest::new("Say hi"), RunOptions::default())
+        .run(&NO_TOOLS, RunRequest::new("Say hi"), RunOptions::default())
         .await;
     assert!(
         after.is_ok(),

@@ -1,6 +1,7 @@
 //! Runs a local-agent plan through the registry's model-call path, exactly as a provider's
 //! tool calls would run: same policy, same approvals, same trace.
 
+use openrouter_tool_loop::{EventCallback, RunEvent, ToolCallStatus};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
@@ -51,7 +52,7 @@ pub struct RunReport {
 }
 
 /// Everything a run needs besides the plan.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct RunRequest<'a> {
     /// The registry all calls go through.
     pub registry: &'a ToolRegistry,
@@ -66,6 +67,97 @@ pub struct RunRequest<'a> {
     /// Budget of each call (approval wait included), in milliseconds; `None` waits until
     /// cancelled.
     pub call_timeout_ms: Option<i64>,
+    /// Receives the run's events as a provider run streams them (each call assembling, ready,
+    /// started and finished, then the reply text), so pages render both agents one way.
+    pub events: Option<EventCallback>,
+}
+
+impl std::fmt::Debug for RunRequest<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunRequest")
+            .field("run_id", &self.run_id)
+            .field("session_id", &self.session_id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The local agent's calls and reply are all one provider-like turn.
+const LOCAL_TURN: u32 = 1;
+
+impl RunRequest<'_> {
+    fn emit(&self, event: RunEvent) {
+        if let Some(events) = &self.events {
+            events(&event);
+        }
+    }
+
+    /// Streams a call the way a provider's arrives: id and name, its arguments, ready.
+    fn announce_call(
+        &self,
+        index: usize,
+        tool_call_id: &str,
+        name: &str,
+        arguments: &Map<String, Value>,
+    ) {
+        let (turn, tool_call_id, name) = (LOCAL_TURN, tool_call_id.to_owned(), name.to_owned());
+        self.emit(RunEvent::ToolCallStreamStarted {
+            turn,
+            index,
+            tool_call_id: tool_call_id.clone(),
+            name: name.clone(),
+        });
+        self.emit(RunEvent::ToolCallArgumentsDelta {
+            turn,
+            index,
+            tool_call_id: tool_call_id.clone(),
+            delta: Value::Object(arguments.clone()).to_string(),
+            partial: Some(arguments.clone()),
+        });
+        let digest = tool_protocol::idempotency::tool_call_fingerprint(
+            &name,
+            &Value::Object(arguments.clone()),
+        );
+        self.emit(RunEvent::ToolCallReady {
+            turn,
+            index,
+            tool_call_id: tool_call_id.clone(),
+            name: name.clone(),
+            arguments: arguments.clone(),
+            digest,
+            issues: Vec::new(),
+        });
+        self.emit(RunEvent::ToolCallStarted {
+            turn,
+            tool_call_id,
+            provider_name: name.clone(),
+            name,
+        });
+    }
+
+    fn finished_call(
+        &self,
+        tool_call_id: &str,
+        name: &str,
+        error: Option<&ToolCallError>,
+        committed: bool,
+        took: std::time::Duration,
+    ) {
+        let status = match error {
+            None => ToolCallStatus::Completed,
+            Some(_) if committed => ToolCallStatus::Completed,
+            Some(error) if error.code == codes::TOOL_CANCELLED => ToolCallStatus::Cancelled,
+            Some(_) => ToolCallStatus::Failed,
+        };
+        self.emit(RunEvent::ToolCallFinished {
+            turn: LOCAL_TURN,
+            tool_call_id: tool_call_id.to_owned(),
+            name: name.to_owned(),
+            status,
+            code: error.map(|error| error.code.clone()),
+            retryable: error.and_then(|error| error.retryable),
+            duration_ms: u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
+        });
+    }
 }
 
 /// Executes `plan` call by call, feeding the latest observed revision into revision-guarded
@@ -89,9 +181,12 @@ pub async fn run_plan(plan: &Plan, request: RunRequest<'_>) -> RunReport {
     let mut notes: Vec<String> = Vec::new();
     for (index, planned) in plan.calls.iter().enumerate() {
         let tool_call_id = format!("{}-{}", request.run_id, index + 1);
-        let result = execute(planned, &tool_call_id, &observed, &request).await;
+        let started = std::time::Instant::now();
+        let result = execute(planned, index, &tool_call_id, &observed, &request).await;
         let error = result.error.clone();
         let committed = error.as_ref().is_some_and(ToolCallError::is_committed);
+        let took = started.elapsed();
+        request.finished_call(&tool_call_id, planned.name, error.as_ref(), committed, took);
         steps.push(RunStep {
             tool_call_id,
             tool: planned.name.to_owned(),
@@ -134,6 +229,12 @@ pub async fn run_plan(plan: &Plan, request: RunRequest<'_>) -> RunReport {
         (None, None) => RunOutcome::completed("Nothing to do."),
     }
     .with_notes(&notes);
+    if let RunOutcome::Completed { message, .. } = &outcome {
+        request.emit(RunEvent::TextDelta {
+            turn: LOCAL_TURN,
+            text: message.clone(),
+        });
+    }
     RunReport {
         outcome,
         steps,
@@ -201,6 +302,7 @@ impl ObservedRevisions {
 
 async fn execute(
     planned: &PlannedCall,
+    index: usize,
     tool_call_id: &str,
     observed: &ObservedRevisions,
     request: &RunRequest<'_>,
@@ -217,6 +319,7 @@ async fn execute(
     if let (Some(guard), Some(revision)) = (guard, revision) {
         arguments.insert(guard.argument.into(), json!(revision));
     }
+    request.announce_call(index, tool_call_id, planned.name, &arguments);
     let call = ModelToolCall {
         id: Some(tool_call_id.into()),
         name: planned.name.to_owned(),

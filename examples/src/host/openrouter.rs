@@ -36,7 +36,12 @@ pub async fn start(
     prompt: String,
     metadata: Option<Value>,
 ) -> Response {
-    let Some(config) = state.settings.client_config() else {
+    // Streamed: the run's view and the pages show the text and calls as they arrive.
+    let Some(config) = state
+        .settings
+        .client_config()
+        .map(|config| config.with_streaming(true))
+    else {
         let message = if state.settings.public_view()["model"] == "" {
             "Model is not configured: pick one in Settings (Test connection lists them)."
         } else {
@@ -87,31 +92,34 @@ async fn drive(
     let runs = state.runs.clone();
     let run_id = view.run_id.clone();
     let listing_view = view.clone();
-    let options = RunOptions::with_cancel(cancellation).on_event(move |event| match event {
-        RunEvent::ToolsListed { count } => runs.record_listing(&listing_view, *count),
-        RunEvent::RequestSent { turn, attempt } => {
-            let detail = match attempt {
-                1 => format!("waiting for the provider (turn {turn})"),
-                _ => format!("waiting for the provider (turn {turn}, attempt {attempt})"),
-            };
-            runs.provider_wait(&run_id, detail, None);
+    let options = RunOptions::with_cancel(cancellation).on_event(move |event| {
+        runs.stream(&run_id, event);
+        match event {
+            RunEvent::ToolsListed { count } => runs.record_listing(&listing_view, *count),
+            RunEvent::RequestSent { turn, attempt } => {
+                let detail = match attempt {
+                    1 => format!("waiting for the provider (turn {turn})"),
+                    _ => format!("waiting for the provider (turn {turn}, attempt {attempt})"),
+                };
+                runs.provider_wait(&run_id, detail, None);
+            }
+            RunEvent::RetryScheduled {
+                attempt,
+                max_attempts,
+                delay_ms,
+                code,
+                ..
+            } => {
+                let retry = RunRetry {
+                    attempt: *attempt,
+                    max_attempts: *max_attempts,
+                    delay_ms: *delay_ms,
+                    code: (*code).to_owned(),
+                };
+                runs.provider_wait(&run_id, retry.describe(), Some(retry));
+            }
+            _ => runs.set_state(&run_id, RunState::Started),
         }
-        RunEvent::RetryScheduled {
-            attempt,
-            max_attempts,
-            delay_ms,
-            code,
-            ..
-        } => {
-            let retry = RunRetry {
-                attempt: *attempt,
-                max_attempts: *max_attempts,
-                delay_ms: *delay_ms,
-                code: (*code).to_owned(),
-            };
-            runs.provider_wait(&run_id, retry.describe(), Some(retry));
-        }
-        _ => runs.set_state(&run_id, RunState::Started),
     });
     let request = RunRequest::new(prompt)
         .with_system(system_prompt)

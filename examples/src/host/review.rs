@@ -80,6 +80,11 @@ pub struct ReviewView {
     pub effect: Option<&'static str>,
     /// Why no diff is shown (the call would fail as it stands, or has no file change to show).
     pub note: Option<String>,
+    /// The arguments the call runs with, exactly.
+    pub arguments: Map<String, Value>,
+    /// Their fingerprint (`sha256:<hex>` of name and canonical arguments): an approval that
+    /// sends it back as `argumentsDigest` runs only these arguments.
+    pub arguments_digest: String,
 }
 
 /// Why a review or a narrowed approval was refused.
@@ -478,7 +483,12 @@ impl Proposal {
     }
 
     /// The view the page shows.
-    pub fn view(&self, approval_id: &str, tool: &str) -> ReviewView {
+    pub fn view(
+        &self,
+        approval_id: &str,
+        tool: &str,
+        arguments: &Map<String, Value>,
+    ) -> ReviewView {
         let diff = self
             .after
             .as_ref()
@@ -505,6 +515,8 @@ impl Proposal {
             narrowable_path,
             effect: self.effect,
             note,
+            arguments: arguments.clone(),
+            arguments_digest: arguments_digest(tool, arguments),
         }
     }
 
@@ -662,6 +674,31 @@ pub(super) async fn resolve_hunks(
     }
 }
 
+/// The fingerprint a card shows for a call: the one a provider run's `toolCallReady` carries.
+fn arguments_digest(tool: &str, arguments: &Map<String, Value>) -> String {
+    tool_protocol::idempotency::tool_call_fingerprint(tool, &Value::Object(arguments.clone()))
+}
+
+/// Refuses (`409 APPROVAL_ARGUMENTS_CHANGED`, the approval stays pending) an approval whose
+/// `seen` digest is not the pending call's: what runs must be what the person was shown.
+pub(super) fn check_arguments_digest(
+    state: &StudioState,
+    id: &str,
+    seen: &str,
+) -> Result<(), Response> {
+    let Some(call) = state.approvals.pending_call(id) else {
+        return Err(approval_not_found());
+    };
+    if arguments_digest(&call.name, &call.arguments) == seen {
+        return Ok(());
+    }
+    Err(api_error(
+        StatusCode::CONFLICT,
+        "APPROVAL_ARGUMENTS_CHANGED",
+        "The call's arguments are not the ones shown; nothing ran and the approval is still pending. Review the arguments again.",
+    ))
+}
+
 /// `GET /api/approvals/{id}/diff`: the pending call's change, computed now for the page (the
 /// route needs the studio token). `404` for an unknown or settled approval.
 pub async fn approval_diff(
@@ -672,7 +709,7 @@ pub async fn approval_diff(
         return approval_not_found();
     };
     let proposal = proposal(&state, &call.name, &call.arguments).await;
-    let mut view = proposal.view(&id, &call.name);
+    let mut view = proposal.view(&id, &call.name, &call.arguments);
     if !call.accepts_changes {
         // Asked by another process (`studio mcp --approve-with`): it runs there.
         view.narrowable_path = None;

@@ -15,14 +15,17 @@
 //!   run is in flight makes the run wait for its acknowledgement (`waiting`);
 //! - [`AgentRuns`] observes the registry: a finished call ends that wait (`started`).
 //!
-//! The two wrappers live in `hooks`, the reported types in `view`.
+//! The two wrappers live in `hooks`, the reported types in `view`, what a run streamed (its
+//! text and assembling tool calls, see [`AgentRuns::stream`]) in `stream`.
 
 mod hooks;
+mod stream;
 mod view;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, RwLock};
 
+use openrouter_tool_loop::RunEvent;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 use tool_context::ToolCallObserver;
@@ -34,6 +37,7 @@ use crate::kit::events::{EventHub, StudioEvent};
 use crate::surfaces::{Surface, is_studio_tool};
 
 pub use hooks::{RunApprovals, RunPreviewBridge};
+pub use stream::{FLUSH_BYTES, FLUSH_INTERVAL, MAX_STREAMED_BYTES, RunStream, StreamedCall};
 pub use view::{ExternalRun, Relay, RunRetry, RunState, RunView};
 
 /// Finished runs kept for `GET /api/agent/runs/{id}`; the oldest are forgotten first.
@@ -52,6 +56,10 @@ struct RunEntry {
     /// The surface whose page started the run (its approvals expire when no such page is
     /// attached any more: see `host::orphans`).
     page: Option<Surface>,
+    /// What the run streamed so far (shown by [`AgentRuns::get`], never announced whole).
+    stream: RunStream,
+    /// Deltas waiting to be forwarded.
+    outbox: stream::Outbox,
 }
 
 impl RunEntry {
@@ -144,6 +152,7 @@ impl AgentRuns {
                 detail: None,
                 retry: None,
                 report: None,
+                stream: None,
             },
             cancellation.clone(),
             None,
@@ -163,6 +172,7 @@ impl AgentRuns {
             detail: Some(run.detail),
             retry: None,
             report: None,
+            stream: None,
         };
         self.register(view, run.cancellation, Some((run.call_id, run.relay)))
     }
@@ -182,6 +192,8 @@ impl AgentRuns {
             call_id,
             relay,
             page: None,
+            stream: RunStream::default(),
+            outbox: stream::Outbox::default(),
         };
         self.runs
             .lock()
@@ -422,13 +434,69 @@ impl AgentRuns {
         }
     }
 
-    /// A run's view.
+    /// A run's view, with what it streamed so far.
     pub fn get(&self, run_id: &str) -> Option<RunView> {
         self.runs
             .lock()
             .expect("runs lock")
             .get(run_id)
-            .map(|entry| entry.view.clone())
+            .map(|entry| RunView {
+                stream: Some(entry.stream.clone()),
+                ..entry.view.clone()
+            })
+    }
+
+    /// Applies a streamed event (text, a tool call assembling or running, a retry voiding its
+    /// turn) of an unfinished run to its view, and forwards it as an `agentStream` event,
+    /// deltas coalesced (see `stream`). Other events are ignored.
+    pub fn stream(&self, run_id: &str, event: &RunEvent) {
+        let push = {
+            let mut runs = self.runs.lock().expect("runs lock");
+            let Some(entry) = runs.get_mut(run_id).filter(|e| !e.view.state.is_final()) else {
+                return;
+            };
+            let Some(forward) = entry.stream.apply(event) else {
+                return;
+            };
+            entry.outbox.push(forward)
+        };
+        self.send_stream(run_id, push.send);
+        if let Some(delay) = push.flush_in {
+            self.flush_later(run_id, delay);
+        }
+    }
+
+    fn flush_later(&self, run_id: &str, delay: std::time::Duration) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            self.flush_stream(run_id);
+            return;
+        };
+        let runs = self.clone();
+        let run_id = run_id.to_owned();
+        runtime.spawn(async move {
+            tokio::time::sleep(delay).await;
+            runs.flush_stream(&run_id);
+        });
+    }
+
+    /// Forwards the run's waiting delta now.
+    fn flush_stream(&self, run_id: &str) {
+        let waiting = self
+            .runs
+            .lock()
+            .expect("runs lock")
+            .get_mut(run_id)
+            .and_then(|entry| entry.outbox.flush());
+        self.send_stream(run_id, waiting);
+    }
+
+    fn send_stream(&self, run_id: &str, events: impl IntoIterator<Item = RunEvent>) {
+        for event in events {
+            self.hub.publish(StudioEvent::AgentStream {
+                run_id: run_id.to_owned(),
+                event: serde_json::to_value(&event).unwrap_or(Value::Null),
+            });
+        }
     }
 
     /// Whether any run is unfinished (the trace cannot be cleared then).
@@ -441,6 +509,8 @@ impl AgentRuns {
     }
 
     fn announce(&self, view: &RunView) {
+        // A page gets every delta before the state that follows them (the final one included).
+        self.flush_stream(&view.run_id);
         self.hub.publish(StudioEvent::Agent {
             run: serde_json::to_value(view).unwrap_or(Value::Null),
         });

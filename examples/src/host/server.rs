@@ -204,6 +204,11 @@ struct ApprovalBody {
     hunks: Option<Vec<usize>>,
     #[serde(default)]
     digest: Option<String>,
+    /// With `allow`: the fingerprint of the call's arguments the person saw
+    /// (`argumentsDigest` of `GET /api/approvals/{id}/diff`); a call whose arguments differ is
+    /// refused. Optional: a client that shows no arguments approves without it.
+    #[serde(default)]
+    arguments_digest: Option<String>,
 }
 
 pub(super) fn approval_not_found() -> Response {
@@ -226,6 +231,11 @@ async fn resolve_approval(
             "decision must be \"allow\" or \"deny\".",
         );
     };
+    if let (ApprovalDecision::Allow, Some(seen)) = (decision, &body.arguments_digest)
+        && let Err(refusal) = review::check_arguments_digest(&state, &id, seen)
+    {
+        return refusal;
+    }
     if let (ApprovalDecision::Allow, Some(hunks)) = (decision, &body.hunks) {
         return review::resolve_hunks(&state, &id, hunks, body.digest.as_deref()).await;
     }
@@ -388,6 +398,7 @@ async fn run_local(
         .count();
     state.runs.record_listing(&view, listed);
     let planned = state.plan(surface, &prompt, metadata.as_ref()).await;
+    let (runs, run_id) = (state.runs.clone(), view.run_id.clone());
     let request = RunRequest {
         registry: &state.registry,
         run_id: &view.run_id,
@@ -395,6 +406,7 @@ async fn run_local(
         cancellation,
         metadata: run_metadata(metadata.as_ref()),
         call_timeout_ms,
+        events: Some(Arc::new(move |event| runs.stream(&run_id, event))),
     };
     let report = run_plan(&planned, request).await;
     state.runs.finish(

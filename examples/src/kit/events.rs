@@ -47,6 +47,17 @@ pub enum StudioEvent {
         /// The run.
         run: Value,
     },
+    /// What an agent run streamed: a run event (`textDelta`, `toolCallStreamStarted`,
+    /// `toolCallArgumentsDelta`, `toolCallReady`, `toolCallStarted`, `toolCallFinished`,
+    /// `retryScheduled` voiding its turn, `usage`) in the provider loop's own shape, deltas
+    /// coalesced (at most one per ~16 ms per run, or per 8 KiB).
+    AgentStream {
+        /// The run.
+        #[serde(rename = "runId")]
+        run_id: String,
+        /// The event.
+        event: Value,
+    },
     /// Something changed on the editor or web-coding surface (revisions, preview state).
     Surface {
         /// `editor` or `web`.

@@ -1,12 +1,54 @@
-//! A loopback chat-completions endpoint for the MCP-server and quick-start tests: its first turn
-//! calls the offered tool whose provider name contains `echo` (or another fragment) with
-//! `{"text": <text>}`, its second answers `reply` in plain text. Every request it got is kept for the test to read.
+//! A loopback chat-completions endpoint for the MCP-server, quick-start and streaming tests: its
+//! first turn calls the offered tool whose provider name contains `echo` (or another fragment)
+//! with `{"text": <text>}` (or a [`Script`]'s arguments), its second answers `reply` in plain
+//! text. Every request it got is kept for the test to read.
+//!
+//! A script with `stream_delay` answers a `stream: true` request as server-sent events the
+//! OpenAI way (`delta.content` pieces; the tool call's id and name first, then its argument
+//! text in pieces; `[DONE]`), one chunk every `stream_delay`, so a test can watch it grow.
 
 #![allow(dead_code)]
 
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
+use futures::StreamExt;
 use serde_json::{Value, json};
+
+/// What the fake answers.
+#[derive(Clone)]
+pub struct Script {
+    /// A fragment of the provider name of the tool its first turn calls.
+    pub tool: &'static str,
+    /// The call's arguments.
+    pub arguments: Value,
+    /// The second turn's text.
+    pub reply: String,
+    /// Streams (when asked to) with this pause between chunks.
+    pub stream_delay: Option<Duration>,
+    /// Characters of text or argument per chunk.
+    pub chunk_chars: usize,
+}
+
+impl Script {
+    /// Calls the `tool` with `arguments`, then answers `reply`; not streamed.
+    pub fn new(tool: &'static str, arguments: Value, reply: &str) -> Self {
+        Self {
+            tool,
+            arguments,
+            reply: reply.to_owned(),
+            stream_delay: None,
+            chunk_chars: 8,
+        }
+    }
+
+    /// Streams `chunk_chars` characters every `delay`.
+    pub fn streamed(mut self, delay: Duration, chunk_chars: usize) -> Self {
+        self.stream_delay = Some(delay);
+        self.chunk_chars = chunk_chars.max(1);
+        self
+    }
+}
 
 /// Serves the endpoint; returns its base URL (`http://127.0.0.1:<port>/v1`) and the requests.
 pub async fn serve(text: &'static str, reply: &'static str) -> (String, Arc<Mutex<Vec<Value>>>) {
@@ -19,6 +61,11 @@ pub async fn serve_calling(
     text: &'static str,
     reply: &'static str,
 ) -> (String, Arc<Mutex<Vec<Value>>>) {
+    serve_script(Script::new(tool, json!({ "text": text }), reply)).await
+}
+
+/// Serves `script`; returns its base URL (`http://127.0.0.1:<port>/v1`) and the requests.
+pub async fn serve_script(script: Script) -> (String, Arc<Mutex<Vec<Value>>>) {
     let requests = Arc::new(Mutex::new(Vec::new()));
     let seen = requests.clone();
     let app = axum::Router::new().route(
@@ -29,7 +76,8 @@ pub async fn serve_calling(
                 seen.push(request.clone());
                 seen.len() - 1
             };
-            async move { axum::Json(answer(&request, turn, tool, text, reply)) }
+            let script = script.clone();
+            async move { respond(&request, turn, &script) }
         }),
     );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -41,21 +89,87 @@ pub async fn serve_calling(
     (base, requests)
 }
 
-fn answer(request: &Value, turn: usize, tool: &str, text: &str, reply: &str) -> Value {
-    if turn > 0 {
-        let message = json!({"role": "assistant", "content": reply});
-        return json!({"choices": [{"message": message}]});
+fn respond(request: &Value, turn: usize, script: &Script) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let message = answer(request, turn, script);
+    match script.stream_delay {
+        Some(delay) if request["stream"] == true => sse(&message, script.chunk_chars, delay),
+        _ => axum::Json(json!({"choices": [{"message": message}]})).into_response(),
     }
-    let echo = request["tools"]
+}
+
+/// `message` as a stream of `data:` chunks, one every `delay`.
+fn sse(message: &Value, chunk_chars: usize, delay: Duration) -> axum::response::Response {
+    let mut chunks: Vec<Value> = Vec::new();
+    if let Some(text) = message["content"].as_str() {
+        chunks.extend(
+            pieces(text, chunk_chars)
+                .into_iter()
+                .map(|piece| json!({"content": piece})),
+        );
+    }
+    for (index, call) in message["tool_calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let function = &call["function"];
+        chunks.push(
+            json!({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
+            "function": {"name": function["name"], "arguments": ""}}]}),
+        );
+        let arguments = function["arguments"].as_str().unwrap_or_default();
+        chunks.extend(pieces(arguments, chunk_chars).into_iter().map(
+            |piece| json!({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}),
+        ));
+    }
+    let finish = if message["tool_calls"].is_array() {
+        "tool_calls"
+    } else {
+        "stop"
+    };
+    let mut lines: Vec<String> = chunks
+        .into_iter()
+        .map(|delta| json!({"choices": [{"index": 0, "delta": delta}]}).to_string())
+        .collect();
+    lines.push(
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+        .to_string(),
+    );
+    lines.push("[DONE]".to_owned());
+    let body = futures::stream::iter(lines).then(move |line| async move {
+        tokio::time::sleep(delay).await;
+        Ok::<_, std::convert::Infallible>(format!("data: {line}\n\n"))
+    });
+    axum::response::Response::builder()
+        .header("content-type", "text/event-stream")
+        .body(axum::body::Body::from_stream(body))
+        .unwrap()
+}
+
+fn pieces(text: &str, chars: usize) -> Vec<String> {
+    let characters: Vec<char> = text.chars().collect();
+    characters
+        .chunks(chars)
+        .map(|chunk| chunk.iter().collect())
+        .collect()
+}
+
+/// The assistant message of `turn`.
+fn answer(request: &Value, turn: usize, script: &Script) -> Value {
+    if turn > 0 {
+        return json!({"role": "assistant", "content": script.reply});
+    }
+    let tool = request["tools"]
         .as_array()
         .unwrap()
         .iter()
         .map(|tool| tool["function"]["name"].as_str().unwrap().to_owned())
-        .find(|name| name.contains(tool))
+        .find(|name| name.contains(script.tool))
         .expect("the tool to call is offered");
-    let arguments = json!({ "text": text }).to_string();
     let call = json!({"id": "call-echo", "type": "function",
-        "function": {"name": echo, "arguments": arguments}});
-    let message = json!({"role": "assistant", "content": null, "tool_calls": [call]});
-    json!({"choices": [{"message": message}]})
+        "function": {"name": tool, "arguments": script.arguments.to_string()}});
+    json!({"role": "assistant", "content": null, "tool_calls": [call]})
 }

@@ -1,6 +1,7 @@
 // The approval card, one component for every page: tool, description, caller (source · mode),
 // session, argument names and the host's safe preview (never file source), the change under
-// review (lib/review.js), and Deny / Approve. Approve and Deny POST /api/approvals/{id}.
+// review (lib/review.js) with the exact arguments that will run, and Deny / Approve. Approve
+// and Deny POST /api/approvals/{id}; Approve carries the digest of the arguments shown.
 
 import { api } from './api.js';
 import { button, el } from './dom.js';
@@ -16,11 +17,13 @@ export function createApprovals({ container, onError = () => {}, onArrived = () 
   let pending = [];
   const reviews = new Map();
 
+  /** Answers approval `id` with `body` (or what `body()` resolves to). */
   async function resolve(id, body) {
     const controls = () => container.querySelectorAll(`[data-approval-id="${CSS.escape(id)}"] button`);
     for (const control of controls()) control.disabled = true;
     try {
-      await api(`/api/approvals/${encodeURIComponent(id)}`, { method: 'POST', body });
+      const decision = typeof body === 'function' ? await body() : body;
+      await api(`/api/approvals/${encodeURIComponent(id)}`, { method: 'POST', body: decision });
     } catch (error) {
       for (const control of controls()) control.disabled = false;
       onError(error);
@@ -46,7 +49,7 @@ export function createApprovals({ container, onError = () => {}, onArrived = () 
     reviewSlot(approval.id, reviews, 'Approve'),
     el('div', { className: 'buttons' },
       button('Deny', () => resolve(approval.id, { decision: 'deny' }), { className: 'deny', title: 'Deny (Esc)' }),
-      button('Approve', () => resolve(approval.id, allowBody(reviews.get(approval.id))), { className: 'approve primary' })));
+      button('Approve', () => resolve(approval.id, async () => allowBody(await reviews.get(approval.id))), { className: 'approve primary' })));
   }
 
   function render(next) {

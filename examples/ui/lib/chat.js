@@ -1,18 +1,19 @@
-// Chat: prompt recipes, agent runs with their running state and Cancel, typed outcome entries
-// (completed, not understood, failed, cancelled, denied) with recovery actions, and approval cards.
+// Chat: prompt recipes, agent runs with their running state, streamed text and tool calls
+// (lib/stream.js) and Cancel, typed outcome entries (completed, not understood, failed,
+// cancelled, denied) with recovery actions, and approval cards.
 
 import { deniedLine, personLine } from './person.js';
 import { retryAnnouncement, runStatusText } from './agent.js';
 import { api, downloadWorkspaceFile } from './api.js';
-import { $, button, el } from './dom.js';
+import { $, el } from './dom.js';
 import { createApprovals } from './approvals.js';
+import { appendEntry, chatEntry, createRunStream } from './stream.js';
 import { refreshPreview } from './preview.js';
 import { PROMPT_RECIPES, describeRecipe } from './recipes.js';
 import { actions, state } from './store.js';
 
 /** Longest prompt the host accepts. */
 export const MAX_PROMPT_CHARS = 4000;
-const MAX_CHAT_ENTRIES = 200;
 const FINAL_STATES = ['completed', 'not-understood', 'failed', 'denied', 'cancelled'];
 /** Retries already announced in the chat (`runId:attempt`). */
 const announcedRetries = new Set();
@@ -23,16 +24,14 @@ const MAX_SEEN_RUNS = 32;
 
 /** Appends a chat entry of `kind` with optional recovery buttons; keeps the log bounded. */
 export function chat(text, kind, recoveries = []) {
-  const log = $('chat-log');
-  const entry = el('li', { className: `entry ${kind}`, dataset: { kind } },
-    kind === 'user' ? null : el('span', { className: 'entry-kind', textContent: kind === 'info' ? 'studio' : kind.replace('-', ' ') }),
-    el('div', { className: 'entry-text', textContent: text }));
-  if (recoveries.length) {
-    entry.append(el('div', { className: 'recovery' }, recoveries.map(([label, handler]) => button(label, handler))));
-  }
-  log.append(entry);
-  while (log.children.length > MAX_CHAT_ENTRIES) log.firstElementChild.remove();
-  log.scrollTop = log.scrollHeight;
+  appendEntry($('chat-log'), chatEntry(text, kind, recoveries));
+}
+
+const runStream = createRunStream($('chat-log'));
+
+/** Handles an `agentStream` event (text and tool calls of a run as they arrive). */
+export function onStreamEvent(message) {
+  runStream.onEvent(message);
 }
 
 /** Starts an agent run for `prompt` (the local agent unless another is chosen). */
@@ -47,6 +46,7 @@ export async function runPrompt(prompt, agent = $('agent-select').value) {
     const run = await api('/api/agent/runs', { method: 'POST', body });
     state.agentMode = run.agent;
     state.activeRun = run;
+    runStream.attach(run.runId);
     applyRun(seenRuns.get(run.runId) ?? run);
   } catch (error) {
     chat(`${error.code}: ${error.message}`, 'failed', [['Use local agent & retry', () => runPrompt(prompt, 'local')]]);
@@ -119,10 +119,11 @@ function applyRun(run) {
   const outcome = run.report.outcome;
   const prompt = state.lastPrompt;
   const recoveries = (outcome.actions ?? []).map((action) => [RECOVERY_LABELS[action] ?? action, recoveryHandler(action, prompt)]);
+  const shown = runStream.finish(run, recoveries);
   switch (outcome.status) {
     case 'completed':
       // An applied change whose preview was not confirmed offers a refresh, never a retry.
-      chat(outcome.message, 'completed', recoveries);
+      if (!shown) chat(outcome.message, 'completed', recoveries);
       // A download request's run hands the file over: the page delivers it.
       if (outcome.download) downloadWorkspaceFile(outcome.download);
       break;

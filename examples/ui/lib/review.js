@@ -2,6 +2,8 @@
 // (GET /api/approvals/{id}/diff, never stored), per file and per hunk, with what a destructive
 // call loses. When the call is a one-file text edit, each hunk has a checkbox and Allow applies
 // only the checked ones (the host narrows the call and the result says what was left out).
+// The review also shows the exact arguments the call runs with; Allow sends their digest back
+// (`argumentsDigest`), so the host runs nothing but what was shown (409 otherwise).
 
 import { api } from './api.js';
 import { el } from './dom.js';
@@ -17,7 +19,7 @@ export async function loadReview(id, slot) {
     view = await api(`/api/approvals/${encodeURIComponent(id)}/diff`);
   } catch (error) {
     slot.replaceChildren(el('p', { className: 'diff-note', textContent: `No diff: ${error.message}` }));
-    return { accepted: () => null, digest: null };
+    return { accepted: () => null, digest: null, argumentsDigest: null };
   }
   // Hunk index -> applied; kept here so a redraw (unified / side by side) keeps the choice.
   const applied = new Map();
@@ -37,21 +39,38 @@ export async function loadReview(id, slot) {
   if (view.effect) parts.push(el('p', { className: 'approval-effect', attrs: { role: 'note' }, textContent: view.effect }));
   if (view.note) parts.push(el('p', { className: 'diff-note', textContent: view.note }));
   if (view.diff) parts.push(diffView.element);
+  parts.push(argumentsView(view));
   slot.replaceChildren(...parts);
   diffView.show(view.diff);
   const hunkCount = view.diff?.files?.find(narrowable)?.text?.hunkCount ?? 0;
   return {
     digest: view.diff?.digest ?? null,
+    argumentsDigest: view.argumentsDigest ?? null,
     accepted: () => {
       const chosen = [...Array(hunkCount).keys()].filter((index) => applied.get(index) ?? true);
       return chosen.length === hunkCount ? null : chosen;
     },
   };
 }
-/** The decision body for Allow: the whole call, or the checked hunks with the diff's digest. */
+const MAX_SHOWN_ARGUMENT_CHARS = 4000;
+
+/** The arguments the call will run with (long ones cut for display; the digest covers all). */
+function argumentsView(view) {
+  const text = JSON.stringify(view.arguments ?? {}, null, 2);
+  const shown = text.length > MAX_SHOWN_ARGUMENT_CHARS ? `${text.slice(0, MAX_SHOWN_ARGUMENT_CHARS)}\n… (${text.length} characters)` : text;
+  return el('details', { className: 'approval-arguments', open: text.length <= 600 },
+    el('summary', { textContent: 'Runs with these arguments', title: view.argumentsDigest ?? '' }),
+    el('pre', { textContent: shown, dataset: { digest: view.argumentsDigest ?? '' } }));
+}
+
+/**
+ * The decision body for Allow: the whole call, or the checked hunks with the diff's digest;
+ * with the digest of the arguments shown when the review loaded.
+ */
 export function allowBody(review) {
   const hunks = review?.accepted?.() ?? null;
-  return hunks === null ? { decision: 'allow' } : { decision: 'allow', hunks, digest: review.digest };
+  const body = hunks === null ? { decision: 'allow' } : { decision: 'allow', hunks, digest: review.digest };
+  return review?.argumentsDigest ? { ...body, argumentsDigest: review.argumentsDigest } : body;
 }
 
 /**
@@ -60,7 +79,10 @@ export function allowBody(review) {
  */
 export function reviewSlot(id, reviews, label) {
   const slot = el('div', { className: 'approval-review', textContent: 'Loading the proposed change…' });
-  loadReview(id, slot).then((review) => reviews.set(id, review));
+  // Until it loads the entry is the promise, so an early Approve waits for what it approves.
+  const loading = loadReview(id, slot);
+  reviews.set(id, loading);
+  loading.then((review) => { if (reviews.get(id) === loading) reviews.set(id, review); });
   slot.addEventListener('hunks-changed', () => {
     const approve = slot.closest('.approval')?.querySelector('.approve');
     if (approve) approve.textContent = reviews.get(id)?.accepted() ? `${label} selected hunks` : label;

@@ -19,8 +19,9 @@
 //
 //   createApprovals({ container, onError }) -> { render(pending), denyFirst() }
 //       Approval cards: tool, description, source · mode, session, argument names and the
-//       host's safe preview (path, theme; never file source). Allow/Deny POST
-//       /api/approvals/{id}. Esc outside an open <dialog> denies the oldest pending card.
+//       host's safe preview (path, theme; never file source), the diff and the exact
+//       arguments that will run (lib/review.js). Allow/Deny POST /api/approvals/{id}; Allow
+//       carries the arguments' digest. Esc outside an open <dialog> denies the oldest pending card.
 //
 //   createTrace({ list, session, copy, download, clear, onStatus }) -> { load(), onRow(row),
 //       setRunActive(active) }
@@ -30,9 +31,11 @@
 //
 //   createComposer({ surface, form, prompt, agent, cancel, submit, badge, status, log,
 //       onRunChange, onFinished }) -> { run(prompt, agent?), onAgentEvent(run),
-//       applySettings(settings), activeRun(), say(text, kind) }
+//       onStreamEvent(message), applySettings(settings), activeRun(), say(text, kind) }
 //       Prompt + agent select (a saved key selects OpenRouter, lib/agent.js) + Run/Cancel
-//       through /api/agent/runs with `surface`; a provider retry's count shows while it backs off. The badge follows the run's `agent` events
+//       through /api/agent/runs with `surface`; a provider retry's count shows while it backs off.
+//       onStreamEvent(message) renders the run's `agentStream` events (lib/stream.js): text
+//       as it arrives, tool calls assembling then running. The badge follows the run's `agent` events
 //       (started, waiting, approval, completed, not-understood, denied, failed, cancelled);
 //       outcomes land in the log. Leaving the page (pagehide) cancels the in-flight run.
 //
@@ -56,17 +59,17 @@ import { deniedLine, personLine } from './person.js';
 export { createApprovals } from './approvals.js';
 import { reloadForNewLaunch, studioRelaunched } from './launch.js';
 import { api, callTool, downloadBlob, copyText, isCommitted, studioToken, unconfirmedText } from './api.js';
-import { button, el } from './dom.js';
+import { el } from './dom.js';
 import { createLiveStylesheets } from './live-css.js';
 import { confirmToolRun, modalOpen } from './modal.js';
 import { createSessionDirectory, sessionText } from './sessions.js';
 import { applyAgentChoice, retryAnnouncement, runStatusText } from './agent.js';
+import { appendEntry, chatEntry, createRunStream } from './stream.js';
 
 export { api, callTool, isCommitted, studioToken, unconfirmedText };
 
 /** Longest prompt the host accepts. */
 export const MAX_PROMPT_CHARS = 4000;
-const MAX_LOG_ENTRIES = 200;
 const MAX_OUTPUT_CHARS = 6000;
 const MAX_DETAIL_CHARS = 2000;
 const RECONNECT_MIN_MS = 500;
@@ -234,14 +237,10 @@ export function createComposer({ surface, form, prompt, agent, cancel, submit, b
   // The socket can report a run before its POST answered: keep the latest event per run.
   const seen = new Map();
 
+  const stream = createRunStream(log);
+
   function say(text, kind, recoveries = []) {
-    const entry = el('li', { className: `entry ${kind}`, dataset: { kind } },
-      kind === 'user' ? null : el('span', { className: 'entry-kind', textContent: kind === 'info' ? 'studio' : kind.replace('-', ' ') }),
-      el('div', { className: 'entry-text', textContent: text }));
-    if (recoveries.length) entry.append(el('div', { className: 'recovery' }, recoveries.map(([label, handler]) => button(label, handler))));
-    log.append(entry);
-    while (log.children.length > MAX_LOG_ENTRIES) log.firstElementChild.remove();
-    log.scrollTop = log.scrollHeight;
+    appendEntry(log, chatEntry(text, kind, recoveries));
   }
 
   function setRun(run) {
@@ -262,8 +261,9 @@ export function createComposer({ surface, form, prompt, agent, cancel, submit, b
     const outcome = run.report?.outcome;
     if (!outcome) return;
     const retry = ['Retry', () => start(lastPrompt)];
+    const shown = stream.finish(run);
     switch (outcome.status) {
-      case 'completed': say(outcome.message, 'completed'); break;
+      case 'completed': if (!shown) say(outcome.message, 'completed'); break;
       case 'not-understood': say(outcome.message, 'not-understood'); break;
       case 'denied': say(deniedLine(outcome), 'denied', [retry]); break;
       case 'cancelled': say(`Cancelled: ${outcome.message}`, 'cancelled', [retry]); break;
@@ -285,6 +285,7 @@ export function createComposer({ surface, form, prompt, agent, cancel, submit, b
     say(text, 'user');
     try {
       const run = await api('/api/agent/runs', { method: 'POST', body: { prompt: text, agent: chosen, surface } });
+      stream.attach(run.runId);
       apply(seen.get(run.runId) ?? run);
     } catch (error) {
       say(`${error.code}: ${error.message}`, 'failed', chosen === 'local' ? [] : [['Use local agent & retry', () => start(text, 'local')]]);
@@ -328,6 +329,7 @@ export function createComposer({ surface, form, prompt, agent, cancel, submit, b
       if (seen.size > 32) seen.delete(seen.keys().next().value);
       if (active?.runId === run.runId) apply(run);
     },
+    onStreamEvent: (message) => stream.onEvent(message),
     applySettings,
     activeRun: () => active,
     say,

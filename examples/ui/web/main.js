@@ -140,6 +140,7 @@ function onMessage(message) {
     case 'approvals': approvals.render(message.pending); break;
     case 'trace': trace.onRow(message.row); break;
     case 'agent': composer.onAgentEvent(message.run); break;
+    case 'agentStream': composer.onStreamEvent(message); break;
     case 'settings': composer.applySettings(message.settings); break;
     case 'lagged':
       refresh();

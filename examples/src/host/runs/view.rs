@@ -73,6 +73,10 @@ pub struct RunView {
     /// Final report once finished.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub report: Option<Value>,
+    /// What the run streamed (`streamedText`, `toolCalls`): in `GET /api/agent/runs/{id}`
+    /// only, never in the lifecycle events (the pages get it as `agentStream` deltas).
+    #[serde(flatten)]
+    pub stream: Option<super::RunStream>,
 }
 
 /// A provider retry being waited for: retry `attempt` of `max_attempts` after `delay_ms`.
