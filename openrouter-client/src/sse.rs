@@ -40,12 +40,20 @@ impl SseDecoder {
             }
         }
         while let Some(end) = rest.iter().position(|&b| b == b'\n' || b == b'\r') {
-            self.line.extend_from_slice(&rest[..end]);
             let crlf = rest[end] == b'\r' && rest.get(end + 1) == Some(&b'\n');
             self.after_cr = rest[end] == b'\r' && end + 1 == rest.len();
+            if self.line.is_empty() {
+                // The whole line is in this chunk: read it in place.
+                self.take_line(&rest[..end], out)?;
+            } else {
+                let mut line = std::mem::take(&mut self.line);
+                line.extend_from_slice(&rest[..end]);
+                let taken = self.take_line(&line, out);
+                line.clear();
+                self.line = line;
+                taken?;
+            }
             rest = &rest[end + if crlf { 2 } else { 1 }..];
-            let line = std::mem::take(&mut self.line);
-            self.take_line(&line, out)?;
         }
         self.line.extend_from_slice(rest);
         Ok(())

@@ -11,8 +11,11 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
+use crate::chunk::{ChunkError, StreamChunk, StreamDelta, ToolCallDelta, non_blank, parse_chunk};
 use crate::codes::{OPENROUTER_INVALID_RESPONSE, OPENROUTER_INVALID_TOOL_CALL};
-use crate::decode::{AssistantReply, ProviderToolCall, body_error, non_blank};
+use crate::decode::{
+    AssistantReply, Decoded, IN_BODY_ERROR_FALLBACK_STATUS, ProviderToolCall, body_error, excerpt,
+};
 use crate::error::OpenRouterError;
 use crate::events::{EventRecorder, RunEvent, TokenUsage};
 use crate::partial_json::{PartialJson, PartialJsonError, TopLevel};
@@ -88,74 +91,70 @@ impl StreamAssembler {
             self.finished = true;
             return Ok(Chunk::Done);
         }
-        let Ok(chunk) = serde_json::from_str::<Map<String, Value>>(data) else {
-            if event.is_error_field {
+        let chunk = match parse_chunk(data) {
+            Ok(chunk) => chunk,
+            Err(_) if event.is_error_field => {
                 return Ok(Chunk::Failure {
-                    status: crate::decode::IN_BODY_ERROR_FALLBACK_STATUS,
-                    message: crate::decode::excerpt(data),
+                    status: IN_BODY_ERROR_FALLBACK_STATUS,
+                    message: excerpt(data),
                 });
             }
-            return Err(invalid(
-                "Provider streamed a data line that is not a JSON object.",
-            ));
+            Err(ChunkError::NotAnObject) => {
+                return Err(invalid(
+                    "Provider streamed a data line that is not a JSON object.",
+                ));
+            }
+            Err(ChunkError::Shape(why)) => {
+                return Err(invalid(format!(
+                    "Provider streamed a chunk that is not a chat-completion chunk: {why}."
+                )));
+            }
         };
-        if let Some(failure) = stream_error(&chunk, event.is_error_field) {
+        if let Some(failure) = stream_error(&chunk, data, event.is_error_field) {
             return Ok(failure);
         }
-        if let Some(usage) = chunk.get("usage").and_then(Value::as_object) {
-            self.usage = Some(usage_of(usage));
+        if let Some(usage) = &chunk.usage {
+            self.usage = Some(TokenUsage {
+                input_tokens: usage.prompt_tokens,
+                output_tokens: usage.completion_tokens,
+                total_tokens: usage.total_tokens,
+            });
         }
-        let choice = match chunk.get("choices") {
-            None | Some(Value::Null) => return Ok(Chunk::Continue),
-            Some(Value::Array(choices)) => choices.first(),
-            Some(_) => return Err(invalid("Provider returned a non-array choices value.")),
-        };
-        let Some(choice) = choice else {
+        let Some(choice) = chunk.choices.as_deref().and_then(<[_]>::first) else {
             return Ok(Chunk::Continue);
         };
-        if choice
-            .get("finish_reason")
-            .is_some_and(|reason| !reason.is_null())
-        {
+        if choice.finish_reason.is_some() {
             self.finished = true;
         }
-        match choice.get("delta") {
-            Some(Value::Object(delta)) => self.delta(delta, toolset, events)?,
-            None | Some(Value::Null) => {}
-            Some(_) => return Err(invalid("Provider streamed a non-object delta.")),
+        if let Some(delta) = &choice.delta {
+            self.delta(delta, toolset, events)?;
         }
         Ok(Chunk::Continue)
     }
 
     fn delta(
         &mut self,
-        delta: &Map<String, Value>,
+        delta: &StreamDelta<'_>,
         toolset: &ProviderToolset,
         events: &EventRecorder,
     ) -> Result<(), OpenRouterError> {
-        match delta.get("role") {
-            None | Some(Value::Null) => {}
-            Some(Value::String(role)) if role == "assistant" => {}
-            Some(_) => {
-                return Err(invalid(
-                    "Provider streamed a delta without the assistant role.",
-                ));
-            }
+        if delta
+            .role
+            .as_deref()
+            .is_some_and(|role| role != "assistant")
+        {
+            return Err(invalid(
+                "Provider streamed a delta without the assistant role.",
+            ));
         }
-        match delta.get("content") {
-            None | Some(Value::Null) => {}
-            Some(Value::String(text)) => self.text(text, events),
-            Some(_) => return Err(invalid("Provider returned non-string assistant content.")),
+        if let Some(text) = &delta.content {
+            self.text(text, events);
         }
-        match delta.get("tool_calls") {
-            None | Some(Value::Null) => Ok(()),
-            Some(Value::Array(calls)) => calls
-                .iter()
-                .try_for_each(|call| self.tool_call_delta(call, toolset, events)),
-            Some(_) => Err(invalid(
-                "Provider returned a non-array assistant tool_calls value.",
-            )),
-        }
+        delta
+            .tool_calls
+            .iter()
+            .flatten()
+            .try_for_each(|call| self.tool_call_delta(call, toolset, events))
     }
 
     fn text(&mut self, text: &str, events: &EventRecorder) {
@@ -172,69 +171,49 @@ impl StreamAssembler {
 
     fn tool_call_delta(
         &mut self,
-        delta: &Value,
+        delta: &ToolCallDelta<'_>,
         toolset: &ProviderToolset,
         events: &EventRecorder,
     ) -> Result<(), OpenRouterError> {
-        let Some(delta) = delta.as_object() else {
-            return Err(invalid("Provider streamed a non-object tool call delta."));
-        };
-        let index = self.index_of(delta)?;
+        let id = non_blank(delta.id.as_ref());
+        let index = self.index_of(delta.index, id.as_deref())?;
         if index == self.calls.len() {
             // A response over the call budget runs none of its calls: stop reading it now.
             check_call_budget(self.calls_done, index + 1)?;
             self.calls.push(StreamedCall::default());
         }
-        if delta
-            .get("type")
-            .is_some_and(|kind| !kind.is_null() && kind.as_str() != Some("function"))
-        {
+        if delta.kind.as_deref().is_some_and(|kind| kind != "function") {
             return Err(invalid(format!(
                 "Provider returned a non-function tool call at index {index}."
             )));
         }
-        if let Some(id) = non_blank(delta.get("id")) {
+        if let Some(id) = id {
             self.set_id(index, id)?;
         }
-        let function = delta.get("function").and_then(Value::as_object);
-        if let Some(name) = non_blank(function.and_then(|function| function.get("name"))) {
+        let function = delta.function.as_ref();
+        if let Some(name) = non_blank(function.and_then(|function| function.name.as_ref())) {
             self.set_name(index, name)?;
         }
-        let fragment = match function.and_then(|function| function.get("arguments")) {
-            None | Some(Value::Null) => "",
-            Some(Value::String(fragment)) => fragment.as_str(),
-            Some(_) => {
-                return Err(invalid(format!(
-                    "Provider returned non-string JSON arguments for tool \"{}\".",
-                    self.display_name(index)
-                )));
-            }
-        };
+        let fragment = function
+            .and_then(|function| function.arguments.as_deref())
+            .unwrap_or_default();
         self.arguments(index, fragment, toolset, events)
     }
 
     /// The index a delta is for: its `index`, or (a provider that sends none) the next call
     /// when the delta carries a new id, else the current one. Indexes only move forward.
-    fn index_of(&self, delta: &Map<String, Value>) -> Result<usize, OpenRouterError> {
+    fn index_of(&self, index: Option<u64>, id: Option<&str>) -> Result<usize, OpenRouterError> {
         let count = self.calls.len();
-        let index = match delta.get("index") {
-            Some(Value::Number(number)) => number
-                .as_u64()
-                .and_then(|index| usize::try_from(index).ok())
-                .ok_or_else(|| invalid("Provider streamed a tool call with an invalid index."))?,
-            None | Some(Value::Null) => {
-                let id = non_blank(delta.get("id"));
-                let current = self.calls.last().and_then(|call| call.id.clone());
+        let index = match index {
+            Some(index) => usize::try_from(index)
+                .map_err(|_| invalid("Provider streamed a tool call with an invalid index."))?,
+            None => {
+                let current = self.calls.last().and_then(|call| call.id.as_deref());
                 if count == 0 || (id.is_some() && id != current) {
                     count
                 } else {
                     count - 1
                 }
-            }
-            Some(_) => {
-                return Err(invalid(
-                    "Provider streamed a tool call with an invalid index.",
-                ));
             }
         };
         if index > count {
@@ -278,10 +257,6 @@ impl StreamAssembler {
                 Ok(())
             }
         }
-    }
-
-    fn display_name(&self, index: usize) -> String {
-        self.calls[index].name.clone().unwrap_or_default()
     }
 
     /// Feeds argument text, announcing the call once its id and name are known and checking
@@ -382,24 +357,37 @@ impl StreamAssembler {
 }
 
 /// A failure inside the stream: an `error:` field, a top-level `error`, or a choice that
-/// finished with one (OpenRouter, when the upstream fails after the response began).
-fn stream_error(chunk: &Map<String, Value>, is_error_field: bool) -> Option<Chunk> {
-    let failure = match body_error(chunk, 200) {
-        Some(crate::decode::Decoded::Failure { status, message }) => Some((status, message)),
-        _ if is_error_field => Some((
-            crate::decode::IN_BODY_ERROR_FALLBACK_STATUS,
-            chunk
+/// finished with one (OpenRouter, when the upstream fails after the response began). Rare,
+/// so it is read again as JSON and classified like a non-streamed body.
+fn stream_error(chunk: &StreamChunk<'_>, data: &str, is_error_field: bool) -> Option<Chunk> {
+    let choice_error = chunk
+        .choices
+        .as_deref()
+        .and_then(<[_]>::first)
+        .is_some_and(|choice| choice.error.as_ref().is_some_and(|error| !error.is_null()));
+    let has_error = chunk.error.as_ref().is_some_and(|error| !error.is_null());
+    if !has_error && !choice_error && !is_error_field {
+        return None;
+    }
+    let payload: Map<String, Value> = serde_json::from_str(data).unwrap_or_default();
+    let failure = match body_error(&payload, 200) {
+        Some(Decoded::Failure { status, message }) => (status, message),
+        _ => (
+            IN_BODY_ERROR_FALLBACK_STATUS,
+            payload
                 .get("message")
                 .and_then(Value::as_str)
                 .unwrap_or("Provider reported an error in the stream.")
                 .to_owned(),
-        )),
-        _ => None,
+        ),
     };
-    failure.map(|(status, message)| Chunk::Failure { status, message })
+    Some(Chunk::Failure {
+        status: failure.0,
+        message: failure.1,
+    })
 }
 
-/// `usage` of a response or of a stream's last chunk.
+/// `usage` of a non-streamed response.
 pub(crate) fn usage_of(usage: &Map<String, Value>) -> TokenUsage {
     let count = |name: &str| usage.get(name).and_then(Value::as_u64);
     TokenUsage {
