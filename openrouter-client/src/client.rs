@@ -246,7 +246,12 @@ impl ChatClient {
                 .post(&self.config.endpoint)
                 .headers(headers.clone())
                 .json(body);
-            let attempt = self.attempt(request, (turn, calls_done), toolset, events);
+            let attempt = self.attempt(
+                request,
+                StreamAssembler::new(turn, calls_done),
+                toolset,
+                events,
+            );
             let transient = match abortable(cancel, attempt).await?? {
                 Ok(reply) => return Ok(reply),
                 Err(transient) => transient,
@@ -273,7 +278,7 @@ impl ChatClient {
     async fn attempt(
         &self,
         request: reqwest::RequestBuilder,
-        (turn, calls_done): (u32, usize),
+        assembler: StreamAssembler,
         toolset: &ProviderToolset,
         events: &EventRecorder,
     ) -> Result<Attempt, OpenRouterError> {
@@ -285,7 +290,7 @@ impl ChatClient {
             Ok(Ok(response)) => response,
         };
         if response.status().is_success() && is_event_stream(&response) {
-            let reader = StreamReader::new(self, StreamAssembler::new(turn, calls_done), toolset);
+            let reader = StreamReader::new(self, assembler, toolset);
             return reader.read(response, events).await;
         }
         let left = self

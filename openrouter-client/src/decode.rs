@@ -218,13 +218,23 @@ fn decode_completion(
     let usage = payload
         .get("usage")
         .and_then(Value::as_object)
-        .map(crate::stream::usage_of);
+        .map(usage_of);
     match first_choice.and_then(|choice| choice.get("message")) {
         Some(Value::Object(message)) => decode_assistant(message).map(|mut reply| {
             reply.usage = usage;
             Some(reply)
         }),
         _ => Ok(None),
+    }
+}
+
+/// `usage` of a non-streamed response.
+fn usage_of(usage: &Map<String, Value>) -> TokenUsage {
+    let count = |name: &str| usage.get(name).and_then(Value::as_u64);
+    TokenUsage {
+        input_tokens: count("prompt_tokens"),
+        output_tokens: count("completion_tokens"),
+        total_tokens: count("total_tokens"),
     }
 }
 

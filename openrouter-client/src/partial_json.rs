@@ -16,28 +16,6 @@ pub(crate) enum PartialJsonError {
     Syntax(usize),
 }
 
-/// The JSON type a value has, known from its first character.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum JsonKind {
-    Object,
-    Array,
-    String,
-    Number,
-    Boolean,
-    Null,
-}
-
-/// What happened at the top level of the object (the tool's arguments).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum TopLevel {
-    /// A property name is complete.
-    Key(String),
-    /// The value of `key` began, with this type.
-    ValueStarted { key: String, kind: JsonKind },
-    /// A property's value is complete.
-    ValueEnded,
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Frame {
     Object,
@@ -91,8 +69,8 @@ pub(crate) struct PartialJson {
     /// The text up to here plus `safe_closers` is valid JSON.
     safe_len: usize,
     safe_closers: String,
-    top_key: Option<String>,
-    events: Vec<TopLevel>,
+    /// Top-level fields whose value is complete.
+    fields_completed: usize,
     error: Option<PartialJsonError>,
 }
 
@@ -105,8 +83,7 @@ impl Default for PartialJson {
             token: Token::None,
             safe_len: 0,
             safe_closers: String::new(),
-            top_key: None,
-            events: Vec::new(),
+            fields_completed: 0,
             error: None,
         }
     }
@@ -134,9 +111,9 @@ impl PartialJson {
         &self.text
     }
 
-    /// Top-level events since the last call.
-    pub(crate) fn drain_events(&mut self) -> std::vec::Drain<'_, TopLevel> {
-        self.events.drain(..)
+    /// How many top-level fields have a complete value so far.
+    pub(crate) fn fields_completed(&self) -> usize {
+        self.fields_completed
     }
 
     /// The arguments so far: complete values, plus a string value still streaming; `None`
@@ -203,7 +180,7 @@ impl PartialJson {
         escape: Escape,
     ) -> Result<(), PartialJsonError> {
         let next = match (escape, c) {
-            (Escape::None, '"') => return self.end_string(at, key, start),
+            (Escape::None, '"') => return self.end_string(at, key),
             (Escape::None, '\\') => Escape::Backslash,
             (_, c) if (c as u32) < 0x20 => return Err(PartialJsonError::Syntax(at)),
             (Escape::None, _) => Escape::None,
@@ -223,18 +200,12 @@ impl PartialJson {
         Ok(())
     }
 
-    fn end_string(&mut self, at: usize, key: bool, start: usize) -> Result<(), PartialJsonError> {
+    fn end_string(&mut self, at: usize, key: bool) -> Result<(), PartialJsonError> {
         self.token = Token::None;
         if !key {
             return self.value_ended(at + 1);
         }
         self.expect = Expect::Colon;
-        if self.stack.len() == 1 {
-            let name: String = serde_json::from_str(&self.text[start..=at])
-                .map_err(|_| PartialJsonError::Syntax(start))?;
-            self.top_key = Some(name.clone());
-            self.events.push(TopLevel::Key(name));
-        }
         Ok(())
     }
 
@@ -298,23 +269,10 @@ impl PartialJson {
     }
 
     fn value_start(&mut self, at: usize, c: char) -> Result<(), PartialJsonError> {
-        let kind = match c {
-            '{' => JsonKind::Object,
-            '[' => JsonKind::Array,
-            '"' => JsonKind::String,
-            '-' | '0'..='9' => JsonKind::Number,
-            't' | 'f' => JsonKind::Boolean,
-            'n' => JsonKind::Null,
-            _ => return Err(PartialJsonError::Syntax(at)),
-        };
-        if self.stack.len() == 1 {
-            let key = self.top_key.clone().unwrap_or_default();
-            self.events.push(TopLevel::ValueStarted { key, kind });
-        }
-        match kind {
-            JsonKind::Object => self.open(at, Frame::Object),
-            JsonKind::Array => self.open(at, Frame::Array),
-            JsonKind::String => {
+        match c {
+            '{' => self.open(at, Frame::Object),
+            '[' => self.open(at, Frame::Array),
+            '"' => {
                 self.token = Token::String {
                     key: false,
                     start: at,
@@ -322,10 +280,11 @@ impl PartialJson {
                 };
                 Ok(())
             }
-            _ => {
+            '-' | '0'..='9' | 't' | 'f' | 'n' => {
                 self.token = Token::Scalar { start: at };
                 self.check_scalar_prefix(at, at + 1)
             }
+            _ => Err(PartialJsonError::Syntax(at)),
         }
     }
 
@@ -350,7 +309,7 @@ impl PartialJson {
         } else {
             self.expect = Expect::CommaOrEnd;
             if self.stack.len() == 1 {
-                self.events.push(TopLevel::ValueEnded);
+                self.fields_completed += 1;
             }
         }
         self.mark_safe(end);
@@ -433,29 +392,14 @@ mod tests {
     }
 
     #[test]
-    fn top_level_keys_and_value_types_are_reported() {
-        let (mut scanner, _) = scan(r#"{"a": "x", "b": [1], "c": {"d": 2}, "e": 3}"#);
-        let events: Vec<_> = scanner.drain_events().collect();
-        let started = |key: &str, kind| TopLevel::ValueStarted {
-            key: key.into(),
-            kind,
-        };
+    fn completed_top_level_fields_are_counted() {
+        let (scanner, _) = scan(r#"{"a": "x", "b": [1, {"n": 2}], "c": {"d": 2}, "e": 3"#);
         assert_eq!(
-            events,
-            vec![
-                TopLevel::Key("a".into()),
-                started("a", JsonKind::String),
-                TopLevel::ValueEnded,
-                TopLevel::Key("b".into()),
-                started("b", JsonKind::Array),
-                TopLevel::ValueEnded,
-                TopLevel::Key("c".into()),
-                started("c", JsonKind::Object),
-                TopLevel::ValueEnded,
-                TopLevel::Key("e".into()),
-                started("e", JsonKind::Number),
-                TopLevel::ValueEnded,
-            ]
+            scanner.fields_completed(),
+            3,
+            "e's number is not complete yet"
         );
+        let (done, _) = scan(r#"{"a": "x", "b": [1, {"n": 2}], "c": {"d": 2}, "e": 3}"#);
+        assert_eq!(done.fields_completed(), 4);
     }
 }

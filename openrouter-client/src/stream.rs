@@ -18,7 +18,7 @@ use crate::decode::{
 };
 use crate::error::OpenRouterError;
 use crate::events::{EventRecorder, RunEvent, TokenUsage};
-use crate::partial_json::{PartialJson, PartialJsonError, TopLevel};
+use crate::partial_json::{PartialJson, PartialJsonError};
 use crate::ready::check_call_budget;
 use crate::sse::SseEvent;
 use crate::toolset::ProviderToolset;
@@ -48,6 +48,8 @@ struct StreamedCall {
     announced: bool,
     arguments: PartialJson,
     partial_sent_at: usize,
+    /// Completed top-level fields when the last delta was sent.
+    fields_seen: usize,
 }
 
 /// The turn's text, tool calls and usage, built chunk by chunk.
@@ -277,10 +279,9 @@ impl StreamAssembler {
         let (Some(id), Some(name)) = (call.id.clone(), call.name.clone()) else {
             return Ok(());
         };
-        let field_completed = call
-            .arguments
-            .drain_events()
-            .fold(false, |done, event| done | (event == TopLevel::ValueEnded));
+        let fields = call.arguments.fields_completed();
+        let field_completed = fields > call.fields_seen;
+        call.fields_seen = fields;
         let canonical = toolset.display_name(&name).to_owned();
         let delta = if call.announced {
             fragment.to_owned()
@@ -385,16 +386,6 @@ fn stream_error(chunk: &StreamChunk<'_>, data: &str, is_error_field: bool) -> Op
         status: failure.0,
         message: failure.1,
     })
-}
-
-/// `usage` of a non-streamed response.
-pub(crate) fn usage_of(usage: &Map<String, Value>) -> TokenUsage {
-    let count = |name: &str| usage.get(name).and_then(Value::as_u64);
-    TokenUsage {
-        input_tokens: count("prompt_tokens"),
-        output_tokens: count("completion_tokens"),
-        total_tokens: count("total_tokens"),
-    }
 }
 
 fn arguments_error(name: &str, error: PartialJsonError) -> OpenRouterError {
