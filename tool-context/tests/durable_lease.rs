@@ -14,8 +14,10 @@ use tool_durable_operations::backend::sqlite::SqliteBackend;
 use tool_durable_operations::{DurableOperationStore, OperationState};
 use tool_protocol::{ToolCallResult, codes};
 
-/// Far shorter than the handler: only renewal keeps the lease.
-const SHORT_LEASE_MS: u64 = 250;
+/// Far shorter than the handler: only renewal keeps the lease. Long enough that a renewal
+/// (every third of it) delayed by a loaded two-core machine's scheduling or an SQLite write
+/// behind other tests' I/O still lands in time: at 250 ms one CI run lost the lease.
+const SHORT_LEASE_MS: u64 = 900;
 
 /// A handler of three leases on `first`, and a call of the same key on `second` after
 /// twice the lease: it must wait (pending), the handler runs once and `first` completes.

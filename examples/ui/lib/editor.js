@@ -73,6 +73,15 @@ export function flushDraft({ keepalive = false } = {}) {
   return flushing;
 }
 
+/**
+ * Settles once every draft write already started has finished (its text stored and the
+ * revision moved, or the draft put back). While a write is in flight `state.draft` is cleared
+ * but `state.source` is not updated yet: readers of the workspace wait for this first.
+ */
+export function draftWritesSettled() {
+  return flushing;
+}
+
 /** Writes in flight: their text is not stored yet, though `state.draft` is already cleared. */
 let writing = 0;
 

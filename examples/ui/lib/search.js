@@ -1,9 +1,11 @@
 // Workspace search across text files: at most MAX_SEARCH_RESULTS hits as path:line with a
-// preview. Sources are read through workspace.readFile once per revision, and the unsaved
-// draft of the active file overlays its stored source.
+// preview. Sources are read through workspace.readFile once per revision, after any draft
+// write in flight has settled, and the unsaved draft of the active file overlays its stored
+// source.
 
 import { callTool } from './api.js';
 import { $, el } from './dom.js';
+import { draftWritesSettled } from './editor.js';
 import { actions, state } from './store.js';
 
 /** Most results one search lists. */
@@ -14,6 +16,9 @@ const sources = { revision: null, byPath: new Map() };
 let searchTimer = null;
 
 async function textSources() {
+  // A draft write in flight has left `state.draft` but not reached `state.source` or the
+  // revision yet: searching now would find its text nowhere.
+  await draftWritesSettled();
   if (sources.revision !== state.status.revision) {
     sources.byPath = new Map();
     sources.revision = state.status.revision;
