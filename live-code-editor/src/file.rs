@@ -11,9 +11,9 @@ pub enum Language {
     Html,
     /// `.css`
     Css,
-    /// `.js`, `.mjs`
+    /// `.js`, `.mjs`, `.jsx`
     Javascript,
-    /// `.ts`, `.tsx`
+    /// `.ts`, `.tsx`, `.mts`, `.cts`
     Typescript,
     /// `.json`
     Json,
@@ -29,8 +29,8 @@ impl Language {
         match extension(path).as_deref() {
             Some("html" | "htm") => Self::Html,
             Some("css") => Self::Css,
-            Some("js" | "mjs") => Self::Javascript,
-            Some("ts" | "tsx") => Self::Typescript,
+            Some("js" | "mjs" | "jsx") => Self::Javascript,
+            Some("ts" | "tsx" | "mts" | "cts") => Self::Typescript,
             Some("json") => Self::Json,
             Some("md") => Self::Markdown,
             _ => Self::Text,

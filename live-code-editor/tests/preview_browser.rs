@@ -189,3 +189,75 @@ fn the_entry_required_card_renders_and_reports_ready() {
             .contains("<h1>Add an HTML entry file</h1>")
     );
 }
+
+/// The DOM the `tsx-app` fixture builds: the counter rendered by `App.tsx` through the vendored
+/// runtime (clicked once by `main.tsx`), the enum's label, and the classic-runtime `legacy.jsx`.
+fn assert_tsx_app_effects(html: &str) {
+    for expected in [
+        r#"<output id="count" data-color="Green">3</output>"#,
+        r#"<button id="inc">+</button>"#,
+        r#"<p id="legacy">classic</p>"#,
+        r#"data-done="yes""#,
+    ] {
+        assert!(html.contains(expected), "missing {expected} in\n{html}");
+    }
+}
+
+#[test]
+fn the_tsx_fixture_renders_and_behaves_in_a_preview() {
+    let dir = tempfile::tempdir().unwrap();
+    let compiled = compile_preview(
+        &load_fixture("tsx-app"),
+        &PreviewOptions::preview(Some(4), "assets/"),
+    );
+    assert!(
+        compiled.diagnostics.is_empty(),
+        "{:?}",
+        compiled.diagnostics
+    );
+    let run = run_in_frame(
+        dir.path(),
+        &compiled.html,
+        "allow-scripts allow-same-origin",
+    );
+    assert_eq!(
+        run.messages,
+        [json!({"revision": 4, "type": "context-action.preview.ready"})]
+    );
+    assert_tsx_app_effects(run.frame_html.as_deref().expect("same-origin frame DOM"));
+}
+
+#[test]
+fn the_exported_tsx_fixture_runs_from_a_file_url() {
+    let dir = tempfile::tempdir().unwrap();
+    let compiled = export_standalone_html(&load_fixture("tsx-app"));
+    assert!(
+        compiled.diagnostics.is_empty(),
+        "{:?}",
+        compiled.diagnostics
+    );
+    let page = dir.path().join("export.html");
+    std::fs::write(&page, &compiled.html).unwrap();
+    assert_tsx_app_effects(&dump_dom(&page));
+}
+
+#[test]
+fn a_tsx_syntax_error_is_reported_with_its_position_and_the_page_stays() {
+    let dir = tempfile::tempdir().unwrap();
+    let compiled = compile_preview(
+        &load_fixture("tsx-broken"),
+        &PreviewOptions::preview(Some(6), "assets/"),
+    );
+    let run = run_in_frame(
+        dir.path(),
+        &compiled.html,
+        "allow-scripts allow-same-origin",
+    );
+    assert_eq!(run.messages.len(), 1, "{:?}", run.messages);
+    assert_eq!(run.messages[0]["type"], "context-action.preview.error");
+    assert_eq!(run.messages[0]["revision"], 6);
+    let message = run.messages[0]["message"].as_str().unwrap();
+    assert!(message.contains("src/Bad.tsx:2:"), "{message}");
+    let html = run.frame_html.expect("same-origin frame DOM");
+    assert!(html.contains("static content stays"), "{html}");
+}

@@ -43,6 +43,8 @@ pub(crate) struct ScriptTag {
     /// A non-empty `src`.
     pub(crate) src: Option<AttributeRef>,
     pub(crate) module: bool,
+    /// `type="importmap"`: read by the compiler, never kept (see [`super::import_map`]).
+    pub(crate) import_map: bool,
     /// The inline text and where it starts in the document.
     pub(crate) text: String,
     pub(crate) text_offset: Option<usize>,
@@ -267,9 +269,13 @@ fn ends_with_css(href: &str) -> bool {
 }
 
 fn is_module_script(element: &Element<'_, '_>) -> bool {
+    script_type_is(element, "module")
+}
+
+fn script_type_is(element: &Element<'_, '_>, kind: &str) -> bool {
     element
         .get_attribute("type")
-        .is_some_and(|kind| kind.trim().eq_ignore_ascii_case("module"))
+        .is_some_and(|value| value.trim().eq_ignore_ascii_case(kind))
 }
 
 fn script_src(element: &Element<'_, '_>) -> Option<AttributeRef> {
@@ -321,6 +327,7 @@ pub(crate) fn scan_html(source: &str) -> Result<HtmlScan, lol_html::errors::Rewr
                     let tag = ScriptTag {
                         src: script_src(element),
                         module: is_module_script(element),
+                        import_map: script_type_is(element, "importmap"),
                         ..ScriptTag::default()
                     };
                     state.scripts.push(tag);

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use super::css::{CssReference, scan_css_references};
 use super::html::{HtmlScan, scan_html};
 use super::modules::{ModuleScan, scan_module};
+use super::transform::{PreviewJsx, TransformedModule, transform_module};
 use crate::file::{FileContent, WorkspaceFile};
 
 /// The HTML scan of an entry, or why `lol_html` could not scan it.
@@ -29,6 +30,7 @@ pub(crate) struct ScanMemo {
     generation: u64,
     css: MemoMap<Arc<Vec<CssReference>>>,
     modules: MemoMap<Arc<ModuleScan>>,
+    transforms: MemoMap<Arc<TransformedModule>>,
     html: MemoMap<Arc<HtmlScanResult>>,
     data_urls: MemoMap<Arc<str>>,
     /// How many results were derived rather than reused (tests count them).
@@ -54,6 +56,7 @@ impl ScanMemo {
         let generation = self.generation;
         self.css.retain_used(generation);
         self.modules.retain_used(generation);
+        self.transforms.retain_used(generation);
         self.html.retain_used(generation);
         self.data_urls.retain_used(generation);
     }
@@ -79,6 +82,31 @@ impl ScanMemo {
             self.across_compiles,
             self.generation,
             || Arc::new(scan_module(source)),
+        );
+        self.derived += usize::from(derived);
+        value
+    }
+
+    /// The TypeScript/JSX module at `path` as JavaScript, compiled with `jsx` and, with
+    /// `source_map`, an inline source map.
+    pub(crate) fn module_transform(
+        &mut self,
+        path: &str,
+        source: &str,
+        jsx: &PreviewJsx,
+        source_map: bool,
+    ) -> Arc<TransformedModule> {
+        // The options are part of the key: output compiled under others is never reused.
+        let key = format!(
+            "{path}\u{0}{:?}\u{0}{}\u{0}{}\u{0}{}\u{0}{source_map}",
+            jsx.runtime, jsx.import_source, jsx.pragma, jsx.pragma_frag
+        );
+        let (value, derived) = self.transforms.get_or_derive(
+            &key,
+            source.as_bytes(),
+            self.across_compiles,
+            self.generation,
+            || Arc::new(transform_module(path, source, jsx, source_map)),
         );
         self.derived += usize::from(derived);
         value

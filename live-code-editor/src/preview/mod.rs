@@ -37,6 +37,7 @@ mod bridge;
 mod css;
 mod diagnostics;
 mod html;
+mod import_map;
 mod incremental;
 mod live;
 mod memo;
@@ -44,6 +45,7 @@ mod modules;
 mod pieces;
 mod resolve;
 mod selection;
+mod transform;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -60,11 +62,13 @@ pub use css::{MAX_CSS_SCAN_DEPTH, MAX_INLINE_CSS_IMPORTS};
 pub use diagnostics::{
     DiagnosticKind, MAX_PREVIEW_DIAGNOSTICS, PreviewDiagnostic, ReferenceLabel, Severity,
 };
+pub use import_map::{IMPORT_MAP_FILE, MAX_IMPORT_MAP_ENTRIES};
 pub use incremental::IncrementalPreviewCompiler;
 pub use live::{PREVIEW_STYLESHEETS_MESSAGE, only_stylesheets_changed};
 pub use modules::{MAX_MODULE_IMPORT_EDGES, MAX_MODULE_NESTING_DEPTH};
 pub use resolve::{
-    WORKSPACE_MODULE_SPECIFIER_PREFIX, resolve_local_path, workspace_module_specifier,
+    PROBED_MODULE_EXTENSIONS, WORKSPACE_MODULE_SPECIFIER_PREFIX, resolve_local_path,
+    workspace_module_specifier,
 };
 pub use selection::{
     DESIGN_MODE_MESSAGE, MAX_SELECTION_CLASS_CHARS, MAX_SELECTION_CLASSES,
@@ -75,6 +79,7 @@ pub use selection::{
     PreviewSelection, SELECTION_STYLE_PROPERTIES, ScreenState, SelectionBox, SelectionError,
     SelectionSource, parse_selection_message,
 };
+pub use transform::{JsxRuntime, PreviewJsx, TRANSFORMED_MODULE_EXTENSIONS};
 
 use crate::file::{FileContent, Language, WorkspaceFile};
 use css::CssRoot;
@@ -121,6 +126,8 @@ pub struct PreviewOptions {
     pub content_security_policy: bool,
     /// Bound on inlined bytes (see [`DEFAULT_MAX_PREVIEW_OUTPUT_BYTES`]).
     pub max_output_bytes: usize,
+    /// How `.jsx` and `.tsx` modules compile JSX (default: the automatic runtime from `react`).
+    pub jsx: PreviewJsx,
 }
 
 impl PreviewOptions {
@@ -142,7 +149,15 @@ impl PreviewOptions {
             target,
             content_security_policy: true,
             max_output_bytes: DEFAULT_MAX_PREVIEW_OUTPUT_BYTES,
+            jsx: PreviewJsx::default(),
         }
+    }
+
+    /// Sets how JSX compiles where a file's pragmas do not say.
+    #[must_use]
+    pub fn with_jsx(mut self, jsx: PreviewJsx) -> Self {
+        self.jsx = jsx;
+        self
     }
 
     /// Adds (or leaves out) the Content-Security-Policy `<meta>`.
@@ -356,6 +371,8 @@ pub(crate) struct Compiler<'a> {
     asset_cache: HashMap<String, Option<AssetUrl>>,
     /// See [`CompiledPreview::stylesheets`]; filled by the entry's compile.
     live_stylesheets: Option<Vec<Arc<str>>>,
+    /// The entry's and the workspace's import maps, read before the module graph.
+    import_map: import_map::ImportMap,
 }
 
 impl<'a> Compiler<'a> {
@@ -379,6 +396,7 @@ impl<'a> Compiler<'a> {
             piece_start: None,
             asset_cache: HashMap::new(),
             live_stylesheets: None,
+            import_map: import_map::ImportMap::default(),
         }
     }
 
@@ -392,6 +410,7 @@ impl<'a> Compiler<'a> {
     ) -> (String, usize) {
         let links = self.plan_stylesheet_links(entry_path, source, scan);
         let (scripts, roots) = self.plan_scripts(entry_path, source, scan);
+        self.declare_workspace_import_map();
         let graph = self.rendered_module_graph(roots);
         for asset in &scan.assets {
             let location = Some(Location::new(source, asset.offset));
@@ -489,6 +508,44 @@ impl<'a> Compiler<'a> {
         )
     }
 
+    /// Reads an inline `<script type="importmap">` of the entry (`src` maps are not fetched
+    /// by browsers either), reporting one it cannot use.
+    fn declare_import_map(&mut self, entry_path: &str, source: &str, script: &html::ScriptTag) {
+        let location = Some(Location::new(
+            source,
+            script.text_offset.unwrap_or_default(),
+        ));
+        let declared = match &script.src {
+            Some(_) => Err("an import map with src is not loaded; write it inline".to_owned()),
+            None => self.import_map.declare(entry_path, &script.text),
+        };
+        if let Err(reason) = declared {
+            self.sink.other(
+                DiagnosticKind::ModuleSyntaxError,
+                entry_path,
+                entry_path,
+                location,
+                format!("Import map could not be used: {reason}"),
+            );
+        }
+    }
+
+    /// Reads the workspace's [`IMPORT_MAP_FILE`] after the entry's own maps.
+    fn declare_workspace_import_map(&mut self) {
+        let Some((path, json)) = self.index.text_of(IMPORT_MAP_FILE, Language::Json) else {
+            return;
+        };
+        if let Err(reason) = self.import_map.declare(path, json) {
+            self.sink.other(
+                DiagnosticKind::ModuleSyntaxError,
+                path,
+                path,
+                Some(Location::new(json, 0)),
+                format!("Import map could not be used: {reason}"),
+            );
+        }
+    }
+
     /// Phase 2: classic scripts are inlined, module scripts queued as graph roots.
     fn plan_scripts(
         &mut self,
@@ -499,6 +556,11 @@ impl<'a> Compiler<'a> {
         let mut actions = Vec::with_capacity(scan.scripts.len());
         let mut roots = Vec::new();
         for (index, script) in scan.scripts.iter().enumerate() {
+            if script.import_map {
+                self.declare_import_map(entry_path, source, script);
+                actions.push(ScriptAction::Remove);
+                continue;
+            }
             let Some(src) = &script.src else {
                 if script.module {
                     let base = script.text_offset.unwrap_or_default();
@@ -524,10 +586,13 @@ impl<'a> Compiler<'a> {
                 location,
                 false,
             );
-            let Some((path, javascript)) =
+            let found = if script.module {
+                self.index.find_script(entry_path, &src.value)
+            } else {
                 self.index
                     .find_text(entry_path, &src.value, Language::Javascript)
-            else {
+            };
+            let Some((path, javascript)) = found else {
                 actions.push(ScriptAction::Remove);
                 continue;
             };

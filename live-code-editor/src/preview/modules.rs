@@ -16,12 +16,13 @@ use oxc_parser::Parser;
 use oxc_span::SourceType;
 
 use super::Compiler;
-use super::diagnostics::{DiagnosticKind, Location, ReferenceLabel};
+use super::PreviewTarget;
+use super::diagnostics::{DiagnosticKind, Location, Position, ReferenceLabel};
 use super::pieces::{GraphRoot, ModuleKey, RenderedModule};
 use super::resolve::{
     Reference, is_local_looking, json_string, throwing_module_url, workspace_module_specifier,
 };
-use crate::file::Language;
+use super::transform::{TransformedModule, first_error, is_transformed_module};
 
 /// At most this many resolved local import edges are followed across one document's module
 /// graph; later ones become modules that throw and `module-graph-limit` diagnostics.
@@ -130,13 +131,7 @@ fn parse_module_requests(source: &str) -> ModuleScan {
     for request in &mut requests {
         request.names = names.remove(&request.range.start).unwrap_or_default();
     }
-    let syntax_error = parsed.diagnostics.errors().next().map(|error| {
-        let offset = error
-            .labels
-            .first()
-            .map_or(0, |label| label.offset() as usize);
-        (error.message.to_string(), offset)
-    });
+    let syntax_error = first_error(&parsed.diagnostics);
     ModuleScan {
         requests,
         syntax_error,
@@ -186,7 +181,7 @@ fn imported_names(program: &Program<'_>) -> HashMap<usize, Vec<String>> {
 }
 
 /// The value of a plain string or substitution-free template literal without escapes.
-fn literal_value(raw: &str) -> Option<String> {
+pub(crate) fn literal_value(raw: &str) -> Option<String> {
     let quote = raw.chars().next()?;
     if !matches!(quote, '"' | '\'' | '`') || raw.len() < 2 || !raw.ends_with(quote) {
         return None;
@@ -254,7 +249,7 @@ impl<'a> Compiler<'a> {
             let rendered = self.rendered_module(&module, edges);
             edges = rendered.edges;
             for path in rendered.imports.iter() {
-                if let Some((path, source)) = self.index.text_of(path, Language::Javascript)
+                if let Some((path, source)) = self.index.script_of(path)
                     && queued.insert(path)
                 {
                     queue.push(ModuleSource::file(path, source));
@@ -326,6 +321,9 @@ impl<'a> Compiler<'a> {
         edges: &mut usize,
         enqueue: &mut dyn FnMut(&'a str),
     ) -> String {
+        if module.inline_index.is_none() && is_transformed_module(module.path) {
+            return self.rewrite_transformed_module(module.path, module.source, edges, enqueue);
+        }
         let scan = match module.inline_index {
             Some(index) => self
                 .memo
@@ -347,23 +345,183 @@ impl<'a> Compiler<'a> {
                 format!("JavaScript module could not be parsed: {message}"),
             );
         }
-        let mut out = String::with_capacity(module.source.len());
+        let places: Vec<_> = scan
+            .requests
+            .iter()
+            .map(|request| location(request.range.start))
+            .collect();
+        let from = Importer {
+            path: module.path,
+            probes: false,
+        };
+        self.rewrite_requests(from, module.source, &scan, &places, edges, enqueue)
+    }
+
+    /// A TypeScript or JSX file module: transformed, then its requests rewritten like any
+    /// module's, each reported at its place in the file as written. One that cannot be
+    /// transformed becomes a module that throws the reason with its position, so the preview
+    /// shows why instead of going blank.
+    fn rewrite_transformed_module(
+        &mut self,
+        path: &'a str,
+        source: &'a str,
+        edges: &mut usize,
+        enqueue: &mut dyn FnMut(&'a str),
+    ) -> String {
+        let transformed = self.transformed(path, source);
+        if let Some((message, offset)) = &transformed.error {
+            let thrown = self.report_transform_failure(path, source, message, *offset);
+            return format!("throw new SyntaxError({});", json_string(&thrown));
+        }
+        let scan = self
+            .memo
+            .module_scan(&transformed_module_key(path), &transformed.code);
+        // The k-th request of a specifier in the output is its k-th in the original; one the
+        // transform added (the JSX runtime import) is reported at the start of the file.
+        let mut seen: HashMap<&str, usize> = HashMap::new();
+        let places: Vec<_> = scan
+            .requests
+            .iter()
+            .map(|request| {
+                let nth = seen.entry(request.specifier.as_str()).or_default();
+                *nth += 1;
+                let offset = transformed
+                    .request_offsets
+                    .get(&request.specifier)
+                    .and_then(|starts| starts.get(*nth - 1))
+                    .copied()
+                    .unwrap_or(0);
+                Some(Location::new(source, offset))
+            })
+            .collect();
+        let from = Importer { path, probes: true };
+        self.rewrite_requests(from, &transformed.code, &scan, &places, edges, enqueue)
+    }
+
+    /// The TypeScript/JSX module at `path` transformed (remembered like a scan); preview
+    /// output carries an inline source map.
+    fn transformed(&mut self, path: &str, source: &str) -> Arc<TransformedModule> {
+        let with_map = matches!(self.options.target, PreviewTarget::Preview { .. });
+        self.memo
+            .module_transform(path, source, &self.options.jsx, with_map)
+    }
+
+    /// Reports the module at `path` that could not be transformed; returns the reason with
+    /// its position, as the module loading it throws it.
+    fn report_transform_failure(
+        &mut self,
+        path: &str,
+        source: &str,
+        message: &str,
+        offset: usize,
+    ) -> String {
+        self.sink.other(
+            DiagnosticKind::ModuleSyntaxError,
+            path,
+            path,
+            Some(Location::new(source, offset)),
+            format!("TypeScript/JSX module could not be transformed: {message}"),
+        );
+        let position = Position::of_offset(source, offset);
+        format!("{path}:{}:{}: {message}", position.line, position.column)
+    }
+
+    /// Why the module at `path` cannot load because its transform failed, reported; `None`
+    /// for a module that transforms (or needs no transform). An import of it becomes a module
+    /// that throws this and declares the names imported, so the reason, not a link error
+    /// about missing exports, is what the page sees.
+    fn failed_transform(&mut self, path: &'a str) -> Option<String> {
+        if !is_transformed_module(path) {
+            return None;
+        }
+        let (_, source) = self.index.script_of(path)?;
+        let transformed = self.transformed(path, source);
+        let (message, offset) = transformed.error.as_ref()?;
+        Some(self.report_transform_failure(path, source, message, *offset))
+    }
+
+    /// `code` with each request of `scan` rewritten (see [`Self::rewrite_request`]); `places`
+    /// says where each request is reported.
+    fn rewrite_requests(
+        &mut self,
+        from: Importer<'a>,
+        code: &str,
+        scan: &ModuleScan,
+        places: &[Option<Location<'_>>],
+        edges: &mut usize,
+        enqueue: &mut dyn FnMut(&'a str),
+    ) -> String {
+        let mut out = String::with_capacity(code.len());
         let mut last = 0;
-        for request in &scan.requests {
-            out.push_str(&module.source[last..request.range.start]);
+        for (request, at) in scan.requests.iter().zip(places) {
+            out.push_str(&code[last..request.range.start]);
             last = request.range.end;
-            let at = location(request.range.start);
-            match self.rewrite_request(module.path, request, at, edges, enqueue) {
+            match self.rewrite_request(from, request, *at, edges, enqueue) {
                 Some(replacement) => out.push_str(&json_string(&replacement)),
-                None => out.push_str(&module.source[request.range.clone()]),
+                None => out.push_str(&code[request.range.clone()]),
             }
         }
-        out.push_str(&module.source[last..]);
+        out.push_str(&code[last..]);
         out
     }
 
     /// The new specifier for one request, or `None` to keep it.
     fn rewrite_request(
+        &mut self,
+        from: Importer<'a>,
+        request: &ModuleRequest,
+        at: Option<Location<'_>>,
+        edges: &mut usize,
+        enqueue: &mut dyn FnMut(&'a str),
+    ) -> Option<String> {
+        let requested = request.specifier.trim();
+        let throwing = |reason: String| throwing_module_url(&reason, &request.names);
+        let reference = self.index.classify(from.path, requested);
+        let local_looking = is_local_looking(requested);
+        // A written path that names a workspace module is followed even when it looks bare
+        // (`app.js`), as before import maps; only `./` and `../` imports are probed.
+        if let Reference::Local(Some(path)) = &reference
+            && let Some(path) = self.index.module_path(path, from.probes && local_looking)
+        {
+            return Some(self.follow_edge(from.path, request, path, at, edges, enqueue));
+        }
+        if let Reference::Local(_) = &reference
+            && !local_looking
+        {
+            return self.rewrite_bare_request(from.path, request, at, edges, enqueue);
+        }
+        match reference {
+            Reference::Ignored => None,
+            Reference::External => {
+                self.report_reference(
+                    ReferenceLabel::ModuleImport,
+                    from.path,
+                    requested,
+                    at,
+                    false,
+                );
+                Some(throwing(format!(
+                    "External module import blocked: {requested}"
+                )))
+            }
+            Reference::Local(_) => {
+                self.report_reference(
+                    ReferenceLabel::ModuleImport,
+                    from.path,
+                    requested,
+                    at,
+                    false,
+                );
+                Some(throwing(format!(
+                    "Missing local module import: {requested}"
+                )))
+            }
+        }
+    }
+
+    /// A bare specifier (`react`): through the import map to a workspace module, else kept
+    /// and reported as unsupported (or blocked or missing, when the map sends it elsewhere).
+    fn rewrite_bare_request(
         &mut self,
         from: &'a str,
         request: &ModuleRequest,
@@ -372,53 +530,96 @@ impl<'a> Compiler<'a> {
         enqueue: &mut dyn FnMut(&'a str),
     ) -> Option<String> {
         let requested = request.specifier.trim();
+        // What a bare specifier becomes depends on the maps, whether they resolve it or not.
+        let bases: Vec<String> = self.import_map.bases().map(str::to_owned).collect();
+        for base in &bases {
+            self.index.note_read_of(base);
+        }
+        let Some(mapped) = self.import_map.resolve(requested) else {
+            self.sink.reference(
+                DiagnosticKind::UnsupportedModuleReference,
+                ReferenceLabel::ModuleImport,
+                from,
+                requested,
+                at,
+            );
+            return None;
+        };
+        let (target, base) = (mapped.target, mapped.base.to_owned());
+        let shown = format!("{requested} (mapped to {target})");
         let throwing = |reason: String| throwing_module_url(&reason, &request.names);
-        let reference = self.index.classify(from, requested);
-        if let Reference::Local(Some(path)) = &reference
-            && let Some(path) = self.index.text_path(path, Language::Javascript)
-        {
-            if *edges >= MAX_MODULE_IMPORT_EDGES {
-                self.sink.reference(
-                    DiagnosticKind::ModuleGraphLimit,
-                    ReferenceLabel::ModuleImport,
-                    from,
-                    requested,
-                    at,
-                );
-                return Some(throwing(format!(
-                    "JavaScript module import limit exceeded at: {requested}"
-                )));
+        match self.index.classify(&base, &target) {
+            Reference::Local(Some(path)) => {
+                if let Some(path) = self.index.module_path(&path, false) {
+                    return Some(self.follow_edge(from, request, path, at, edges, enqueue));
+                }
             }
-            *edges += 1;
-            enqueue(path);
-            return Some(workspace_module_specifier(path));
-        }
-        match reference {
-            Reference::Ignored => None,
             Reference::External => {
-                self.report_reference(ReferenceLabel::ModuleImport, from, requested, at, false);
-                Some(throwing(format!(
-                    "External module import blocked: {requested}"
-                )))
-            }
-            Reference::Local(_) if is_local_looking(requested) => {
-                self.report_reference(ReferenceLabel::ModuleImport, from, requested, at, false);
-                Some(throwing(format!(
-                    "Missing local module import: {requested}"
-                )))
-            }
-            Reference::Local(_) => {
                 self.sink.reference(
-                    DiagnosticKind::UnsupportedModuleReference,
+                    DiagnosticKind::BlockedExternalReference,
                     ReferenceLabel::ModuleImport,
                     from,
-                    requested,
+                    &shown,
                     at,
                 );
-                None
+                return Some(throwing(format!("External module import blocked: {shown}")));
             }
+            Reference::Ignored | Reference::Local(None) => {}
         }
+        self.sink.reference(
+            DiagnosticKind::MissingReference,
+            ReferenceLabel::ModuleImport,
+            from,
+            &shown,
+            at,
+        );
+        Some(throwing(format!("Missing local module import: {shown}")))
     }
+
+    /// Counts one import edge to the workspace module `path` and queues it; past
+    /// [`MAX_MODULE_IMPORT_EDGES`] the import becomes a module that throws.
+    fn follow_edge(
+        &mut self,
+        from: &'a str,
+        request: &ModuleRequest,
+        path: &'a str,
+        at: Option<Location<'_>>,
+        edges: &mut usize,
+        enqueue: &mut dyn FnMut(&'a str),
+    ) -> String {
+        let (requested, names) = (request.specifier.trim(), &request.names);
+        if *edges >= MAX_MODULE_IMPORT_EDGES {
+            self.sink.reference(
+                DiagnosticKind::ModuleGraphLimit,
+                ReferenceLabel::ModuleImport,
+                from,
+                requested,
+                at,
+            );
+            return throwing_module_url(
+                &format!("JavaScript module import limit exceeded at: {requested}"),
+                names,
+            );
+        }
+        *edges += 1;
+        if let Some(failure) = self.failed_transform(path) {
+            return throwing_module_url(&failure, names);
+        }
+        enqueue(path);
+        workspace_module_specifier(path)
+    }
+}
+
+/// The module a request is written in, and whether its extensionless imports are probed.
+#[derive(Debug, Clone, Copy)]
+struct Importer<'a> {
+    path: &'a str,
+    probes: bool,
+}
+
+/// The memo key of the transformed output of the module at `path`.
+fn transformed_module_key(path: &str) -> String {
+    format!("{path}\u{0}transformed")
 }
 
 /// The memo key of the `index`-th inline module script of the entry at `path`.

@@ -23,6 +23,7 @@ use std::sync::Arc;
 use super::diagnostics::RecordedCall;
 use super::html::{CachedTemplate, StyleElement};
 use super::resolve::ReferenceCache;
+use super::transform::PreviewJsx;
 use super::{Compiler, PreviewOptions, PreviewTarget};
 use crate::file::{FileContent, Language, WorkspaceFile};
 
@@ -111,21 +112,32 @@ impl LayoutEntry {
     }
 }
 
-/// The part of the options pieces depend on: how asset URLs are written. The revision, the
-/// policy and the budget size only touch the head or the budget, which are not in pieces.
+/// The part of the options pieces depend on: how asset URLs are written and how JSX compiles.
+/// The revision, the policy and the budget size only touch the head or the budget, which are
+/// not in pieces.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum RenderTarget {
+struct RenderTarget {
+    urls: UrlTarget,
+    jsx: PreviewJsx,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum UrlTarget {
     Preview { asset_base: String },
     Export,
 }
 
 impl RenderTarget {
     fn of(options: &PreviewOptions) -> Self {
-        match &options.target {
-            PreviewTarget::Preview { asset_base, .. } => Self::Preview {
+        let urls = match &options.target {
+            PreviewTarget::Preview { asset_base, .. } => UrlTarget::Preview {
                 asset_base: asset_base.clone(),
             },
-            PreviewTarget::Export => Self::Export,
+            PreviewTarget::Export => UrlTarget::Export,
+        };
+        Self {
+            urls,
+            jsx: options.jsx.clone(),
         }
     }
 }

@@ -123,6 +123,9 @@ pub fn resolve_local_path(from: &str, requested: &str) -> Option<String> {
     (!normalized.is_empty()).then(|| normalized.join("/"))
 }
 
+/// Extensions an extensionless import from a TypeScript or JSX module tries, in order.
+pub const PROBED_MODULE_EXTENSIONS: [&str; 6] = [".tsx", ".ts", ".jsx", ".js", ".mts", ".mjs"];
+
 /// `https://context-action.local/workspace-module/<each segment encodeURIComponent'd>`.
 pub fn workspace_module_specifier(path: &str) -> String {
     let mut specifier = String::from(WORKSPACE_MODULE_SPECIFIER_PREFIX);
@@ -311,6 +314,60 @@ impl<'a> WorkspaceIndex<'a> {
             return None;
         };
         self.text_of(&path, language)
+    }
+
+    /// The script (JavaScript or TypeScript) file at `path`.
+    pub(crate) fn script_of(&self, path: &str) -> Option<(&'a str, &'a str)> {
+        self.text_of(path, Language::Javascript)
+            .or_else(|| self.text_of(path, Language::Typescript))
+    }
+
+    /// Resolves a module script reference from `from` to a script file.
+    pub(crate) fn find_script(&self, from: &str, requested: &str) -> Option<(&'a str, &'a str)> {
+        let Reference::Local(Some(path)) = self.classify(from, requested) else {
+            return None;
+        };
+        self.script_of(&path)
+    }
+
+    /// The script file a module import of `path` loads, without reading it. With `probe` (an
+    /// import written in TypeScript or JSX, resolved the way their bundlers do) a path that is
+    /// no script also tries, in order: the TypeScript twin of a `.js`/`.jsx`/`.mjs` path, the
+    /// path with each of [`PROBED_MODULE_EXTENSIONS`], and `index` with each in the folder.
+    pub(crate) fn module_path(&self, path: &str, probe: bool) -> Option<&'a str> {
+        let script = |candidate: &str| {
+            self.text_path(candidate, Language::Javascript)
+                .or_else(|| self.text_path(candidate, Language::Typescript))
+        };
+        if let Some(found) = script(path) {
+            return Some(found);
+        }
+        if !probe {
+            return None;
+        }
+        let twins: &[(&str, &[&str])] = &[
+            (".js", &[".ts", ".tsx"]),
+            (".jsx", &[".tsx"]),
+            (".mjs", &[".mts"]),
+        ];
+        for (written, replacements) in twins {
+            if let Some(stem) = path.strip_suffix(written) {
+                for replacement in *replacements {
+                    if let Some(found) = script(&format!("{stem}{replacement}")) {
+                        return Some(found);
+                    }
+                }
+            }
+        }
+        PROBED_MODULE_EXTENSIONS
+            .iter()
+            .map(|extension| format!("{path}{extension}"))
+            .chain(
+                PROBED_MODULE_EXTENSIONS
+                    .iter()
+                    .map(|extension| format!("{path}/index{extension}")),
+            )
+            .find_map(|candidate| script(&candidate))
     }
 
     /// Whether any file has this path (diagnostics treat any language as present).
