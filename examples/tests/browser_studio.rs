@@ -1901,3 +1901,83 @@ async fn a_write_applied_without_preview_confirmation_is_never_called_unsaved() 
     assert_eq!(session.revision().await, before + 1);
     session.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tsx_runtime_error_is_listed_at_its_line_and_reported_to_the_caller() {
+    let session = Session::open(1280, 800).await;
+    let browser = &session.browser;
+    let write = |tool: &'static str, path: &'static str, source: String| {
+        let session = &session;
+        async move {
+            let revision = session.revision().await;
+            session
+                .call_tool(
+                    tool,
+                    json!({"path": path, "source": source, "expectedRevision": revision}),
+                )
+                .await
+        }
+    };
+    let app = "interface Config { label: string }\n\nexport function start(): void {\n  const config = undefined as unknown as Config;\n  document.body.dataset.label = config.label;\n}\n";
+    let written = write("workspace.createFile", "src/App.tsx", app.into()).await;
+    assert!(written.get("isError").is_none(), "{written}");
+    let main = "import { start } from './App';\nconsole.error('starting', 1);\nstart();\n";
+    let written = write("workspace.createFile", "src/main.tsx", main.into()).await;
+    assert!(written.get("isError").is_none(), "{written}");
+    let index = session.source("index.html").await.replace(
+        "</body>",
+        "<script type=\"module\" src=\"src/main.tsx\"></script>\n</body>",
+    );
+    // The write that loads the module is applied, and its caller is told what broke and where.
+    let written = write("workspace.writeFile", "index.html", index).await;
+    let error = &written["error"];
+    assert_eq!(error["code"], "PREVIEW_RUNTIME_ERROR", "{written}");
+    assert_eq!(error["details"]["committed"], true, "{written}");
+    let first = error["details"]["message"].as_str().unwrap_or_default();
+    assert!(first.contains("(src/App.tsx:5:"), "{written}");
+
+    browser
+        .wait_for(
+            "the runtime error in the diagnostics",
+            "return document.getElementById('diagnostics-list').textContent.includes('src/App.tsx:5');",
+        )
+        .await;
+    let listed = browser.text("#diagnostics-list").await;
+    assert!(listed.contains("uncaught error"), "{listed}");
+    assert!(
+        listed.contains("src/main.tsx:2"),
+        "console.error is listed too: {listed}"
+    );
+    browser.screenshot("14-runtime-error").await;
+
+    let status = session.call_tool("preview.getStatus", json!({})).await;
+    let report = &status["structuredContent"]["runtimeErrors"];
+    let errors = report["errors"].as_array().expect("runtime errors");
+    assert!(
+        errors.iter().any(|error| error["kind"] == "error"
+            && error["source"]["path"] == "src/App.tsx"
+            && error["source"]["line"] == 5),
+        "{report}"
+    );
+    assert!(
+        errors
+            .iter()
+            .any(|error| error["kind"] == "console" && error["message"] == "starting 1"),
+        "{report}"
+    );
+
+    // Its link opens the file the error happened in.
+    browser
+        .eval(
+            "[...document.querySelectorAll('#diagnostics-list .where')].find((link) => link.textContent.startsWith('src/App.tsx:5')).click();",
+            json!([]),
+        )
+        .await;
+    browser
+        .wait_for(
+            "App.tsx in the editor",
+            "return document.getElementById('editor-path').textContent === 'src/App.tsx';",
+        )
+        .await;
+    session.close().await;
+}

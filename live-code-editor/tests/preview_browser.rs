@@ -70,6 +70,18 @@ document.body.appendChild(frame);
     }
 }
 
+impl FrameRun {
+    /// The acknowledgement messages (`ready` / `error`), without the runtime error reports.
+    fn acknowledgements(&self) -> Vec<&Value> {
+        self.messages
+            .iter()
+            .filter(|message| {
+                message["type"] != live_code_editor::preview::PREVIEW_RUNTIME_ERROR_MESSAGE
+            })
+            .collect()
+    }
+}
+
 /// The DOM effects the site fixture's CSS and modules write onto `<output id="out">`.
 fn assert_site_effects(html: &str) {
     for expected in [
@@ -152,10 +164,11 @@ fn a_missing_module_reports_one_error_and_suppresses_ready_in_a_sandbox() {
         "Missing module import: ./gone.js"
     );
     let run = run_in_frame(dir.path(), &compiled.html, "allow-scripts");
-    assert_eq!(run.messages.len(), 1, "{:?}", run.messages);
-    assert_eq!(run.messages[0]["revision"], 5);
-    assert_eq!(run.messages[0]["type"], "context-action.preview.error");
-    let message = run.messages[0]["message"].as_str().unwrap();
+    let acknowledgements = run.acknowledgements();
+    assert_eq!(acknowledgements.len(), 1, "{:?}", run.messages);
+    assert_eq!(acknowledgements[0]["revision"], 5);
+    assert_eq!(acknowledgements[0]["type"], "context-action.preview.error");
+    let message = acknowledgements[0]["message"].as_str().unwrap();
     assert!(
         message.contains("Missing local module import: ./gone.js"),
         "{message}"
@@ -253,11 +266,74 @@ fn a_tsx_syntax_error_is_reported_with_its_position_and_the_page_stays() {
         &compiled.html,
         "allow-scripts allow-same-origin",
     );
-    assert_eq!(run.messages.len(), 1, "{:?}", run.messages);
-    assert_eq!(run.messages[0]["type"], "context-action.preview.error");
-    assert_eq!(run.messages[0]["revision"], 6);
-    let message = run.messages[0]["message"].as_str().unwrap();
+    let acknowledgements = run.acknowledgements();
+    assert_eq!(acknowledgements.len(), 1, "{:?}", run.messages);
+    assert_eq!(acknowledgements[0]["type"], "context-action.preview.error");
+    assert_eq!(acknowledgements[0]["revision"], 6);
+    let message = acknowledgements[0]["message"].as_str().unwrap();
     assert!(message.contains("src/Bad.tsx:2:"), "{message}");
     let html = run.frame_html.expect("same-origin frame DOM");
     assert!(html.contains("static content stays"), "{html}");
+}
+
+/// The runtime error messages of a run, by kind.
+fn runtime_errors<'a>(run: &'a FrameRun, kind: &str) -> Vec<&'a Value> {
+    run.messages
+        .iter()
+        .filter(|message| {
+            message["type"] == live_code_editor::preview::PREVIEW_RUNTIME_ERROR_MESSAGE
+                && message["kind"] == kind
+        })
+        .collect()
+}
+
+#[test]
+fn runtime_errors_are_reported_at_their_tsx_line_with_the_revision() {
+    let dir = tempfile::tempdir().unwrap();
+    let compiled = compile_preview(
+        &load_fixture("tsx-runtime-error"),
+        &PreviewOptions::preview(Some(8), "assets/"),
+    );
+    assert!(
+        compiled.diagnostics.is_empty(),
+        "{:?}",
+        compiled.diagnostics
+    );
+    let run = run_in_frame(
+        dir.path(),
+        &compiled.html,
+        "allow-scripts allow-same-origin",
+    );
+    let parsed: Vec<_> = run
+        .messages
+        .iter()
+        .filter_map(live_code_editor::preview::parse_runtime_error_message)
+        .collect();
+    assert_eq!(parsed.len(), 3, "{:?}", run.messages);
+    assert!(parsed.iter().all(|error| error.revision == 8));
+
+    let console = runtime_errors(&run, "console");
+    assert_eq!(console[0]["message"], "from main 42");
+    assert_eq!(console[0]["source"]["path"], "src/main.tsx");
+    assert_eq!(console[0]["source"]["line"], 2);
+
+    let rejection = runtime_errors(&run, "rejection");
+    assert_eq!(rejection[0]["message"], "rejected later");
+    assert_eq!(rejection[0]["source"]["path"], "src/main.tsx");
+    assert_eq!(rejection[0]["source"]["line"], 3);
+
+    // The TypeError thrown in App.tsx is reported at its line there, through the source map,
+    // and the first failure (the acknowledgement) names the same place.
+    let thrown = runtime_errors(&run, "error");
+    assert_eq!(thrown[0]["source"]["path"], "src/App.tsx", "{thrown:?}");
+    assert_eq!(thrown[0]["source"]["line"], 5, "{thrown:?}");
+    assert!(thrown[0]["source"]["column"].as_u64().unwrap() >= 3);
+    let failure = run
+        .messages
+        .iter()
+        .find(|message| message["type"] == "context-action.preview.error")
+        .expect("the revision failed");
+    let text = failure["message"].as_str().unwrap();
+    assert!(text.contains("(src/App.tsx:5:"), "{text}");
+    assert!(run.frame_html.unwrap().contains("static content stays"));
 }

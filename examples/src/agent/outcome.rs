@@ -110,6 +110,16 @@ impl RunOutcome {
     /// A completed run whose change `error` says is applied (`details.committed`) while its
     /// preview confirmation failed: `message` plus that note, and a preview refresh to offer.
     pub fn applied_unconfirmed(message: &str, error: &ToolCallError) -> Self {
+        if let Some(reported) = preview_failure(error) {
+            // A refresh shows the same failure again: the person needs what broke and where.
+            return Self::Completed {
+                message: format!(
+                    "{message} The change is applied, but the preview failed with it: {reported}"
+                ),
+                download: None,
+                actions: Vec::new(),
+            };
+        }
         Self::Completed {
             message: format!("{message} {}", unconfirmed_preview_note(error)),
             download: None,
@@ -162,6 +172,30 @@ impl RunOutcome {
 }
 
 /// Says a change is applied but its preview did not confirm it, naming the code.
+/// What the preview reported when `error` is its runtime error: the first failure (with its
+/// file position when known) and the revision's other runtime errors.
+fn preview_failure(error: &ToolCallError) -> Option<String> {
+    if error.code != "PREVIEW_RUNTIME_ERROR" {
+        return None;
+    }
+    let details = error.details.as_ref();
+    let first = details
+        .and_then(|details| details.get("message"))
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("a runtime error");
+    let others: Vec<&str> = details
+        .and_then(|details| details.get("runtimeErrors"))
+        .and_then(serde_json::Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(serde_json::Value::as_str)
+        .collect();
+    Some(match others.as_slice() {
+        [] => format!("{first}."),
+        reported => format!("{first}. Reported: {}", reported.join("; ")),
+    })
+}
+
 fn unconfirmed_preview_note(error: &ToolCallError) -> String {
     format!(
         "The change is applied; the preview did not confirm it ({}), so refresh the preview.",
@@ -292,6 +326,24 @@ mod tests {
                 actions: vec![RefreshPreview]
             },
             "an applied change is never reported as failed or offered for retry"
+        );
+        let broke = error("PREVIEW_RUNTIME_ERROR", false).with_details(serde_json::json!({
+            "committed": true, "revision": 6,
+            "message": "Uncaught TypeError: x is undefined (src/App.tsx:5:40)",
+            "runtimeErrors": ["src/main.tsx:2:9: starting 1", "src/App.tsx:5:40: Uncaught TypeError: x is undefined"],
+        }));
+        assert_eq!(
+            RunOutcome::from_error("workspace.writeFile", &broke, false),
+            RunOutcome::Completed {
+                message: "Applied: workspace.writeFile. The change is applied, but the preview \
+                          failed with it: Uncaught TypeError: x is undefined (src/App.tsx:5:40). \
+                          Reported: src/main.tsx:2:9: starting 1; src/App.tsx:5:40: Uncaught \
+                          TypeError: x is undefined"
+                    .into(),
+                download: None,
+                actions: vec![]
+            },
+            "a change that broke the preview says what broke and where, not that it worked"
         );
         let failed = RunOutcome::from_error("t", &error("TOOL_TIMEOUT", true), false);
         assert_eq!(

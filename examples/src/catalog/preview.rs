@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use live_code_editor::file::Language;
 use live_code_editor::preview::{PreviewDiagnostic, collect_preview_diagnostics};
+use live_code_editor::workspace::bridge::RuntimeErrorReport;
 use live_code_editor::workspace::manager::{WorkspaceDocumentManager, WriteOptions};
 use live_code_editor::workspace::{Workspace, WorkspaceError, WorkspaceErrorCode};
 use schemars::JsonSchema;
@@ -37,6 +38,11 @@ pub struct PreviewStatusOutput {
     pub diagnostics: Vec<PreviewDiagnostic>,
     /// How many diagnostics the revision has in all.
     pub diagnostic_count: usize,
+    /// What the running preview of the revision it last reported on threw, rejected or logged
+    /// with `console.error`, each with its workspace position when known (the latest
+    /// [`live_code_editor::workspace::bridge::MAX_KEPT_RUNTIME_ERRORS`]; `omitted` counts the rest).
+    #[schemars(with = "serde_json::Value")]
+    pub runtime_errors: RuntimeErrorReport,
 }
 
 /// Every `preview.*` tool.
@@ -174,7 +180,7 @@ fn update_hero(manager: Arc<WorkspaceDocumentManager>) -> Tool {
 fn get_status(manager: Arc<WorkspaceDocumentManager>) -> Tool {
     Tool::typed(
         "preview.getStatus",
-        "Read the latest sandbox preview acknowledgement, whether it shows the current revision, and the preview compiler's diagnostics of that revision (at most 20; diagnosticCount has the total).",
+        "Read the latest sandbox preview acknowledgement, whether it shows the current revision, the preview compiler's diagnostics of that revision (at most 20; diagnosticCount has the total), and the runtime errors the running preview reported (uncaught errors, unhandled rejections, console.error), each at its file:line:column.",
         move |_: NoInput, _: ToolInvocation| {
             let manager = manager.clone();
             async move { preview_status(&manager).await }
@@ -220,6 +226,7 @@ async fn preview_status(
         current: preview.revision == revision,
         diagnostics,
         diagnostic_count,
+        runtime_errors: manager.preview_acks().runtime_errors(),
     })
 }
 

@@ -544,12 +544,17 @@ async fn catalog_response(
     }
 }
 
-/// `POST /api/preview/ack`: the page forwards its iframe's bridge message; stale revisions are
-/// ignored by the manager.
+/// `POST /api/preview/ack`: the page forwards its iframe's bridge message (an acknowledgement
+/// or a runtime error report); stale revisions are ignored by the manager.
 async fn preview_ack(
     State(state): State<Arc<StudioState>>,
     Json(message): Json<Value>,
 ) -> Response {
+    if let Some(response) =
+        crate::kit::preview_http::runtime_error(state.manager.preview_acks(), &message)
+    {
+        return response;
+    }
     let (revision, status) = match crate::kit::preview_http::acknowledgement(&message) {
         Ok(acknowledgement) => acknowledgement,
         Err(response) => return response,

@@ -13,8 +13,9 @@ use live_code_editor::WorkspaceFile;
 use live_code_editor::file::FileContent;
 use live_code_editor::preview::{
     CompiledPreview, IncrementalPreviewCompiler, PreviewBridgeMessage, parse_bridge_message,
+    parse_runtime_error_message,
 };
-use live_code_editor::workspace::bridge::PreviewStatus;
+use live_code_editor::workspace::bridge::{PreviewAcks, PreviewStatus};
 use serde_json::{Value, json};
 use tokio::sync::OnceCell;
 
@@ -72,6 +73,15 @@ pub fn acknowledgement(message: &Value) -> Result<(u64, PreviewStatus), Response
             "Not a preview bridge message.",
         )),
     }
+}
+
+/// The answer to a page's forwarded runtime error report (kept by `acks` when it is about the
+/// current revision), or `None` when `message` is not one.
+pub fn runtime_error(acks: &PreviewAcks, message: &Value) -> Option<Response> {
+    let error = parse_runtime_error_message(message)?;
+    let revision = error.revision;
+    let accepted = acks.record_runtime_error(error);
+    Some(Json(json!({"accepted": accepted, "revision": revision})).into_response())
 }
 
 /// A compiled preview document: sandboxed by its CSP even when opened directly, never cached.

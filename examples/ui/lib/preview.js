@@ -14,7 +14,11 @@ const READY = 'context-action.preview.ready';
 // Escape pressed inside the iframe (its focus hides the key from this page).
 const ESCAPE = 'context-action.preview.escape';
 const ERROR = 'context-action.preview.error';
+// Each uncaught error, rejection and console.error of the shown revision, with its position.
+const RUNTIME_ERROR = 'context-action.preview.runtimeError';
 let diagnosticsRevision = null;
+/** The shown revision's runtime errors, as diagnostics (the bridge bounds how many). */
+let runtimeErrors = { revision: null, list: [] };
 let live = null;
 
 function liveStylesheets() {
@@ -65,9 +69,26 @@ function describe(diagnostic) {
   return { where, text: `${what}${diagnostic.requestedPath ? ` “${diagnostic.requestedPath}”` : ''}` };
 }
 
+/** A runtime error report as a diagnostic row: its file position is a link like the others. */
+function runtimeDiagnostic(message) {
+  const source = message.source && typeof message.source === 'object' ? message.source : null;
+  const what = { error: 'uncaught error', rejection: 'unhandled rejection', console: 'console.error' }[message.kind] ?? 'runtime error';
+  return {
+    severity: message.kind === 'console' ? 'warning' : 'error', kind: what,
+    sourcePath: source ? String(source.path) : '', line: source?.line, column: source?.column,
+    message: `${what}: ${String(message.message ?? '').slice(0, 500)}`,
+  };
+}
+
+function shownRuntimeErrors() {
+  return runtimeErrors.revision === state.previewRevision ? runtimeErrors.list : [];
+}
+
 function renderDiagnostics(diagnostics, runtime = null) {
   const list = $('diagnostics-list');
-  const all = runtime ? [...diagnostics, runtime] : diagnostics;
+  const reported = shownRuntimeErrors();
+  // The acknowledgement's error repeats the first runtime error; it is listed only alone.
+  const all = [...diagnostics, ...reported, ...(runtime && !reported.length ? [runtime] : [])];
   list.replaceChildren(...all.map((diagnostic) => {
     const { where, text } = describe(diagnostic);
     return el('li', { className: `diagnostic ${diagnostic.severity ?? 'warning'}` },
@@ -92,6 +113,13 @@ function onBridgeMessage(event) {
   if (onDesignMessage(message)) return;
   if (message.type === ESCAPE) {
     exitFullscreen();
+    return;
+  }
+  if (message.type === RUNTIME_ERROR) {
+    if (runtimeErrors.revision !== message.revision) runtimeErrors = { revision: message.revision, list: [] };
+    runtimeErrors.list.push(runtimeDiagnostic(message));
+    renderDiagnostics(state.diagnostics ?? []);
+    api('/api/preview/ack', { method: 'POST', body: message }).catch(() => {});
     return;
   }
   if (message.type !== READY && message.type !== ERROR) return;

@@ -77,6 +77,7 @@ const RECONNECT_MAX_MS = 8000;
 const FINAL_STATES = ['completed', 'not-understood', 'failed', 'denied', 'cancelled'];
 const READY = 'context-action.preview.ready';
 const ERROR = 'context-action.preview.error';
+const RUNTIME_ERROR = 'context-action.preview.runtimeError';
 
 /** Cancels `runId` in a request that outlives the page (pagehide, navigation). */
 export function cancelRunOnLeave(runId) {
@@ -444,8 +445,13 @@ export function createPreview({ iframe, status, address, documentPath, ackPath, 
     // Only the preview iframe's own window, and only for the revision it currently shows.
     if (event.source !== iframe.contentWindow) return;
     const message = event.data;
-    if (!message || (message.type !== READY && message.type !== ERROR)) return;
-    if (message.revision !== current) return;
+    if (!message || message.revision !== current) return;
+    if (message.type === RUNTIME_ERROR) {
+      // The host keeps the revision's runtime errors for its status tools.
+      api(ackPath, { method: 'POST', body: message }).catch(() => {});
+      return;
+    }
+    if (message.type !== READY && message.type !== ERROR) return;
     live.acknowledge(message.revision, message.type === READY);
     if (message.type === READY) setStatus(`revision ${message.revision} ready`, 'ready');
     else setStatus(`revision ${message.revision} error`, 'error');

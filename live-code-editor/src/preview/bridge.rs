@@ -1,6 +1,7 @@
 //! The preview bridge: a small script injected first into a preview document that tells the
-//! parent window whether the document revision loaded (`ready`) or failed (`error`), and the
-//! parser the parent uses to accept those messages.
+//! parent window whether the document revision loaded (`ready`) or failed (`error`, with the
+//! workspace position when a module's stack names one), reports each runtime error (see
+//! [`super::runtime_errors`]), and the parser the parent uses to accept those messages.
 
 use serde::{Deserialize, Serialize};
 
@@ -99,13 +100,17 @@ static BRIDGE_BODY: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
 var parentOrigin=location.origin&&location.origin!=='null'?location.origin:'*';\
 function send(message){{message.revision=revision;try{{window.parent.postMessage(message,parentOrigin)}}catch(ignored){{}}}}\
 function fail(message){{if(failed)return;failed=true;send({{type:'{PREVIEW_ERROR_MESSAGE}',message:String(message||'Preview runtime error').slice(0,{MAX_BRIDGE_ERROR_MESSAGE_CHARS})}})}}\
+{capture}\
 window.addEventListener('error',function(event){{var target=event.target;\
-if(target&&target!==window&&target.tagName){{if(target.tagName==='SCRIPT')fail('Script failed to load'+(target.src?': '+target.src:''));return}}\
-fail(event.message||'Preview runtime error')}},true);\
-window.addEventListener('unhandledrejection',function(event){{var reason=event.reason;fail(reason&&reason.message?String(reason.message):String(reason||'Unhandled preview rejection'))}});\
+if(target&&target!==window&&target.tagName){{if(target.tagName==='SCRIPT'){{var failure='Script failed to load'+(target.src?': '+target.src:'');runtimeError('error',failure,null);fail(failure)}}return}}\
+var message=event.message||'Preview runtime error',source=where(event.filename,event.lineno,event.colno)||fromStack(event.error&&event.error.stack);\
+runtimeError('error',message,source);fail(message+at(source))}},true);\
+window.addEventListener('unhandledrejection',function(event){{var reason=event.reason,message=reason&&reason.message?String(reason.message):String(reason||'Unhandled preview rejection'),source=fromStack(reason&&reason.stack);\
+runtimeError('rejection',message,source);fail(message+at(source))}});\
 window.addEventListener('DOMContentLoaded',function(){{if(!failed)send({{type:'{PREVIEW_READY_MESSAGE}'}})}});\
 window.addEventListener('keydown',function(event){{if(event.key==='Escape'&&!event.defaultPrevented)send({{type:'{PREVIEW_ESCAPE_MESSAGE}'}})}});\
 {swap}{design}}})();</script>",
+        capture = super::runtime_errors::capture_script(),
         swap = super::live::stylesheet_swap_script(),
         design = super::selection::design_script()
     )

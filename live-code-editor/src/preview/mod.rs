@@ -44,6 +44,7 @@ mod memo;
 mod modules;
 mod pieces;
 mod resolve;
+mod runtime_errors;
 mod selection;
 mod transform;
 
@@ -69,6 +70,11 @@ pub use modules::{MAX_MODULE_IMPORT_EDGES, MAX_MODULE_NESTING_DEPTH};
 pub use resolve::{
     PROBED_MODULE_EXTENSIONS, WORKSPACE_MODULE_SPECIFIER_PREFIX, resolve_local_path,
     workspace_module_specifier,
+};
+pub use runtime_errors::{
+    MAX_RUNTIME_ERROR_PATH_CHARS, MAX_RUNTIME_ERRORS_PER_DOCUMENT, MAX_RUNTIME_ERRORS_PER_SECOND,
+    PREVIEW_RUNTIME_ERROR_MESSAGE, PreviewRuntimeError, RuntimeErrorKind, RuntimeErrorSource,
+    parse_runtime_error_message,
 };
 pub use selection::{
     DESIGN_MODE_MESSAGE, MAX_SELECTION_CLASS_CHARS, MAX_SELECTION_CLASSES,

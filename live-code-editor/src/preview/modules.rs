@@ -262,7 +262,10 @@ impl<'a> Compiler<'a> {
         }
         RenderedGraph {
             module_count: modules.len(),
-            bootstrap: (!modules.is_empty()).then(|| module_bootstrap_script(&modules).into()),
+            bootstrap: (!modules.is_empty()).then(|| {
+                let published = matches!(self.options.target, PreviewTarget::Preview { .. });
+                module_bootstrap_script(&modules, published).into()
+            }),
             inline,
         }
     }
@@ -634,8 +637,10 @@ pub(crate) fn encode_module_source(source: &str) -> String {
 
 /// The classic script that registers every module as a Blob URL under its workspace specifier
 /// in one import map, before any module script runs. Sources are JSON with `<` escaped, so no
-/// source text can close the script element.
-pub(crate) fn module_bootstrap_script(modules: &[(String, Arc<str>)]) -> String {
+/// source text can close the script element. With `published` (preview documents) the URLs
+/// and sources stay readable as the non-enumerable `window.__contextActionModules`, from which
+/// the bridge traces a runtime error's Blob URL position back to its file.
+pub(crate) fn module_bootstrap_script(modules: &[(String, Arc<str>)], published: bool) -> String {
     let sources = modules
         .iter()
         .map(|(specifier, encoded)| specifier.len() + encoded.len() + 8)
@@ -652,6 +657,11 @@ pub(crate) fn module_bootstrap_script(modules: &[(String, Arc<str>)]) -> String 
     }
     script.push_str("};var urls=Object.create(null);\
 Object.keys(sources).forEach(function(specifier){urls[specifier]=URL.createObjectURL(new Blob([sources[specifier]],{type:'text/javascript'}))});\
+");
+    if published {
+        script.push_str("try{Object.defineProperty(window,'__contextActionModules',{value:{urls:urls,sources:sources}})}catch(ignored){}");
+    }
+    script.push_str("\
 window.addEventListener('pagehide',function(){Object.keys(urls).forEach(function(specifier){URL.revokeObjectURL(urls[specifier])})},{once:true});\
 var map=document.createElement('script');map.type='importmap';map.textContent=JSON.stringify({imports:urls});\
 (document.head||document.documentElement).appendChild(map)})();</script>");
@@ -780,12 +790,18 @@ mod tests {
 
     #[test]
     fn the_bootstrap_escapes_markup_in_sources() {
-        let script = module_bootstrap_script(&[(
-            "https://context-action.local/workspace-module/a.js".into(),
-            encode_module_source("'</script><b>'").into(),
-        )]);
-        assert!(!script[8..].contains("</script><b>"));
-        assert!(script.contains("\\u003c/script>\\u003cb>"));
-        assert!(script.contains("type='importmap'"));
+        for published in [false, true] {
+            let script = module_bootstrap_script(
+                &[(
+                    "https://context-action.local/workspace-module/a.js".into(),
+                    encode_module_source("'</script><b>'").into(),
+                )],
+                published,
+            );
+            assert!(!script[8..].contains("</script><b>"));
+            assert!(script.contains("\\u003c/script>\\u003cb>"));
+            assert!(script.contains("type='importmap'"));
+            assert_eq!(script.contains("__contextActionModules"), published);
+        }
     }
 }

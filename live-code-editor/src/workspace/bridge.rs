@@ -3,7 +3,7 @@
 //! The manager publishes each new revision to a [`PreviewBridge`] and waits on [`PreviewAcks`]
 //! until the bridge reports the same revision as ready (browser), compiled (headless) or failed.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use serde::Serialize;
@@ -11,6 +11,14 @@ use tokio::sync::watch;
 
 use super::error::{WorkspaceError, WorkspaceResult};
 use crate::file::WorkspaceFile;
+use crate::preview::PreviewRuntimeError;
+
+/// The report behind `mutex`, even if a holder panicked (it only ever holds plain data).
+fn lock(mutex: &Mutex<RuntimeErrorReport>) -> MutexGuard<'_, RuntimeErrorReport> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 /// How long a mutation waits for the preview to acknowledge its revision by default.
 pub const DEFAULT_PREVIEW_ACK_TIMEOUT: Duration = Duration::from_millis(2_500);
@@ -44,12 +52,32 @@ pub struct PreviewState {
     pub status: PreviewStatus,
 }
 
+/// Most runtime errors [`PreviewAcks`] keeps for the current revision (the latest ones).
+pub const MAX_KEPT_RUNTIME_ERRORS: usize = 20;
+
+/// The runtime errors a preview reported for one revision.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
+pub struct RuntimeErrorReport {
+    /// The revision they happened in.
+    pub revision: u64,
+    /// The latest [`MAX_KEPT_RUNTIME_ERRORS`], oldest first.
+    pub errors: Vec<PreviewRuntimeError>,
+    /// Errors of the revision not in `errors`: pushed out by later ones, or left out by the
+    /// document over its rate (`dropped`).
+    pub omitted: u64,
+}
+
 /// The acknowledgement channel shared by the manager and its bridge.
 ///
 /// Acknowledgements for any revision other than the current one are stale and ignored.
 #[derive(Debug, Clone)]
 pub struct PreviewAcks {
     state: Arc<watch::Sender<PreviewState>>,
+    /// The current revision's runtime errors (see [`PreviewAcks::record_runtime_error`]).
+    runtime_errors: Arc<Mutex<RuntimeErrorReport>>,
 }
 
 impl PreviewAcks {
@@ -61,6 +89,43 @@ impl PreviewAcks {
         });
         Self {
             state: Arc::new(state),
+            runtime_errors: Arc::default(),
+        }
+    }
+
+    /// Keeps a runtime error the preview reported for the current revision (the latest
+    /// [`MAX_KEPT_RUNTIME_ERRORS`]); `false`, keeping nothing, for any other revision.
+    pub fn record_runtime_error(&self, error: PreviewRuntimeError) -> bool {
+        if error.revision != self.state.borrow().revision {
+            return false;
+        }
+        let mut report = lock(&self.runtime_errors);
+        if report.revision != error.revision {
+            *report = RuntimeErrorReport {
+                revision: error.revision,
+                ..RuntimeErrorReport::default()
+            };
+        }
+        report.omitted += u64::from(error.dropped);
+        report.errors.push(error);
+        if report.errors.len() > MAX_KEPT_RUNTIME_ERRORS {
+            report.errors.remove(0);
+            report.omitted += 1;
+        }
+        true
+    }
+
+    /// The runtime errors reported for the current revision (none yet: an empty report).
+    pub fn runtime_errors(&self) -> RuntimeErrorReport {
+        let revision = self.state.borrow().revision;
+        let report = lock(&self.runtime_errors);
+        if report.revision == revision {
+            report.clone()
+        } else {
+            RuntimeErrorReport {
+                revision,
+                ..RuntimeErrorReport::default()
+            }
         }
     }
 
@@ -120,7 +185,7 @@ impl PreviewAcks {
         let outcome = tokio::time::timeout(timeout, async {
             loop {
                 let state = receiver.borrow_and_update().clone();
-                if let Some(outcome) = settle(revision, state) {
+                if let Some(outcome) = settle(revision, state, || self.runtime_errors()) {
                     return outcome;
                 }
                 if receiver.changed().await.is_err() {
@@ -154,8 +219,13 @@ impl PreviewAcks {
     }
 }
 
-/// `Some` once the wait for `revision` is decided by `state`.
-fn settle(revision: u64, state: PreviewState) -> Option<WorkspaceResult<PreviewState>> {
+/// `Some` once the wait for `revision` is decided by `state`; a failed revision's error
+/// carries what the preview reported (`runtime_errors`, read only then).
+fn settle(
+    revision: u64,
+    state: PreviewState,
+    runtime_errors: impl FnOnce() -> RuntimeErrorReport,
+) -> Option<WorkspaceResult<PreviewState>> {
     if state.revision > revision {
         return Some(Err(WorkspaceError::preview_superseded(
             revision,
@@ -167,7 +237,9 @@ fn settle(revision: u64, state: PreviewState) -> Option<WorkspaceResult<PreviewS
     }
     match state.status {
         PreviewStatus::Waiting => None,
-        PreviewStatus::Error { .. } => Some(Err(WorkspaceError::preview_runtime_error(revision))),
+        PreviewStatus::Error { message } => Some(Err(
+            WorkspaceError::preview_runtime_error_reported(revision, &message, &runtime_errors()),
+        )),
         PreviewStatus::Ready | PreviewStatus::Compiled => Some(Ok(state)),
     }
 }
@@ -285,6 +357,47 @@ impl PreviewBridge for ManualPreviewBridge {
 mod tests {
     use super::*;
     use crate::workspace::error::WorkspaceErrorCode as Code;
+
+    fn runtime_error(revision: u64, message: &str, dropped: u32) -> PreviewRuntimeError {
+        crate::preview::parse_runtime_error_message(&serde_json::json!({
+            "type": crate::preview::PREVIEW_RUNTIME_ERROR_MESSAGE,
+            "revision": revision, "kind": "error", "message": message, "dropped": dropped,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn runtime_errors_are_kept_for_the_current_revision_only_and_bounded() {
+        let acks = PreviewAcks::new(4);
+        assert!(!acks.record_runtime_error(runtime_error(3, "stale", 0)));
+        assert!(!acks.record_runtime_error(runtime_error(5, "future", 0)));
+        assert_eq!(
+            acks.runtime_errors(),
+            RuntimeErrorReport {
+                revision: 4,
+                ..Default::default()
+            }
+        );
+        for index in 0..=MAX_KEPT_RUNTIME_ERRORS {
+            assert!(acks.record_runtime_error(runtime_error(4, &format!("e{index}"), 0)));
+        }
+        assert!(acks.record_runtime_error(runtime_error(4, "last", 3)));
+        let report = acks.runtime_errors();
+        assert_eq!(report.errors.len(), MAX_KEPT_RUNTIME_ERRORS);
+        assert_eq!(report.errors[0].message, "e2", "the oldest were pushed out");
+        assert_eq!(report.errors.last().unwrap().message, "last");
+        assert_eq!(
+            report.omitted,
+            2 + 3,
+            "two pushed out, three dropped by the document"
+        );
+        acks.publish(5);
+        assert!(
+            acks.runtime_errors().errors.is_empty(),
+            "a new revision starts clean"
+        );
+        assert_eq!(acks.runtime_errors().revision, 5);
+    }
 
     #[tokio::test]
     async fn a_host_clock_publishes_newer_revisions_only() {

@@ -134,6 +134,9 @@ pub struct WorkspaceError {
 /// Result alias for workspace operations.
 pub type WorkspaceResult<T> = Result<T, WorkspaceError>;
 
+/// Most runtime errors a `PREVIEW_RUNTIME_ERROR` lists in its details.
+pub const MAX_REPORTED_RUNTIME_ERRORS: usize = 5;
+
 impl WorkspaceError {
     /// An error whose `retryable` flag follows its code.
     pub fn new(code: WorkspaceErrorCode, message: impl Into<String>, details: Value) -> Self {
@@ -417,6 +420,30 @@ impl WorkspaceError {
             format!("Preview revision {revision} reported a runtime error."),
             json!({ "revision": revision }),
         )
+    }
+
+    /// [`Self::preview_runtime_error`] with what the preview reported: its first failure
+    /// (`details.message`, naming the file position when a module's stack had one) and the
+    /// revision's runtime errors so far (`details.runtimeErrors`, at most
+    /// [`MAX_REPORTED_RUNTIME_ERRORS`] as `path:line:column: message`), so whoever made the
+    /// change can fix it.
+    pub fn preview_runtime_error_reported(
+        revision: u64,
+        message: &str,
+        runtime_errors: &crate::workspace::bridge::RuntimeErrorReport,
+    ) -> Self {
+        let error = Self::preview_runtime_error(revision).with_detail("message", json!(message));
+        let described: Vec<String> = runtime_errors
+            .errors
+            .iter()
+            .filter(|reported| reported.revision == revision)
+            .take(MAX_REPORTED_RUNTIME_ERRORS)
+            .map(crate::preview::PreviewRuntimeError::describe)
+            .collect();
+        if described.is_empty() {
+            return error;
+        }
+        error.with_detail("runtimeErrors", json!(described))
     }
 
     /// No acknowledgement of `revision` within `timeout_ms`.

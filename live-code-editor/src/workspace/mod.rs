@@ -19,7 +19,10 @@ pub use bridge::{
     DEFAULT_PREVIEW_ACK_TIMEOUT, HeadlessPreviewBridge, ManualPreviewBridge, PreviewAcks,
     PreviewBridge, PreviewCompiler, PreviewSnapshot, PreviewState, PreviewStatus,
 };
-pub use error::{MAX_DETAIL_UNSAVED_PATHS, WorkspaceError, WorkspaceErrorCode, WorkspaceResult};
+pub use error::{
+    MAX_DETAIL_UNSAVED_PATHS, MAX_REPORTED_RUNTIME_ERRORS, WorkspaceError, WorkspaceErrorCode,
+    WorkspaceResult,
+};
 pub use folder::{
     FolderAdapter, FolderImport, FolderPermission, ImportBuilder, MAX_ASSET_FILE_BYTES,
     MAX_IMPORT_FILES, MAX_IMPORT_TOTAL_BYTES, MAX_LISTED_SKIPS, MAX_SCANNED_ENTRIES,

@@ -140,8 +140,14 @@ async fn preview_asset(
 
 /// `POST /api/editor/preview/ack`: the editor page forwards its iframe's bridge message
 /// (`{type: "context-action.preview.ready"|"context-action.preview.error", revision, message?}`,
-/// `revision` being a document revision); stale revisions are ignored (`accepted: false`).
+/// `revision` being a document revision, or a runtime error report); stale revisions are
+/// ignored (`accepted: false`).
 async fn preview_ack(State(state): State<EditorRoutes>, Json(message): Json<Value>) -> Response {
+    if let Some(response) =
+        crate::kit::preview_http::runtime_error(state.editor.preview_acks(), &message)
+    {
+        return response;
+    }
     let (revision, status) = match crate::kit::preview_http::acknowledgement(&message) {
         Ok(acknowledgement) => acknowledgement,
         Err(response) => return response,

@@ -103,6 +103,11 @@ async fn web_state(State(state): State<WebRoutes>) -> Json<Value> {
 /// `POST /api/web/preview/ack`: the page forwards its iframe's bridge message; acknowledgements
 /// of any revision but the current one are ignored.
 async fn preview_ack(State(state): State<WebRoutes>, Json(message): Json<Value>) -> Response {
+    if let Some(response) =
+        crate::kit::preview_http::runtime_error(state.web.manager().preview_acks(), &message)
+    {
+        return response;
+    }
     let (revision, status) = match crate::kit::preview_http::acknowledgement(&message) {
         Ok(acknowledgement) => acknowledgement,
         Err(response) => return response,
