@@ -181,3 +181,85 @@ async fn the_editor_page_streams_a_provider_reply_the_same_way() {
     browser.screenshot("streaming-05-editor").await;
     page.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_that_breaks_the_preview_gets_one_fix_turn_behind_approval() {
+    let page = StudioPage::start(1400, 900, "").await;
+    let browser = &page.browser;
+    let broken = "throw new Error('broken on purpose');\n";
+    let fixed = "document.body.dataset.fixed = 'yes';\n";
+    let script = Script::new(
+        "writeFile",
+        json!({"path": "app.js", "source": broken}),
+        "Done.",
+    )
+    .then_calling("writeFile", json!({"path": "app.js", "source": fixed}));
+    let (base, requests) = echo_provider::serve_script(script).await;
+    let response = page
+        .http
+        .put(format!("{}api/settings", page.studio.url()))
+        .header("x-studio-token", page.studio.token())
+        .json(&json!({"provider": "llamacpp", "baseUrl": base, "model": "smol"}))
+        .send()
+        .await
+        .expect("PUT /api/settings");
+    assert_eq!(response.status().as_u16(), 200);
+    browser
+        .eval(
+            "const select = document.getElementById('agent-select'); select.value = 'openrouter'; select.dispatchEvent(new Event('change')); return true;",
+            json!([]),
+        )
+        .await;
+    browser.type_into("#prompt", "rewrite app.js").await;
+    browser.click("#send-prompt").await;
+    let approve = |source: &'static str| async move {
+        browser
+            .wait_for(
+                "the approval card of the write",
+                &format!(
+                    "return document.querySelector('.approval .approval-arguments pre')?.textContent.includes({}) ?? false;",
+                    serde_json::to_string(source).unwrap()
+                ),
+            )
+            .await;
+        browser.click(".approval .approve").await;
+    };
+    approve("broken on purpose").await;
+    // The write broke the preview: the run asks the model to fix it, and the fix asks too.
+    approve("dataset.fixed").await;
+    browser
+        .wait_for(
+            "the run to finish",
+            "return document.querySelectorAll('#chat-log .entry.completed').length === 1;",
+        )
+        .await;
+    let seen = requests.lock().unwrap().clone();
+    assert_eq!(seen.len(), 4, "call, reply, fix call, reply");
+    let fix_prompt = seen[2]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|message| message["role"] == "user")
+        .and_then(|message| message["content"].as_str())
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        fix_prompt.contains("failed after your change") && fix_prompt.contains("broken on purpose"),
+        "{fix_prompt}"
+    );
+    assert!(
+        seen[2]["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|message| message["content"] == "rewrite app.js"),
+        "the fix turn carries the conversation so far"
+    );
+    let source = page
+        .call_tool("workspace.readFile", json!({"path": "app.js"}))
+        .await;
+    assert_eq!(source["structuredContent"]["source"], fixed, "{source}");
+    browser.screenshot("fix-turn-completed").await;
+    page.close().await;
+}

@@ -43,6 +43,10 @@ struct Args {
     /// MCP servers to mount (a Claude Desktop or VS Code JSON file); saved into the settings.
     #[arg(long, value_name = "FILE")]
     mcp_config: Option<PathBuf>,
+    /// Follow-up turns a provider run takes to fix what its change broke in the preview (each
+    /// fix still asks for approval); 0 turns them off.
+    #[arg(long, default_value_t = host::DEFAULT_MAX_FIX_TURNS, value_name = "N")]
+    max_fix_turns: u32,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -108,7 +112,8 @@ async fn main() -> std::process::ExitCode {
                     .with_port(args.port)
                     .with_data_dir(args.data_dir)
                     .with_folder(args.folder)
-                    .with_discard_changes(args.discard_changes),
+                    .with_discard_changes(args.discard_changes)
+                    .with_max_fix_turns(args.max_fix_turns),
             )
             .await
         }

@@ -44,6 +44,7 @@ impl Backend {
             data_dir: target.data_dir.clone(),
             folder: target.folder.clone(),
             discard_changes: target.discard_changes,
+            max_fix_turns: host::DEFAULT_MAX_FIX_TURNS,
         };
         let state = host::build_state(&options, options.port)
             .await

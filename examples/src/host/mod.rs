@@ -25,6 +25,7 @@ use std::sync::Arc;
 use axum::extract::FromRef;
 use axum::serve::ListenerExt;
 use live_code_editor::WorkspaceFile;
+use live_code_editor::workspace::bridge::PreviewAcks;
 use live_code_editor::workspace::folder::FolderAdapter;
 use live_code_editor::workspace::manager::{ManagerOptions, WorkspaceDocumentManager};
 use live_code_editor::workspace::{ImportGuard, WorkspaceError, WorkspaceErrorCode};
@@ -70,7 +71,13 @@ pub struct StudioOptions {
     /// Let `folder` replace unsaved edits stored from another source (without it the start
     /// is refused and names them; edits stored from `folder` itself are always kept).
     pub discard_changes: bool,
+    /// Follow-up turns a provider run takes, each behind approval like any change, when its
+    /// change made the preview fail (default [`DEFAULT_MAX_FIX_TURNS`]; 0 turns it off).
+    pub max_fix_turns: u32,
 }
+
+/// Follow-up fix turns a provider run takes by default.
+pub const DEFAULT_MAX_FIX_TURNS: u32 = 1;
 
 impl StudioOptions {
     /// A studio on a free loopback port keeping its data in `data_dir`, with no folder: what
@@ -81,7 +88,15 @@ impl StudioOptions {
             data_dir: data_dir.to_owned(),
             folder: None,
             discard_changes: false,
+            max_fix_turns: DEFAULT_MAX_FIX_TURNS,
         }
+    }
+
+    /// Sets how many follow-up turns a provider run takes to fix a preview its change broke.
+    #[must_use]
+    pub fn with_max_fix_turns(mut self, max_fix_turns: u32) -> Self {
+        self.max_fix_turns = max_fix_turns;
+        self
     }
 
     /// Sets the loopback port (0 picks a free one).
@@ -120,6 +135,7 @@ impl Default for StudioOptions {
             data_dir: PathBuf::from(DEFAULT_DATA_DIR),
             folder: None,
             discard_changes: false,
+            max_fix_turns: DEFAULT_MAX_FIX_TURNS,
         }
     }
 }
@@ -166,6 +182,9 @@ pub struct StudioState {
     /// Cancelled when the studio stops: long-lived connections (the pages' event sockets) end
     /// with it instead of holding the shutdown open.
     pub stopping: CancellationToken,
+    /// Follow-up turns a provider run takes to fix what its change broke in the preview
+    /// ([`StudioOptions::max_fix_turns`]).
+    pub max_fix_turns: u32,
 }
 
 /// A running studio.
@@ -298,6 +317,7 @@ pub async fn build_state(options: &StudioOptions, port: u16) -> Result<Arc<Studi
         mcp_state_key: mcp_state_key::load_or_create(&options.data_dir),
         stopping: CancellationToken::new(),
         orphan_grace: orphans::OrphanGrace::default(),
+        max_fix_turns: options.max_fix_turns,
     });
     watch_approvals(&state);
     watch_catalog(&state);
@@ -348,6 +368,15 @@ fn describe(error: &WorkspaceError) -> String {
 }
 
 impl StudioState {
+    /// The preview acknowledgements (and runtime errors) of `surface`'s preview.
+    pub fn surface_preview_acks(&self, surface: Surface) -> PreviewAcks {
+        match surface {
+            Surface::Workspace => self.manager.preview_acks().clone(),
+            Surface::Editor => self.editor.preview_acks().clone(),
+            Surface::Web => self.web.manager().preview_acks().clone(),
+        }
+    }
+
     /// The local agent's plan for `prompt` on `surface`, from that surface's planner and
     /// state. `metadata` is the run's context metadata (for example a Design Mode selection).
     pub async fn plan(&self, surface: Surface, prompt: &str, metadata: Option<&Value>) -> Plan {

@@ -6,7 +6,11 @@ use std::sync::Arc;
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use openrouter_tool_loop::{ChatClient, RegistryExecutor, RunEvent, RunOptions, RunRequest};
+use live_code_editor::workspace::MAX_REPORTED_RUNTIME_ERRORS;
+use live_code_editor::workspace::bridge::{PreviewAcks, PreviewStatus};
+use openrouter_tool_loop::{
+    ChatClient, ChatMessage, RegistryExecutor, RunEvent, RunOptions, RunRequest,
+};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -121,19 +125,72 @@ async fn drive(
             _ => runs.set_state(&run_id, RunState::Started),
         }
     });
-    let request = RunRequest::new(prompt)
+    let acks = state.surface_preview_acks(surface);
+    let started_at = acks.current().revision;
+    let mut request = RunRequest::new(prompt)
         .with_system(system_prompt)
         .with_session_id(view.session_id.clone());
-    let (outcome, tool_names) = match client.run(&executor, request, options).await {
-        Ok(completion) => (
-            RunOutcome::completed(completion.text),
-            completion.trace.tool_names,
-        ),
-        Err(failure) => (
-            RunOutcome::from_error("openrouter", &failure.error.to_tool_call_error(), true),
-            failure.trace.tool_names,
-        ),
+    let (mut texts, mut tool_names, mut fixes) = (Vec::new(), Vec::new(), 0);
+    let outcome = loop {
+        match client
+            .run(&executor, request.clone(), options.clone())
+            .await
+        {
+            Ok(completion) => {
+                texts.push(completion.text);
+                tool_names.extend(completion.trace.tool_names);
+                // The run's change broke the preview: ask the model to fix it, a bounded
+                // number of times; every fix is a mutation behind approval like the first.
+                match preview_failure_prompt(&acks, started_at) {
+                    Some(fix) if fixes < state.max_fix_turns => {
+                        fixes += 1;
+                        // The conversation so far: earlier turns, the prompt, what this run added.
+                        let asked = std::mem::replace(&mut request.prompt, fix);
+                        request.history.push(ChatMessage::user(asked));
+                        request.history.extend(completion.trace.messages);
+                    }
+                    _ => break RunOutcome::completed(texts.join("\n\n")),
+                }
+            }
+            Err(failure) => {
+                tool_names.extend(failure.trace.tool_names);
+                break RunOutcome::from_error(
+                    "openrouter",
+                    &failure.error.to_tool_call_error(),
+                    true,
+                );
+            }
+        }
     };
-    let report = json!({"outcome": outcome, "toolNames": tool_names});
+    let report = json!({"outcome": outcome, "toolNames": tool_names, "fixTurns": fixes});
     state.runs.finish(&view.run_id, &outcome, report);
+}
+
+/// The message that asks the model to fix what broke, when the preview's current revision
+/// (newer than `started_at`, so a change of this run) failed: the failure and its runtime
+/// errors, each at its file position when known.
+fn preview_failure_prompt(acks: &PreviewAcks, started_at: u64) -> Option<String> {
+    let preview = acks.current();
+    let PreviewStatus::Error { message } = &preview.status else {
+        return None;
+    };
+    if preview.revision <= started_at {
+        return None;
+    }
+    let reported: Vec<String> = acks
+        .runtime_errors()
+        .errors
+        .iter()
+        .take(MAX_REPORTED_RUNTIME_ERRORS)
+        .map(|error| format!("- {}", error.describe()))
+        .collect();
+    let listed = if reported.is_empty() {
+        format!("- {message}")
+    } else {
+        reported.join("\n")
+    };
+    Some(format!(
+        "The preview of revision {} failed after your change:\n{listed}\nFix the code so the preview runs; read the files you change first.",
+        preview.revision
+    ))
 }

@@ -28,6 +28,9 @@ pub struct Script {
     pub stream_delay: Option<Duration>,
     /// Characters of text or argument per chunk.
     pub chunk_chars: usize,
+    /// A second call, made by the turn after the reply (a follow-up run's first turn), then
+    /// the reply again: `(tool fragment, arguments)`.
+    pub follow_up: Option<(&'static str, Value)>,
 }
 
 impl Script {
@@ -39,7 +42,14 @@ impl Script {
             reply: reply.to_owned(),
             stream_delay: None,
             chunk_chars: 8,
+            follow_up: None,
         }
+    }
+
+    /// After the reply, calls `tool` with `arguments` once more (then replies again).
+    pub fn then_calling(mut self, tool: &'static str, arguments: Value) -> Self {
+        self.follow_up = Some((tool, arguments));
+        self
     }
 
     /// Streams `chunk_chars` characters every `delay`.
@@ -157,19 +167,25 @@ fn pieces(text: &str, chars: usize) -> Vec<String> {
         .collect()
 }
 
-/// The assistant message of `turn`.
+/// The assistant message of `turn`: the call, the reply, then the follow-up call and the
+/// reply again when there is one.
 fn answer(request: &Value, turn: usize, script: &Script) -> Value {
-    if turn > 0 {
-        return json!({"role": "assistant", "content": script.reply});
+    match (turn, &script.follow_up) {
+        (0, _) => call(request, script.tool, &script.arguments, "call-echo"),
+        (2, Some((tool, arguments))) => call(request, tool, arguments, "call-echo-2"),
+        _ => json!({"role": "assistant", "content": script.reply}),
     }
+}
+
+fn call(request: &Value, fragment: &str, arguments: &Value, id: &str) -> Value {
     let tool = request["tools"]
         .as_array()
         .unwrap()
         .iter()
         .map(|tool| tool["function"]["name"].as_str().unwrap().to_owned())
-        .find(|name| name.contains(script.tool))
+        .find(|name| name.contains(fragment))
         .expect("the tool to call is offered");
-    let call = json!({"id": "call-echo", "type": "function",
-        "function": {"name": tool, "arguments": script.arguments.to_string()}});
+    let call = json!({"id": id, "type": "function",
+        "function": {"name": tool, "arguments": arguments.to_string()}});
     json!({"role": "assistant", "content": null, "tool_calls": [call]})
 }
