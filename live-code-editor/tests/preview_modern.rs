@@ -377,3 +377,44 @@ fn incremental_compiles_equal_full_ones_across_tsx_edits_and_option_changes() {
         compile_preview(&files, &options)
     );
 }
+
+#[test]
+fn a_stylesheet_edit_beside_tsx_modules_stays_on_the_live_css_path() {
+    let with_css = |css: &str| {
+        let mut files = load_fixture("tsx-app");
+        let entry = files
+            .iter()
+            .position(|file| file.path == "index.html")
+            .unwrap();
+        let html = files[entry].source().unwrap().replace(
+            "</head>",
+            "<link rel=\"stylesheet\" href=\"app.css\"></head>",
+        );
+        files[entry] = text("index.html", &html);
+        files.push(text("app.css", css));
+        files
+    };
+    let (before, after) = (
+        with_css("main { color: red }"),
+        with_css("main { color: teal }"),
+    );
+    assert!(live_code_editor::preview::only_stylesheets_changed(
+        &before, &after
+    ));
+    let mut compiler = IncrementalPreviewCompiler::new();
+    let options = PreviewOptions::preview(Some(1), "/assets/");
+    let first = compiler.compile(&before, &options);
+    let second = compiler.compile(&after, &options);
+    assert_eq!(
+        second
+            .stylesheets
+            .as_deref()
+            .map(|sheets| sheets[0].as_ref()),
+        Some("main { color: teal }")
+    );
+    assert_eq!(
+        module_source(&first, "src/App.tsx"),
+        module_source(&second, "src/App.tsx"),
+        "the transformed modules are reused as they were"
+    );
+}
