@@ -204,12 +204,14 @@ fn the_entry_required_card_renders_and_reports_ready() {
 }
 
 /// The DOM the `tsx-app` fixture builds: the counter rendered by `App.tsx` through the vendored
-/// runtime (clicked once by `main.tsx`), the enum's label, and the classic-runtime `legacy.jsx`.
+/// runtime (clicked once by `main.tsx`), the enum's label, the classic-runtime `legacy.jsx`, and
+/// what the class decorator in `color.ts` wrote.
 fn assert_tsx_app_effects(html: &str) {
     for expected in [
         r#"<output id="count" data-color="Green">3</output>"#,
         r#"<button id="inc">+</button>"#,
         r#"<p id="legacy">classic</p>"#,
+        r#"data-tag="decorated""#,
         r#"data-done="yes""#,
     ] {
         assert!(html.contains(expected), "missing {expected} in\n{html}");

@@ -441,7 +441,8 @@ async fn a_preview_runtime_error_is_coded() {
     assert!(!error.retryable);
     assert_eq!(
         error.details,
-        serde_json::json!({"revision": 3, "committed": true})
+        serde_json::json!({"revision": 3, "committed": true, "message": "Uncaught Error"}),
+        "the caller reads what the preview reported"
     );
     let fixed = h.manager.undo(None).await.unwrap();
     assert_eq!(fixed.preview.status, PreviewStatus::Compiled);

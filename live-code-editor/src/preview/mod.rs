@@ -36,6 +36,7 @@
 mod bridge;
 mod css;
 mod diagnostics;
+mod helpers;
 mod html;
 mod import_map;
 mod incremental;

@@ -18,6 +18,7 @@ use oxc_span::SourceType;
 use super::Compiler;
 use super::PreviewTarget;
 use super::diagnostics::{DiagnosticKind, Location, Position, ReferenceLabel};
+use super::helpers::{helper_for_marker, helper_for_specifier};
 use super::pieces::{GraphRoot, ModuleKey, RenderedModule};
 use super::resolve::{
     Reference, is_local_looking, json_string, throwing_module_url, workspace_module_specifier,
@@ -221,7 +222,7 @@ impl<'a> ModuleSource<'a> {
 /// The module graph a document loads, rendered.
 #[derive(Debug)]
 pub(crate) struct RenderedGraph {
-    /// How many file modules the import map registers.
+    /// How many workspace file modules the import map registers (runtime helpers left out).
     pub(crate) module_count: usize,
     /// The import-map bootstrap script, when there are file modules.
     pub(crate) bootstrap: Option<Arc<str>>,
@@ -249,7 +250,12 @@ impl<'a> Compiler<'a> {
             let rendered = self.rendered_module(&module, edges);
             edges = rendered.edges;
             for path in rendered.imports.iter() {
-                if let Some((path, source)) = self.index.script_of(path)
+                if let Some(helper) = helper_for_marker(path) {
+                    if queued.insert(helper.marker) {
+                        let source = encode_module_source(helper.source);
+                        modules.push((helper.specifier.to_owned(), source.into()));
+                    }
+                } else if let Some((path, source)) = self.index.script_of(path)
                     && queued.insert(path)
                 {
                     queue.push(ModuleSource::file(path, source));
@@ -260,8 +266,12 @@ impl<'a> Compiler<'a> {
                 None => modules.push((workspace_module_specifier(module.path), rendered.text)),
             }
         }
+        let helpers = queued
+            .iter()
+            .filter(|entry| helper_for_marker(entry).is_some())
+            .count();
         RenderedGraph {
-            module_count: modules.len(),
+            module_count: modules.len() - helpers,
             bootstrap: (!modules.is_empty()).then(|| {
                 let published = matches!(self.options.target, PreviewTarget::Preview { .. });
                 module_bootstrap_script(&modules, published).into()
@@ -533,9 +543,12 @@ impl<'a> Compiler<'a> {
         enqueue: &mut dyn FnMut(&'a str),
     ) -> Option<String> {
         let requested = request.specifier.trim();
+        if let Some(helper) = helper_for_specifier(requested) {
+            enqueue(helper.marker);
+            return Some(helper.specifier.to_owned());
+        }
         // What a bare specifier becomes depends on the maps, whether they resolve it or not.
-        let bases: Vec<String> = self.import_map.bases().map(str::to_owned).collect();
-        for base in &bases {
+        for base in self.import_map.bases() {
             self.index.note_read_of(base);
         }
         let Some(mapped) = self.import_map.resolve(requested) else {

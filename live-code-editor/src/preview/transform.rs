@@ -1,5 +1,6 @@
 //! TypeScript and JSX modules (`.ts`, `.tsx`, `.mts`, `.cts`, `.jsx`) become JavaScript with
-//! `oxc_transformer`: types stripped, enums and namespaces compiled, JSX turned into calls of the
+//! `oxc_transformer`: types stripped, enums and namespaces compiled, decorators compiled as
+//! TypeScript's `experimentalDecorators`, JSX turned into calls of the
 //! configured runtime ([`PreviewJsx`], overridden per file by the `@jsx`, `@jsxFrag`,
 //! `@jsxImportSource` and `@jsxRuntime` pragmas). The output carries a source map back to the
 //! file, and where each import request of the original stood, so diagnostics about the
@@ -87,6 +88,9 @@ impl PreviewJsx {
         options.jsx.pragma_frag = Some(self.pragma_frag.clone());
         options.typescript.jsx_pragma = self.pragma.clone().into();
         options.typescript.jsx_pragma_frag = self.pragma_frag.clone().into();
+        // Browsers do not run decorators yet and oxc does not lower the standard ones, so
+        // they compile as TypeScript's `experimentalDecorators`, into code that runs.
+        options.decorator.legacy = true;
         options
     }
 }
@@ -283,6 +287,17 @@ mod tests {
             out.code
         );
         assert!(!out.request_offsets.contains_key("./t"));
+    }
+
+    #[test]
+    fn decorators_compile_into_code_a_browser_runs() {
+        let out = transform(
+            "d.ts",
+            "function dec(value: any) { return value; }\n@dec\nexport class A { @dec m() {} }\n",
+        );
+        assert!(out.error.is_none(), "{:?}", out.error);
+        assert!(!out.code.contains("@dec"), "{}", out.code);
+        assert!(out.code.contains("dec"), "{}", out.code);
     }
 
     #[test]

@@ -503,7 +503,11 @@ mod tests {
         );
         let error = acks.wait_for(3, Duration::from_secs(1)).await.unwrap_err();
         assert_eq!(error.code, Code::PreviewRuntimeError);
-        assert_eq!(error.details, serde_json::json!({"revision": 3}));
+        assert_eq!(
+            error.details,
+            serde_json::json!({"revision": 3, "message": "boom"}),
+            "the contract's revision, and what the preview reported"
+        );
     }
 
     #[tokio::test]
