@@ -594,8 +594,8 @@ async fn with_a_web_page_attached_the_browser_acknowledgement_decides_the_answer
     assert_eq!(error_code(&result), "PREVIEW_RUNTIME_ERROR");
     assert_eq!(
         result["error"]["details"],
-        json!({"revision": next + 1, "committed": true}),
-        "the write is applied; only its preview failed"
+        json!({"revision": next + 1, "committed": true, "message": "boom"}),
+        "the write is applied; only its preview failed, with what it reported"
     );
     let read = client.call("web.readFile", json!({"path": "app.js"})).await;
     assert_eq!(structured(&read)["source"], "throw new Error('boom');");
