@@ -15,9 +15,14 @@ use serde_json::{Value, json};
 
 const REPLY: &str = "The accent is rose now. It lives in `styles.css` as a custom property, so every button and link follows it:\n\n```css\n:root { --accent: #f43f5e; }\n```\nReload nothing: the preview already shows it.";
 
-/// Points the provider settings at `script`'s fake and picks the provider agent in `select`.
-async fn use_provider(page: &StudioPage, script: Script, select: &str) {
-    let (base, _) = echo_provider::serve_script(script).await;
+/// Points the provider settings at `script`'s fake and picks the provider agent in `select`;
+/// returns the requests the fake gets.
+async fn use_provider(
+    page: &StudioPage,
+    script: Script,
+    select: &str,
+) -> std::sync::Arc<std::sync::Mutex<Vec<Value>>> {
+    let (base, requests) = echo_provider::serve_script(script).await;
     let response = page
         .http
         .put(format!("{}api/settings", page.studio.url()))
@@ -33,6 +38,7 @@ async fn use_provider(page: &StudioPage, script: Script, select: &str) {
             json!([select]),
         )
         .await;
+    requests
 }
 
 /// Records, in `window.seen`, the order in which a tool call's arguments and an approval card
@@ -194,22 +200,7 @@ async fn a_change_that_breaks_the_preview_gets_one_fix_turn_behind_approval() {
         "Done.",
     )
     .then_calling("writeFile", json!({"path": "app.js", "source": fixed}));
-    let (base, requests) = echo_provider::serve_script(script).await;
-    let response = page
-        .http
-        .put(format!("{}api/settings", page.studio.url()))
-        .header("x-studio-token", page.studio.token())
-        .json(&json!({"provider": "llamacpp", "baseUrl": base, "model": "smol"}))
-        .send()
-        .await
-        .expect("PUT /api/settings");
-    assert_eq!(response.status().as_u16(), 200);
-    browser
-        .eval(
-            "const select = document.getElementById('agent-select'); select.value = 'openrouter'; select.dispatchEvent(new Event('change')); return true;",
-            json!([]),
-        )
-        .await;
+    let requests = use_provider(&page, script, "agent-select").await;
     browser.type_into("#prompt", "rewrite app.js").await;
     browser.click("#send-prompt").await;
     let approve = |source: &'static str| async move {

@@ -111,22 +111,42 @@ fn serve_assets(dir: &Path, files: &[live_code_editor::WorkspaceFile]) {
     }
 }
 
-#[test]
-fn the_site_fixture_runs_as_a_preview_and_reports_ready_with_its_revision() {
-    let dir = tempfile::tempdir().unwrap();
-    let files = load_fixture("site");
-    serve_assets(dir.path(), &files);
-    let compiled = compile_preview(&files, &PreviewOptions::preview(Some(7), "assets/"));
+/// Compiles the fixture `name` as a preview of `revision` (its assets served from `dir`),
+/// requires it to compile cleanly, and runs it in a same-origin frame.
+fn run_clean_preview(dir: &Path, name: &str, revision: u64) -> FrameRun {
+    let files = load_fixture(name);
+    serve_assets(dir, &files);
+    let compiled = compile_preview(&files, &PreviewOptions::preview(Some(revision), "assets/"));
     assert!(
         compiled.diagnostics.is_empty(),
         "{:?}",
         compiled.diagnostics
     );
-    let run = run_in_frame(
-        dir.path(),
-        &compiled.html,
-        "allow-scripts allow-same-origin",
+    run_in_frame(dir, &compiled.html, "allow-scripts allow-same-origin")
+}
+
+/// Exports the fixture `name`, requires it to compile cleanly without the bridge, and returns
+/// the DOM Chromium builds from the file.
+fn run_clean_export(dir: &Path, name: &str) -> String {
+    let compiled = export_standalone_html(&load_fixture(name));
+    assert!(
+        compiled.diagnostics.is_empty(),
+        "{:?}",
+        compiled.diagnostics
     );
+    assert!(
+        !compiled.html.contains("context-action.preview"),
+        "no bridge in an export"
+    );
+    let page = dir.join("export.html");
+    std::fs::write(&page, &compiled.html).unwrap();
+    dump_dom(&page)
+}
+
+#[test]
+fn the_site_fixture_runs_as_a_preview_and_reports_ready_with_its_revision() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_clean_preview(dir.path(), "site", 7);
     assert_eq!(
         run.messages,
         [json!({"revision": 7, "type": "context-action.preview.ready"})]
@@ -137,19 +157,7 @@ fn the_site_fixture_runs_as_a_preview_and_reports_ready_with_its_revision() {
 #[test]
 fn the_exported_site_runs_from_a_file_url_without_network() {
     let dir = tempfile::tempdir().unwrap();
-    let compiled = export_standalone_html(&load_fixture("site"));
-    assert!(
-        compiled.diagnostics.is_empty(),
-        "{:?}",
-        compiled.diagnostics
-    );
-    assert!(
-        !compiled.html.contains("context-action.preview"),
-        "no bridge in an export"
-    );
-    let page = dir.path().join("export.html");
-    std::fs::write(&page, &compiled.html).unwrap();
-    assert_site_effects(&dump_dom(&page));
+    assert_site_effects(&run_clean_export(dir.path(), "site"));
 }
 
 #[test]
@@ -221,20 +229,7 @@ fn assert_tsx_app_effects(html: &str) {
 #[test]
 fn the_tsx_fixture_renders_and_behaves_in_a_preview() {
     let dir = tempfile::tempdir().unwrap();
-    let compiled = compile_preview(
-        &load_fixture("tsx-app"),
-        &PreviewOptions::preview(Some(4), "assets/"),
-    );
-    assert!(
-        compiled.diagnostics.is_empty(),
-        "{:?}",
-        compiled.diagnostics
-    );
-    let run = run_in_frame(
-        dir.path(),
-        &compiled.html,
-        "allow-scripts allow-same-origin",
-    );
+    let run = run_clean_preview(dir.path(), "tsx-app", 4);
     assert_eq!(
         run.messages,
         [json!({"revision": 4, "type": "context-action.preview.ready"})]
@@ -245,15 +240,7 @@ fn the_tsx_fixture_renders_and_behaves_in_a_preview() {
 #[test]
 fn the_exported_tsx_fixture_runs_from_a_file_url() {
     let dir = tempfile::tempdir().unwrap();
-    let compiled = export_standalone_html(&load_fixture("tsx-app"));
-    assert!(
-        compiled.diagnostics.is_empty(),
-        "{:?}",
-        compiled.diagnostics
-    );
-    let page = dir.path().join("export.html");
-    std::fs::write(&page, &compiled.html).unwrap();
-    assert_tsx_app_effects(&dump_dom(&page));
+    assert_tsx_app_effects(&run_clean_export(dir.path(), "tsx-app"));
 }
 
 #[test]
@@ -292,20 +279,7 @@ fn runtime_errors<'a>(run: &'a FrameRun, kind: &str) -> Vec<&'a Value> {
 #[test]
 fn runtime_errors_are_reported_at_their_tsx_line_with_the_revision() {
     let dir = tempfile::tempdir().unwrap();
-    let compiled = compile_preview(
-        &load_fixture("tsx-runtime-error"),
-        &PreviewOptions::preview(Some(8), "assets/"),
-    );
-    assert!(
-        compiled.diagnostics.is_empty(),
-        "{:?}",
-        compiled.diagnostics
-    );
-    let run = run_in_frame(
-        dir.path(),
-        &compiled.html,
-        "allow-scripts allow-same-origin",
-    );
+    let run = run_clean_preview(dir.path(), "tsx-runtime-error", 8);
     let parsed: Vec<_> = run
         .messages
         .iter()

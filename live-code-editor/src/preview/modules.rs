@@ -503,33 +503,19 @@ impl<'a> Compiler<'a> {
         {
             return self.rewrite_bare_request(from.path, request, at, edges, enqueue);
         }
-        match reference {
-            Reference::Ignored => None,
-            Reference::External => {
-                self.report_reference(
-                    ReferenceLabel::ModuleImport,
-                    from.path,
-                    requested,
-                    at,
-                    false,
-                );
-                Some(throwing(format!(
-                    "External module import blocked: {requested}"
-                )))
-            }
-            Reference::Local(_) => {
-                self.report_reference(
-                    ReferenceLabel::ModuleImport,
-                    from.path,
-                    requested,
-                    at,
-                    false,
-                );
-                Some(throwing(format!(
-                    "Missing local module import: {requested}"
-                )))
-            }
-        }
+        let reason = match reference {
+            Reference::Ignored => return None,
+            Reference::External => "External module import blocked",
+            Reference::Local(_) => "Missing local module import",
+        };
+        self.report_reference(
+            ReferenceLabel::ModuleImport,
+            from.path,
+            requested,
+            at,
+            false,
+        );
+        Some(throwing(format!("{reason}: {requested}")))
     }
 
     /// A bare specifier (`react`): through the import map to a workspace module, else kept
