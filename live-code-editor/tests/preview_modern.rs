@@ -418,3 +418,48 @@ fn a_stylesheet_edit_beside_tsx_modules_stays_on_the_live_css_path() {
         "the transformed modules are reused as they were"
     );
 }
+
+#[test]
+fn the_edge_limit_is_the_reference_one_by_default_and_can_be_raised_for_larger_apps() {
+    // A chain main -> m0 -> m1 -> ... -> m39: 40 edges.
+    let mut files = vec![
+        entry_with_module("main.tsx"),
+        text("main.tsx", "import './m0';"),
+    ];
+    for index in 0..40 {
+        let next = if index < 39 {
+            format!("import './m{}';", index + 1)
+        } else {
+            String::new()
+        };
+        files.push(text(
+            &format!("m{index}.ts"),
+            &format!("{next}\nexport const n: number = {index};"),
+        ));
+    }
+    let limited = export(&files);
+    assert_eq!(
+        limited.diagnostics[0].message,
+        "JavaScript module graph limit (32) reached; import was not inspected: ./m32"
+    );
+    for (limit, diagnostics) in [(40, 0), (39, 1)] {
+        let options = PreviewOptions::export().with_max_module_import_edges(limit);
+        let compiled = compile_preview(&files, &options);
+        assert_eq!(
+            compiled.diagnostics.len(),
+            diagnostics,
+            "limit {limit}: {:?}",
+            compiled.diagnostics
+        );
+        let mut incremental = IncrementalPreviewCompiler::new();
+        assert_eq!(incremental.compile(&files, &options), compiled);
+    }
+    let compiled = compile_preview(
+        &files,
+        &PreviewOptions::export().with_max_module_import_edges(39),
+    );
+    assert_eq!(
+        compiled.diagnostics[0].message,
+        "JavaScript module graph limit (39) reached; import was not inspected: ./m39"
+    );
+}

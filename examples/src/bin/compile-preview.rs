@@ -57,6 +57,10 @@ struct Args {
     /// an error.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_PREVIEW_OUTPUT_BYTES)]
     max_output_bytes: usize,
+    /// Local import edges the module graph follows (the studio's bound: a TypeScript/JSX app
+    /// needs more than the reference's 32).
+    #[arg(long, value_name = "N", default_value_t = live_code_studio::kit::preview_http::STUDIO_MAX_MODULE_IMPORT_EDGES)]
+    max_import_edges: usize,
 }
 
 const EXIT_ERRORS: u8 = 1;
@@ -91,6 +95,7 @@ fn run(args: &Args) -> u8 {
         PreviewOptions::preview(args.revision, args.asset_base.clone())
     };
     options.max_output_bytes = args.max_output_bytes;
+    options.max_module_import_edges = args.max_import_edges;
     let compiled = compile_preview(&import.files, &options);
     if let Err(message) = write_document(args, &compiled) {
         eprintln!("compile-preview: {message}");

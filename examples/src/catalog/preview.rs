@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use live_code_editor::file::Language;
-use live_code_editor::preview::{PreviewDiagnostic, collect_preview_diagnostics};
+use live_code_editor::preview::{PreviewDiagnostic, compile_preview};
 use live_code_editor::workspace::bridge::RuntimeErrorReport;
 use live_code_editor::workspace::manager::{WorkspaceDocumentManager, WriteOptions};
 use live_code_editor::workspace::{Workspace, WorkspaceError, WorkspaceErrorCode};
@@ -196,14 +196,17 @@ pub async fn workspace_diagnostics(
     workspace: &Workspace,
 ) -> Result<Vec<PreviewDiagnostic>, ToolCallError> {
     let files: Vec<_> = workspace.files().cloned().collect();
-    tokio::task::spawn_blocking(move || collect_preview_diagnostics(&files))
-        .await
-        .map_err(|_| {
-            ToolCallError::new(
-                "STUDIO_PREVIEW_FAILED",
-                "The preview compiler stopped unexpectedly.",
-            )
-        })
+    tokio::task::spawn_blocking(move || {
+        let options = crate::kit::preview_http::preview_options(None, "");
+        compile_preview(&files, &options).diagnostics
+    })
+    .await
+    .map_err(|_| {
+        ToolCallError::new(
+            "STUDIO_PREVIEW_FAILED",
+            "The preview compiler stopped unexpectedly.",
+        )
+    })
 }
 
 async fn preview_status(

@@ -10,9 +10,7 @@ use axum::http::{StatusCode, header};
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use live_code_editor::preview::{
-    IncrementalPreviewCompiler, PreviewOptions, export_standalone_html,
-};
+use live_code_editor::preview::{IncrementalPreviewCompiler, compile_preview};
 use live_code_editor::workspace::bridge::PreviewSnapshot;
 use live_code_editor::workspace::{ImportGuard, WorkspaceErrorCode};
 use serde::Deserialize;
@@ -636,7 +634,8 @@ async fn open_folder(
 async fn export_html(State(state): State<Arc<StudioState>>) -> Response {
     let workspace = state.manager.snapshot().await;
     let files: Vec<_> = workspace.files().cloned().collect();
-    crate::kit::preview_http::export(export_standalone_html(&files))
+    let options = crate::kit::preview_http::export_options();
+    crate::kit::preview_http::export(compile_preview(&files, &options))
 }
 
 async fn preview_document(
@@ -667,7 +666,7 @@ fn compile_files(
     key: &str,
 ) -> impl FnOnce(&mut IncrementalPreviewCompiler) -> preview_http::ServedPreview + Send + 'static {
     let assets = preview_http::asset_prefix("/preview", revision, key);
-    let options = PreviewOptions::preview(Some(revision), assets);
+    let options = preview_http::preview_options(Some(revision), assets);
     move |compiler| compiler.compile(&files, &options).into()
 }
 

@@ -7,9 +7,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use live_code_editor::WorkspaceFile;
-use live_code_editor::preview::{
-    IncrementalPreviewCompiler, PreviewOptions, only_stylesheets_changed,
-};
+use live_code_editor::preview::{IncrementalPreviewCompiler, only_stylesheets_changed};
 use live_code_editor::workspace::bridge::{
     HeadlessPreviewBridge, PreviewAcks, PreviewBridge, PreviewSnapshot,
 };
@@ -143,7 +141,7 @@ impl StudioPreviewBridge {
         // Incremental: a revision that changed one file parses only that file again.
         let compiler = Mutex::new(IncrementalPreviewCompiler::new());
         let headless = HeadlessPreviewBridge::new(move |files: &[WorkspaceFile]| {
-            let options = PreviewOptions::preview(None, asset_base.as_str());
+            let options = super::preview_http::preview_options(None, asset_base.as_str());
             super::preview_http::lock_compiler(&compiler).compile(files, &options);
             Ok(())
         });

@@ -12,8 +12,8 @@ use axum::response::{IntoResponse, Response};
 use live_code_editor::WorkspaceFile;
 use live_code_editor::file::FileContent;
 use live_code_editor::preview::{
-    CompiledPreview, IncrementalPreviewCompiler, PreviewBridgeMessage, parse_bridge_message,
-    parse_runtime_error_message,
+    CompiledPreview, IncrementalPreviewCompiler, PreviewBridgeMessage, PreviewOptions,
+    parse_bridge_message, parse_runtime_error_message,
 };
 use live_code_editor::workspace::bridge::{PreviewAcks, PreviewStatus};
 use serde_json::{Value, json};
@@ -49,6 +49,22 @@ impl From<CompiledPreview> for ServedPreview {
             stylesheets: compiled.stylesheets,
         }
     }
+}
+
+/// Import edges the studio's previews follow. The reference's 32 stop a TypeScript/JSX app at
+/// about a dozen components (each module's JSX runtime import counts too); the workspace's own
+/// bounds (its files and bytes, the output budget) bound the work instead.
+pub const STUDIO_MAX_MODULE_IMPORT_EDGES: usize = 4_096;
+
+/// A studio preview of `revision` with assets under `asset_base`.
+pub fn preview_options(revision: Option<u64>, asset_base: impl Into<String>) -> PreviewOptions {
+    PreviewOptions::preview(revision, asset_base)
+        .with_max_module_import_edges(STUDIO_MAX_MODULE_IMPORT_EDGES)
+}
+
+/// The studio's standalone export.
+pub fn export_options() -> PreviewOptions {
+    PreviewOptions::export().with_max_module_import_edges(STUDIO_MAX_MODULE_IMPORT_EDGES)
 }
 
 /// The error code of a stylesheet request the preview can only answer by reloading.

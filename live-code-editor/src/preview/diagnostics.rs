@@ -227,16 +227,35 @@ fn saturate(value: usize) -> u32 {
 /// at [`MAX_PREVIEW_DIAGNOSTICS`], counting what it left out. A full list gives its last entry
 /// up for the first error and for the first output-limit diagnostic, so the kept list never
 /// hides that either occurred.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct DiagnosticSink {
     diagnostics: Vec<PreviewDiagnostic>,
     seen: HashSet<(String, &'static str, String)>,
     omitted: usize,
     /// The calls of the piece being rendered, when one is.
     recording: Option<Vec<RecordedCall>>,
+    /// The module graph's edge limit, as graph-limit messages name it.
+    module_edge_limit: usize,
+}
+
+impl Default for DiagnosticSink {
+    fn default() -> Self {
+        Self::with_module_edge_limit(super::modules::MAX_MODULE_IMPORT_EDGES)
+    }
 }
 
 impl DiagnosticSink {
+    /// A sink whose graph-limit messages name `module_edge_limit`.
+    pub(crate) fn with_module_edge_limit(module_edge_limit: usize) -> Self {
+        Self {
+            diagnostics: Vec::new(),
+            seen: HashSet::new(),
+            omitted: 0,
+            recording: None,
+            module_edge_limit,
+        }
+    }
+
     /// Starts recording calls for a piece.
     pub(crate) fn start_recording(&mut self) {
         debug_assert!(self.recording.is_none(), "pieces do not nest");
@@ -295,7 +314,7 @@ impl DiagnosticSink {
             }
             DiagnosticKind::ModuleGraphLimit => format!(
                 "JavaScript module graph limit ({}) reached; import was not inspected: {requested}",
-                super::modules::MAX_MODULE_IMPORT_EDGES
+                self.module_edge_limit
             ),
             _ => format!("Missing {}: {requested}", label.as_str()),
         };

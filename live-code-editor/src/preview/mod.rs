@@ -135,6 +135,10 @@ pub struct PreviewOptions {
     pub max_output_bytes: usize,
     /// How `.jsx` and `.tsx` modules compile JSX (default: the automatic runtime from `react`).
     pub jsx: PreviewJsx,
+    /// Local import edges followed across the module graph (default
+    /// [`MAX_MODULE_IMPORT_EDGES`], the reference's limit). Every resolved import counts, so a
+    /// TypeScript/JSX app of more than a dozen components needs more.
+    pub max_module_import_edges: usize,
 }
 
 impl PreviewOptions {
@@ -157,7 +161,15 @@ impl PreviewOptions {
             content_security_policy: true,
             max_output_bytes: DEFAULT_MAX_PREVIEW_OUTPUT_BYTES,
             jsx: PreviewJsx::default(),
+            max_module_import_edges: MAX_MODULE_IMPORT_EDGES,
         }
+    }
+
+    /// Sets how many local import edges the module graph follows.
+    #[must_use]
+    pub fn with_max_module_import_edges(mut self, max_module_import_edges: usize) -> Self {
+        self.max_module_import_edges = max_module_import_edges;
+        self
     }
 
     /// Sets how JSX compiles where a file's pragmas do not say.
@@ -392,7 +404,7 @@ impl<'a> Compiler<'a> {
         Self {
             index,
             options,
-            sink: DiagnosticSink::default(),
+            sink: DiagnosticSink::with_module_edge_limit(options.max_module_import_edges),
             budget: OutputBudget {
                 remaining: options.max_output_bytes,
                 taken: 0,

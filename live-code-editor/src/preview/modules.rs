@@ -579,7 +579,8 @@ impl<'a> Compiler<'a> {
     }
 
     /// Counts one import edge to the workspace module `path` and queues it; past
-    /// [`MAX_MODULE_IMPORT_EDGES`] the import becomes a module that throws.
+    /// [`PreviewOptions::max_module_import_edges`](super::PreviewOptions) the import becomes
+    /// a module that throws.
     fn follow_edge(
         &mut self,
         from: &'a str,
@@ -590,7 +591,7 @@ impl<'a> Compiler<'a> {
         enqueue: &mut dyn FnMut(&'a str),
     ) -> String {
         let (requested, names) = (request.specifier.trim(), &request.names);
-        if *edges >= MAX_MODULE_IMPORT_EDGES {
+        if *edges >= self.options.max_module_import_edges {
             self.sink.reference(
                 DiagnosticKind::ModuleGraphLimit,
                 ReferenceLabel::ModuleImport,

@@ -112,13 +112,16 @@ impl LayoutEntry {
     }
 }
 
-/// The part of the options pieces depend on: how asset URLs are written and how JSX compiles.
+/// The part of the options pieces depend on: how asset URLs are written, how JSX compiles and
+/// where the module graph stops.
 /// The revision, the policy and the budget size only touch the head or the budget, which are
 /// not in pieces.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct RenderTarget {
     urls: UrlTarget,
     jsx: PreviewJsx,
+    /// Where the module graph stops following imports.
+    max_module_import_edges: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -138,6 +141,7 @@ impl RenderTarget {
         Self {
             urls,
             jsx: options.jsx.clone(),
+            max_module_import_edges: options.max_module_import_edges,
         }
     }
 }

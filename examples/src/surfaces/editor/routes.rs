@@ -10,7 +10,7 @@ use axum::extract::{FromRef, Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use live_code_editor::preview::{IncrementalPreviewCompiler, PreviewOptions};
+use live_code_editor::preview::IncrementalPreviewCompiler;
 use live_code_editor::workspace::{ImportGuard, OsFolder};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -74,7 +74,7 @@ fn compile_document(
     let assets = crate::kit::preview_http::asset_prefix("/editor/preview", revision, key);
     move |compiler| {
         let files: Vec<_> = document.files.iter().map(|file| (**file).clone()).collect();
-        let options = PreviewOptions::preview(Some(revision), assets);
+        let options = crate::kit::preview_http::preview_options(Some(revision), assets);
         let compiled = compiler.compile(&files, &options);
         ServedPreview {
             html: inject_scenario(&compiled.html, document.scenario).into(),

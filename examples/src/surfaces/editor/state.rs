@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use live_code_editor::WorkspaceFile;
 use live_code_editor::file::{FileContent, Language};
-use live_code_editor::preview::{IncrementalPreviewCompiler, PreviewOptions};
+use live_code_editor::preview::IncrementalPreviewCompiler;
 use live_code_editor::workspace::bridge::{
     DEFAULT_PREVIEW_ACK_TIMEOUT, HeadlessPreviewBridge, PreviewAcks, PreviewSnapshot, PreviewState,
     PreviewStatus,
@@ -456,7 +456,7 @@ impl EditorSurface {
         let compiler = Arc::clone(&self.headless);
         tokio::task::spawn_blocking(move || {
             let files: Vec<WorkspaceFile> = files.iter().map(|file| (**file).clone()).collect();
-            let options = PreviewOptions::preview(
+            let options = crate::kit::preview_http::preview_options(
                 Some(revision),
                 format!("/editor/preview/{revision}/assets/"),
             );

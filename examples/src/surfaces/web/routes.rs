@@ -6,7 +6,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use axum::{Json, Router};
-use live_code_editor::preview::{IncrementalPreviewCompiler, PreviewOptions};
+use live_code_editor::preview::IncrementalPreviewCompiler;
 use live_code_editor::workspace::Workspace;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -139,7 +139,7 @@ fn compile_revision(
     let files: Vec<_> = workspace.files().cloned().collect();
     let key = state.security.preview_key();
     let assets = crate::kit::preview_http::asset_prefix(WEB_PREVIEW_PREFIX, revision, key);
-    let options = PreviewOptions::preview(Some(revision), assets);
+    let options = crate::kit::preview_http::preview_options(Some(revision), assets);
     move |compiler| compiler.compile(&files, &options).into()
 }
 
