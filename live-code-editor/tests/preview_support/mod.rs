@@ -52,7 +52,8 @@ pub fn chromium_bin() -> PathBuf {
     );
     assert!(
         bin.exists(),
-        "headless Chromium is required for this test: {} not found (set CHROMIUM_BIN)",
+        "headless Chromium is required for this test: {} not found (`bash scripts/test.sh` \
+         installs Debian's chromium; or set CHROMIUM_BIN)",
         bin.display()
     );
     bin
@@ -83,4 +84,64 @@ pub fn dump_dom(page: &Path) -> String {
         String::from_utf8_lossy(&output.stderr)
     );
     String::from_utf8(output.stdout).expect("utf-8 DOM")
+}
+
+/// The esbuild binary (`ESBUILD_BIN`, default the npm peer in `examples/tests/mcp_node`).
+/// Panics when missing: the differential tests fail rather than skip.
+pub fn esbuild_bin() -> PathBuf {
+    let bin = std::env::var_os("ESBUILD_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../examples/tests/mcp_node/node_modules/.bin/esbuild")
+        });
+    assert!(
+        bin.is_file(),
+        "esbuild is required for this test: {} not found (`bash scripts/test.sh` installs it \
+         with `npm ci` in examples/tests/mcp_node; or set ESBUILD_BIN)",
+        bin.display()
+    );
+    bin
+}
+
+/// The element with `id` in a DOM serialized by Chromium (`dump_dom`), from its start tag to
+/// the end tag that balances it. Chromium escapes `<` in text, so tags are the only `<`s.
+pub fn element_by_id(dom: &str, id: &str) -> Option<String> {
+    let start = dom[..dom.find(&format!(" id=\"{id}\""))?].rfind('<')?;
+    let name: String = dom[start + 1..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .collect();
+    let (open, close) = (format!("<{name}"), format!("</{name}>"));
+    let mut depth = 0usize;
+    let mut cursor = start;
+    loop {
+        let next_close = cursor + dom[cursor..].find(&close)?;
+        match start_tag(dom, cursor, &open) {
+            Some(next_open) if next_open < next_close => {
+                depth += 1;
+                cursor = next_open + open.len();
+            }
+            _ => {
+                depth -= 1;
+                cursor = next_close + close.len();
+                if depth == 0 {
+                    return Some(dom[start..cursor].to_owned());
+                }
+            }
+        }
+    }
+}
+
+/// The next `open` (`<div`) from `from` that starts a tag of exactly that name.
+fn start_tag(dom: &str, from: usize, open: &str) -> Option<usize> {
+    let mut cursor = from;
+    loop {
+        let at = cursor + dom[cursor..].find(open)?;
+        let after = dom[at + open.len()..].chars().next();
+        if matches!(after, Some(' ' | '>' | '/')) {
+            return Some(at);
+        }
+        cursor = at + open.len();
+    }
 }
