@@ -32,8 +32,10 @@ pub enum ToolCallStatus {
 
 /// Tokens a provider turn used, as the provider reported them (`usage` of the response or of
 /// a stream's last chunk).
+/// More counts may follow (cached or reasoning tokens): build one with [`TokenUsage::new`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct TokenUsage {
     /// `prompt_tokens`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -44,6 +46,21 @@ pub struct TokenUsage {
     /// `total_tokens`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub total_tokens: Option<u64>,
+}
+
+impl TokenUsage {
+    /// The input, output and total counts a provider reported (each `None` when it did not).
+    pub fn new(
+        input_tokens: Option<u64>,
+        output_tokens: Option<u64>,
+        total_tokens: Option<u64>,
+    ) -> Self {
+        Self {
+            input_tokens,
+            output_tokens,
+            total_tokens,
+        }
+    }
 }
 
 /// One step of a run, in order. Serializes as `{"type": "requestSent", ...}`.

@@ -37,6 +37,7 @@ pub const LLAMA_TOOL_TEMPLATE_EXAMPLE: &str = "models/templates/Qwen-Qwen2.5-7B-
 /// assert!(caps.require_tools().is_err());
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LlamaTemplateCaps {
     /// `chat_template_caps.supports_tools`: the template renders the tool definitions into the
     /// prompt.

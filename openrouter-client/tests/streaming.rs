@@ -190,11 +190,7 @@ async fn openai_deltas_become_text_tool_calls_and_usage_before_anything_runs() {
     );
     assert!(events.contains(&RunEvent::Usage {
         turn: 1,
-        usage: TokenUsage {
-            input_tokens: Some(120),
-            output_tokens: Some(30),
-            total_tokens: Some(150),
-        }
+        usage: TokenUsage::new(Some(120), Some(30), Some(150))
     }));
     // The assistant message the next turn sees is the assembled one.
     assert_eq!(

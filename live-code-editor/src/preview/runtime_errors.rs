@@ -25,6 +25,7 @@ pub const MAX_RUNTIME_ERROR_PATH_CHARS: usize = 512;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub enum RuntimeErrorKind {
     /// An uncaught exception (`error` event).
     Error,
@@ -38,6 +39,7 @@ pub enum RuntimeErrorKind {
 /// written, after source maps).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct RuntimeErrorSource {
     /// The workspace path.
     pub path: String,
