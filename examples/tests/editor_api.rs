@@ -426,6 +426,18 @@ async fn preview_routes_serve_the_current_document_and_refuse_superseded_ones() 
         )
         .await;
     assert_eq!(failed["accepted"], true);
+    let (status, reported) = client
+        .post(
+            "/api/editor/preview/ack",
+            json!({"type": "context-action.preview.runtimeError", "revision": current,
+                "kind": "console", "message": "boom", "source": null}),
+        )
+        .await;
+    assert_eq!(
+        (status, reported["accepted"].clone()),
+        (200, json!(true)),
+        "{reported}"
+    );
     let preview = client.ok("editor.getPreviewStatus", json!({})).await;
     assert_eq!(
         preview["preview"],

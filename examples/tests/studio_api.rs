@@ -36,22 +36,17 @@ impl Client {
     }
 
     async fn post(&self, path: &str, body: Value) -> (u16, Value) {
-        let response = self
-            .http
-            .post(format!("{}{path}", self.base))
-            .header("x-studio-token", &self.token)
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        let status = response.status().as_u16();
-        (status, response.json().await.unwrap_or(Value::Null))
+        self.send(reqwest::Method::POST, path, body).await
     }
 
     async fn put(&self, path: &str, body: Value) -> (u16, Value) {
+        self.send(reqwest::Method::PUT, path, body).await
+    }
+
+    async fn send(&self, method: reqwest::Method, path: &str, body: Value) -> (u16, Value) {
         let response = self
             .http
-            .put(format!("{}{path}", self.base))
+            .request(method, format!("{}{path}", self.base))
             .header("x-studio-token", &self.token)
             .json(&body)
             .send()

@@ -597,6 +597,24 @@ async fn with_a_web_page_attached_the_browser_acknowledgement_decides_the_answer
         json!({"revision": next + 1, "committed": true, "message": "boom"}),
         "the write is applied; only its preview failed, with what it reported"
     );
+    // The page forwards each runtime error report: kept for the current revision only, and
+    // refused when it is out of shape.
+    let report = |revision: u64, line: Value| {
+        json!({"type": "context-action.preview.runtimeError", "revision": revision, "kind": "error",
+            "message": "Uncaught Error: boom", "source": {"path": "app.js", "line": line, "column": 7}})
+    };
+    for (body, expected) in [
+        (report(next + 1, json!(1)), (200, json!(true))),
+        (report(next, json!(1)), (200, json!(false))),
+    ] {
+        let (status, answer) = client.post("/api/web/preview/ack", body).await;
+        assert_eq!((status, answer["accepted"].clone()), expected, "{answer}");
+    }
+    let (status, refused) = client
+        .post("/api/web/preview/ack", report(next + 1, json!(0)))
+        .await;
+    assert_eq!(status, 400);
+    assert_eq!(refused["error"]["code"], "STUDIO_INVALID_PREVIEW_MESSAGE");
     let read = client.call("web.readFile", json!({"path": "app.js"})).await;
     assert_eq!(structured(&read)["source"], "throw new Error('boom');");
     studio.shutdown().await;

@@ -190,6 +190,9 @@ mod tests {
         assert_eq!(Language::from_path("a/b.htm"), Language::Html);
         assert_eq!(Language::from_path("src/app.mjs"), Language::Javascript);
         assert_eq!(Language::from_path("x.tsx"), Language::Typescript);
+        assert_eq!(Language::from_path("App.JSX"), Language::Javascript);
+        assert_eq!(Language::from_path("lib.mts"), Language::Typescript);
+        assert_eq!(Language::from_path("lib.cts"), Language::Typescript);
         assert_eq!(Language::from_path("README"), Language::Text);
         assert_eq!(
             Language::from_path(".css"),

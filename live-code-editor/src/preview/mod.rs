@@ -527,26 +527,20 @@ impl<'a> Compiler<'a> {
         )
     }
 
+    /// Whether the document runs as a preview (bridge, inline source maps), not an export.
+    fn runs_in_preview(&self) -> bool {
+        matches!(self.options.target, PreviewTarget::Preview { .. })
+    }
+
     /// Reads an inline `<script type="importmap">` of the entry (`src` maps are not fetched
     /// by browsers either), reporting one it cannot use.
     fn declare_import_map(&mut self, entry_path: &str, source: &str, script: &html::ScriptTag) {
-        let location = Some(Location::new(
-            source,
-            script.text_offset.unwrap_or_default(),
-        ));
+        let location = Location::new(source, script.text_offset.unwrap_or_default());
         let declared = match &script.src {
             Some(_) => Err("an import map with src is not loaded; write it inline".to_owned()),
             None => self.import_map.declare(entry_path, &script.text),
         };
-        if let Err(reason) = declared {
-            self.sink.other(
-                DiagnosticKind::ModuleSyntaxError,
-                entry_path,
-                entry_path,
-                location,
-                format!("Import map could not be used: {reason}"),
-            );
-        }
+        self.report_unusable_import_map(entry_path, location, declared);
     }
 
     /// Reads the workspace's [`IMPORT_MAP_FILE`] after the entry's own maps.
@@ -554,12 +548,22 @@ impl<'a> Compiler<'a> {
         let Some((path, json)) = self.index.text_of(IMPORT_MAP_FILE, Language::Json) else {
             return;
         };
-        if let Err(reason) = self.import_map.declare(path, json) {
+        let declared = self.import_map.declare(path, json);
+        self.report_unusable_import_map(path, Location::new(json, 0), declared);
+    }
+
+    fn report_unusable_import_map(
+        &mut self,
+        path: &str,
+        location: Location<'_>,
+        declared: Result<(), String>,
+    ) {
+        if let Err(reason) = declared {
             self.sink.other(
                 DiagnosticKind::ModuleSyntaxError,
                 path,
                 path,
-                Some(Location::new(json, 0)),
+                Some(location),
                 format!("Import map could not be used: {reason}"),
             );
         }

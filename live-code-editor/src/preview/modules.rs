@@ -16,7 +16,6 @@ use oxc_parser::Parser;
 use oxc_span::SourceType;
 
 use super::Compiler;
-use super::PreviewTarget;
 use super::diagnostics::{DiagnosticKind, Location, Position, ReferenceLabel};
 use super::helpers::{helper_for_marker, helper_for_specifier};
 use super::pieces::{GraphRoot, ModuleKey, RenderedModule};
@@ -244,6 +243,8 @@ impl<'a> Compiler<'a> {
         let mut queue = roots;
         let mut edges = 0;
         let mut next = 0;
+        // Runtime helper modules registered, which are no workspace files.
+        let mut helpers = 0;
         while next < queue.len() {
             let module = queue[next].clone();
             next += 1;
@@ -254,6 +255,7 @@ impl<'a> Compiler<'a> {
                     if queued.insert(helper.marker) {
                         let source = encode_module_source(helper.source);
                         modules.push((helper.specifier.to_owned(), source.into()));
+                        helpers += 1;
                     }
                 } else if let Some((path, source)) = self.index.script_of(path)
                     && queued.insert(path)
@@ -266,16 +268,10 @@ impl<'a> Compiler<'a> {
                 None => modules.push((workspace_module_specifier(module.path), rendered.text)),
             }
         }
-        let helpers = queued
-            .iter()
-            .filter(|entry| helper_for_marker(entry).is_some())
-            .count();
         RenderedGraph {
             module_count: modules.len() - helpers,
-            bootstrap: (!modules.is_empty()).then(|| {
-                let published = matches!(self.options.target, PreviewTarget::Preview { .. });
-                module_bootstrap_script(&modules, published).into()
-            }),
+            bootstrap: (!modules.is_empty())
+                .then(|| module_bootstrap_script(&modules, self.runs_in_preview()).into()),
             inline,
         }
     }
@@ -414,7 +410,7 @@ impl<'a> Compiler<'a> {
     /// The TypeScript/JSX module at `path` transformed (remembered like a scan); preview
     /// output carries an inline source map.
     fn transformed(&mut self, path: &str, source: &str) -> Arc<TransformedModule> {
-        let with_map = matches!(self.options.target, PreviewTarget::Preview { .. });
+        let with_map = self.runs_in_preview();
         self.memo
             .module_transform(path, source, &self.options.jsx, with_map)
     }
