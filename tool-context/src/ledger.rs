@@ -73,6 +73,18 @@ pub(crate) enum LedgerClaim {
     Replayed(Box<ToolCallResult>),
 }
 
+impl LedgerClaim {
+    /// What the claim means for the call's span: `claimed` (this call runs the operation) or
+    /// `replayed` (another execution's outcome, running or settled); `None` unkeyed.
+    pub(crate) fn telemetry_outcome(&self) -> Option<&'static str> {
+        match self {
+            Self::Unguarded => None,
+            Self::Owner(_) => Some("claimed"),
+            Self::Replay(_) | Self::Replayed(_) => Some("replayed"),
+        }
+    }
+}
+
 /// The right to run the handler: the in-memory ticket and, with a store, the durable claim
 /// (its lease renewed until the terminal record).
 pub(crate) struct OwnerClaim {

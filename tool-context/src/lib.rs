@@ -43,6 +43,7 @@ pub mod registry;
 mod schema;
 mod shutdown;
 mod signal;
+mod telemetry;
 pub mod tool;
 mod trace;
 
@@ -138,4 +139,11 @@ pub mod __private {
     pub use serde;
     pub use serde_json;
     pub use tool_protocol::ToolCallError;
+}
+
+/// What [`tool_call_span!`] expands to needs. Not a public API.
+#[doc(hidden)]
+pub mod __telemetry {
+    pub use tool_protocol::telemetry::{attr, operation};
+    pub use tracing;
 }

@@ -74,6 +74,10 @@ pub struct ToolCallOptions {
     pub execution_owner_id: Option<String>,
     /// Who answers an `ask` decision for this call (overrides the registry's interaction).
     pub interaction: Option<Arc<dyn ToolInteraction>>,
+    /// The span this call records into instead of opening its own `execute_tool` span: a
+    /// caller that already traces the call (an MCP server's `tools/call` span) opens it with
+    /// [`tool_call_span!`](crate::tool_call_span), so one call is one span.
+    pub span: Option<tracing::Span>,
 }
 
 impl fmt::Debug for ToolCallOptions {
@@ -87,6 +91,7 @@ impl fmt::Debug for ToolCallOptions {
             .field("idempotency_key", &self.idempotency_key)
             .field("execution_owner_id", &self.execution_owner_id)
             .field("interaction", &self.interaction.is_some())
+            .field("span", &self.span)
             .finish()
     }
 }
@@ -109,6 +114,13 @@ impl ToolCallOptions {
     /// [`Self::approval_timeout_ms`]); durations beyond the limit are refused as invalid.
     pub fn with_approval_timeout(mut self, timeout: std::time::Duration) -> Self {
         self.approval_timeout_ms = Some(i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX));
+        self
+    }
+
+    /// Records the call into `span` (made with [`tool_call_span!`](crate::tool_call_span))
+    /// instead of a new `execute_tool` span.
+    pub fn with_span(mut self, span: tracing::Span) -> Self {
+        self.span = Some(span);
         self
     }
 

@@ -38,6 +38,7 @@ use crate::options::{ToolCallOptions, ValidatedOptions, validate_options};
 use crate::policy::{PolicyDecision, PolicyRequest};
 use crate::registry::{RegisteredTool, RegistryInner, ValidationMode};
 use crate::signal::{CallSignal, WaitStage};
+use crate::telemetry;
 use crate::tool::{HandlerOutput, ToolInvocation};
 use crate::trace::TraceId;
 
@@ -62,17 +63,29 @@ pub(crate) fn parse_request(value: &Value) -> Result<ToolCallRequest, Box<ToolCa
 pub(crate) fn call(
     registry: &RegistryInner,
     request: ToolCallRequest,
-    options: ToolCallOptions,
+    mut options: ToolCallOptions,
 ) -> impl Future<Output = ToolCallResult> + Send + '_ {
+    let caller_span = options.span.take();
     match prepare(registry, request, options) {
-        Ok(run) => {
-            let span = tracing::info_span!(
-                "tool_call",
-                tool = %run.request.name,
-                trace_id = %run.trace_id,
-                tool_call_id = ?run.request.id,
-                source = ?run.context.source,
+        Ok(mut run) => {
+            run.span = telemetry::open(caller_span, &run.request.name);
+            telemetry::record_start(
+                &run.span,
+                &telemetry::CallStart {
+                    name: &run.request.name,
+                    tool_call_id: run.request.id.as_ref(),
+                    context: &run.context,
+                    trace_id: run.trace_id,
+                    timeout_ms: run.options.timeout_ms,
+                    max_output_bytes: run.options.max_output_bytes,
+                },
             );
+            telemetry::record_arguments(
+                &run.span,
+                registry.call_content.as_ref(),
+                run.request.arguments.as_ref(),
+            );
+            let span = run.span.clone();
             Either::Left(run_future(run, span))
         }
         // Boxed as it was made: the call future holds a pointer, not a result.
@@ -145,6 +158,8 @@ struct CallRun<'r> {
     observed: bool,
     /// What the result says when a person approved a narrowed call.
     changes_note: Option<Box<str>>,
+    /// The call's `execute_tool` span (disabled without a subscriber that wants it).
+    span: tracing::Span,
 }
 
 impl<'r> CallRun<'r> {
@@ -172,6 +187,7 @@ impl<'r> CallRun<'r> {
             trace_id: registry.next_trace_id(),
             observed: !registry.observers.is_empty(),
             changes_note: None,
+            span: tracing::Span::none(),
         }
     }
 
@@ -189,9 +205,7 @@ impl<'r> CallRun<'r> {
             ToolCallEventType::Completed
         };
         self.emit(event_type, Some(&result), started_at);
-        if let Some(error) = &result.error {
-            tracing::debug!(code = %error.code, "tool call failed");
-        }
+        telemetry::record_end(&self.span, self.registry.call_content.as_ref(), &result);
         result
     }
 
@@ -202,8 +216,11 @@ impl<'r> CallRun<'r> {
         self.ensure_ready()?;
         let registry = self.registry;
         let tool = lookup(registry, &self.request.name)?;
+        telemetry::record_tool_type(&self.span, matches!(tool, ToolRef::Mounted(_)));
         self.validate_arguments(&tool)?;
-        let (claim, changes) = match self.decide_policy(&tool).await? {
+        let decision = self.decide_policy(&tool).await?;
+        telemetry::record_policy(&self.span, decision);
+        let (claim, changes) = match decision {
             PolicyDecision::Allow => {
                 self.ensure_ready()?;
                 (self.claim(&tool).await?, None)
@@ -213,6 +230,7 @@ impl<'r> CallRun<'r> {
             // allowed path needs.
             PolicyDecision::Ask => Box::pin(self.claim_asking(&tool)).await?,
         };
+        telemetry::record_idempotency(&self.span, claim.telemetry_outcome());
         let claim = match claim {
             LedgerClaim::Replay(waiter) => {
                 // Boxed (as the ask path and the durable ledger are) so the call future stays
@@ -454,6 +472,11 @@ impl<'r> CallRun<'r> {
         if self.signal.bounds_approval() {
             self.signal.pause_deadline_for(asked_at);
         }
+        telemetry::record_approval(
+            &self.span,
+            approval_outcome(&answered),
+            u64::try_from(asked_at.elapsed().as_millis()).unwrap_or(u64::MAX),
+        );
         match answered? {
             Ok(Ok(outcome)) => Ok(outcome),
             Ok(Err(error)) => Err(failure::policy_failed(&error.to_string())),
@@ -577,6 +600,19 @@ impl<'r> CallRun<'r> {
             result: result.cloned(),
         };
         notify(&self.registry.observers, &event);
+    }
+}
+
+/// How a person's answer reads on the span: what they chose, or `unanswered` when the wait
+/// ended first (timeout, cancellation, shutdown) or the interaction failed.
+fn approval_outcome<E, P>(
+    answered: &Result<Result<Result<InteractionOutcome, E>, P>, ToolCallError>,
+) -> &'static str {
+    match answered {
+        Ok(Ok(Ok(InteractionOutcome::Approved))) => "approved",
+        Ok(Ok(Ok(InteractionOutcome::ApprovedWithChanges(_)))) => "approved_with_changes",
+        Ok(Ok(Ok(InteractionOutcome::Denied | InteractionOutcome::DeniedWith(_)))) => "denied",
+        _ => "unanswered",
     }
 }
 

@@ -137,6 +137,9 @@ pub(crate) struct RegistryInner {
     pub(crate) trace_sequence: AtomicU64,
     /// Tools mounted after the build ([`ToolRegistry::mount`]).
     pub(crate) mounts: Mounts,
+    /// Records arguments and results on call spans through this policy
+    /// ([`ToolRegistryBuilder::record_call_content`]); `None` records neither.
+    pub(crate) call_content: Option<ObservabilityPolicy>,
 }
 
 impl RegistryInner {
@@ -323,6 +326,7 @@ pub struct ToolRegistryBuilder {
     durable_owner_id: Option<String>,
     durable_lease_ms: Option<u64>,
     durable_diagnostics: Option<ObservabilityPolicy>,
+    call_content: Option<ObservabilityPolicy>,
 }
 
 impl fmt::Debug for ToolRegistryBuilder {
@@ -456,6 +460,15 @@ impl ToolRegistryBuilder {
         self
     }
 
+    /// Records each call's arguments and result on its `execute_tool` span
+    /// (`gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`), redacted and bounded by
+    /// `policy`. Off by default: spans carry names, ids, decisions and sizes, never content.
+    #[must_use]
+    pub fn record_call_content(mut self, policy: ObservabilityPolicy) -> Self {
+        self.call_content = Some(policy);
+        self
+    }
+
     /// The durable layer, validated: capability, owner id and lease.
     fn durable_ledger(&mut self, owner_id: &str) -> Result<Option<DurableLedger>, BuildError> {
         let Some(store) = self.durable_store.take() else {
@@ -539,6 +552,7 @@ impl ToolRegistryBuilder {
             trace_registry: random_u64(),
             trace_sequence: AtomicU64::new(0),
             mounts: Mounts::default(),
+            call_content: self.call_content,
         };
         Ok(ToolRegistry {
             inner: Arc::new(inner),

@@ -13,6 +13,7 @@
 //! | [`observability`] | Redaction policy, byte-bounded serialization, observation projection, sanitized diagnostics. |
 //! | [`approval`] | What a person sees for a pending approval, and its guard. |
 //! | [`idempotency`] | Key validation, session-scoped operation keys, canonical-JSON fingerprints. |
+//! | [`telemetry`] | The OpenTelemetry span, attribute and metric names (GenAI and MCP conventions, and ours). |
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 
@@ -33,6 +34,7 @@ pub mod result;
 #[cfg_attr(docsrs, doc(cfg(feature = "schema")))]
 pub mod schema;
 mod serde_util;
+pub mod telemetry;
 pub mod validate;
 
 pub use approval::{ToolApprovalSnapshot, parse_tool_approval_snapshot};
