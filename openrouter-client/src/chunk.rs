@@ -25,7 +25,66 @@ impl std::ops::Deref for Text<'_> {
     }
 }
 
-/// `{choices, usage, error}` of a chunk.
+/// A value kept only when it is a string: fields read for telemetry (`id`, `model`,
+/// `finish_reason`) never fail a chunk whatever a provider writes there.
+#[derive(Debug, Default)]
+pub(crate) struct LenientText<'a>(pub(crate) Option<Cow<'a, str>>);
+
+impl LenientText<'_> {
+    pub(crate) fn to_owned_text(&self) -> Option<String> {
+        self.0.as_deref().map(str::to_owned)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for LenientText<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visitor<'a> {
+            type Value = LenientText<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Self::Value, E> {
+                Ok(LenientText(Some(Cow::Borrowed(text))))
+            }
+            fn visit_str<E>(self, text: &str) -> Result<Self::Value, E> {
+                Ok(LenientText(Some(Cow::Owned(text.to_owned()))))
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(LenientText(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(LenientText(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(LenientText(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(LenientText(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(LenientText(None))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(LenientText(None))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Self::Value, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(LenientText(None))
+            }
+        }
+        deserializer.deserialize_any(Visitor(std::marker::PhantomData))
+    }
+}
+
+/// `{id, model, choices, usage, error}` of a chunk.
 #[derive(Debug, Deserialize)]
 pub(crate) struct StreamChunk<'a> {
     #[serde(default, borrow)]
@@ -35,6 +94,14 @@ pub(crate) struct StreamChunk<'a> {
     /// An error reported after HTTP 200 (an object, or a string as Ollama writes it).
     #[serde(default)]
     pub(crate) error: Option<Value>,
+    // Last: they take any value, and a JSON array (refused as "not an object") fills the
+    // fields in order.
+    /// The completion's id (the same in every chunk).
+    #[serde(default, borrow)]
+    pub(crate) id: LenientText<'a>,
+    /// The model that answers (the same in every chunk).
+    #[serde(default, borrow)]
+    pub(crate) model: LenientText<'a>,
 }
 
 /// One choice: its delta, finish reason and (OpenRouter) error.
@@ -42,8 +109,9 @@ pub(crate) struct StreamChunk<'a> {
 pub(crate) struct StreamChoice<'a> {
     #[serde(default, borrow)]
     pub(crate) delta: Option<StreamDelta<'a>>,
-    #[serde(default)]
-    pub(crate) finish_reason: Option<IgnoredAny>,
+    /// `null` until the last chunk; any JSON is accepted, only text is kept.
+    #[serde(default, borrow)]
+    pub(crate) finish_reason: Option<LenientText<'a>>,
     #[serde(default)]
     pub(crate) error: Option<Value>,
 }
@@ -122,6 +190,34 @@ pub(crate) fn non_blank(text: Option<&Text<'_>>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn response_names_are_read_when_text_and_never_fail_a_chunk() {
+        let chunk = parse_chunk(
+            r#"{"id":"gen-1","model":"m/1","choices":[{"delta":{},"finish_reason":"stop"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(chunk.id.to_owned_text().as_deref(), Some("gen-1"));
+        assert_eq!(chunk.model.to_owned_text().as_deref(), Some("m/1"));
+        let reason = chunk.choices.as_ref().unwrap()[0].finish_reason.as_ref();
+        assert_eq!(
+            reason.and_then(LenientText::to_owned_text).as_deref(),
+            Some("stop")
+        );
+
+        let odd = parse_chunk(
+            r#"{"id":7,"model":{"name":"m"},"choices":[{"delta":{},"finish_reason":["stop"]}]}"#,
+        )
+        .unwrap();
+        assert_eq!(odd.id.to_owned_text(), None);
+        assert_eq!(odd.model.to_owned_text(), None);
+        let reason = odd.choices.as_ref().unwrap()[0].finish_reason.as_ref();
+        assert!(
+            reason.is_some(),
+            "a finish reason of any shape still ends the stream"
+        );
+        assert_eq!(reason.and_then(LenientText::to_owned_text), None);
+    }
 
     #[test]
     fn text_without_escapes_is_borrowed() {

@@ -1,5 +1,6 @@
 //! [`ChatClient`]: one chat-completions turn with bounded, abortable transient retries.
 
+use std::future::Future;
 use std::time::SystemTime;
 
 use reqwest::header::{
@@ -7,6 +8,7 @@ use reqwest::header::{
 };
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use crate::codes::{
     OPENROUTER_CONFIGURATION_ERROR, OPENROUTER_NETWORK_ERROR, OPENROUTER_TIMEOUT,
@@ -20,6 +22,7 @@ use crate::events::{EventRecorder, RetryReason, RunEvent};
 use crate::retry::{RetryAfter, parse_retry_after};
 use crate::stream::StreamAssembler;
 use crate::stream_reader::StreamReader;
+use crate::telemetry;
 use crate::toolset::ProviderToolset;
 
 /// Longest network error description kept in a message.
@@ -252,7 +255,7 @@ impl ChatClient {
                 toolset,
                 events,
             );
-            let transient = match abortable(cancel, attempt).await?? {
+            let transient = match self.traced(abortable(cancel, attempt)).await? {
                 Ok(reply) => return Ok(reply),
                 Err(transient) => transient,
             };
@@ -271,6 +274,34 @@ impl ChatClient {
             });
             abortable(cancel, tokio::time::sleep(delay)).await?;
         }
+    }
+
+    /// One provider request in its `chat {model}` span, its outcome recorded there (and, with
+    /// the `otel` feature, in the duration and token histograms).
+    async fn traced(
+        &self,
+        attempt: impl Future<Output = Result<Result<Attempt, OpenRouterError>, OpenRouterError>>,
+    ) -> Result<Attempt, OpenRouterError> {
+        let span = telemetry::chat_span(&self.config);
+        #[cfg(feature = "otel")]
+        let started = std::time::Instant::now();
+        let outcome = attempt
+            .instrument(span.clone())
+            .await
+            .and_then(|attempt| attempt);
+        let observed = match &outcome {
+            Ok(Ok(reply)) => Ok(reply.as_ref().map(|turn| &turn.reply)),
+            Ok(Err(transient)) => Err(&transient.error),
+            Err(error) => Err(error),
+        };
+        match observed {
+            Ok(Some(reply)) => telemetry::record_reply(&span, reply),
+            Ok(None) => {}
+            Err(error) => telemetry::record_failure(&span, error),
+        }
+        #[cfg(feature = "otel")]
+        telemetry::metrics::record_chat(&self.config, started.elapsed(), observed);
+        outcome
     }
 
     /// One request: an event stream is read as it arrives, anything else as one body (a

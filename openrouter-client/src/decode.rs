@@ -24,6 +24,12 @@ pub struct AssistantReply {
     pub tool_calls: Vec<ProviderToolCall>,
     /// The response's `usage`, when it has one.
     pub usage: Option<TokenUsage>,
+    /// The model that answered (the response's `model`), when it says.
+    pub model: Option<String>,
+    /// The provider's id of the completion (the response's `id`), when it has one.
+    pub id: Option<String>,
+    /// Why the first choice stopped (`stop`, `tool_calls`, `length`), when it says.
+    pub finish_reason: Option<String>,
 }
 
 /// A checked tool call as the provider named it.
@@ -219,9 +225,13 @@ fn decode_completion(
         .get("usage")
         .and_then(Value::as_object)
         .map(usage_of);
+    let text = |value: Option<&Value>| value.and_then(Value::as_str).map(str::to_owned);
     match first_choice.and_then(|choice| choice.get("message")) {
         Some(Value::Object(message)) => decode_assistant(message).map(|mut reply| {
             reply.usage = usage;
+            reply.model = text(payload.get("model"));
+            reply.id = text(payload.get("id"));
+            reply.finish_reason = text(first_choice.and_then(|choice| choice.get("finish_reason")));
             Some(reply)
         }),
         _ => Ok(None),
@@ -262,6 +272,9 @@ fn decode_assistant(message: &Map<String, Value>) -> Result<AssistantReply, Open
         content,
         tool_calls,
         usage: None,
+        model: None,
+        id: None,
+        finish_reason: None,
     })
 }
 
@@ -364,6 +377,9 @@ mod tests {
                 content: Some("hi".into()),
                 tool_calls: vec![],
                 usage: None,
+                model: None,
+                id: None,
+                finish_reason: None,
             }))
         );
     }

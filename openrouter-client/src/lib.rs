@@ -43,6 +43,7 @@ mod sse;
 mod stream;
 mod stream_decoder;
 mod stream_reader;
+mod telemetry;
 pub mod tool_message;
 mod toolset;
 mod wire;

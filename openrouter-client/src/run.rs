@@ -16,6 +16,8 @@ use tool_protocol::{
 };
 use tracing::Instrument;
 
+use crate::telemetry;
+
 use crate::client::{ChatClient, abortable};
 use crate::codes::{
     OPENROUTER_NO_ASSISTANT_MESSAGE, OPENROUTER_REPEATED_TOOL_FAILURE, OPENROUTER_TOOL_LOOP_LIMIT,
@@ -191,8 +193,9 @@ impl ChatClient {
         options: RunOptions,
     ) -> Result<RunCompletion, RunFailure> {
         let mut run = Run::new(self, executor, request, options);
-        let span = tracing::info_span!("openrouter_run", session_id = %run.session_id, model = %self.config().model);
-        let outcome = run.drive().instrument(span).await;
+        let span = telemetry::agent_span(self.config(), &run.session_id);
+        let outcome = run.drive().instrument(span.clone()).await;
+        telemetry::record_run_end(&span, &outcome);
         run.finish(outcome)
     }
 }

@@ -62,6 +62,10 @@ pub(crate) struct StreamAssembler {
     calls: Vec<StreamedCall>,
     usage: Option<TokenUsage>,
     finished: bool,
+    /// The response's model, id and finish reason, for the caller's telemetry.
+    model: Option<String>,
+    id: Option<String>,
+    finish_reason: Option<String>,
 }
 
 impl StreamAssembler {
@@ -73,6 +77,9 @@ impl StreamAssembler {
             calls: Vec::new(),
             usage: None,
             finished: false,
+            model: None,
+            id: None,
+            finish_reason: None,
         }
     }
 
@@ -122,11 +129,13 @@ impl StreamAssembler {
                 total_tokens: usage.total_tokens,
             });
         }
+        self.note_response(&chunk);
         let Some(choice) = chunk.choices.as_deref().and_then(<[_]>::first) else {
             return Ok(Chunk::Continue);
         };
-        if choice.finish_reason.is_some() {
+        if let Some(reason) = &choice.finish_reason {
             self.finished = true;
+            self.finish_reason = reason.to_owned_text();
         }
         if let Some(delta) = &choice.delta {
             self.delta(delta, toolset, events)?;
@@ -353,7 +362,20 @@ impl StreamAssembler {
             content: self.content,
             tool_calls,
             usage: self.usage,
+            model: self.model,
+            id: self.id,
+            finish_reason: self.finish_reason,
         })
+    }
+
+    /// Keeps the first model and id the stream names.
+    fn note_response(&mut self, chunk: &StreamChunk<'_>) {
+        if self.model.is_none() {
+            self.model = chunk.model.to_owned_text();
+        }
+        if self.id.is_none() {
+            self.id = chunk.id.to_owned_text();
+        }
     }
 }
 

@@ -3,12 +3,14 @@
 //! `tool_protocol::telemetry`; arguments and results only when the registry opts in, redacted.
 
 mod common;
+#[path = "common/spans.rs"]
+mod spans;
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use common::{Counter, echo_tool, request};
 use serde_json::json;
+use spans::capture;
 use tokio_util::sync::CancellationToken;
 use tool_context::{
     BoxError, FixedPolicy, InteractionOutcome, InteractionRequest, PolicyDecision, ToolCallOptions,
@@ -17,86 +19,6 @@ use tool_context::{
 use tool_protocol::observability::ObservabilityPolicy;
 use tool_protocol::telemetry::attr;
 use tool_protocol::{ToolCallId, codes};
-use tracing::field::{Field, Visit};
-use tracing::span::{Attributes, Id, Record};
-use tracing_subscriber::layer::{Context, SubscriberExt};
-use tracing_subscriber::registry::LookupSpan;
-
-/// A closed span: its metadata name and every field recorded on it, as text.
-#[derive(Debug, Clone)]
-struct Captured {
-    name: &'static str,
-    parent: Option<&'static str>,
-    fields: BTreeMap<String, String>,
-}
-
-impl Captured {
-    fn get(&self, field: &str) -> Option<&str> {
-        self.fields.get(field).map(String::as_str)
-    }
-}
-
-struct Fields(BTreeMap<String, String>);
-
-impl Visit for Fields {
-    fn record_str(&mut self, field: &Field, value: &str) {
-        self.0.insert(field.name().to_owned(), value.to_owned());
-    }
-    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        self.0.insert(field.name().to_owned(), format!("{value:?}"));
-    }
-}
-
-/// Keeps the fields of every span and hands over each span as it closes.
-#[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<Captured>>>);
-
-impl Capture {
-    fn closed(&self) -> Vec<Captured> {
-        self.0.lock().unwrap().clone()
-    }
-
-    /// The one closed span, failing when there are more or none.
-    fn only(&self) -> Captured {
-        let closed = self.closed();
-        assert_eq!(closed.len(), 1, "one call is one span: {closed:?}");
-        closed[0].clone()
-    }
-}
-
-impl<S> tracing_subscriber::Layer<S> for Capture
-where
-    S: tracing::Subscriber + for<'a> LookupSpan<'a>,
-{
-    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
-        let mut fields = Fields(BTreeMap::new());
-        attrs.record(&mut fields);
-        ctx.span(id).unwrap().extensions_mut().insert(fields);
-    }
-
-    fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
-        let span = ctx.span(id).unwrap();
-        let mut extensions = span.extensions_mut();
-        values.record(extensions.get_mut::<Fields>().unwrap());
-    }
-
-    fn on_close(&self, id: Id, ctx: Context<'_, S>) {
-        let span = ctx.span(&id).unwrap();
-        let fields = span.extensions_mut().remove::<Fields>().unwrap().0;
-        self.0.lock().unwrap().push(Captured {
-            name: span.name(),
-            parent: span.parent().map(|parent| parent.name()),
-            fields,
-        });
-    }
-}
-
-fn capture() -> (Capture, tracing::subscriber::DefaultGuard) {
-    let capture = Capture::default();
-    let subscriber = tracing_subscriber::registry().with(capture.clone());
-    let guard = tracing::subscriber::set_default(subscriber);
-    (capture, guard)
-}
 
 fn registry(policy: PolicyDecision) -> ToolRegistry {
     ToolRegistry::builder()
