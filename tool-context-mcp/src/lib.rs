@@ -49,6 +49,7 @@ pub mod server;
 #[cfg(feature = "http")]
 pub mod sessions;
 pub mod tasks;
+mod telemetry;
 pub mod transport;
 
 pub use approval::{ApprovalDesk, ApprovalRoute, unavailable_denial};

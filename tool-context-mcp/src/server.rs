@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,6 +23,7 @@ use tool_protocol::paging::{decode_offset_cursor, encode_offset_cursor};
 use tool_protocol::{
     ToolCallContext, ToolCallId, ToolCallMode, ToolCallRequest, ToolCallSource, codes,
 };
+use tracing::{Instrument, Span};
 
 use crate::approval::{ApprovalDesk, McpApproval, explain_denial};
 use crate::change_preview::ChangePreview;
@@ -35,6 +37,7 @@ use crate::list_changes;
 use crate::progress::{PROGRESS_INTERVAL, Progress};
 use crate::request_state::{DEFAULT_REQUEST_STATE_TTL, RequestStateKey, StateSeal};
 use crate::tasks::{self, DEFAULT_TASK_AFTER, TaskOrigin, Tasks};
+use crate::telemetry::ServerRequest;
 
 /// Tools per `tools/list` page unless configured otherwise.
 pub const DEFAULT_PAGE_SIZE: usize = 50;
@@ -343,6 +346,7 @@ impl McpToolServer {
         &self,
         params: CallToolRequestParams,
         context: RequestContext<RoleServer>,
+        span: Span,
     ) -> Result<CallToolResponse, McpError> {
         let may_become_task = uses_request_lifecycle(&context)
             && context
@@ -351,7 +355,7 @@ impl McpToolServer {
         if !may_become_task {
             // A child token: the host may cancel this call without closing the request context.
             let cancellation = context.ct.child_token();
-            return self.run_call(params, context, cancellation).await;
+            return self.run_call(params, context, cancellation, span).await;
         }
         // The task's own token: once handed off, only `tasks/cancel` (or shutdown) stops it.
         let cancellation = CancellationToken::new();
@@ -359,7 +363,7 @@ impl McpToolServer {
         let (server, name) = (self.clone(), params.name.to_string());
         let call = {
             let cancellation = cancellation.clone();
-            async move { server.run_call(params, context, cancellation).await }
+            async move { server.run_call(params, context, cancellation, span).await }
         };
         let origin = TaskOrigin {
             owner: self.owner(),
@@ -382,6 +386,7 @@ impl McpToolServer {
         params: CallToolRequestParams,
         context: RequestContext<RoleServer>,
         cancellation: CancellationToken,
+        span: Span,
     ) -> Result<CallToolResponse, McpError> {
         let name = params.name.to_string();
         if self.registry.tool_definition(&name).is_none() {
@@ -422,7 +427,8 @@ impl McpToolServer {
             .clone()
             .with_context(self.call_context())
             .with_cancellation(cancellation)
-            .with_interaction(approval.clone());
+            .with_interaction(approval.clone())
+            .with_span(span);
         let request = ToolCallRequest {
             id: Some(call.tool_call_id().clone()),
             name: name.clone(),
@@ -499,13 +505,13 @@ impl ServerHandler for McpToolServer {
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        self.page(
-            request
-                .as_ref()
-                .and_then(|request| request.cursor.as_deref()),
-        )
+        let cursor = request
+            .as_ref()
+            .and_then(|request| request.cursor.as_deref());
+        self.traced("tools/list", &context, async { self.page(cursor) })
+            .await
     }
 
     async fn call_tool(
@@ -513,34 +519,47 @@ impl ServerHandler for McpToolServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        self.dispatch_call(request, context).await
+        let traced = ServerRequest::start(
+            "tools/call",
+            Some(&request.name),
+            &context,
+            &self.session_id,
+        );
+        let span = traced.span().clone();
+        let outcome = self
+            .dispatch_call(request, context, span.clone())
+            .instrument(span)
+            .await;
+        traced.finish(&outcome, is_tool_error(&outcome));
+        outcome
     }
 
     async fn get_task(
         &self,
         request: GetTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, McpError> {
-        tasks::get(self.store(), self.owner(), &request.task_id).await
+        let answer = tasks::get(self.store(), self.owner(), &request.task_id);
+        self.traced("tasks/get", &context, answer).await
     }
 
     async fn update_task(
         &self,
         request: UpdateTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        tasks::update(self.store(), self.owner(), &request.task_id).await
+        let answer = tasks::update(self.store(), self.owner(), &request.task_id);
+        self.traced("tasks/update", &context, answer).await
     }
 
     async fn cancel_task(
         &self,
         request: CancelTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         let tasks = &self.settings.stateless.tasks;
-        tasks
-            .cancel(self.store(), self.owner(), &request.task_id)
-            .await
+        let answer = tasks.cancel(self.store(), self.owner(), &request.task_id);
+        self.traced("tasks/cancel", &context, answer).await
     }
 
     /// A `tools/*` request whose params did not parse reaches here: it is malformed (`-32602`),
@@ -561,6 +580,19 @@ impl ServerHandler for McpToolServer {
 }
 
 impl McpToolServer {
+    /// Serves a request in its `{method}` server span, recording how it ended.
+    async fn traced<T>(
+        &self,
+        method: &'static str,
+        context: &RequestContext<RoleServer>,
+        answer: impl Future<Output = Result<T, McpError>>,
+    ) -> Result<T, McpError> {
+        let traced = ServerRequest::start(method, None, context, &self.session_id);
+        let outcome = answer.instrument(traced.span().clone()).await;
+        traced.finish(&outcome, false);
+        outcome
+    }
+
     /// `tasks/list` and `tasks/result`, which rmcp does not parse (see [`crate::tasks`]).
     async fn legacy_task_request(
         &self,
@@ -579,6 +611,11 @@ impl McpToolServer {
             _ => None,
         }
     }
+}
+
+/// Whether a call answered with a tool error (`isError`).
+fn is_tool_error(outcome: &Result<CallToolResponse, McpError>) -> bool {
+    matches!(outcome, Ok(CallToolResponse::Complete(result)) if result.is_error == Some(true))
 }
 
 fn new_session_id() -> String {
