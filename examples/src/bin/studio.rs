@@ -12,6 +12,10 @@
 //! only MCP messages: logs go to stderr. `studio tools` runs one explicit registry command
 //! (headless, or against a running studio with `--url` and `--token`) under the same policy.
 //!
+//! `--otlp-endpoint URL` (or `OTEL_EXPORTER_OTLP_ENDPOINT`) exports the spans of every agent
+//! run, model request, tool call and MCP request, and their metrics, over OTLP/HTTP; without it
+//! nothing is exported.
+//!
 //! `--mcp-config FILE` reads a Claude Desktop (`mcpServers`) or VS Code (`servers`) MCP
 //! configuration, saves it as the studio's MCP servers (in `settings.json`, replacing the saved
 //! ones) and mounts them: their tools join the registry as `<server>.<tool>`.
@@ -20,8 +24,12 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 use live_code_studio::cli;
+use live_code_studio::host::otel::{OtlpEndpoint, Telemetry};
 use live_code_studio::host::remote_approval::RemoteApprovals;
 use live_code_studio::host::{self, DEFAULT_DATA_DIR, DEFAULT_PORT, StudioOptions};
+use tracing_subscriber::Layer;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 
 /// Live Code Studio: edit a small web project with an agent, approvals and a live preview.
 #[derive(Debug, Parser)]
@@ -47,6 +55,10 @@ struct Args {
     /// fix still asks for approval); 0 turns them off.
     #[arg(long, default_value_t = host::DEFAULT_MAX_FIX_TURNS, value_name = "N")]
     max_fix_turns: u32,
+    /// Export traces and metrics over OTLP/HTTP to this base URL (e.g.
+    /// `http://127.0.0.1:4318`); default: `OTEL_EXPORTER_OTLP_ENDPOINT`, else nothing is exported.
+    #[arg(long, value_name = "URL", global = true)]
+    otlp_endpoint: Option<String>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -83,6 +95,17 @@ enum Command {
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let args = Args::parse();
+    let telemetry = match OtlpEndpoint::resolve(args.otlp_endpoint.as_deref()) {
+        Ok(endpoint) => endpoint,
+        Err(message) => {
+            eprintln!("studio: {message}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    run(args, telemetry.as_ref()).await
+}
+
+async fn run(args: Args, otlp: Option<&OtlpEndpoint>) -> std::process::ExitCode {
     match args.command {
         Some(Command::Mcp {
             folder,
@@ -99,7 +122,10 @@ async fn main() -> std::process::ExitCode {
             let options = StudioOptions::ephemeral(&data_dir)
                 .with_folder(folder)
                 .with_discard_changes(discard_changes);
-            serve_mcp(options, approve_with, token).await
+            let telemetry = install_logging(otlp, Output::Stderr);
+            let code = serve_mcp(options, approve_with, token).await;
+            shut_down(telemetry).await;
+            code
         }
         Some(Command::Tools(tools)) => cli::run(tools).await,
         None => {
@@ -107,7 +133,8 @@ async fn main() -> std::process::ExitCode {
                 eprintln!("studio: {message}");
                 return std::process::ExitCode::from(2);
             }
-            serve_ui(
+            let telemetry = install_logging(otlp, Output::Stdout);
+            let code = serve_ui(
                 StudioOptions::default()
                     .with_port(args.port)
                     .with_data_dir(args.data_dir)
@@ -115,8 +142,53 @@ async fn main() -> std::process::ExitCode {
                     .with_discard_changes(args.discard_changes)
                     .with_max_fix_turns(args.max_fix_turns),
             )
-            .await
+            .await;
+            shut_down(telemetry).await;
+            code
         }
+    }
+}
+
+/// Where log lines go: stderr when stdout carries MCP.
+#[derive(Clone, Copy)]
+enum Output {
+    Stdout,
+    Stderr,
+}
+
+/// Installs the log subscriber and, with an endpoint, the OpenTelemetry layer beside it (the
+/// log filter does not filter what is exported). An exporter that cannot start is reported
+/// and the studio runs without it.
+fn install_logging(otlp: Option<&OtlpEndpoint>, output: Output) -> Option<Telemetry> {
+    let telemetry = otlp.and_then(|endpoint| match Telemetry::start(endpoint) {
+        Ok(telemetry) => Some(telemetry),
+        Err(message) => {
+            eprintln!("studio: not exporting telemetry: {message}");
+            None
+        }
+    });
+    let logs = tracing_subscriber::fmt::layer().with_target(false);
+    let logs = match output {
+        Output::Stdout => logs.boxed(),
+        Output::Stderr => logs.with_writer(std::io::stderr).boxed(),
+    };
+    tracing_subscriber::registry()
+        .with(logs.with_filter(log_filter()))
+        .with(telemetry.as_ref().map(Telemetry::layer))
+        .init();
+    if let Some(endpoint) = otlp.filter(|_| telemetry.is_some()) {
+        eprintln!(
+            "studio: exporting traces and metrics to {}",
+            endpoint.as_str()
+        );
+    }
+    telemetry
+}
+
+/// Sends what is queued before the process ends (bounded; off the async runtime).
+async fn shut_down(telemetry: Option<Telemetry>) {
+    if let Some(telemetry) = telemetry {
+        let _ = tokio::task::spawn_blocking(move || telemetry.shutdown()).await;
     }
 }
 
@@ -146,11 +218,6 @@ async fn serve_mcp(
     approve_with: Option<String>,
     token: Option<String>,
 ) -> std::process::ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(log_filter())
-        .with_target(false)
-        .with_writer(std::io::stderr)
-        .init();
     let state = match host::build_state(&options, options.port).await {
         Ok(state) => state,
         Err(message) => {
@@ -190,10 +257,6 @@ async fn serve_mcp(
 
 /// `studio`: the browser UI on loopback.
 async fn serve_ui(options: StudioOptions) -> std::process::ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(log_filter())
-        .with_target(false)
-        .init();
     let studio = match host::start(options).await {
         Ok(studio) => studio,
         Err(message) => {

@@ -7,6 +7,7 @@ pub mod mcp_servers;
 pub mod mcp_state_key;
 pub mod openrouter;
 pub mod orphans;
+pub mod otel;
 pub mod rejections;
 pub mod remote_approval;
 pub mod review;

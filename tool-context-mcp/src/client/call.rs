@@ -235,6 +235,21 @@ fn content_block(block: &ContentBlock) -> ToolContent {
     }
 }
 
+/// Puts the call's trace context into `params._meta` (`traceparent`, `tracestate`), so the
+/// mounted server's spans continue the trace of the `execute_tool` span this call runs in.
+#[cfg(feature = "otel")]
+fn carry_trace_context(params: &mut CallToolRequestParams) {
+    let Some((traceparent, tracestate)) = crate::telemetry::propagation::current_traceparent()
+    else {
+        return;
+    };
+    let meta = params.meta.get_or_insert_with(Default::default);
+    meta.set_traceparent(traceparent);
+    if let Some(tracestate) = tracestate {
+        meta.set_tracestate(tracestate);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -264,20 +279,5 @@ mod tests {
         drop(running);
         in_flight.note_declined("Again?");
         assert_eq!(later.declined(), ["Again?"]);
-    }
-}
-
-/// Puts the call's trace context into `params._meta` (`traceparent`, `tracestate`), so the
-/// mounted server's spans continue the trace of the `execute_tool` span this call runs in.
-#[cfg(feature = "otel")]
-fn carry_trace_context(params: &mut CallToolRequestParams) {
-    let Some((traceparent, tracestate)) = crate::telemetry::propagation::current_traceparent()
-    else {
-        return;
-    };
-    let meta = params.meta.get_or_insert_with(Default::default);
-    meta.set_traceparent(traceparent);
-    if let Some(tracestate) = tracestate {
-        meta.set_tracestate(tracestate);
     }
 }

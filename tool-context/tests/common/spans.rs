@@ -15,7 +15,7 @@ use tracing_subscriber::registry::LookupSpan;
 pub struct Captured {
     pub name: &'static str,
     pub parent: Option<&'static str>,
-    fields: BTreeMap<String, String>,
+    pub fields: BTreeMap<String, String>,
 }
 
 impl Captured {
