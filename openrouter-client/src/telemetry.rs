@@ -58,7 +58,10 @@ pub(crate) fn chat_span(config: &OpenRouterConfig) -> Span {
         { attr::GEN_AI_PROVIDER_NAME } = provider_name(config.provider),
         { attr::GEN_AI_REQUEST_MODEL } = config.model.as_str(),
         { attr::SERVER_ADDRESS } = server.as_ref().and_then(reqwest::Url::host_str),
-        { attr::SERVER_PORT } = server.as_ref().and_then(reqwest::Url::port_or_known_default),
+        { attr::SERVER_PORT } = server
+            .as_ref()
+            .and_then(reqwest::Url::port_or_known_default)
+            .map(i64::from),
         { attr::GEN_AI_RESPONSE_MODEL } = Empty,
         { attr::GEN_AI_RESPONSE_ID } = Empty,
         { attr::GEN_AI_RESPONSE_FINISH_REASONS } = Empty,
@@ -85,14 +88,22 @@ pub(crate) fn record_reply(span: &Span, reply: &AssistantReply) {
     }
     if let Some(usage) = &reply.usage {
         if let Some(input) = usage.input_tokens {
-            span.record(attr::GEN_AI_USAGE_INPUT_TOKENS, input);
+            span.record(attr::GEN_AI_USAGE_INPUT_TOKENS, int(input));
         }
         if let Some(output) = usage.output_tokens {
-            span.record(attr::GEN_AI_USAGE_OUTPUT_TOKENS, output);
+            span.record(attr::GEN_AI_USAGE_OUTPUT_TOKENS, int(output));
         }
     }
-    span.record(attr::RESPONSE_TOOL_CALLS, reply.tool_calls.len());
+    span.record(
+        attr::RESPONSE_TOOL_CALLS,
+        int(u64::try_from(reply.tool_calls.len()).unwrap_or(u64::MAX)),
+    );
     span.record(attr::OTEL_STATUS_CODE, "ok");
+}
+
+/// A count as a signed integer: `tracing-opentelemetry` exports unsigned fields as text.
+fn int(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
 }
 
 /// A failed request or run: its stable code as `error.type` and an error status.

@@ -101,10 +101,10 @@ pub(crate) fn record_start(span: &Span, start: &CallStart<'_>) {
         span.record(attr::CALL_SOURCE, source.as_str());
     }
     if let Some(timeout) = start.timeout_ms {
-        span.record(attr::TIMEOUT_MS, timeout);
+        span.record(attr::TIMEOUT_MS, int(timeout));
     }
     if let Some(budget) = start.max_output_bytes {
-        span.record(attr::OUTPUT_BUDGET_BYTES, budget);
+        span.record(attr::OUTPUT_BUDGET_BYTES, int(budget));
     }
 }
 
@@ -140,7 +140,7 @@ pub(crate) fn record_approval(span: &Span, outcome: &'static str, waited_ms: u64
         return;
     }
     span.record(attr::APPROVAL_OUTCOME, outcome);
-    span.record(attr::APPROVAL_WAIT_MS, waited_ms);
+    span.record(attr::APPROVAL_WAIT_MS, int(waited_ms));
 }
 
 /// `claimed`, `replayed` or `shared`: what the ledger did with a keyed call.
@@ -179,7 +179,7 @@ pub(crate) fn record_end(
     span.record(attr::CALL_STATE, final_state(result).as_str());
     span.record(
         attr::OUTPUT_BYTES,
-        crate::observer::used_output_bytes(result),
+        int(crate::observer::used_output_bytes(result)),
     );
     match &result.error {
         Some(error) => {
@@ -197,6 +197,11 @@ pub(crate) fn record_end(
             }
         }
     }
+}
+
+/// A count as a signed integer: `tracing-opentelemetry` exports unsigned fields as text.
+fn int(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
 }
 
 /// The result as the redaction policy can see it: the structured content when there is one

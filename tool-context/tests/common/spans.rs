@@ -30,6 +30,14 @@ impl Visit for Fields {
     fn record_str(&mut self, field: &Field, value: &str) {
         self.0.insert(field.name().to_owned(), value.to_owned());
     }
+    /// Marked: `tracing-opentelemetry` exports an unsigned field as text, not as an integer,
+    /// so a test that expects a number sees the difference.
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        self.0.insert(
+            field.name().to_owned(),
+            format!("{value} (u64, exported as text)"),
+        );
+    }
     fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
         self.0.insert(field.name().to_owned(), format!("{value:?}"));
     }

@@ -121,7 +121,8 @@ impl Telemetry {
     }
 
     /// The `tracing` layer that turns the libraries' spans into OpenTelemetry spans: only our
-    /// crates' spans (their `info` spans), whatever the log filter says.
+    /// crates' spans (their `info` spans), whatever the log filter says. The benchmark
+    /// (`benches/benches/otel.rs`) measures this configuration.
     pub fn layer<S>(&self) -> impl Layer<S> + use<S>
     where
         S: tracing::Subscriber + for<'span> LookupSpan<'span>,
@@ -131,7 +132,12 @@ impl Telemetry {
             .with_target("tool_context_mcp", tracing::Level::INFO)
             .with_target("openrouter_tool_loop", tracing::Level::INFO)
             .with_target("live_code_studio", tracing::Level::INFO);
+        // No source locations, thread ids or busy/idle clocks: attributes nobody asked for,
+        // and the busy/idle clocks are two clock reads on every poll of a call.
         tracing_opentelemetry::layer()
+            .with_location(false)
+            .with_threads(false)
+            .with_tracked_inactivity(false)
             .with_tracer(self.tracer.tracer("live-code-studio"))
             .with_filter(targets)
     }
