@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, lints, unit/integration/doc tests, rustdoc, a verified
 # `cargo package` of the library crates and a short run of each fuzz target, against real
-# PostgreSQL, Redis and (when installed or installable) headless Chromium.
+# PostgreSQL, Redis, an Arize Phoenix OpenTelemetry backend (pip-installed into a cached
+# virtualenv) and (when installed or installable) headless Chromium.
 #
 # Services: uses DATABASE_URL / REDIS_URL when they answer (defaults: the local servers on
 # 127.0.0.1:5432 and :6379). Where none answers, starts throwaway servers on free loopback ports,
-# installing them with apt first when run as root. Tests that need a service never skip: a missing
-# service fails the run.
+# installing them with apt first when run as root. PHOENIX_URL is used the same way (no default:
+# a throwaway Phoenix is started unless it is set and answers). Tests that need a service never
+# skip: a missing service fails the run.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -125,6 +127,90 @@ ensure_chromium() {
     driver=/usr/bin/chromedriver
   fi
   export CHROMIUM_BIN="$chromium" CHROMEDRIVER_BIN="$driver"
+}
+
+# ---------------------------------------------------------------- Arize Phoenix (OpenTelemetry)
+# A real OTLP/HTTP trace backend for the tracing tests (examples/tests/otel_support): spans are
+# exported to $PHOENIX_URL/v1/traces and read back through Phoenix's REST API. arize-phoenix is
+# pinned and installed with pip into a virtualenv cached outside the clone,
+# $PHOENIX_CACHE_DIR/venv-<version>, reused while present (a `.installed` stamp marks a finished
+# install; one install at a time per cache, like the llama-server build). The install takes about
+# two minutes and 850 MB.
+#
+# One server per run, on a free loopback port, with its working directory and SQLite database in
+# this run's temp dir (so every run starts empty; tests isolate themselves further with a unique
+# project name each). It has no switch to turn gRPC off, so OTLP/gRPC gets another free port
+# (Phoenix binds that one on all interfaces). Auth is off, and so are the telemetry pixels and any
+# fetch from the public internet; the migration log is off so the server log stays readable. It is
+# stopped with the other started services when the script exits. When PHOENIX_URL is already set
+# and answers, it is used as it is.
+PHOENIX_VERSION=20.26.1
+PHOENIX_CACHE_DIR="${PHOENIX_CACHE_DIR:-$HOME/.cache/tool-calling-phoenix}"
+PHOENIX_START_TIMEOUT="${PHOENIX_START_TIMEOUT:-180}"
+
+# Phoenix answers when its REST API lists projects (an auth-protected server does not).
+phoenix_answers() {
+  python3 - "$1" <<'PY' >/dev/null 2>&1
+import json, sys, urllib.request
+with urllib.request.urlopen(sys.argv[1].rstrip("/") + "/v1/projects?limit=1", timeout=5) as r:
+    sys.exit(0 if r.status == 200 and "data" in json.load(r) else 1)
+PY
+}
+
+install_phoenix() {
+  local venv="$1"
+  (
+    # One install at a time per cache (a concurrent run waits for it, then reuses it).
+    flock 9
+    if [ ! -f "$venv/.installed" ]; then
+      log "installing arize-phoenix $PHOENIX_VERSION into $venv"
+      rm -rf "$venv"
+      python3 -m venv "$venv"
+      "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+        "arize-phoenix==$PHOENIX_VERSION" >&2
+      touch "$venv/.installed"
+    fi
+  ) 9>"$PHOENIX_CACHE_DIR/.lock"
+}
+
+ensure_phoenix() {
+  if [ -n "${PHOENIX_URL:-}" ] && phoenix_answers "$PHOENIX_URL"; then
+    log "Phoenix answers at $PHOENIX_URL"
+    return
+  fi
+  if [ -n "${PHOENIX_URL:-}" ]; then
+    log "PHOENIX_URL=$PHOENIX_URL does not answer: starting a throwaway Phoenix"
+  fi
+  local venv="$PHOENIX_CACHE_DIR/venv-$PHOENIX_VERSION"
+  mkdir -p "$PHOENIX_CACHE_DIR"
+  install_phoenix "$venv"
+  local port grpc_port dir="$RUN_DIR/phoenix" pid
+  port=$(free_port)
+  grpc_port=$(free_port)
+  while [ "$grpc_port" = "$port" ]; do grpc_port=$(free_port); done
+  mkdir -p "$dir"
+  log "starting a throwaway Phoenix $PHOENIX_VERSION on 127.0.0.1:$port (log: $dir/phoenix.log)"
+  (
+    cd "$dir"
+    exec env PHOENIX_HOST=127.0.0.1 PHOENIX_PORT="$port" PHOENIX_GRPC_PORT="$grpc_port" \
+      PHOENIX_WORKING_DIR="$dir" PHOENIX_SQL_DATABASE_URL="sqlite:///$dir/phoenix.db" \
+      PHOENIX_ENABLE_AUTH=false PHOENIX_TELEMETRY_ENABLED=false \
+      PHOENIX_ALLOW_EXTERNAL_RESOURCES=false PHOENIX_LOG_MIGRATIONS=false \
+      "$venv/bin/python" -m phoenix.server.main serve
+  ) >"$dir/phoenix.log" 2>&1 &
+  pid=$!
+  STARTED_PIDS+=("$pid")
+  local url="http://127.0.0.1:$port" deadline=$((SECONDS + PHOENIX_START_TIMEOUT))
+  until phoenix_answers "$url"; do
+    if ! kill -0 "$pid" 2>/dev/null || [ "$SECONDS" -ge "$deadline" ]; then
+      tail -n 40 "$dir/phoenix.log" >&2
+      log "throwaway Phoenix did not answer at $url within ${PHOENIX_START_TIMEOUT}s (log above)"
+      exit 1
+    fi
+    sleep 0.5
+  done
+  export PHOENIX_URL="$url"
+  log "Phoenix answers at $PHOENIX_URL"
 }
 
 # ---------------------------------------------------------------- Python MCP client
@@ -399,6 +485,7 @@ check_readmes() {
 ensure_postgres
 ensure_redis
 ensure_chromium
+ensure_phoenix
 ensure_python_mcp
 ensure_node_peers
 ensure_llama_server
