@@ -119,10 +119,9 @@ pub(crate) fn record_failure(span: &Span, error: &OpenRouterError) {
 /// The run's end on its span.
 pub(crate) fn record_run_end(span: &Span, outcome: &Result<String, OpenRouterError>) {
     match outcome {
-        Ok(_) if !span.is_disabled() => {
+        Ok(_) => {
             span.record(attr::OTEL_STATUS_CODE, "ok");
         }
-        Ok(_) => {}
         Err(error) => record_failure(span, error),
     }
 }

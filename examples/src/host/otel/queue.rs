@@ -9,7 +9,6 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use opentelemetry::Context;
@@ -60,7 +59,6 @@ enum Message {
 pub struct BoundedSpanProcessor {
     sender: SyncSender<Message>,
     stats: Arc<ExportStats>,
-    thread: std::sync::Mutex<Option<JoinHandle<()>>>,
 }
 
 impl BoundedSpanProcessor {
@@ -73,15 +71,15 @@ impl BoundedSpanProcessor {
         let (sender, receiver) = mpsc::sync_channel(MAX_QUEUED_SPANS);
         let stats = Arc::new(ExportStats::default());
         let thread_stats = Arc::clone(&stats);
-        let thread = std::thread::Builder::new()
+        // Not joined: the thread ends when the provider drops the last sender, and one stuck on
+        // a slow endpoint finishes on its own. Without it every span counts as dropped.
+        let spawned = std::thread::Builder::new()
             .name("otlp-span-export".into())
-            .spawn(move || export_loop(&make_exporter(), &receiver, &thread_stats))
-            .ok();
-        Self {
-            sender,
-            stats,
-            thread: std::sync::Mutex::new(thread),
+            .spawn(move || export_loop(&make_exporter(), &receiver, &thread_stats));
+        if let Err(error) = spawned {
+            tracing::warn!(%error, "OTLP export thread not started; spans are dropped");
         }
+        Self { sender, stats }
     }
 
     /// The counters, shared.
@@ -121,13 +119,7 @@ impl SpanProcessor for BoundedSpanProcessor {
     }
 
     fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
-        let flushed = self.flush_within(timeout);
-        // The thread ends when the last sender (ours, held by the provider) is dropped; a
-        // thread stuck on a slow endpoint is left to finish on its own.
-        if let Ok(mut thread) = self.thread.lock() {
-            drop(thread.take());
-        }
-        flushed
+        self.flush_within(timeout)
     }
 }
 
