@@ -42,6 +42,9 @@ pub mod discovery;
 pub mod input_required;
 pub mod lifecycle;
 mod list_changes;
+#[cfg(feature = "oauth")]
+pub mod oauth;
+pub mod principal;
 pub mod progress;
 pub mod request_state;
 pub mod schema;
@@ -56,6 +59,7 @@ pub use approval::{ApprovalDesk, ApprovalRoute, unavailable_denial};
 pub use change_preview::ChangePreview;
 pub use discovery::{MAX_PROTOCOL_VERSION, supported_protocol_versions};
 pub use lifecycle::{CallObserver, CallState, McpCall};
+pub use principal::Principal;
 pub use request_state::{KeyTooShort, RequestStateKey};
 pub use rmcp;
 pub use server::{DEFAULT_PAGE_SIZE, DEFAULT_REQUEST_OWNER, McpToolServer};

@@ -17,7 +17,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
-use tool_context::{ToolCallOptions, ToolRegistry};
+use tool_context::{ToolCallOptions, ToolNamePatterns, ToolRegistry};
 use tool_durable_operations::{DurableOperationStore, MemoryBackend};
 use tool_protocol::paging::{decode_offset_cursor, encode_offset_cursor};
 use tool_protocol::{
@@ -34,6 +34,7 @@ use crate::discovery::{
 use crate::input_required::{approval_request, awaiting_client, client_round};
 use crate::lifecycle::{CallObserver, FinishGuard, McpCall};
 use crate::list_changes;
+use crate::principal::{self, Principal};
 use crate::progress::{PROGRESS_INTERVAL, Progress};
 use crate::request_state::{DEFAULT_REQUEST_STATE_TTL, RequestStateKey, StateSeal};
 use crate::tasks::{self, DEFAULT_TASK_AFTER, TaskOrigin, Tasks};
@@ -258,8 +259,9 @@ impl McpToolServer {
         self.configure(|settings| settings.stateless.seal.1 = ttl)
     }
 
-    /// Who the requests belong to (an authenticated user, say; default
-    /// [`DEFAULT_REQUEST_OWNER`]): approval states and tasks are bound to it.
+    /// Who requests without an authenticated [`Principal`] belong to (default
+    /// [`DEFAULT_REQUEST_OWNER`]): their approval states and tasks are bound to it. A request
+    /// carrying a principal (see [`crate::principal`]) belongs to that principal instead.
     #[must_use]
     pub fn with_request_owner(self, owner: impl Into<String>) -> Self {
         let owner = owner.into();
@@ -294,8 +296,18 @@ impl McpToolServer {
         StateSeal::new(key, *ttl)
     }
 
-    fn owner(&self) -> &str {
-        &self.settings.stateless.owner
+    /// Who `context`'s request belongs to: its authenticated principal, else the configured
+    /// owner.
+    fn owner(&self, context: &RequestContext<RoleServer>) -> String {
+        principal::of_request(context).map_or_else(
+            || self.settings.stateless.owner.clone(),
+            Principal::owner_id,
+        )
+    }
+
+    /// The tools `context`'s principal may see and call (`None`: every tool).
+    fn allowed_tools(context: &RequestContext<RoleServer>) -> Option<ToolNamePatterns> {
+        principal::of_request(context).map(|principal| principal.tools.clone())
     }
 
     async fn describe_change(
@@ -313,9 +325,17 @@ impl McpToolServer {
         self
     }
 
-    /// One page of the catalog. The cursor is the registry's opaque offset cursor.
-    fn page(&self, cursor: Option<&str>) -> Result<ListToolsResult, McpError> {
-        let tools = self.registry.list_all_tools();
+    /// One page of the catalog the caller may see. The cursor is the registry's opaque offset
+    /// cursor (over that caller's catalog).
+    fn page(
+        &self,
+        cursor: Option<&str>,
+        allowed: Option<&ToolNamePatterns>,
+    ) -> Result<ListToolsResult, McpError> {
+        let mut tools = self.registry.list_all_tools();
+        if let Some(allowed) = allowed {
+            tools.retain(|tool| allowed.matches(&tool.name));
+        }
         let start = match cursor {
             None => 0,
             Some(cursor) => {
@@ -361,12 +381,13 @@ impl McpToolServer {
         let cancellation = CancellationToken::new();
         let request = context.ct.clone();
         let (server, name) = (self.clone(), params.name.to_string());
+        let owner = self.owner(&context);
         let call = {
             let cancellation = cancellation.clone();
             async move { server.run_call(params, context, cancellation, span).await }
         };
         let origin = TaskOrigin {
-            owner: self.owner(),
+            owner: &owner,
             tool: &name,
             host: self.registry.execution_owner_id(),
         };
@@ -389,11 +410,14 @@ impl McpToolServer {
         span: Span,
     ) -> Result<CallToolResponse, McpError> {
         let name = params.name.to_string();
-        if self.registry.tool_definition(&name).is_none() {
+        let allowed = Self::allowed_tools(&context);
+        let hidden = allowed.as_ref().is_some_and(|tools| !tools.matches(&name));
+        if hidden || self.registry.tool_definition(&name).is_none() {
             return Err(unknown_tool(&name));
         }
         let seal = self.seal();
-        let round = client_round(&params, &context, (&seal, self.store(), self.owner())).await?;
+        let owner = self.owner(&context);
+        let round = client_round(&params, &context, (&seal, self.store(), &owner)).await?;
         let progress = Progress::new(context.peer.clone(), context.meta.get_progress_token());
         let call = McpCall::start(
             (
@@ -421,7 +445,7 @@ impl McpToolServer {
             .with_change_preview(self.settings.change_preview.clone()),
         );
         let arguments = params.arguments.clone();
-        let options = self
+        let mut options = self
             .settings
             .call_options
             .clone()
@@ -429,6 +453,9 @@ impl McpToolServer {
             .with_cancellation(cancellation)
             .with_interaction(approval.clone())
             .with_span(span);
+        if let Some(allowed) = allowed {
+            options = options.with_allowed_tools(allowed);
+        }
         let request = ToolCallRequest {
             id: Some(call.tool_call_id().clone()),
             name: name.clone(),
@@ -446,7 +473,7 @@ impl McpToolServer {
             call.finish(&awaiting_client(&name)).await;
             // The call did not run, so the change is described from the state it would apply to.
             let change = self.describe_change(&name, arguments.as_ref()).await;
-            let asked = approval_request((&name, arguments.as_ref()), change, &seal, self.owner());
+            let asked = approval_request((&name, arguments.as_ref()), change, &seal, &owner);
             return Ok(asked.into());
         }
         let result = explain_denial(
@@ -510,8 +537,11 @@ impl ServerHandler for McpToolServer {
         let cursor = request
             .as_ref()
             .and_then(|request| request.cursor.as_deref());
-        self.traced("tools/list", &context, async { self.page(cursor) })
-            .await
+        let allowed = Self::allowed_tools(&context);
+        self.traced("tools/list", &context, async {
+            self.page(cursor, allowed.as_ref())
+        })
+        .await
     }
 
     async fn call_tool(
@@ -539,7 +569,8 @@ impl ServerHandler for McpToolServer {
         request: GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, McpError> {
-        let answer = tasks::get(self.store(), self.owner(), &request.task_id);
+        let owner = self.owner(&context);
+        let answer = tasks::get(self.store(), &owner, &request.task_id);
         self.traced("tasks/get", &context, answer).await
     }
 
@@ -548,7 +579,8 @@ impl ServerHandler for McpToolServer {
         request: UpdateTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let answer = tasks::update(self.store(), self.owner(), &request.task_id);
+        let owner = self.owner(&context);
+        let answer = tasks::update(self.store(), &owner, &request.task_id);
         self.traced("tasks/update", &context, answer).await
     }
 
@@ -558,7 +590,8 @@ impl ServerHandler for McpToolServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         let tasks = &self.settings.stateless.tasks;
-        let answer = tasks.cancel(self.store(), self.owner(), &request.task_id);
+        let owner = self.owner(&context);
+        let answer = tasks.cancel(self.store(), &owner, &request.task_id);
         self.traced("tasks/cancel", &context, answer).await
     }
 
@@ -601,11 +634,11 @@ impl McpToolServer {
     ) -> Option<Result<serde_json::Value, McpError>> {
         let params = request.params.clone().unwrap_or_default();
         let text = |field: &str| params.get(field).and_then(serde_json::Value::as_str);
-        let (store, owner) = (self.store(), self.owner());
+        let (store, owner) = (self.store(), self.owner(context));
         match request.method.as_str() {
-            "tasks/list" => Some(tasks::list(store, owner, text("cursor")).await),
+            "tasks/list" => Some(tasks::list(store, &owner, text("cursor")).await),
             "tasks/result" => Some(match text("taskId") {
-                Some(task_id) => tasks::result(store, owner, task_id, &context.ct).await,
+                Some(task_id) => tasks::result(store, &owner, task_id, &context.ct).await,
                 None => Err(malformed_request(&request.method)),
             }),
             _ => None,
@@ -681,11 +714,11 @@ mod tests {
     #[test]
     fn pages_follow_opaque_cursors_to_the_exact_end() {
         let server = McpToolServer::new(registry(5)).with_page_size(2);
-        let first = server.page(None).unwrap();
+        let first = server.page(None, None).unwrap();
         assert_eq!(names(&first), ["t0", "t1"]);
-        let second = server.page(first.next_cursor.as_deref()).unwrap();
+        let second = server.page(first.next_cursor.as_deref(), None).unwrap();
         assert_eq!(names(&second), ["t2", "t3"]);
-        let last = server.page(second.next_cursor.as_deref()).unwrap();
+        let last = server.page(second.next_cursor.as_deref(), None).unwrap();
         assert_eq!(names(&last), ["t4"]);
         assert_eq!(last.next_cursor, None);
     }
@@ -693,16 +726,16 @@ mod tests {
     #[test]
     fn a_catalog_of_exactly_one_page_has_no_next_cursor() {
         let server = McpToolServer::new(registry(2)).with_page_size(2);
-        assert_eq!(server.page(None).unwrap().next_cursor, None);
+        assert_eq!(server.page(None, None).unwrap().next_cursor, None);
         let over = McpToolServer::new(registry(3)).with_page_size(2);
-        assert!(over.page(None).unwrap().next_cursor.is_some());
+        assert!(over.page(None, None).unwrap().next_cursor.is_some());
     }
 
     #[test]
     fn foreign_and_out_of_range_cursors_are_invalid_params() {
         let server = McpToolServer::new(registry(3)).with_page_size(2);
         for cursor in ["garbage", "offset:4", "offset:-1", "offset:01"] {
-            let error = server.page(Some(cursor)).unwrap_err();
+            let error = server.page(Some(cursor), None).unwrap_err();
             assert_eq!(
                 error.code,
                 rmcp::model::ErrorCode::INVALID_PARAMS,
@@ -710,7 +743,13 @@ mod tests {
             );
         }
         // The end of the catalog is a valid (empty) page.
-        assert!(server.page(Some("offset:3")).unwrap().tools.is_empty());
+        assert!(
+            server
+                .page(Some("offset:3"), None)
+                .unwrap()
+                .tools
+                .is_empty()
+        );
     }
 
     #[test]

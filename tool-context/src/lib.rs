@@ -23,6 +23,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 
+pub mod allowlist;
 pub mod approval;
 pub mod cancellation;
 mod catalog;
@@ -47,6 +48,7 @@ mod telemetry;
 pub mod tool;
 mod trace;
 
+pub use allowlist::ToolNamePatterns;
 pub use approval::{
     ApprovalDecision, ApprovalQueue, ApprovalQueueConfig, ApprovalSnapshot, PendingCall,
 };

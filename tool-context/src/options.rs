@@ -8,6 +8,7 @@ use tokio_util::sync::CancellationToken;
 use tool_protocol::idempotency::is_valid_idempotency_key;
 use tool_protocol::{ToolCallContext, ToolCallError};
 
+use crate::allowlist::ToolNamePatterns;
 use crate::failure::invalid_options;
 use crate::interaction::ToolInteraction;
 
@@ -78,6 +79,10 @@ pub struct ToolCallOptions {
     /// caller that already traces the call (an MCP server's `tools/call` span) opens it with
     /// [`tool_call_span!`](crate::tool_call_span), so one call is one span.
     pub span: Option<tracing::Span>,
+    /// Narrows the registry's allowlist for this call: a tool whose name does not match is
+    /// `TOOL_NOT_ALLOWED`, as if the registry did not allow it (an MCP client's OAuth scopes
+    /// map to this, see [`crate::allowlist`]).
+    pub allowed_tools: Option<ToolNamePatterns>,
 }
 
 impl fmt::Debug for ToolCallOptions {
@@ -92,6 +97,7 @@ impl fmt::Debug for ToolCallOptions {
             .field("execution_owner_id", &self.execution_owner_id)
             .field("interaction", &self.interaction.is_some())
             .field("span", &self.span)
+            .field("allowed_tools", &self.allowed_tools)
             .finish()
     }
 }
@@ -121,6 +127,12 @@ impl ToolCallOptions {
     /// instead of a new `execute_tool` span.
     pub fn with_span(mut self, span: tracing::Span) -> Self {
         self.span = Some(span);
+        self
+    }
+
+    /// Lets this call reach only tools matching `patterns` (see [`Self::allowed_tools`]).
+    pub fn with_allowed_tools(mut self, patterns: ToolNamePatterns) -> Self {
+        self.allowed_tools = Some(patterns);
         self
     }
 

@@ -26,6 +26,7 @@ use tool_protocol::{
 };
 use tracing::Instrument;
 
+use crate::allowlist::ToolNamePatterns;
 use crate::failure;
 use crate::handler_run::{HandlerOutcome, HandlerPanicked, HandlerRun};
 use crate::interaction::{
@@ -160,6 +161,8 @@ struct CallRun<'r> {
     changes_note: Option<Box<str>>,
     /// The call's `execute_tool` span (disabled without a subscriber that wants it).
     span: tracing::Span,
+    /// The caller's narrowing of the registry's allowlist.
+    allowed_tools: Option<ToolNamePatterns>,
 }
 
 impl<'r> CallRun<'r> {
@@ -188,6 +191,7 @@ impl<'r> CallRun<'r> {
             observed: !registry.observers.is_empty(),
             changes_note: None,
             span: tracing::Span::none(),
+            allowed_tools: options.allowed_tools,
         }
     }
 
@@ -215,7 +219,7 @@ impl<'r> CallRun<'r> {
     async fn stages(&mut self) -> Result<ToolCallResult, ToolCallError> {
         self.ensure_ready()?;
         let registry = self.registry;
-        let tool = lookup(registry, &self.request.name)?;
+        let tool = lookup(registry, &self.request.name, self.allowed_tools.as_ref())?;
         telemetry::record_tool_type(&self.span, matches!(tool, ToolRef::Mounted(_)));
         self.validate_arguments(&tool)?;
         let decision = self.decide_policy(&tool).await?;
@@ -616,13 +620,19 @@ fn approval_outcome<E, P>(
     }
 }
 
-/// Exact name lookup (built tools, then mounted ones), then the allowlist. A built tool is
-/// borrowed from the registry, which outlives the call; a mounted one is held by the call.
-fn lookup<'r>(registry: &'r RegistryInner, name: &str) -> Result<ToolRef<'r>, ToolCallError> {
+/// Exact name lookup (built tools, then mounted ones), then the registry's allowlist and the
+/// caller's. A built tool is borrowed from the registry, which outlives the call; a mounted one
+/// is held by the call.
+fn lookup<'r>(
+    registry: &'r RegistryInner,
+    name: &str,
+    allowed_tools: Option<&ToolNamePatterns>,
+) -> Result<ToolRef<'r>, ToolCallError> {
     let tool = registry
         .find_tool(name)
         .ok_or_else(|| failure::not_found(name))?;
-    if !registry.is_allowed(name) {
+    let caller_allows = allowed_tools.is_none_or(|patterns| patterns.matches(name));
+    if !registry.is_allowed(name) || !caller_allows {
         return Err(failure::not_allowed(name));
     }
     Ok(tool)

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Value, json};
 use tool_context::{
     AllowAll, BuildError, HandlerOutput, PolicyDecision, Tool, ToolCallOptions, ToolInvocation,
-    ToolRegistry, ValidationMode,
+    ToolNamePatterns, ToolRegistry, ValidationMode,
 };
 use tool_protocol::{
     ModelToolCall, ProvenanceState, ToolCallContext, ToolCallError, ToolCallEventType,
@@ -101,6 +101,40 @@ async fn the_allowlist_hides_tools_from_discovery_and_execution() {
         .await;
     assert!(!visible.is_error());
     assert_eq!(counter.get(), 1);
+}
+
+#[tokio::test]
+async fn a_callers_allowlist_narrows_the_registrys_for_that_call_only() {
+    let counter = Counter::default();
+    let registry = ToolRegistry::builder()
+        .tool(echo_tool("notes.read", &counter))
+        .tool(echo_tool("notes.write", &counter))
+        .policy(AllowAll)
+        .build()
+        .unwrap();
+    let readers =
+        ToolCallOptions::default().with_allowed_tools(ToolNamePatterns::new(["notes.read"]));
+    let refused = registry
+        .call_tool(
+            request("notes.write", json!({"path": "a"})),
+            readers.clone(),
+        )
+        .await;
+    assert_eq!(refused.error_code(), Some(codes::TOOL_NOT_ALLOWED));
+    assert_eq!(counter.get(), 0, "a refused call never reaches its handler");
+    let read = registry
+        .call_tool(request("notes.read", json!({"path": "a"})), readers)
+        .await;
+    assert!(!read.is_error());
+    // Another caller without the narrowing still reaches every tool.
+    let write = registry
+        .call_tool(
+            request("notes.write", json!({"path": "a"})),
+            ToolCallOptions::default(),
+        )
+        .await;
+    assert!(!write.is_error());
+    assert_eq!(counter.get(), 2);
 }
 
 #[tokio::test]

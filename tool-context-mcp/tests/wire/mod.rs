@@ -1,0 +1,102 @@
+//! A 2026-07-28 client on the wire, shared by the protocol and OAuth tests.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde_json::{Value, json};
+
+pub const VERSION: &str = "2026-07-28";
+
+/// A 2026-07-28 client speaking raw JSON-RPC: every request self-contained, no session.
+pub struct Wire {
+    http: reqwest::Client,
+    pub url: String,
+    capabilities: Value,
+    next_id: AtomicU64,
+    bearer: Option<String>,
+}
+
+impl Wire {
+    pub fn new(url: &str, capabilities: Value) -> Self {
+        Self {
+            http: reqwest::Client::new(),
+            url: url.to_owned(),
+            capabilities,
+            next_id: AtomicU64::new(1),
+            bearer: None,
+        }
+    }
+
+    /// The same client sending `Authorization: Bearer <token>` on every request.
+    #[allow(dead_code)]
+    pub fn with_bearer(mut self, token: &str) -> Self {
+        self.bearer = Some(token.to_owned());
+        self
+    }
+
+    /// Sends `method` and returns the JSON-RPC response object (with `result` or `error`).
+    pub async fn send(&self, method: &str, mut params: Value) -> Value {
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": VERSION,
+            "io.modelcontextprotocol/clientInfo": {"name": "wire-test", "version": "0"},
+            "io.modelcontextprotocol/clientCapabilities": self.capabilities,
+        });
+        let id = self.next_id.fetch_add(1, Ordering::SeqCst);
+        let mut request = self
+            .http
+            .post(&self.url)
+            .header("Accept", "application/json, text/event-stream")
+            .header("Content-Type", "application/json")
+            .header("MCP-Protocol-Version", VERSION)
+            .header("Mcp-Method", method);
+        let name = params
+            .get("name")
+            .or(params.get("taskId"))
+            .and_then(Value::as_str);
+        if let Some(name) = name {
+            request = request.header("Mcp-Name", name);
+        }
+        if let Some(token) = &self.bearer {
+            request = request.bearer_auth(token);
+        }
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let response = request.json(&body).send().await.unwrap();
+        assert!(
+            response.headers().get("mcp-session-id").is_none(),
+            "2026-07-28 is sessionless"
+        );
+        let text = response.text().await.unwrap();
+        response_with_id(&text, id).unwrap_or_else(|| panic!("no response to {method}: {text}"))
+    }
+
+    pub async fn result(&self, method: &str, params: Value) -> Value {
+        let response = self.send(method, params).await;
+        response
+            .get("result")
+            .cloned()
+            .unwrap_or_else(|| panic!("{method} failed: {response}"))
+    }
+
+    #[allow(dead_code)]
+    pub async fn error_code(&self, method: &str, params: Value) -> String {
+        let response = self.send(method, params).await;
+        response["error"]["data"]["code"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{method} did not fail with a coded error: {response}"))
+            .to_owned()
+    }
+}
+
+/// The JSON-RPC message with `id` in a JSON body or an SSE stream.
+pub fn response_with_id(text: &str, id: u64) -> Option<Value> {
+    let messages: Vec<Value> = match serde_json::from_str::<Value>(text) {
+        Ok(message) => vec![message],
+        Err(_) => text
+            .lines()
+            .filter_map(|line| line.strip_prefix("data:"))
+            .filter_map(|data| serde_json::from_str(data.trim()).ok())
+            .collect(),
+    };
+    messages
+        .into_iter()
+        .find(|message| message["id"] == json!(id))
+}
