@@ -47,6 +47,7 @@ pub mod oauth;
 pub mod principal;
 pub mod progress;
 pub mod request_state;
+pub mod result_links;
 pub mod schema;
 pub mod server;
 #[cfg(feature = "http")]
@@ -61,6 +62,7 @@ pub use discovery::{MAX_PROTOCOL_VERSION, supported_protocol_versions};
 pub use lifecycle::{CallObserver, CallState, McpCall};
 pub use principal::Principal;
 pub use request_state::{KeyTooShort, RequestStateKey};
+pub use result_links::ResultLinks;
 pub use rmcp;
 pub use server::{DEFAULT_PAGE_SIZE, DEFAULT_REQUEST_OWNER, McpToolServer};
 #[cfg(feature = "http")]

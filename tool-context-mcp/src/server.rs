@@ -11,8 +11,8 @@ use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, CustomRequest, CustomResult,
     ErrorCode, GetTaskParams, GetTaskResult, Implementation, ListToolsResult, NumberOrString,
-    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, SubscriptionFilter,
-    UpdateTaskParams,
+    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ServerCapabilities, ServerConfig, SubscriptionFilter, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use serde_json::json;
@@ -37,6 +37,7 @@ use crate::list_changes;
 use crate::principal::{self, Principal};
 use crate::progress::{PROGRESS_INTERVAL, Progress};
 use crate::request_state::{DEFAULT_REQUEST_STATE_TTL, RequestStateKey, StateSeal};
+use crate::result_links::{self, LinkStore, MAX_RESULT_SIZE_META_KEY, ResultLinks, ResultSizes};
 use crate::tasks::{self, DEFAULT_TASK_AFTER, TaskOrigin, Tasks};
 use crate::telemetry::ServerRequest;
 
@@ -91,6 +92,8 @@ struct Settings {
     observer: Option<Arc<dyn CallObserver>>,
     approval_help: Option<String>,
     stateless: StatelessSettings,
+    result_links: Option<ResultLinks>,
+    result_sizes: ResultSizes,
 }
 
 /// What the 2026-07-28 lifecycle adds: sealed approval states, tasks and their store.
@@ -138,6 +141,8 @@ impl McpToolServer {
                 task_after: DEFAULT_TASK_AFTER,
                 tasks: Tasks::default(),
             },
+            result_links: None,
+            result_sizes: ResultSizes::default(),
         };
         Self {
             registry,
@@ -282,6 +287,69 @@ impl McpToolServer {
         self.configure(|settings| settings.stateless.task_after = after)
     }
 
+    /// Sends results longer than a host should take whole as their start plus a
+    /// `resource_link` to the whole text, kept in the durable store (see
+    /// [`crate::result_links`]); the server then offers `resources/read`.
+    #[must_use]
+    pub fn with_result_links(self, links: ResultLinks) -> Self {
+        self.configure(|settings| settings.result_links = Some(links))
+    }
+
+    /// Announces `_meta["anthropic/maxResultSizeChars"]: chars` on the tools matching `tools`:
+    /// hosts may take that many characters of their results whole, so they are linked only
+    /// past it, and their output budget is at least `4 × chars` bytes. The first matching
+    /// announcement counts.
+    #[must_use]
+    pub fn with_max_result_size_chars(self, tools: ToolNamePatterns, chars: u64) -> Self {
+        self.configure(|settings| settings.result_sizes.push(tools, chars))
+    }
+
+    /// The output budget of a call of `tool`: the configured one, raised so that results the
+    /// server links or announces fit.
+    fn output_budget(&self, tool: &str) -> Option<i64> {
+        let configured = self.settings.call_options.max_output_bytes;
+        let announced = self
+            .settings
+            .result_sizes
+            .of(tool)
+            .map(|chars| chars.saturating_mul(4));
+        let floor = match &self.settings.result_links {
+            Some(links) => Some(links.max_stored_bytes.max(announced.unwrap_or(0))),
+            None => announced.filter(|_| configured.is_some()),
+        };
+        let floor = floor.map(|bytes| i64::try_from(bytes).unwrap_or(i64::MAX));
+        match (configured, floor) {
+            (Some(configured), Some(floor)) => Some(configured.max(floor)),
+            (configured, floor) => configured.or(floor),
+        }
+    }
+
+    /// `result` as sent to the client: linked when it is too long (see
+    /// [`Self::with_result_links`]).
+    async fn sent_result(
+        &self,
+        result: tool_protocol::ToolCallResult,
+        tool: &str,
+        owner: &str,
+    ) -> rmcp::model::CallToolResult {
+        let Some(links) = &self.settings.result_links else {
+            return mcp_result(result);
+        };
+        let inline = self
+            .settings
+            .result_sizes
+            .of(tool)
+            .map_or(links.inline_chars, |chars| {
+                usize::try_from(chars).unwrap_or(usize::MAX)
+            });
+        let kept = LinkStore {
+            store: self.store(),
+            owner,
+            host: self.registry.execution_owner_id(),
+        };
+        result_links::link_if_large(result, tool, inline, (links, kept)).await
+    }
+
     fn store(&self) -> &DurableOperationStore {
         let stateless = &self.settings.stateless;
         stateless
@@ -345,10 +413,22 @@ impl McpToolServer {
         let end = start
             .saturating_add(self.settings.page_size)
             .min(tools.len());
-        let mut page =
-            ListToolsResult::with_all_items(tools[start..end].iter().map(mcp_tool).collect());
+        let listed = tools[start..end].iter().map(|tool| self.listed_tool(tool));
+        let mut page = ListToolsResult::with_all_items(listed.collect());
         page.next_cursor = (end < tools.len()).then(|| encode_offset_cursor(end));
         Ok(page)
+    }
+
+    /// A catalog entry, with the result size hosts may take whole when one is announced.
+    fn listed_tool(&self, definition: &tool_protocol::ToolDefinition) -> rmcp::model::Tool {
+        let mut tool = mcp_tool(definition);
+        if let Some(chars) = self.settings.result_sizes.of(&definition.name) {
+            tool.meta
+                .get_or_insert_with(rmcp::model::MetaObject::new)
+                .0
+                .insert(MAX_RESULT_SIZE_META_KEY.to_owned(), chars.into());
+        }
+        tool
     }
 
     fn call_context(&self) -> ToolCallContext {
@@ -456,6 +536,9 @@ impl McpToolServer {
         if let Some(allowed) = allowed {
             options = options.with_allowed_tools(allowed);
         }
+        if let Some(budget) = self.output_budget(&name) {
+            options = options.with_max_output_bytes(budget);
+        }
         let request = ToolCallRequest {
             id: Some(call.tool_call_id().clone()),
             name: name.clone(),
@@ -483,17 +566,20 @@ impl McpToolServer {
             self.settings.approval_help.as_deref(),
         );
         call.finish(&result).await;
-        Ok(mcp_result(result).into())
+        Ok(self.sent_result(result, &name, &owner).await.into())
     }
 }
 
 impl ServerHandler for McpToolServer {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder()
+        let mut capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
             .enable_tasks()
             .build();
+        if self.settings.result_links.is_some() {
+            capabilities.resources = Some(rmcp::model::ResourcesCapability::default());
+        }
         let config = ServerConfig::new(capabilities)
             .with_protocol_version(MAX_PROTOCOL_VERSION_WITH_INITIALIZE)
             .with_server_info(self.settings.implementation.clone());
@@ -562,6 +648,22 @@ impl ServerHandler for McpToolServer {
             .await;
         traced.finish(&outcome, is_tool_error(&outcome));
         outcome
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let Some(links) = &self.settings.result_links else {
+            return Err(McpError::method_not_found::<
+                rmcp::model::ReadResourceRequestMethod,
+            >());
+        };
+        let owner = self.owner(&context);
+        let answer = result_links::read(self.store(), &owner, &request.uri, links.ttl);
+        let read = self.traced("resources/read", &context, answer).await?;
+        Ok(read.into())
     }
 
     async fn get_task(

@@ -51,6 +51,7 @@ impl Wire {
         let name = params
             .get("name")
             .or(params.get("taskId"))
+            .or(params.get("uri"))
             .and_then(Value::as_str);
         if let Some(name) = name {
             request = request.header("Mcp-Name", name);
