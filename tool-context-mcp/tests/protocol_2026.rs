@@ -8,9 +8,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use std::time::Duration;
-use wire::{VERSION, Wire, response_with_id};
+use wire::{
+    VERSION, Wire, elicitation_client, poll_until_terminal, response_with_id, retry, serve,
+    task_client,
+};
 
-use rmcp::transport::StreamableHttpServerConfig;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -20,7 +22,7 @@ use tool_context_mcp::request_state::{
     MCP_REQUEST_STATE_EXPIRED, MCP_REQUEST_STATE_INVALID, MCP_REQUEST_STATE_REPLAYED,
 };
 use tool_context_mcp::tasks::MCP_TASK_NOT_FOUND;
-use tool_context_mcp::{McpToolServer, RequestStateKey, streamable_http_service};
+use tool_context_mcp::{McpToolServer, RequestStateKey};
 use tool_durable_operations::DurableOperationStore;
 use tool_durable_operations::backend::sqlite::SqliteBackend;
 use tool_protocol::ToolCallError;
@@ -85,32 +87,8 @@ fn registry(work: &Arc<Work>, store: Option<Arc<DurableOperationStore>>) -> Tool
     builder.build().unwrap()
 }
 
-async fn serve(server: &McpToolServer) -> String {
-    let service = streamable_http_service(server, StreamableHttpServerConfig::default());
-    let app = axum::Router::new().nest_service("/mcp", service);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    format!("http://127.0.0.1:{port}/mcp")
-}
-
-fn elicitation_client() -> Value {
-    json!({"elicitation": {"form": {}}})
-}
-
-fn task_client() -> Value {
-    json!({"elicitation": {"form": {}}, "extensions": {"io.modelcontextprotocol/tasks": {}}})
-}
-
 fn write_call(text: &str) -> Value {
     json!({"name": "work.write", "arguments": {"text": text}})
-}
-
-fn retry(call: &Value, state: &Value, action: &str) -> Value {
-    let mut retry = call.clone();
-    retry["requestState"] = state.clone();
-    retry["inputResponses"] = json!({"approval": {"action": action, "content": {}}});
-    retry
 }
 
 #[tokio::test]
@@ -304,17 +282,6 @@ async fn hosts_sharing_the_key_and_store_accept_each_others_states() {
 async fn sqlite_store(path: &std::path::Path) -> Arc<DurableOperationStore> {
     let backend = SqliteBackend::open(path).await.unwrap();
     Arc::new(DurableOperationStore::new(Arc::new(backend)))
-}
-
-async fn poll_until_terminal(wire: &Wire, task_id: &str) -> Value {
-    for _ in 0..200 {
-        let task = wire.result("tasks/get", json!({"taskId": task_id})).await;
-        if task["status"] != "working" {
-            return task;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("task {task_id} never ended");
 }
 
 fn fast_tasks(server: McpToolServer) -> McpToolServer {

@@ -5,15 +5,14 @@
 
 mod wire;
 
-use rmcp::transport::StreamableHttpServerConfig;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tool_context::{ReadOnlyOrDirectLocal, Tool, ToolInvocation, ToolNamePatterns, ToolRegistry};
 use tool_context_mcp::result_links::{MAX_RESULT_SIZE_META_KEY, RESULT_URI_PREFIX};
-use tool_context_mcp::{McpToolServer, ResultLinks, streamable_http_service};
+use tool_context_mcp::{McpToolServer, ResultLinks};
 use tool_protocol::ToolCallError;
-use wire::Wire;
+use wire::{Wire, serve};
 
 #[derive(Deserialize, JsonSchema)]
 struct Size {
@@ -37,15 +36,6 @@ fn registry() -> ToolRegistry {
         .policy(ReadOnlyOrDirectLocal)
         .build()
         .unwrap()
-}
-
-async fn serve(server: &McpToolServer) -> String {
-    let service = streamable_http_service(server, StreamableHttpServerConfig::default());
-    let app = axum::Router::new().nest_service("/mcp", service);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    format!("http://127.0.0.1:{port}/mcp")
 }
 
 fn server() -> McpToolServer {

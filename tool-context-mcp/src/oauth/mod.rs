@@ -451,6 +451,27 @@ mod tests {
         assert_eq!(garbage.code(), MCP_TOKEN_INVALID);
     }
 
+    #[tokio::test]
+    async fn an_unreachable_issuer_is_a_retryable_503_not_a_token_verdict() {
+        use base64::Engine as _;
+        let encode = |value: serde_json::Value| {
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(value.to_string())
+        };
+        let token = format!(
+            "{}.{}.c2ln",
+            encode(serde_json::json!({"alg": "RS256", "kid": "k1"})),
+            encode(serde_json::json!({"sub": "a"}))
+        );
+        // Port 9 on loopback: nothing listens, the fetch fails at once.
+        let refusal = server()
+            .authenticate(&headers(&[&format!("Bearer {token}")]))
+            .await
+            .unwrap_err();
+        assert_eq!(refusal.status(), http::StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(refusal.code(), MCP_AUTH_UNAVAILABLE);
+        assert_eq!(refusal.challenge(), None);
+    }
+
     #[test]
     fn urls_must_be_absolute_http_without_a_fragment() {
         for bad in ["/mcp", "ftp://x/mcp", "http://x/mcp#frag", "not a url"] {

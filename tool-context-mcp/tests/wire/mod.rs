@@ -2,9 +2,23 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use std::time::Duration;
+
 use serde_json::{Value, json};
 
 pub const VERSION: &str = "2026-07-28";
+
+/// Serves `server` over streamable HTTP at `/mcp` on a free loopback port; its URL.
+#[allow(dead_code)]
+pub async fn serve(server: &tool_context_mcp::McpToolServer) -> String {
+    let config = rmcp::transport::StreamableHttpServerConfig::default();
+    let service = tool_context_mcp::streamable_http_service(server, config);
+    let app = axum::Router::new().nest_service("/mcp", service);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://127.0.0.1:{port}/mcp")
+}
 
 /// A 2026-07-28 client speaking raw JSON-RPC: every request self-contained, no session.
 pub struct Wire {
@@ -100,4 +114,38 @@ pub fn response_with_id(text: &str, id: u64) -> Option<Value> {
     messages
         .into_iter()
         .find(|message| message["id"] == json!(id))
+}
+
+/// Capabilities of a client that answers forms (so approvals are asked of it).
+#[allow(dead_code)]
+pub fn elicitation_client() -> Value {
+    json!({"elicitation": {"form": {}}})
+}
+
+/// Capabilities of a client that also takes tasks.
+#[allow(dead_code)]
+pub fn task_client() -> Value {
+    json!({"elicitation": {"form": {}}, "extensions": {"io.modelcontextprotocol/tasks": {}}})
+}
+
+/// `call` again with the sealed `state` and the approval answered `action`.
+#[allow(dead_code)]
+pub fn retry(call: &Value, state: &Value, action: &str) -> Value {
+    let mut retry = call.clone();
+    retry["requestState"] = state.clone();
+    retry["inputResponses"] = json!({"approval": {"action": action, "content": {}}});
+    retry
+}
+
+/// Polls `tasks/get` until the task is no longer `working` (bounded); its last view.
+#[allow(dead_code)]
+pub async fn poll_until_terminal(wire: &Wire, task_id: &str) -> Value {
+    for _ in 0..200 {
+        let task = wire.result("tasks/get", json!({"taskId": task_id})).await;
+        if task["status"] != "working" {
+            return task;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("task {task_id} never ended");
 }
