@@ -20,7 +20,8 @@ use rmcp::transport::StreamableHttpServerConfig;
 use serde_json::{Value, json};
 use tool_context_mcp::McpToolServer;
 use tool_context_mcp::oauth::{
-    MCP_AUTH_REQUIRED, MCP_INSUFFICIENT_SCOPE, MCP_TOKEN_INVALID, OAuthResourceServer,
+    MCP_AUTH_REQUIRED, MCP_INSUFFICIENT_SCOPE, MCP_SESSION_NOT_FOUND, MCP_TOKEN_INVALID,
+    OAuthResourceServer,
 };
 use tool_context_mcp::request_state::MCP_REQUEST_STATE_INVALID;
 use tool_context_mcp::tasks::MCP_TASK_NOT_FOUND;
@@ -152,9 +153,15 @@ async fn expired_foreign_misaddressed_and_forged_tokens_are_refused() {
     };
     let good = minted(json!({})).await;
     let mut forged = good.clone();
-    // Flip one character of the signature.
-    let last = forged.pop().unwrap();
-    forged.push(if last == 'A' { 'B' } else { 'A' });
+    // Change one character inside the signature (not the last, whose low bits are padding and
+    // would make the base64 itself invalid): still well-formed, no longer verifying.
+    let at = forged.len() - 10;
+    let swapped = if forged.as_bytes()[at] == b'A' {
+        "B"
+    } else {
+        "A"
+    };
+    forged.replace_range(at..=at, swapped);
     let cases = [
         (
             "expired",
@@ -303,6 +310,75 @@ async fn approvals_and_tasks_belong_to_the_principal_that_started_them() {
     let own = alice.result("tasks/get", json!({"taskId": task_id})).await;
     assert_eq!(own["status"], "working", "{own}");
     host.gate.notify_one();
+}
+
+/// A 2025-11-25 POST of `message` as `token`'s bearer, in `session` when given.
+async fn post_in_session(
+    url: &str,
+    token: &str,
+    session: Option<&str>,
+    message: Value,
+) -> reqwest::Response {
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .bearer_auth(token)
+        .header("Accept", "application/json, text/event-stream")
+        .header("Content-Type", "application/json")
+        .header("MCP-Protocol-Version", "2025-11-25");
+    if let Some(session) = session {
+        request = request.header("Mcp-Session-Id", session);
+    }
+    request.json(&message).send().await.unwrap()
+}
+
+/// Opens a 2025-11-25 session as `token`'s principal; its id.
+async fn open_session(url: &str, token: &str) -> String {
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "oauth-test", "version": "0"}}});
+    let opened = post_in_session(url, token, None, initialize).await;
+    assert_eq!(opened.status(), 200);
+    let session = opened.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let acknowledged = post_in_session(url, token, Some(&session), initialized).await;
+    assert!(acknowledged.status().is_success());
+    session
+}
+
+#[tokio::test]
+async fn a_session_answers_only_the_principal_that_opened_it() {
+    let auth = AuthServers::start().await;
+    let host = protected_host(&auth).await;
+    let scope = "mcp:tools notes:read";
+    let token = |sub: &'static str| {
+        auth.mint(json!({"issuer": "trusted", "sub": sub, "scope": scope, "aud": host.url}))
+    };
+    let (alice, mallory) = (token("alice").await, token("mallory").await);
+    let session = open_session(&host.url, &alice).await;
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    // A leaked session id is not a credential: another principal gets "no such session".
+    let stolen = post_in_session(&host.url, &mallory, Some(&session), list.clone()).await;
+    let (status, challenge, code) = refusal(stolen).await;
+    assert_eq!((status, code.as_str()), (404, MCP_SESSION_NOT_FOUND));
+    assert_eq!(challenge, "");
+    let own = post_in_session(&host.url, &alice, Some(&session), list.clone()).await;
+    assert_eq!(own.status(), 200);
+    assert!(own.text().await.unwrap().contains("notes.read"));
+    // Ended by its owner, the session answers nobody.
+    let ended = reqwest::Client::new()
+        .delete(&host.url)
+        .bearer_auth(&alice)
+        .header("Mcp-Session-Id", &session)
+        .header("MCP-Protocol-Version", "2025-11-25")
+        .send()
+        .await
+        .unwrap();
+    assert!(ended.status().is_success(), "{}", ended.status());
+    let after = post_in_session(&host.url, &alice, Some(&session), list).await;
+    assert_eq!(after.status(), 404);
 }
 
 /// Runs a peer client script; its one JSON line.

@@ -4,6 +4,7 @@
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
@@ -11,7 +12,8 @@ use http::{HeaderValue, Method, Request, Response, StatusCode, header};
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
 
-use super::{OAuthResourceServer, ProtectedResourceMetadata};
+use super::sessions::{SessionCheck, SessionOwners};
+use super::{AuthRefusal, OAuthResourceServer, ProtectedResourceMetadata};
 
 type BoxResponse = Response<BoxBody<Bytes, Infallible>>;
 
@@ -30,6 +32,7 @@ impl OAuthLayer {
     pub fn wrap<S>(&self, inner: S) -> OAuthService<S> {
         OAuthService {
             server: self.server.clone(),
+            sessions: Arc::default(),
             inner,
         }
     }
@@ -48,6 +51,7 @@ impl<S> tower::Layer<S> for OAuthLayer {
 #[derive(Debug, Clone)]
 pub struct OAuthService<S> {
     server: OAuthResourceServer,
+    sessions: Arc<SessionOwners>,
     inner: S,
 }
 
@@ -72,23 +76,49 @@ where
         // The service that was polled ready serves this request; the clone waits for the next.
         let ready = self.inner.clone();
         let mut inner = std::mem::replace(&mut self.inner, ready);
-        let server = self.server.clone();
+        let (server, sessions) = (self.server.clone(), self.sessions.clone());
         Box::pin(async move {
-            match server.authenticate(request.headers()).await {
-                Ok(principal) => {
-                    request.extensions_mut().insert(principal);
-                    inner.call(request).await
-                }
-                Err(refusal) => {
-                    tracing::debug!(
-                        code = refusal.code(),
-                        "MCP request refused by the OAuth layer"
-                    );
-                    Ok(refusal.into_response())
-                }
+            let principal = match server.authenticate(request.headers()).await {
+                Ok(principal) => principal,
+                Err(refusal) => return Ok(refused(refusal)),
+            };
+            let owner = principal.owner_id();
+            let session = session_id(request.headers());
+            let check = sessions.check(session.as_deref(), &owner);
+            if check == SessionCheck::Refused {
+                return Ok(refused(AuthRefusal::foreign_session()));
             }
+            let ending = request.method() == Method::DELETE;
+            request.extensions_mut().insert(principal);
+            let response = inner.call(request).await?;
+            match (check, session) {
+                (SessionCheck::NoSession, _) => {
+                    if let Some(opened) = session_id(response.headers()) {
+                        sessions.bind(&opened, &owner);
+                    }
+                }
+                (_, Some(ended)) if ending && response.status().is_success() => {
+                    sessions.forget(&ended);
+                }
+                _ => {}
+            }
+            Ok(response)
         })
     }
+}
+
+fn refused(refusal: AuthRefusal) -> BoxResponse {
+    tracing::debug!(
+        code = refusal.code(),
+        "MCP request refused by the OAuth layer"
+    );
+    refusal.into_response()
+}
+
+/// The `Mcp-Session-Id` of a request or response.
+fn session_id(headers: &http::HeaderMap) -> Option<String> {
+    let value = headers.get("mcp-session-id")?;
+    value.to_str().ok().map(str::to_owned)
 }
 
 /// Answers `GET`/`HEAD` with the metadata JSON (CORS-readable: it is public), anything else

@@ -9,6 +9,7 @@
 //!   configured issuer, `aud` this resource (RFC 8707), `exp`/`nbf` within a bounded leeway.
 //!   Refusals are `401` with a challenge naming the metadata, or `403 insufficient_scope`
 //!   naming every required scope at once ([`AuthRefusal`]).
+//! - A streamable HTTP session answers only the principal that opened it ([`sessions`]).
 //! - An accepted token becomes a [`Principal`] in the request's extensions: the server binds
 //!   approval states, tasks and records to it, and its scopes map to the tools it may see and
 //!   call ([`OAuthResourceServerBuilder::scope_tools`]).
@@ -34,6 +35,7 @@ pub mod keys;
 mod layer;
 mod metadata;
 mod refusal;
+pub mod sessions;
 mod token;
 
 use std::collections::BTreeSet;
@@ -47,7 +49,8 @@ use tool_context::ToolNamePatterns;
 pub use layer::{MetadataService, OAuthLayer, OAuthService};
 pub use metadata::{ProtectedResourceMetadata, WELL_KNOWN_PATH};
 pub use refusal::{
-    AuthRefusal, MCP_AUTH_REQUIRED, MCP_AUTH_UNAVAILABLE, MCP_INSUFFICIENT_SCOPE, MCP_TOKEN_INVALID,
+    AuthRefusal, MCP_AUTH_REQUIRED, MCP_AUTH_UNAVAILABLE, MCP_INSUFFICIENT_SCOPE,
+    MCP_SESSION_NOT_FOUND, MCP_TOKEN_INVALID,
 };
 pub use token::MAX_TOKEN_BYTES;
 

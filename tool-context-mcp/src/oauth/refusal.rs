@@ -18,6 +18,9 @@ pub const MCP_TOKEN_INVALID: &str = "MCP_TOKEN_INVALID";
 pub const MCP_INSUFFICIENT_SCOPE: &str = "MCP_INSUFFICIENT_SCOPE";
 /// `error.code` when the authorization server's keys cannot be fetched (retryable).
 pub const MCP_AUTH_UNAVAILABLE: &str = "MCP_AUTH_UNAVAILABLE";
+/// `error.code` of a request naming a session this principal did not open (`404`, as for a
+/// session that does not exist: the client starts a new one).
+pub const MCP_SESSION_NOT_FOUND: &str = "MCP_SESSION_NOT_FOUND";
 
 /// A refused request: status, coded error and the challenge to send.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,6 +36,7 @@ enum Kind {
     Invalid,
     Scope,
     Unavailable,
+    Session,
 }
 
 impl AuthRefusal {
@@ -85,12 +89,23 @@ impl AuthRefusal {
         }
     }
 
-    /// The HTTP status: 401, 403 or 503.
+    /// A session id this principal did not open (see [`super::sessions`]).
+    pub(crate) fn foreign_session() -> Self {
+        Self {
+            kind: Kind::Session,
+            message: "No such session for this principal: start a new session with initialize."
+                .into(),
+            challenge: String::new(),
+        }
+    }
+
+    /// The HTTP status: 401, 403, 404 or 503.
     pub fn status(&self) -> StatusCode {
         match self.kind {
             Kind::Missing | Kind::Invalid => StatusCode::UNAUTHORIZED,
             Kind::Scope => StatusCode::FORBIDDEN,
             Kind::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            Kind::Session => StatusCode::NOT_FOUND,
         }
     }
 
@@ -101,6 +116,7 @@ impl AuthRefusal {
             Kind::Invalid => MCP_TOKEN_INVALID,
             Kind::Scope => MCP_INSUFFICIENT_SCOPE,
             Kind::Unavailable => MCP_AUTH_UNAVAILABLE,
+            Kind::Session => MCP_SESSION_NOT_FOUND,
         }
     }
 
@@ -109,7 +125,7 @@ impl AuthRefusal {
         &self.message
     }
 
-    /// The `WWW-Authenticate` value (`None` for 503).
+    /// The `WWW-Authenticate` value (`None` for 404 and 503).
     pub fn challenge(&self) -> Option<&str> {
         (!self.challenge.is_empty()).then_some(self.challenge.as_str())
     }
