@@ -481,6 +481,35 @@ check_readmes() {
     cargo test --manifest-path "$dir/Cargo.toml" --doc
 }
 
+# ---------------------------------------------------------------- Fault campaigns
+# durable-faults (the Jepsen-style harness of tool-durable-operations) starts its own throwaway
+# Redis and PostgreSQL servers from the installed binaries (so it can kill, restart and pause
+# them) and runs FAULT_SECONDS (default 60) of faults per backend; any violation fails the run.
+# Histories are kept outside the clone when it fails. A long campaign:
+#   cargo run -p durable-faults -- --minutes 10
+FAULT_SECONDS="${FAULT_SECONDS:-60}"
+ensure_fault_servers() {
+  if ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
+    log "installing the PostgreSQL server binaries for the fault harness"
+    apt_install postgresql
+  fi
+  if ! command -v redis-server >/dev/null 2>&1; then
+    log "installing redis-server for the fault harness"
+    apt_install redis-server
+  fi
+}
+
+run_fault_campaigns() {
+  local out="$CARGO_TARGET_DIR/durable-faults/run-$(date +%s)-$$"
+  log "fault campaigns: $FAULT_SECONDS s per backend (durable-faults)"
+  if cargo run --quiet -p durable-faults -- --seconds "$FAULT_SECONDS" --out "$out"; then
+    rm -rf "$out"
+  else
+    log "fault campaign failed; histories, ledgers and fault logs kept in $out"
+    exit 1
+  fi
+}
+
 # ---------------------------------------------------------------- Suite
 ensure_postgres
 ensure_redis
@@ -491,6 +520,7 @@ ensure_node_peers
 ensure_llama_server
 ensure_cargo_fuzz
 ensure_cargo_semver_checks
+ensure_fault_servers
 export TEST_OUTPUT_DIR="${TEST_OUTPUT_DIR:-$ROOT/test-output}"
 mkdir -p "$TEST_OUTPUT_DIR"
 
@@ -508,6 +538,8 @@ else
   cargo test --workspace --all-features --no-fail-fast
 fi
 
+run_fault_campaigns
+
 log "doc tests"
 cargo test --workspace --all-features --doc
 
@@ -521,7 +553,8 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --all-features --no-deps
 # studio and the benches are not published), so a crate that cannot be published fails the run.
 log "cargo package (verified)"
 forget_packaged_builds
-cargo package --workspace --exclude live-code-studio --exclude workspace-benches
+cargo package --workspace --exclude live-code-studio --exclude workspace-benches \
+  --exclude durable-faults
 
 log "semver-checks against ${SEMVER_BASELINE_REV:-HEAD~1} (see API compatibility above)"
 check_semver

@@ -1,0 +1,346 @@
+//! The exactly-once properties, each a direct look at one key's ops and effects.
+//!
+//! These are cheap and name the anomaly, where linearizability only says "no order fits". They
+//! are also the only checks that see the effect ledger: the store can be perfectly
+//! linearizable while a runner still executes an effect twice.
+
+use std::collections::HashMap;
+
+use super::{KeyView, Violation, ViolationKind};
+use crate::history::{ClaimView, Effect, FenceView, OpKind, Operation, StateView};
+
+/// Runs every property on one key.
+pub fn check_key(view: &KeyView<'_>, out: &mut Vec<Violation>) {
+    double_execution(view, out);
+    lost_write(view, out);
+    stale_fence(view, out);
+    conflict_executed(view, out);
+    silent_unknown_resolution(view, out);
+}
+
+fn violation(kind: ViolationKind, view: &KeyView<'_>, detail: String) -> Violation {
+    Violation {
+        kind,
+        key: view.key.to_owned(),
+        detail,
+    }
+}
+
+fn describe_effect(effect: &Effect) -> String {
+    format!(
+        "effect of {} at {} fp={:?} fence={}",
+        effect.op_ref(),
+        effect.time_ms,
+        effect.fingerprint,
+        effect.fence
+    )
+}
+
+/// The state an acknowledged op left the record in (`None` for prunes and unacknowledged ops).
+fn state_after(op: &Operation) -> Option<StateView> {
+    if !op.is_ok() {
+        return None;
+    }
+    match op.kind() {
+        OpKind::Claim if op.claim_status() == Some(ClaimView::Owner) => Some(StateView::Pending),
+        OpKind::Claim | OpKind::Read => op.observed(),
+        OpKind::Settle | OpKind::Reconcile => op.observed().or(op.settle_to()),
+        OpKind::Prune => None,
+    }
+}
+
+/// The state an acknowledged op found: a settle or an owner claim needs a pending (or absent)
+/// record, whatever it leaves behind.
+fn state_before(op: &Operation) -> Option<StateView> {
+    let writes_from_pending = op.kind() == OpKind::Settle
+        || (op.kind() == OpKind::Claim && op.claim_status() == Some(ClaimView::Owner));
+    if op.is_ok() && writes_from_pending {
+        return Some(StateView::Pending);
+    }
+    state_after(op)
+}
+
+/// A reconcile or prune (not known to have failed) that may have run after `after_ms` and
+/// before `to` completed: something that may legitimately have resolved an unknown record.
+fn intervention_between(view: &KeyView<'_>, after_ms: u64, to: &Operation) -> bool {
+    view.ops.iter().any(|op| {
+        matches!(op.kind(), OpKind::Reconcile | OpKind::Prune)
+            && !op.is_fail()
+            && op.invoked_ms() < to.done_by_ms()
+            && op.done_by_ms() > after_ms
+    })
+}
+
+/// A prune (not known to have failed) that may have run after `after_ms` and before `to`
+/// completed.
+fn prune_between(view: &KeyView<'_>, after_ms: u64, to: &Operation) -> bool {
+    view.ops.iter().any(|op| {
+        op.kind() == OpKind::Prune
+            && !op.is_fail()
+            && op.invoked_ms() < to.done_by_ms()
+            && op.done_by_ms() > after_ms
+    })
+}
+
+// --- DoubleExecution -------------------------------------------------------------------------
+
+fn double_execution(view: &KeyView<'_>, out: &mut Vec<Violation>) {
+    effects_under_one_fence(view, out);
+    effects_after_completion(view, out);
+}
+
+/// Two effects under the same fence: one ownership ran the effect twice.
+fn effects_under_one_fence(view: &KeyView<'_>, out: &mut Vec<Violation>) {
+    let mut by_fence: HashMap<&FenceView, Vec<&Effect>> = HashMap::new();
+    for effect in &view.effects {
+        by_fence.entry(&effect.fence).or_default().push(effect);
+    }
+    let mut repeated: Vec<_> = by_fence.into_iter().filter(|(_, e)| e.len() > 1).collect();
+    repeated.sort_by(|a, b| a.0.cmp(b.0));
+    for (fence, effects) in repeated {
+        let list: Vec<String> = effects.iter().map(|e| describe_effect(e)).collect();
+        let detail = format!(
+            "{} effects under fence {fence}: {}",
+            effects.len(),
+            list.join("; ")
+        );
+        out.push(violation(ViolationKind::DoubleExecution, view, detail));
+    }
+}
+
+/// An effect that started after a completed record of its incarnation was acknowledged.
+fn effects_after_completion(view: &KeyView<'_>, out: &mut Vec<Violation>) {
+    let acks: Vec<&Operation> = view
+        .ops
+        .iter()
+        .copied()
+        .filter(|op| state_after(op) == Some(StateView::Completed))
+        .collect();
+    for effect in &view.effects {
+        let same_lifetime = |op: &&Operation| {
+            op.fence()
+                .is_none_or(|f| f.incarnation == effect.fence.incarnation)
+        };
+        let earlier = acks
+            .iter()
+            .find(|op| op.done_by_ms() < effect.time_ms && same_lifetime(op));
+        if let Some(ack) = earlier {
+            let detail = format!(
+                "{} ran after completion was acknowledged by {}",
+                describe_effect(effect),
+                ack.describe()
+            );
+            out.push(violation(ViolationKind::DoubleExecution, view, detail));
+        }
+    }
+}
+
+// --- LostWrite -------------------------------------------------------------------------------
+
+/// An acknowledged settle to `S`, or reconcile that resolved to `S`.
+fn acknowledged_write(op: &Operation) -> Option<StateView> {
+    let to = op.settle_to()?;
+    let wrote = match op.kind() {
+        OpKind::Settle => true,
+        OpKind::Reconcile => op.observed().is_none_or(|seen| seen == to),
+        _ => false,
+    };
+    (op.is_ok() && wrote).then_some(to)
+}
+
+/// What a later op may find after `written` was acknowledged (absent any prune).
+fn may_follow(written: StateView, found: StateView) -> bool {
+    match written {
+        StateView::Unknown => matches!(
+            found,
+            StateView::Unknown | StateView::Completed | StateView::Failed
+        ),
+        settled => found == settled,
+    }
+}
+
+fn lost_write(view: &KeyView<'_>, out: &mut Vec<Violation>) {
+    for ack in &view.ops {
+        let Some(written) = acknowledged_write(ack) else {
+            continue;
+        };
+        if let Some(detail) = first_contradiction(view, ack, written) {
+            out.push(violation(ViolationKind::LostWrite, view, detail));
+        }
+    }
+}
+
+/// The first acknowledged op invoked after `ack` completed that finds something `written`
+/// cannot have become, unless a prune may have run in between.
+fn first_contradiction(view: &KeyView<'_>, ack: &Operation, written: StateView) -> Option<String> {
+    let acked_ms = ack.completed_ms()?;
+    let incarnation = ack.fence().map(|f| f.incarnation.as_str());
+    for later in view.ops.iter().filter(|op| op.invoked_ms() > acked_ms) {
+        let Some(found) = state_before(later) else {
+            continue;
+        };
+        if prune_between(view, acked_ms, later) {
+            return None;
+        }
+        let other_lifetime = matches!(
+            (incarnation, later.fence()),
+            (Some(mine), Some(theirs)) if mine != theirs.incarnation
+        );
+        if !may_follow(written, found) || other_lifetime {
+            return Some(format!(
+                "{} was acknowledged as {written:?}, then {} found {found:?}",
+                ack.describe(),
+                later.describe()
+            ));
+        }
+    }
+    None
+}
+
+// --- StaleFence ------------------------------------------------------------------------------
+
+fn stale_fence(view: &KeyView<'_>, out: &mut Vec<Violation>) {
+    let owners: Vec<&Operation> = view
+        .ops
+        .iter()
+        .copied()
+        .filter(|op| is_owner_claim(op))
+        .collect();
+    let settles: Vec<&Operation> = view
+        .ops
+        .iter()
+        .copied()
+        .filter(|op| op.is_ok() && op.kind() == OpKind::Settle && op.input_fence().is_some())
+        .collect();
+    for settle in &settles {
+        if let Some(newer) = superseding_grant(&owners, settle) {
+            let detail = format!(
+                "{} was acknowledged although {} had already granted a newer fence",
+                settle.describe(),
+                newer.describe()
+            );
+            out.push(violation(ViolationKind::StaleFence, view, detail));
+        }
+    }
+    rival_settles(view, &settles, out);
+}
+
+fn is_owner_claim(op: &Operation) -> bool {
+    op.kind() == OpKind::Claim
+        && op.claim_status() == Some(ClaimView::Owner)
+        && op.fence().is_some()
+}
+
+/// An owner claim completed before `settle` was invoked whose fence supersedes the settle's.
+fn superseding_grant<'a>(owners: &[&'a Operation], settle: &Operation) -> Option<&'a Operation> {
+    let fence = settle.input_fence()?;
+    let own_grant = owners.iter().find(|op| op.fence() == Some(fence));
+    owners.iter().copied().find(|grant| {
+        let Some(granted) = grant.fence() else {
+            return false;
+        };
+        let newer = if granted.incarnation == fence.incarnation {
+            granted.revision > fence.revision
+        } else {
+            own_grant.is_some_and(|own| own.done_by_ms() < grant.invoked_ms())
+        };
+        grant.done_by_ms() < settle.invoked_ms() && newer
+    })
+}
+
+/// Two acknowledged settles of one record lifetime under different fences: only one owner may
+/// ever settle a pending record.
+fn rival_settles(view: &KeyView<'_>, settles: &[&Operation], out: &mut Vec<Violation>) {
+    for (i, first) in settles.iter().enumerate() {
+        let (Some(a), rest) = (first.input_fence(), &settles[i + 1..]) else {
+            continue;
+        };
+        let rival = rest.iter().find(|op| {
+            op.input_fence()
+                .is_some_and(|b| b.incarnation == a.incarnation && b != a)
+        });
+        if let Some(rival) = rival {
+            let detail = format!(
+                "two settles acknowledged under different fences: {} and {}",
+                first.describe(),
+                rival.describe()
+            );
+            out.push(violation(ViolationKind::StaleFence, view, detail));
+        }
+    }
+}
+
+// --- ConflictExecuted ------------------------------------------------------------------------
+
+fn conflict_executed(view: &KeyView<'_>, out: &mut Vec<Violation>) {
+    for effect in &view.effects {
+        if let Some(detail) = conflict_of(view, effect) {
+            out.push(violation(ViolationKind::ConflictExecuted, view, detail));
+        }
+    }
+}
+
+/// Why `effect` should never have run: its claim returned `Conflict`, or its fingerprint is
+/// not the one its record lifetime was created with.
+fn conflict_of(view: &KeyView<'_>, effect: &Effect) -> Option<String> {
+    let claim = view
+        .ops
+        .iter()
+        .find(|op| op.kind() == OpKind::Claim && op.op_ref() == effect.op_ref());
+    if let Some(claim) = claim.filter(|c| c.claim_status() == Some(ClaimView::Conflict)) {
+        return Some(format!(
+            "{} ran for {}, which returned Conflict",
+            describe_effect(effect),
+            claim.describe()
+        ));
+    }
+    let creator = view.ops.iter().find(|op| {
+        is_owner_claim(op)
+            && op
+                .fence()
+                .is_some_and(|f| f.incarnation == effect.fence.incarnation)
+    })?;
+    (creator.fingerprint() != effect.fingerprint).then(|| {
+        format!(
+            "{} ran for another fingerprint than the record's, created by {}",
+            describe_effect(effect),
+            creator.describe()
+        )
+    })
+}
+
+// --- SilentUnknownResolution -----------------------------------------------------------------
+
+fn silent_unknown_resolution(view: &KeyView<'_>, out: &mut Vec<Violation>) {
+    let unknowns: Vec<&Operation> = view
+        .ops
+        .iter()
+        .copied()
+        .filter(|op| state_after(op) == Some(StateView::Unknown))
+        .collect();
+    if unknowns.is_empty() {
+        return;
+    }
+    let settled_reads = view.ops.iter().filter(|op| {
+        op.kind() != OpKind::Reconcile && state_after(op).is_some_and(StateView::is_settled)
+    });
+    for later in settled_reads {
+        let silent = unknowns.iter().find(|unknown| {
+            unknown.done_by_ms() < later.invoked_ms()
+                && !intervention_between(view, unknown.invoked_ms(), later)
+        });
+        if let Some(unknown) = silent {
+            let detail = format!(
+                "{} found unknown, then {} found {:?} with no reconcile in between",
+                unknown.describe(),
+                later.describe(),
+                state_after(later)
+            );
+            out.push(violation(
+                ViolationKind::SilentUnknownResolution,
+                view,
+                detail,
+            ));
+        }
+    }
+}

@@ -1,0 +1,17 @@
+//! A Jepsen-style fault harness for `tool-durable-operations` .
+//!
+//! - [`history`]: what workers did, as JSON lines: every invocation and its completion, and
+//!   every side effect as the effect itself recorded it (an independent ledger).
+//! - [`checker`]: reads a history and its ledger and reports violations of the exactly-once
+//!   promises and of per-key linearizability.
+//! - [`servers`]: throwaway Redis, PostgreSQL and SQLite instances on free loopback ports, which
+//!   the harness may kill, restart, pause and disconnect.
+//! - [`worker`]: one worker process's random operations, recorded as they happen.
+//! - [`campaign`]: workers plus a nemesis against one backend, then the checker's verdict.
+#![deny(missing_docs)]
+
+pub mod campaign;
+pub mod checker;
+pub mod history;
+pub mod servers;
+pub mod worker;

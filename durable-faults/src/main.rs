@@ -1,0 +1,242 @@
+//! `durable-faults`: runs a fault campaign per backend and fails on any violation.
+//!
+//! ```text
+//! durable-faults [--backend all|redis|postgres|sqlite] [--seconds 60 | --minutes N]
+//!                [--workers 4] [--keys 8] [--seed S] [--out DIR]
+//! ```
+//! Prints one table row per backend (ops, faults by kind, violations, unknowns reconciled) and
+//! exits 1 when the checker found a violation, 2 when a campaign could not run.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use durable_faults::campaign::{self, CampaignConfig, CampaignReport};
+use durable_faults::worker::{self, Backend, WorkerConfig};
+
+#[derive(Debug, Parser)]
+#[command(about = "A Jepsen-style fault campaign against tool-durable-operations")]
+struct Args {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    campaign: CampaignArgs,
+}
+
+#[derive(Debug, clap::Args)]
+struct CampaignArgs {
+    /// Which backend (or all three, one after the other).
+    #[arg(long, value_enum, default_value = "all")]
+    backend: Which,
+    /// Seconds of faults per backend.
+    #[arg(long, default_value_t = 60, conflicts_with = "minutes")]
+    seconds: u64,
+    /// Minutes of faults per backend (a long campaign).
+    #[arg(long)]
+    minutes: Option<u64>,
+    /// Worker processes.
+    #[arg(long, default_value_t = 4)]
+    workers: u32,
+    /// Keys in the key space (few keys, many collisions).
+    #[arg(long, default_value_t = 8)]
+    keys: u32,
+    /// Seed (default: the clock).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Where servers, histories, ledgers and fault logs go (default: a new temp dir, kept).
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Which {
+    All,
+    Redis,
+    Postgres,
+    Sqlite,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// One worker process (started by the campaign).
+    #[command(hide = true)]
+    Worker(WorkerArgs),
+    /// Checks a kept campaign directory again (`<out>/<backend>`).
+    Check {
+        /// The backend's directory of a campaign (holding `history/` and `ledger.jsonl`).
+        dir: PathBuf,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+struct WorkerArgs {
+    #[arg(long, value_enum)]
+    backend: Which,
+    #[arg(long)]
+    url: String,
+    #[arg(long)]
+    namespace: String,
+    #[arg(long)]
+    worker: u32,
+    #[arg(long)]
+    process: u32,
+    #[arg(long)]
+    history: PathBuf,
+    #[arg(long)]
+    ledger: PathBuf,
+    #[arg(long)]
+    keys: u32,
+    #[arg(long)]
+    seed: u64,
+    #[arg(long, allow_hyphen_values = true)]
+    clock_skew_ms: i64,
+    #[arg(long)]
+    lease_ms: u64,
+    #[arg(long)]
+    retention_ms: u64,
+    #[arg(long)]
+    run_for_ms: u64,
+}
+
+fn backends(which: Which) -> Vec<Backend> {
+    match which {
+        Which::All => vec![Backend::Redis, Backend::Postgres, Backend::Sqlite],
+        Which::Redis => vec![Backend::Redis],
+        Which::Postgres => vec![Backend::Postgres],
+        Which::Sqlite => vec![Backend::Sqlite],
+    }
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let args = Args::parse();
+    match args.command {
+        Some(Command::Worker(worker)) => run_worker(worker).await,
+        Some(Command::Check { dir }) => check_again(&dir),
+        None => run_campaigns(args.campaign).await,
+    }
+}
+
+async fn run_worker(args: WorkerArgs) -> ExitCode {
+    let backend = backends(args.backend)[0];
+    let config = WorkerConfig {
+        backend,
+        url: args.url,
+        namespace: args.namespace,
+        worker: args.worker,
+        process: args.process,
+        history: args.history,
+        ledger: args.ledger,
+        keys: args.keys,
+        seed: args.seed,
+        clock_skew_ms: args.clock_skew_ms,
+        lease: Duration::from_millis(args.lease_ms),
+        retention: Duration::from_millis(args.retention_ms),
+    };
+    match worker::run(config, Duration::from_millis(args.run_for_ms)).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("durable-faults worker {}: {message}", args.worker);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run_campaigns(args: CampaignArgs) -> ExitCode {
+    let seconds = args.minutes.map_or(args.seconds, |minutes| minutes * 60);
+    let seed = args.seed.unwrap_or_else(durable_faults::history::now_ms);
+    let out = args.out.unwrap_or_else(|| {
+        std::env::temp_dir().join(format!("durable-faults-{}", uuid::Uuid::new_v4().simple()))
+    });
+    println!(
+        "durable-faults: seed {seed}, {seconds} s per backend, output in {}",
+        out.display()
+    );
+    println!(
+        "| Backend | Ops | Effects | Faults | Violations | Indeterminate | Unknowns reconciled | Inconclusive keys |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    let mut code = ExitCode::SUCCESS;
+    for backend in backends(args.backend) {
+        let config = CampaignConfig {
+            backend,
+            duration: Duration::from_secs(seconds),
+            workers: args.workers,
+            keys: args.keys,
+            out: out.clone(),
+            seed,
+            lease: Duration::from_millis(1_000),
+        };
+        match campaign::run(&config).await {
+            Ok(report) => {
+                println!("{}", table_row(&report));
+                for violation in &report.violations {
+                    eprintln!("durable-faults {}: violation: {violation}", report.backend);
+                }
+                if !report.violations.is_empty() {
+                    code = ExitCode::from(1);
+                }
+            }
+            Err(message) => {
+                eprintln!(
+                    "durable-faults {}: the campaign could not run: {message}",
+                    campaign::backend_name(backend)
+                );
+                return ExitCode::from(2);
+            }
+        }
+    }
+    code
+}
+
+fn check_again(dir: &std::path::Path) -> ExitCode {
+    let history =
+        durable_faults::history::History::load(&dir.join("history"), &dir.join("ledger.jsonl"));
+    match history {
+        Ok(history) => {
+            let report = durable_faults::checker::check(&history);
+            println!(
+                "{} ops, {} effects, {} violations, {} indeterminate, {} unknowns reconciled, {} inconclusive keys",
+                report.ops,
+                report.effects,
+                report.violations.len(),
+                report.indeterminate,
+                report.unknowns_reconciled,
+                report.inconclusive_keys
+            );
+            for violation in &report.violations {
+                println!("violation: {violation:?}");
+            }
+            if report.violations.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            }
+        }
+        Err(error) => {
+            eprintln!("durable-faults check: {error}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn table_row(report: &CampaignReport) -> String {
+    let faults: usize = report.faults.values().sum();
+    let kinds: Vec<String> = report
+        .faults
+        .iter()
+        .map(|(kind, count)| format!("{kind} {count}"))
+        .collect();
+    format!(
+        "| {} | {} | {} | {faults} ({}) | {} | {} | {} | {} |",
+        report.backend,
+        report.ops,
+        report.effects,
+        kinds.join(", "),
+        report.violations.len(),
+        report.indeterminate,
+        report.unknowns_reconciled,
+        report.inconclusive_keys
+    )
+}

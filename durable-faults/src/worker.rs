@@ -1,0 +1,426 @@
+//! One worker process: random claim / effect / settle, reconcile, read and prune operations on
+//! a small key space through the public [`DurableOperationStore`], each recorded in the
+//! process's own history file before and after the call (see [`crate::history`]).
+//!
+//! Its side effect appends to the shared ledger (fsynced) under the claim's fence, so the
+//! ledger tells what ran whatever the worker believed. A reconcile asks the ledger (the
+//! effect's own status query) whether an `unknown` record's effect happened. The worker runs
+//! until it is killed (the nemesis does that) or its time is up; its clock may be skewed.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+use tool_durable_operations::backend::postgres::PostgresBackend;
+use tool_durable_operations::backend::redis::RedisBackend;
+use tool_durable_operations::backend::sqlite::SqliteBackend;
+use tool_durable_operations::{
+    Claim, ClaimRequest, ClaimStatus, Clock, DurableOperationBackend, DurableOperationError,
+    DurableOperationStore, OperationRecord, OperationState, Resolution, Settlement, StoreOptions,
+};
+
+use crate::history::{
+    ClaimView, Effect, Event, FenceView, HistoryWriter, LedgerWriter, OpKind, Phase, StateView,
+    now_ms, read_json_lines,
+};
+
+/// The fingerprint of the operation every key stands for.
+pub const FINGERPRINT: &str = "fp-main";
+/// The fingerprint of an occasional conflicting request.
+pub const CONFLICTING_FINGERPRINT: &str = "fp-other";
+
+/// Which store the workers share.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// Redis (`url` is a `redis://` URL).
+    Redis,
+    /// PostgreSQL (`url` is a `postgres://` URL).
+    Postgres,
+    /// SQLite (`url` is the database file).
+    Sqlite,
+}
+
+/// What one worker process does.
+#[derive(Debug, Clone)]
+pub struct WorkerConfig {
+    /// The backend.
+    pub backend: Backend,
+    /// Where it is.
+    pub url: String,
+    /// Table (SQL) or key prefix (Redis) of this campaign.
+    pub namespace: String,
+    /// This worker's number.
+    pub worker: u32,
+    /// Which incarnation of this worker this process is.
+    pub process: u32,
+    /// The history file of this process.
+    pub history: PathBuf,
+    /// The shared effect ledger.
+    pub ledger: PathBuf,
+    /// Keys `k0..k{keys}`.
+    pub keys: u32,
+    /// Seed of this process's choices.
+    pub seed: u64,
+    /// Added to the wall clock the store reads (ms, may be negative).
+    pub clock_skew_ms: i64,
+    /// Lease of a claim.
+    pub lease: Duration,
+    /// Retention of settled records before a prune may delete them.
+    pub retention: Duration,
+}
+
+/// The wall clock moved by a fixed skew.
+#[derive(Debug)]
+struct SkewedClock(i64);
+
+impl Clock for SkewedClock {
+    fn now_ms(&self) -> u64 {
+        now_ms().saturating_add_signed(self.0)
+    }
+}
+
+/// A small deterministic generator (xorshift64*), enough to pick operations.
+struct Choices(u64);
+
+impl Choices {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn below(&mut self, bound: u64) -> u64 {
+        self.next() % bound.max(1)
+    }
+}
+
+/// Runs operations until the process is killed or `run_for` passes.
+pub async fn run(config: WorkerConfig, run_for: Duration) -> Result<(), String> {
+    let store = connect(&config).await?;
+    let mut worker = Worker {
+        history: HistoryWriter::open(&config.history).map_err(|e| e.to_string())?,
+        ledger: LedgerWriter::open(&config.ledger).map_err(|e| e.to_string())?,
+        choices: Choices(config.seed | 1),
+        next_op: 0,
+        store,
+        config,
+    };
+    let deadline = tokio::time::Instant::now() + run_for;
+    while tokio::time::Instant::now() < deadline {
+        worker.step().await?;
+    }
+    Ok(())
+}
+
+/// Creates what the workers' store needs before any worker starts (the PostgreSQL table).
+pub async fn prepare(config: &WorkerConfig) -> Result<(), String> {
+    if config.backend == Backend::Postgres {
+        let backend = PostgresBackend::connect(&config.url, &config.namespace, 1)
+            .await
+            .map_err(|e| e.to_string())?;
+        backend.apply_schema().await.map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// After the faults: reads every key and reconciles each `unknown` record from the ledger, so
+/// the history ends with what the store holds.
+pub async fn final_pass(config: WorkerConfig) -> Result<(), String> {
+    let store = connect(&config).await?;
+    let mut worker = Worker {
+        history: HistoryWriter::open(&config.history).map_err(|e| e.to_string())?,
+        ledger: LedgerWriter::open(&config.ledger).map_err(|e| e.to_string())?,
+        choices: Choices(config.seed | 1),
+        next_op: 0,
+        store,
+        config,
+    };
+    for key in (0..worker.config.keys).map(|index| format!("k{index}")) {
+        worker.reconcile(&key).await?;
+        worker.read(&key).await?;
+    }
+    Ok(())
+}
+
+async fn connect(config: &WorkerConfig) -> Result<DurableOperationStore, String> {
+    let backend: Arc<dyn DurableOperationBackend> = match config.backend {
+        Backend::Redis => Arc::new(
+            RedisBackend::connect(&config.url, &config.namespace)
+                .await
+                .map_err(|e| e.to_string())?,
+        ),
+        // The campaign created the table once ([`prepare`]): concurrent `CREATE TABLE IF NOT
+        // EXISTS` of several workers race in PostgreSQL's catalog.
+        Backend::Postgres => Arc::new(
+            PostgresBackend::connect(&config.url, &config.namespace, 2)
+                .await
+                .map_err(|e| e.to_string())?,
+        ),
+        Backend::Sqlite => {
+            let backend = SqliteBackend::open(&config.url)
+                .await
+                .map_err(|e| e.to_string())?;
+            Arc::new(backend)
+        }
+    };
+    let options = StoreOptions::default()
+        .with_default_lease(config.lease)
+        .with_retention(config.retention);
+    let store = DurableOperationStore::with_options(backend, options).map_err(|e| e.to_string())?;
+    Ok(store.with_clock(Arc::new(SkewedClock(config.clock_skew_ms))))
+}
+
+struct Worker {
+    config: WorkerConfig,
+    store: DurableOperationStore,
+    history: HistoryWriter,
+    ledger: LedgerWriter,
+    choices: Choices,
+    next_op: u64,
+}
+
+/// How a store call ended, as the history records it.
+struct Completion {
+    phase: Phase,
+    observed: Option<StateView>,
+    fence: Option<FenceView>,
+    claim: Option<ClaimView>,
+    error: Option<String>,
+}
+
+impl Completion {
+    fn of_record(record: Option<&OperationRecord>) -> Self {
+        Self {
+            phase: Phase::Ok,
+            observed: Some(record.map_or(StateView::Absent, |r| r.state.into())),
+            fence: record.map(|r| FenceView::from(&r.fence())),
+            claim: None,
+            error: None,
+        }
+    }
+
+    /// A refusal the store decided (nothing written) is `Fail`; anything else (a dropped
+    /// connection, a timeout) may or may not have taken effect: `Info`.
+    fn of_error(error: &DurableOperationError) -> Self {
+        let definite = matches!(
+            error,
+            DurableOperationError::StaleFence { .. }
+                | DurableOperationError::AlreadySettled { .. }
+                | DurableOperationError::OwnerMismatch { .. }
+                | DurableOperationError::LeaseExpired { .. }
+                | DurableOperationError::Missing { .. }
+                | DurableOperationError::CannotResolve { .. }
+                | DurableOperationError::ClaimContended { .. }
+        );
+        Self {
+            phase: if definite { Phase::Fail } else { Phase::Info },
+            observed: None,
+            fence: None,
+            claim: None,
+            error: Some(error.code().to_owned()),
+        }
+    }
+}
+
+impl Worker {
+    async fn step(&mut self) -> Result<(), String> {
+        let key = format!("k{}", self.choices.below(u64::from(self.config.keys)));
+        match self.choices.below(100) {
+            0..=54 => self.claim_and_run(&key).await,
+            55..=74 => self.read(&key).await,
+            75..=94 => self.reconcile(&key).await,
+            _ => self.prune().await,
+        }
+    }
+
+    fn event(&mut self, op: OpKind, key: &str, fingerprint: &str) -> Event {
+        self.next_op += 1;
+        Event {
+            time_ms: now_ms(),
+            worker: self.config.worker,
+            process: self.config.process,
+            op_id: self.next_op,
+            phase: Phase::Invoke,
+            op,
+            key: key.to_owned(),
+            fingerprint: fingerprint.to_owned(),
+            fence: None,
+            observed: None,
+            claim: None,
+            settle_to: None,
+            error: None,
+        }
+    }
+
+    fn record(&mut self, event: &Event) -> Result<(), String> {
+        self.history.append(event).map_err(|e| e.to_string())
+    }
+
+    fn complete(&mut self, invoke: &Event, done: Completion) -> Result<(), String> {
+        let mut event = invoke.clone();
+        event.time_ms = now_ms();
+        event.phase = done.phase;
+        event.observed = done.observed;
+        event.fence = done.fence.or(event.fence);
+        event.claim = done.claim;
+        event.error = done.error;
+        self.record(&event)
+    }
+
+    /// Claims `key`; as its owner, runs the effect and settles (or, now and then, walks away
+    /// without settling, as a crashed owner would, leaving the lease to lapse).
+    async fn claim_and_run(&mut self, key: &str) -> Result<(), String> {
+        let fingerprint = if self.choices.below(100) < 3 {
+            CONFLICTING_FINGERPRINT
+        } else {
+            FINGERPRINT
+        };
+        let invoke = self.event(OpKind::Claim, key, fingerprint);
+        self.record(&invoke)?;
+        let owner = format!("w{}p{}", self.config.worker, self.config.process);
+        let request = ClaimRequest::new(key, fingerprint, &owner);
+        let claim = match self.store.claim(request).await {
+            Ok(claim) => claim,
+            Err(error) => return self.complete(&invoke, Completion::of_error(&error)),
+        };
+        let mut done = Completion::of_record(Some(&claim.record));
+        done.claim = Some(claim.status.into());
+        self.complete(&invoke, done)?;
+        if claim.status != ClaimStatus::Owner {
+            return Ok(());
+        }
+        self.run_effect(&invoke, &claim)?;
+        if self.choices.below(100) < 5 {
+            return Ok(());
+        }
+        self.settle(key, &claim).await
+    }
+
+    /// The side effect: one fsynced ledger line under the claim's fence.
+    fn run_effect(&mut self, claim_op: &Event, claim: &Claim) -> Result<(), String> {
+        let effect = Effect {
+            time_ms: now_ms(),
+            worker: claim_op.worker,
+            process: claim_op.process,
+            op_id: claim_op.op_id,
+            key: claim_op.key.clone(),
+            fingerprint: claim_op.fingerprint.clone(),
+            fence: FenceView::from(&claim.fence),
+        };
+        self.ledger.append(&effect).map_err(|e| e.to_string())
+    }
+
+    async fn settle(&mut self, key: &str, claim: &Claim) -> Result<(), String> {
+        let (settlement, to) = match self.choices.below(100) {
+            0..=79 => (
+                Settlement::Completed {
+                    result: json!({"done": key}),
+                },
+                StateView::Completed,
+            ),
+            80..=89 => (
+                Settlement::Failed {
+                    reason: "the effect reported a failure".into(),
+                    result: None,
+                },
+                StateView::Failed,
+            ),
+            _ => (
+                Settlement::Unknown {
+                    reason: "the effect's outcome was not confirmed".into(),
+                    diagnostic: None,
+                },
+                StateView::Unknown,
+            ),
+        };
+        let mut invoke = self.event(OpKind::Settle, key, &claim.record.fingerprint);
+        invoke.fence = Some(FenceView::from(&claim.fence));
+        invoke.settle_to = Some(to);
+        self.record(&invoke)?;
+        let done = match self.store.settle(claim, settlement).await {
+            Ok(record) => Completion::of_record(Some(&record)),
+            Err(error) => Completion::of_error(&error),
+        };
+        self.complete(&invoke, done)
+    }
+
+    async fn read(&mut self, key: &str) -> Result<(), String> {
+        let invoke = self.event(OpKind::Read, key, FINGERPRINT);
+        self.record(&invoke)?;
+        let done = match self.store.get(key).await {
+            Ok(record) => Completion::of_record(record.as_ref()),
+            Err(error) => Completion::of_error(&error),
+        };
+        self.complete(&invoke, done)
+    }
+
+    /// Resolves an `unknown` record from the ledger: the effect happened iff a ledger line for
+    /// that record's incarnation exists.
+    async fn reconcile(&mut self, key: &str) -> Result<(), String> {
+        let record = match self.store.get(key).await {
+            Ok(Some(record)) if record.state == OperationState::Unknown => record,
+            _ => return Ok(()),
+        };
+        let fence = record.fence();
+        let happened = self.effect_happened(key, &fence.incarnation)?;
+        let (resolution, to) = if happened {
+            let result = json!({"done": key, "reconciled": true});
+            (
+                Resolution::Completed {
+                    result,
+                    reason: None,
+                },
+                StateView::Completed,
+            )
+        } else {
+            let reason = "the ledger has no such effect".to_owned();
+            (
+                Resolution::Failed {
+                    reason,
+                    result: None,
+                },
+                StateView::Failed,
+            )
+        };
+        let mut invoke = self.event(OpKind::Reconcile, key, &record.fingerprint);
+        invoke.fence = Some(FenceView::from(&fence));
+        invoke.settle_to = Some(to);
+        self.record(&invoke)?;
+        let reconciler = format!("w{}p{}", self.config.worker, self.config.process);
+        let done = match self
+            .store
+            .resolve_unknown(key, &reconciler, resolution, &fence)
+            .await
+        {
+            Ok(record) => Completion::of_record(Some(&record)),
+            Err(error) => Completion::of_error(&error),
+        };
+        self.complete(&invoke, done)
+    }
+
+    fn effect_happened(&self, key: &str, incarnation: &str) -> Result<bool, String> {
+        let effects: Vec<Effect> =
+            read_json_lines(&self.config.ledger).map_err(|e| e.to_string())?;
+        Ok(effects
+            .iter()
+            .any(|effect| effect.key == key && effect.fence.incarnation == incarnation))
+    }
+
+    async fn prune(&mut self) -> Result<(), String> {
+        let invoke = self.event(OpKind::Prune, "", "");
+        self.record(&invoke)?;
+        let done = match self.store.prune().await {
+            Ok(_) => Completion {
+                phase: Phase::Ok,
+                observed: None,
+                fence: None,
+                claim: None,
+                error: None,
+            },
+            Err(error) => Completion::of_error(&error),
+        };
+        self.complete(&invoke, done)
+    }
+}
