@@ -41,6 +41,9 @@ pub struct CampaignConfig {
     pub seed: u64,
     /// Lease of a claim.
     pub lease: Duration,
+    /// How the Redis server persists (the guarantee needs [`RedisDurability::AofAlways`]; the
+    /// others show what a restart loses).
+    pub redis_durability: RedisDurability,
 }
 
 /// What a campaign did and what the checker found.
@@ -81,9 +84,9 @@ enum Database {
 }
 
 impl Database {
-    async fn start(backend: Backend, dir: &Path) -> Result<Self, String> {
-        let started = match backend {
-            Backend::Redis => RedisServer::start(dir, RedisDurability::AofAlways)
+    async fn start(config: &CampaignConfig, dir: &Path) -> Result<Self, String> {
+        let started = match config.backend {
+            Backend::Redis => RedisServer::start(dir, config.redis_durability)
                 .await
                 .map(Self::Redis),
             Backend::Postgres => PostgresServer::start(dir).await.map(Self::Postgres),
@@ -160,7 +163,7 @@ pub async fn run(config: &CampaignConfig) -> Result<CampaignReport, String> {
     let dir = config.out.join(name);
     let histories = dir.join("history");
     std::fs::create_dir_all(&histories).map_err(|e| e.to_string())?;
-    let mut database = Database::start(config.backend, &dir.join("db")).await?;
+    let mut database = Database::start(config, &dir.join("db")).await?;
     let base = worker_base(config, &database, &dir);
     worker::prepare(&base).await?;
     let mut slots: Vec<Slot> = (0..config.workers)

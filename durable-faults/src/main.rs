@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use durable_faults::campaign::{self, CampaignConfig, CampaignReport};
+use durable_faults::servers::RedisDurability;
 use durable_faults::worker::{self, Backend, WorkerConfig};
 
 #[derive(Debug, Parser)]
@@ -47,6 +48,17 @@ struct CampaignArgs {
     /// Where servers, histories, ledgers and fault logs go (default: a new temp dir, kept).
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Redis persistence: `always` (AOF, fsync per write: what the guarantee needs),
+    /// `everysec` or `none` (to see what a restart loses without it).
+    #[arg(long, value_enum, default_value = "always")]
+    redis_durability: Durability,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Durability {
+    Always,
+    Everysec,
+    None,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -167,6 +179,11 @@ async fn run_campaigns(args: CampaignArgs) -> ExitCode {
             out: out.clone(),
             seed,
             lease: Duration::from_millis(1_000),
+            redis_durability: match args.redis_durability {
+                Durability::Always => RedisDurability::AofAlways,
+                Durability::Everysec => RedisDurability::AofEverySec,
+                Durability::None => RedisDurability::None,
+            },
         };
         match campaign::run(&config).await {
             Ok(report) => {

@@ -9,6 +9,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use serde_json::json;
@@ -16,8 +17,10 @@ use tool_durable_operations::backend::postgres::PostgresBackend;
 use tool_durable_operations::backend::redis::RedisBackend;
 use tool_durable_operations::backend::sqlite::SqliteBackend;
 use tool_durable_operations::{
-    Claim, ClaimRequest, ClaimStatus, Clock, DurableOperationBackend, DurableOperationError,
-    DurableOperationStore, OperationRecord, OperationState, Resolution, Settlement, StoreOptions,
+    BoxError, Claim, ClaimRequest, ClaimStatus, Clock, DurableOperationBackend,
+    DurableOperationError, DurableOperationStore, OperationRecord, OperationState, Resolution,
+    Settlement, SideEffectContext, SideEffectOutcome, SideEffectRequest, SideEffectResult,
+    SideEffectRunner, StoreOptions,
 };
 
 use crate::history::{
@@ -125,6 +128,97 @@ pub async fn prepare(config: &WorkerConfig) -> Result<(), String> {
     Ok(())
 }
 
+/// The effect run by the side-effect runner, recording itself as it goes.
+struct RunnerEffect {
+    claim_op: Event,
+    settle_op: Event,
+    history: PathBuf,
+    ledger: PathBuf,
+    reached: Arc<AtomicBool>,
+}
+
+impl RunnerEffect {
+    async fn run(
+        self,
+        context: SideEffectContext,
+        outcome: SideEffectOutcome,
+    ) -> Result<SideEffectOutcome, BoxError> {
+        self.reached.store(true, Ordering::SeqCst);
+        let fence = FenceView::from(&context.fence);
+        let mut history = HistoryWriter::open(&self.history)?;
+        let mut claimed = self.claim_op.clone();
+        claimed.time_ms = now_ms();
+        claimed.phase = Phase::Ok;
+        claimed.claim = Some(ClaimView::Owner);
+        claimed.observed = Some(StateView::Pending);
+        claimed.fence = Some(fence.clone());
+        history.append(&claimed)?;
+        LedgerWriter::open(&self.ledger)?.append(&Effect {
+            time_ms: now_ms(),
+            worker: claimed.worker,
+            process: claimed.process,
+            op_id: claimed.op_id,
+            key: claimed.key.clone(),
+            fingerprint: claimed.fingerprint.clone(),
+            fence: fence.clone(),
+        })?;
+        let mut settling = self.settle_op;
+        settling.time_ms = now_ms();
+        settling.fence = Some(fence);
+        history.append(&settling)?;
+        Ok(outcome)
+    }
+}
+
+/// How a run that reached the effect ended: the state it stored, or indeterminate when it
+/// stored something else (a lost lease) or the store failed.
+fn settled_by_runner(
+    ran: &Result<SideEffectResult, DurableOperationError>,
+    asked: StateView,
+) -> Completion {
+    let stored = match ran {
+        Ok(SideEffectResult::Completed { operation, .. })
+        | Ok(SideEffectResult::Failed { operation, .. })
+        | Ok(SideEffectResult::Unknown { operation, .. }) => Some(operation),
+        _ => None,
+    };
+    match stored {
+        Some(record) if StateView::from(record.state) == asked => {
+            Completion::of_record(Some(record))
+        }
+        _ => Completion {
+            phase: Phase::Info,
+            observed: None,
+            fence: None,
+            claim: None,
+            error: None,
+        },
+    }
+}
+
+/// How a run that never reached the effect ended: what its claim found.
+fn claimed_by_runner(ran: &Result<SideEffectResult, DurableOperationError>) -> Completion {
+    let (claim, record) = match ran {
+        Ok(SideEffectResult::Replayed { operation, .. }) => (ClaimView::Replay, operation),
+        Ok(SideEffectResult::Pending { operation }) => (ClaimView::Pending, operation),
+        Ok(SideEffectResult::Conflict { operation }) => (ClaimView::Conflict, operation),
+        Ok(SideEffectResult::Unknown { operation, .. }) => (ClaimView::Unknown, operation),
+        Err(error) => return Completion::of_error(error),
+        Ok(_) => {
+            return Completion {
+                phase: Phase::Info,
+                observed: None,
+                fence: None,
+                claim: None,
+                error: None,
+            };
+        }
+    };
+    let mut done = Completion::of_record(Some(record));
+    done.claim = Some(claim);
+    done
+}
+
 /// After the faults: reads every key and reconciles each `unknown` record from the ledger, so
 /// the history ends with what the store holds.
 pub async fn final_pass(config: WorkerConfig) -> Result<(), String> {
@@ -228,7 +322,8 @@ impl Worker {
     async fn step(&mut self) -> Result<(), String> {
         let key = format!("k{}", self.choices.below(u64::from(self.config.keys)));
         match self.choices.below(100) {
-            0..=54 => self.claim_and_run(&key).await,
+            0..=39 => self.claim_and_run(&key).await,
+            40..=54 => self.run_through_runner(&key).await,
             55..=74 => self.read(&key).await,
             75..=94 => self.reconcile(&key).await,
             _ => self.prune().await,
@@ -344,6 +439,56 @@ impl Worker {
             Err(error) => Completion::of_error(&error),
         };
         self.complete(&invoke, done)
+    }
+
+    /// The same operation through the side-effect runner, which claims, keeps the lease and
+    /// settles by itself. The effect records, from inside the runner, the claim it got (before
+    /// it runs), its ledger line, and the settlement it asks for; the worker records how the run
+    /// ended. A run that never reached the effect records what the claim found instead.
+    async fn run_through_runner(&mut self, key: &str) -> Result<(), String> {
+        let claim_op = self.event(OpKind::Claim, key, FINGERPRINT);
+        self.record(&claim_op)?;
+        let mut settle_op = self.event(OpKind::Settle, key, FINGERPRINT);
+        let (outcome, to) = self.pick_outcome(key);
+        settle_op.settle_to = Some(to);
+        let owner = format!("w{}p{}", self.config.worker, self.config.process);
+        let runner = SideEffectRunner::new(self.store.clone(), owner).map_err(|e| e.to_string())?;
+        let reached = Arc::new(AtomicBool::new(false));
+        let effect = RunnerEffect {
+            claim_op: claim_op.clone(),
+            settle_op: settle_op.clone(),
+            history: self.config.history.clone(),
+            ledger: self.config.ledger.clone(),
+            reached: reached.clone(),
+        };
+        let request = SideEffectRequest::new(key, FINGERPRINT).with_lease(self.config.lease);
+        let ran = runner
+            .run(request, move |context| effect.run(context, outcome))
+            .await;
+        if reached.load(Ordering::SeqCst) {
+            settle_op.fence = None;
+            self.complete(&settle_op, settled_by_runner(&ran, to))
+        } else {
+            self.complete(&claim_op, claimed_by_runner(&ran))
+        }
+    }
+
+    /// A settlement to ask for: mostly completed, sometimes failed or unknown.
+    fn pick_outcome(&mut self, key: &str) -> (SideEffectOutcome, StateView) {
+        match self.choices.below(100) {
+            0..=79 => (
+                SideEffectOutcome::completed(json!({"done": key})),
+                StateView::Completed,
+            ),
+            80..=89 => (
+                SideEffectOutcome::failed("the effect reported a failure"),
+                StateView::Failed,
+            ),
+            _ => (
+                SideEffectOutcome::unknown("the effect's outcome was not confirmed"),
+                StateView::Unknown,
+            ),
+        }
     }
 
     async fn read(&mut self, key: &str) -> Result<(), String> {

@@ -5,6 +5,10 @@
 //! `<prefix>record:<hex(utf8(k))>` as compact JSON; `<prefix>index` is a sorted set whose members
 //! are the hex-encoded keys, all with score 0, so `ZRANGEBYLEX` walks keys in byte order.
 //! The script runs with `EVALSHA` and falls back to `EVAL` (and `SCRIPT LOAD`) on `NOSCRIPT`.
+//!
+//! Durability is Redis's: a record survives a Redis restart only when the server persists each
+//! write before answering (`appendonly yes`, `appendfsync always`). Without it the fault harness
+//! (`durable-faults --redis-durability none`) sees acknowledged records lost on restart.
 
 use async_trait::async_trait;
 use redis::aio::ConnectionLike;
