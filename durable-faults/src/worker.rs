@@ -18,9 +18,9 @@ use tool_durable_operations::backend::redis::RedisBackend;
 use tool_durable_operations::backend::sqlite::SqliteBackend;
 use tool_durable_operations::{
     BoxError, Claim, ClaimRequest, ClaimStatus, Clock, DurableOperationBackend,
-    DurableOperationError, DurableOperationStore, OperationRecord, OperationState, Resolution,
-    Settlement, SideEffectContext, SideEffectOutcome, SideEffectRequest, SideEffectResult,
-    SideEffectRunner, StoreOptions,
+    DurableOperationError, DurableOperationStore, OperationRecord, OperationState, RecoverOutcome,
+    Resolution, Settlement, SideEffectContext, SideEffectOutcome, SideEffectRequest,
+    SideEffectResult, SideEffectRunner, StoreOptions,
 };
 
 use crate::history::{
@@ -534,13 +534,30 @@ impl Worker {
         invoke.settle_to = Some(to);
         self.record(&invoke)?;
         let reconciler = format!("w{}p{}", self.config.worker, self.config.process);
-        let done = match self
-            .store
-            .resolve_unknown(key, &reconciler, resolution, &fence)
-            .await
-        {
-            Ok(record) => Completion::of_record(Some(&record)),
-            Err(error) => Completion::of_error(&error),
+        // Half through `resolve_unknown`, half through `recover` (status first, then the
+        // resolver, here answering what the ledger said).
+        let done = if self.choices.below(2) == 0 {
+            match self
+                .store
+                .resolve_unknown(key, &reconciler, resolution, &fence)
+                .await
+            {
+                Ok(record) => Completion::of_record(Some(&record)),
+                Err(error) => Completion::of_error(&error),
+            }
+        } else {
+            let resolver = |_record| async move { Ok::<_, BoxError>(resolution) };
+            match self
+                .store
+                .recover(key, &reconciler, Some(&fence), resolver)
+                .await
+            {
+                Ok(RecoverOutcome::Resolved(record) | RecoverOutcome::Unchanged(record)) => {
+                    Completion::of_record(Some(&record))
+                }
+                Ok(RecoverOutcome::Missing) => Completion::of_record(None),
+                Err(error) => Completion::of_error(&error),
+            }
         };
         self.complete(&invoke, done)
     }
