@@ -101,15 +101,7 @@ impl Choices {
 
 /// Runs operations until the process is killed or `run_for` passes.
 pub async fn run(config: WorkerConfig, run_for: Duration) -> Result<(), String> {
-    let store = connect(&config).await?;
-    let mut worker = Worker {
-        history: HistoryWriter::open(&config.history).map_err(|e| e.to_string())?,
-        ledger: LedgerWriter::open(&config.ledger).map_err(|e| e.to_string())?,
-        choices: Choices(config.seed | 1),
-        next_op: 0,
-        store,
-        config,
-    };
+    let mut worker = Worker::open(config).await?;
     let deadline = tokio::time::Instant::now() + run_for;
     while tokio::time::Instant::now() < deadline {
         worker.step().await?;
@@ -222,15 +214,7 @@ fn claimed_by_runner(ran: &Result<SideEffectResult, DurableOperationError>) -> C
 /// After the faults: reads every key and reconciles each `unknown` record from the ledger, so
 /// the history ends with what the store holds.
 pub async fn final_pass(config: WorkerConfig) -> Result<(), String> {
-    let store = connect(&config).await?;
-    let mut worker = Worker {
-        history: HistoryWriter::open(&config.history).map_err(|e| e.to_string())?,
-        ledger: LedgerWriter::open(&config.ledger).map_err(|e| e.to_string())?,
-        choices: Choices(config.seed | 1),
-        next_op: 0,
-        store,
-        config,
-    };
+    let mut worker = Worker::open(config).await?;
     for key in (0..worker.config.keys).map(|index| format!("k{index}")) {
         worker.reconcile(&key).await?;
         worker.read(&key).await?;
@@ -319,6 +303,18 @@ impl Completion {
 }
 
 impl Worker {
+    /// Connects to the store and opens this process's history and the ledger.
+    async fn open(config: WorkerConfig) -> Result<Self, String> {
+        Ok(Self {
+            store: connect(&config).await?,
+            history: HistoryWriter::open(&config.history).map_err(|e| e.to_string())?,
+            ledger: LedgerWriter::open(&config.ledger).map_err(|e| e.to_string())?,
+            choices: Choices(config.seed | 1),
+            next_op: 0,
+            config,
+        })
+    }
+
     async fn step(&mut self) -> Result<(), String> {
         let key = format!("k{}", self.choices.below(u64::from(self.config.keys)));
         match self.choices.below(100) {

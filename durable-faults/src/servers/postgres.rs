@@ -7,7 +7,7 @@ use sqlx::Connection;
 use tokio::process::Command;
 
 use super::ServerError;
-use super::process::{self, LogFile, PORT_ATTEMPTS, ServerProcess, Signal, StartFailure};
+use super::process::{self, Launch, LogFile, ServerProcess, Signal, StartFailure};
 
 const SERVER: &str = "postgres";
 
@@ -66,19 +66,8 @@ impl PostgresServer {
             process: None,
         };
         server.initdb().await?;
-        let mut last = None;
-        for _ in 0..PORT_ATTEMPTS {
-            server.port = process::free_port()?;
-            match server.launch().await {
-                Ok(()) => return Ok(server),
-                Err(StartFailure {
-                    error,
-                    port_taken: true,
-                }) => last = Some(error),
-                Err(failure) => return Err(failure.error),
-            }
-        }
-        Err(last.unwrap_or_else(|| ServerError::Fault("no port attempt was made".into())))
+        process::launch_on_free_port(&mut server).await?;
+        Ok(server)
     }
 
     /// `postgres://postgres@127.0.0.1:<port>/postgres`.
@@ -142,7 +131,7 @@ impl PostgresServer {
             return Err(ServerError::still_running(SERVER));
         }
         self.log.note("restart");
-        self.launch().await.map_err(|failure| failure.error)
+        self.launch_once().await.map_err(|failure| failure.error)
     }
 
     /// SIGSTOP to the postmaster, then (once it forks no more) to every backend it forked
@@ -229,7 +218,7 @@ impl PostgresServer {
 
     /// One attempt: spawn on `self.port`, wait until this very postmaster accepts connections
     /// (asked through the unix socket in `<dir>`, which no other server uses).
-    async fn launch(&mut self) -> Result<(), StartFailure> {
+    async fn launch_once(&mut self) -> Result<(), StartFailure> {
         let offset = self.log.len();
         let mut process = self.spawn().map_err(|error| StartFailure {
             error,
@@ -388,6 +377,16 @@ fn postgres_user() -> Result<Owner, ServerError> {
                     .into(),
             )
         })
+}
+
+impl Launch for PostgresServer {
+    fn set_port(&mut self, port: u16) {
+        self.port = port;
+    }
+
+    async fn launch(&mut self) -> Result<(), StartFailure> {
+        self.launch_once().await
+    }
 }
 
 #[cfg(test)]

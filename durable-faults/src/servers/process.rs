@@ -339,6 +339,32 @@ impl ServerProcess {
     }
 }
 
+/// A server that can be started on a given port.
+pub(super) trait Launch {
+    /// Uses `port` for the next launch.
+    fn set_port(&mut self, port: u16);
+    /// One start attempt on the set port.
+    async fn launch(&mut self) -> Result<(), StartFailure>;
+}
+
+/// Starts `server` on a free port, trying another one when a stranger took the port between
+/// the probe and the start (up to [`PORT_ATTEMPTS`] times).
+pub(super) async fn launch_on_free_port(server: &mut impl Launch) -> Result<(), ServerError> {
+    let mut last = None;
+    for _ in 0..PORT_ATTEMPTS {
+        server.set_port(free_port()?);
+        match server.launch().await {
+            Ok(()) => return Ok(()),
+            Err(StartFailure {
+                error,
+                port_taken: true,
+            }) => last = Some(error),
+            Err(failure) => return Err(failure.error),
+        }
+    }
+    Err(last.unwrap_or_else(|| ServerError::Fault("no port attempt was made".into())))
+}
+
 /// Why one start attempt failed.
 #[derive(Debug)]
 pub(super) struct StartFailure {

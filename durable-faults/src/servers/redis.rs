@@ -6,7 +6,7 @@ use std::time::Duration;
 use tokio::process::Command;
 
 use super::ServerError;
-use super::process::{self, LogFile, PORT_ATTEMPTS, ServerProcess, StartFailure};
+use super::process::{self, Launch, LogFile, ServerProcess, StartFailure};
 
 const SERVER: &str = "redis-server";
 
@@ -75,19 +75,8 @@ impl RedisServer {
             log,
             process: None,
         };
-        let mut last = None;
-        for _ in 0..PORT_ATTEMPTS {
-            server.port = process::free_port()?;
-            match server.launch().await {
-                Ok(()) => return Ok(server),
-                Err(StartFailure {
-                    error,
-                    port_taken: true,
-                }) => last = Some(error),
-                Err(failure) => return Err(failure.error),
-            }
-        }
-        Err(last.unwrap_or_else(|| ServerError::Fault("no port attempt was made".into())))
+        process::launch_on_free_port(&mut server).await?;
+        Ok(server)
     }
 
     /// `redis://127.0.0.1:<port>`.
@@ -139,7 +128,7 @@ impl RedisServer {
             return Err(ServerError::still_running(SERVER));
         }
         self.log.note("restart");
-        self.launch().await.map_err(|failure| failure.error)
+        self.launch_once().await.map_err(|failure| failure.error)
     }
 
     /// SIGSTOP: it keeps its connections and port but answers nothing until [`Self::resume`].
@@ -176,7 +165,7 @@ impl RedisServer {
     }
 
     /// One attempt: spawn on `self.port`, wait until this very process answers.
-    async fn launch(&mut self) -> Result<(), StartFailure> {
+    async fn launch_once(&mut self) -> Result<(), StartFailure> {
         let offset = self.log.len();
         let mut process = self.spawn().map_err(|error| StartFailure {
             error,
@@ -255,4 +244,14 @@ async fn client_kill_normal(url: &str) -> Result<u64, ServerError> {
         .query_async(&mut connection)
         .await
         .map_err(|e| client_error(e.to_string()))
+}
+
+impl Launch for RedisServer {
+    fn set_port(&mut self, port: u16) {
+        self.port = port;
+    }
+
+    async fn launch(&mut self) -> Result<(), StartFailure> {
+        self.launch_once().await
+    }
 }
