@@ -60,29 +60,43 @@ fn state_before(op: &Operation) -> Option<StateView> {
     state_after(op)
 }
 
-/// A reconcile or prune (not known to have failed) that may have run after `after_ms` and
-/// before `to` completed: something that may legitimately have resolved an unknown record.
-fn intervention_between(view: &KeyView<'_>, after_ms: u64, to: &Operation) -> bool {
-    view.ops.iter().any(|op| {
-        matches!(op.kind(), OpKind::Reconcile | OpKind::Prune)
-            && !op.is_fail()
-            && op.invoked_ms() < to.done_by_ms()
-            && op.done_by_ms() > after_ms
-    })
+/// Operations of some kinds (not known to have failed) as time windows, to ask in O(log n)
+/// whether one of them may have run between two instants: sorted by invoke, with the latest
+/// completion among each prefix.
+struct Windows {
+    invoked: Vec<u64>,
+    latest_done: Vec<u64>,
 }
 
-/// A prune (not known to have failed) that may have run after `after_ms` and before `to`
-/// completed.
-fn prune_between(view: &KeyView<'_>, after_ms: u64, to: &Operation) -> bool {
-    view.ops.iter().any(|op| {
-        op.kind() == OpKind::Prune
-            && !op.is_fail()
-            && op.invoked_ms() < to.done_by_ms()
-            && op.done_by_ms() > after_ms
-    })
-}
+impl Windows {
+    fn of(view: &KeyView<'_>, kinds: &[OpKind]) -> Self {
+        let mut spans: Vec<(u64, u64)> = view
+            .ops
+            .iter()
+            .filter(|op| kinds.contains(&op.kind()) && !op.is_fail())
+            .map(|op| (op.invoked_ms(), op.done_by_ms()))
+            .collect();
+        spans.sort_unstable();
+        let mut latest = 0;
+        let latest_done = spans
+            .iter()
+            .map(|&(_, done)| {
+                latest = latest.max(done);
+                latest
+            })
+            .collect();
+        Self {
+            invoked: spans.iter().map(|&(invoked, _)| invoked).collect(),
+            latest_done,
+        }
+    }
 
-// --- DoubleExecution -------------------------------------------------------------------------
+    /// Whether one of them was invoked before `to` completed and completed after `after_ms`.
+    fn between(&self, after_ms: u64, to: &Operation) -> bool {
+        let started = self.invoked.partition_point(|&at| at < to.done_by_ms());
+        started > 0 && self.latest_done[started - 1] > after_ms
+    }
+}
 
 fn double_execution(view: &KeyView<'_>, out: &mut Vec<Violation>) {
     effects_under_one_fence(view, out);
@@ -160,11 +174,12 @@ fn may_follow(written: StateView, found: StateView) -> bool {
 }
 
 fn lost_write(view: &KeyView<'_>, out: &mut Vec<Violation>) {
+    let prunes = Windows::of(view, &[OpKind::Prune]);
     for ack in &view.ops {
         let Some(written) = acknowledged_write(ack) else {
             continue;
         };
-        if let Some(detail) = first_contradiction(view, ack, written) {
+        if let Some(detail) = first_contradiction(view, &prunes, ack, written) {
             out.push(violation(ViolationKind::LostWrite, view, detail));
         }
     }
@@ -172,14 +187,19 @@ fn lost_write(view: &KeyView<'_>, out: &mut Vec<Violation>) {
 
 /// The first acknowledged op invoked after `ack` completed that finds something `written`
 /// cannot have become, unless a prune may have run in between.
-fn first_contradiction(view: &KeyView<'_>, ack: &Operation, written: StateView) -> Option<String> {
+fn first_contradiction(
+    view: &KeyView<'_>,
+    prunes: &Windows,
+    ack: &Operation,
+    written: StateView,
+) -> Option<String> {
     let acked_ms = ack.completed_ms()?;
     let incarnation = ack.fence().map(|f| f.incarnation.as_str());
     for later in view.ops.iter().filter(|op| op.invoked_ms() > acked_ms) {
         let Some(found) = state_before(later) else {
             continue;
         };
-        if prune_between(view, acked_ms, later) {
+        if prunes.between(acked_ms, later) {
             return None;
         }
         let other_lifetime = matches!(
@@ -312,7 +332,10 @@ fn conflict_of(view: &KeyView<'_>, effect: &Effect) -> Option<String> {
 // --- SilentUnknownResolution -----------------------------------------------------------------
 
 fn silent_unknown_resolution(view: &KeyView<'_>, out: &mut Vec<Violation>) {
-    let unknowns: Vec<&Operation> = view
+    // Unknown observations by completion time, with the latest invoke among each prefix: the
+    // latest one before a settled observation is the hardest to excuse (an intervention that
+    // excuses it excuses every earlier one), so it is the only one to test.
+    let mut unknowns: Vec<&Operation> = view
         .ops
         .iter()
         .copied()
@@ -321,15 +344,25 @@ fn silent_unknown_resolution(view: &KeyView<'_>, out: &mut Vec<Violation>) {
     if unknowns.is_empty() {
         return;
     }
+    unknowns.sort_by_key(|op| op.done_by_ms());
+    let mut latest: Vec<&Operation> = Vec::with_capacity(unknowns.len());
+    for op in &unknowns {
+        let keep = match latest.last() {
+            Some(prev) if prev.invoked_ms() >= op.invoked_ms() => *prev,
+            _ => *op,
+        };
+        latest.push(keep);
+    }
+    let interventions = Windows::of(view, &[OpKind::Reconcile, OpKind::Prune]);
     let settled_reads = view.ops.iter().filter(|op| {
         op.kind() != OpKind::Reconcile && state_after(op).is_some_and(StateView::is_settled)
     });
     for later in settled_reads {
-        let silent = unknowns.iter().find(|unknown| {
-            unknown.done_by_ms() < later.invoked_ms()
-                && !intervention_between(view, unknown.invoked_ms(), later)
-        });
-        if let Some(unknown) = silent {
+        let before = unknowns.partition_point(|op| op.done_by_ms() < later.invoked_ms());
+        let Some(unknown) = before.checked_sub(1).map(|at| latest[at]) else {
+            continue;
+        };
+        if !interventions.between(unknown.invoked_ms(), later) {
             let detail = format!(
                 "{} found unknown, then {} found {:?} with no reconcile in between",
                 unknown.describe(),
