@@ -91,10 +91,12 @@ impl Windows {
         }
     }
 
-    /// Whether one of them was invoked before `to` completed and completed after `after_ms`.
+    /// Whether one of them may have taken effect between `after_ms` and `to`'s completion.
+    /// Times are whole milliseconds, so an op ending in the millisecond another starts may
+    /// still have taken effect after it: the bounds are inclusive.
     fn between(&self, after_ms: u64, to: &Operation) -> bool {
-        let started = self.invoked.partition_point(|&at| at < to.done_by_ms());
-        started > 0 && self.latest_done[started - 1] > after_ms
+        let started = self.invoked.partition_point(|&at| at <= to.done_by_ms());
+        started > 0 && self.latest_done[started - 1] >= after_ms
     }
 }
 
