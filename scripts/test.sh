@@ -485,7 +485,7 @@ check_readmes() {
 # durable-faults (the Jepsen-style harness of tool-durable-operations) starts its own throwaway
 # Redis and PostgreSQL servers from the installed binaries (so it can kill, restart and pause
 # them) and runs FAULT_SECONDS (default 60) of faults per backend; any violation fails the run.
-# Histories are kept outside the clone when it fails. A long campaign:
+# Histories are kept (under /tmp, outside the clone) when it fails. A long campaign:
 #   cargo run -p durable-faults -- --minutes 10
 FAULT_SECONDS="${FAULT_SECONDS:-60}"
 ensure_fault_servers() {
@@ -500,7 +500,11 @@ ensure_fault_servers() {
 }
 
 run_fault_campaigns() {
-  local out="$CARGO_TARGET_DIR/durable-faults/run-$(date +%s)-$$"
+  # Under /tmp, readable by others: PostgreSQL runs as the postgres user and must reach its
+  # data directory (a home directory such as /root is closed to it).
+  local out
+  out=$(mktemp -d "${TMPDIR:-/tmp}/durable-faults.XXXXXX")
+  chmod 755 "$out"
   log "fault campaigns: $FAULT_SECONDS s per backend (durable-faults)"
   if cargo run --quiet -p durable-faults -- --seconds "$FAULT_SECONDS" --out "$out"; then
     rm -rf "$out"
