@@ -1,7 +1,12 @@
-//! What the SQLite and PostgreSQL backends share: table-name validation and the row mapping.
+//! What the SQLite and PostgreSQL backends share: table-name validation, the row mapping and
+//! (in [`table`]) the backend operations themselves; each backend keeps only its dialect's SQL.
 
 use crate::error::DurableOperationError;
 use crate::record::{Fence, OperationRecord, OperationState, missing_incarnation};
+
+mod table;
+
+pub(crate) use table::{SqlTable, Statements, impl_sql_backend, sql_str};
 
 /// Validates `ident` or `schema.ident` (`^[A-Za-z_][A-Za-z0-9_]*$` parts) and returns it
 /// double-quoted, ready to splice into SQL.
