@@ -1,6 +1,6 @@
 //! The coded error type shared by the store, the backends and the side-effect runner.
 
-use crate::record::OperationState;
+use crate::state::OperationState;
 
 /// Boxed error returned by application callbacks (resolvers, adapters, classifiers).
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;

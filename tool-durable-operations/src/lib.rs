@@ -23,6 +23,7 @@ pub mod error;
 pub mod lease;
 pub mod record;
 pub mod side_effect;
+mod state;
 pub mod store;
 
 pub use backend::memory::MemoryBackend;

@@ -1,11 +1,10 @@
 //! The durable operation record, its fence and the bounds every stored field obeys.
 
-use std::fmt;
-
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
 use crate::error::DurableOperationError;
+pub use crate::state::OperationState;
 
 /// Maximum UTF-8 bytes of an operation key.
 pub const MAX_OPERATION_KEY_BYTES: usize = 4_096;
@@ -22,54 +21,6 @@ pub const MAX_STORED_RESULT_BYTES: usize = 1_048_576;
 /// Why a record written before fencing (no `incarnation`) is corrupt until it is backfilled.
 pub const MISSING_INCARNATION: &str =
     "record has no incarnation (written before fencing); backfill it before use";
-
-/// Lifecycle state of a durable operation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum OperationState {
-    /// Claimed by an owner whose lease may still be live.
-    Pending,
-    /// Finished with a replayable result.
-    Completed,
-    /// Confirmed not to have taken effect (or failed with a known error).
-    Failed,
-    /// Outcome is ambiguous; needs reconciliation before any retry.
-    Unknown,
-}
-
-impl OperationState {
-    /// The lowercase wire name (`pending`, `completed`, `failed`, `unknown`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Pending => "pending",
-            Self::Completed => "completed",
-            Self::Failed => "failed",
-            Self::Unknown => "unknown",
-        }
-    }
-
-    /// Parses the wire name.
-    pub fn parse(value: &str) -> Option<Self> {
-        match value {
-            "pending" => Some(Self::Pending),
-            "completed" => Some(Self::Completed),
-            "failed" => Some(Self::Failed),
-            "unknown" => Some(Self::Unknown),
-            _ => None,
-        }
-    }
-
-    /// Whether the state is `completed` or `failed`.
-    pub fn is_settled(self) -> bool {
-        matches!(self, Self::Completed | Self::Failed)
-    }
-}
-
-impl fmt::Display for OperationState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// Optimistic-concurrency token: a record is only written when both parts still match.
 ///
