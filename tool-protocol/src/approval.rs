@@ -102,7 +102,7 @@ impl ToolApprovalSnapshot {
 impl<'de> Deserialize<'de> for ToolApprovalSnapshot {
     /// Accepts exactly what [`parse_tool_approval_snapshot`] accepts.
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        crate::serde_util::deserialize_validated(deserializer, parse_tool_approval_snapshot)
+        crate::validate::deserialize_validated(deserializer, parse_tool_approval_snapshot)
     }
 }
 

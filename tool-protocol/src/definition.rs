@@ -1,6 +1,6 @@
 //! [`ToolDefinition`] in MCP shape, with its annotations.
 
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Behaviour hints of a tool. Metadata only: authorization is enforced by policy.
@@ -69,15 +69,5 @@ impl ToolDefinition {
     /// Whether the tool declares itself read-only.
     pub fn is_read_only(&self) -> bool {
         self.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true)
-    }
-}
-
-impl<'de> Deserialize<'de> for ToolDefinition {
-    /// Accepts exactly what [`crate::validate::parse_tool_definition`] accepts.
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        crate::serde_util::deserialize_validated(
-            deserializer,
-            crate::validate::parse_tool_definition,
-        )
     }
 }

@@ -1,6 +1,6 @@
 //! [`ToolCallError`]: the one error shape every failure takes at the tool boundary.
 
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 /// A coded tool-call failure: `{ code, message, retryable?, details? }`.
@@ -25,22 +25,8 @@ pub struct ToolCallError {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retryable: Option<bool>,
     /// Structured details; an explicit JSON `null` is kept apart from no details.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::serde_util::present"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
-}
-
-impl<'de> Deserialize<'de> for ToolCallError {
-    /// Accepts exactly what [`crate::validate::parse_tool_call_error`] accepts.
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        crate::serde_util::deserialize_validated(
-            deserializer,
-            crate::validate::parse_tool_call_error,
-        )
-    }
 }
 
 /// Which field of a tool call error [`ToolCallError::try_new`] found blank.

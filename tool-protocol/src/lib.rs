@@ -33,7 +33,6 @@ pub mod result;
 #[cfg(feature = "schema")]
 #[cfg_attr(docsrs, doc(cfg(feature = "schema")))]
 pub mod schema;
-mod serde_util;
 pub mod telemetry;
 pub mod validate;
 

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Number, Value};
 
 use crate::definition::ToolDefinition;
@@ -116,16 +116,6 @@ impl Serialize for ToolCallRequest {
     }
 }
 
-impl<'de> Deserialize<'de> for ToolCallRequest {
-    /// Accepts exactly what [`crate::validate::parse_tool_call_request`] accepts.
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        crate::serde_util::deserialize_validated(
-            deserializer,
-            crate::validate::parse_tool_call_request,
-        )
-    }
-}
-
 /// A tool call as a model emits it: `{ id?, name, arguments? }`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelToolCall {
@@ -229,15 +219,6 @@ impl Serialize for ToolListRequest {
     }
 }
 
-impl<'de> Deserialize<'de> for ToolListRequest {
-    /// Accepts exactly what [`crate::validate::parse_tool_list_request`] accepts for a present value.
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        crate::serde_util::deserialize_validated(deserializer, |value| {
-            crate::validate::parse_tool_list_request(Some(value)).map(Option::unwrap_or_default)
-        })
-    }
-}
-
 /// One page of a tool listing: `{ tools, nextCursor? }`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -247,16 +228,6 @@ pub struct ToolListResult {
     /// Cursor of the next page; absent on the last page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
-}
-
-impl<'de> Deserialize<'de> for ToolListResult {
-    /// Accepts exactly what [`crate::validate::parse_tool_list_result`] accepts.
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        crate::serde_util::deserialize_validated(
-            deserializer,
-            crate::validate::parse_tool_list_result,
-        )
-    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! [`ToolCallResult`]: what every tool call returns, success or failure.
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use crate::content::ToolContent;
@@ -151,11 +151,7 @@ struct ResultWire {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     tool_call_id: Option<ToolCallId>,
     content: Vec<ToolContent>,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::serde_util::present"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     structured_content: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     is_error: Option<bool>,
@@ -187,16 +183,6 @@ fn replay_meta(replay: &Replay) -> Value {
         meta.insert(ORIGINAL_AT_META_KEY.into(), Value::from(at));
     }
     Value::Object(meta)
-}
-
-impl<'de> Deserialize<'de> for ToolCallResult {
-    /// Accepts exactly what [`crate::validate::parse_tool_call_result`] accepts.
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        crate::serde_util::deserialize_validated(
-            deserializer,
-            crate::validate::parse_tool_call_result,
-        )
-    }
 }
 
 #[cfg(test)]

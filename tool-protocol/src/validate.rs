@@ -9,8 +9,9 @@
 //! The rules are those of the reference guards (`isToolCallRequest`, `isToolListRequest`,
 //! `isToolListResult`, `isToolCallResult`), tightened only where a typed value needs it: optional
 //! text fields of a definition must be strings and annotation hints booleans. Unknown extra
-//! properties are ignored, as the reference does. The `Deserialize` impls of the request, result
-//! and definition types call these functions, so serde and the validators never disagree.
+//! properties are ignored, as the reference does. The `Deserialize` impls of the request, result,
+//! error and definition types are implemented here on these functions, so serde and the
+//! validators never disagree.
 //!
 //! ```
 //! use serde_json::json;
@@ -39,6 +40,10 @@ use crate::request::{
     ToolListRequest, ToolListResult,
 };
 use crate::result::{ORIGINAL_AT_META_KEY, REPLAYED_META_KEY, Replay, ToolCallResult};
+
+mod deserialize;
+
+pub(crate) use deserialize::deserialize_validated;
 
 /// Deepest nesting accepted inside any value a validator copies (arguments, schemas, JSON
 /// content, structured content, error details), counted in objects/arrays; matches the default
