@@ -1,5 +1,5 @@
 //! What the SQLite and PostgreSQL backends share: table-name validation, the row mapping and
-//! (in [`table`]) the backend operations themselves; each backend keeps only its dialect's SQL.
+//! (in `table`) the backend operations themselves; each backend keeps only its dialect's SQL.
 
 use crate::error::DurableOperationError;
 use crate::record::{Fence, OperationRecord, OperationState, missing_incarnation};
