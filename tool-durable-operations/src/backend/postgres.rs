@@ -9,7 +9,9 @@
 
 use sqlx::postgres::PgPool;
 
-use super::sql::{COLUMNS, Statements, impl_sql_backend, index_name, quote_table_name, sql_str};
+use super::sql::{
+    COLUMNS, SqlDialect, Statements, impl_sql_backend, index_name, quote_table_name, sql_str,
+};
 use crate::error::DurableOperationError;
 
 /// How long [`PostgresBackend::connect`] and later pool checkouts wait for a connection.
@@ -140,6 +142,14 @@ impl PostgresBackend {
     /// Applies [`schema_sql`](Self::schema_sql) when the application decides to (idempotent).
     pub async fn apply_schema(&self) -> Result<(), DurableOperationError> {
         self.table().apply_schema().await
+    }
+}
+
+impl SqlDialect for sqlx::Postgres {
+    const BACKEND: &'static str = NAME;
+
+    fn rows_affected(done: &Self::QueryResult) -> u64 {
+        done.rows_affected()
     }
 }
 

@@ -6,7 +6,7 @@ use crate::record::{Fence, OperationRecord, OperationState, missing_incarnation}
 
 mod table;
 
-pub(crate) use table::{SqlTable, Statements, impl_sql_backend, sql_str};
+pub(crate) use table::{SqlDialect, SqlTable, Statements, impl_sql_backend, sql_str};
 
 /// Validates `ident` or `schema.ident` (`^[A-Za-z_][A-Za-z0-9_]*$` parts) and returns it
 /// double-quoted, ready to splice into SQL.

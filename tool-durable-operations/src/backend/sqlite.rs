@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 
-use super::sql::{COLUMNS, Statements, impl_sql_backend, index_name, quote_table_name, sql_str};
+use super::sql::{
+    COLUMNS, SqlDialect, Statements, impl_sql_backend, index_name, quote_table_name, sql_str,
+};
 use crate::error::DurableOperationError;
 
 /// Default SQLite table name.
@@ -120,6 +122,14 @@ impl SqliteBackend {
     /// Applies [`schema_sql`](Self::schema_sql) (idempotent).
     pub async fn apply_schema(&self) -> Result<(), DurableOperationError> {
         self.table().apply_schema().await
+    }
+}
+
+impl SqlDialect for sqlx::Sqlite {
+    const BACKEND: &'static str = NAME;
+
+    fn rows_affected(done: &Self::QueryResult) -> u64 {
+        done.rows_affected()
     }
 }
 

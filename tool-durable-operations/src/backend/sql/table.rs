@@ -20,24 +20,6 @@ pub(crate) trait SqlDialect: Database {
     fn rows_affected(done: &Self::QueryResult) -> u64;
 }
 
-#[cfg(feature = "postgres")]
-impl SqlDialect for sqlx::Postgres {
-    const BACKEND: &'static str = "postgres";
-
-    fn rows_affected(done: &Self::QueryResult) -> u64 {
-        done.rows_affected()
-    }
-}
-
-#[cfg(feature = "sqlite")]
-impl SqlDialect for sqlx::Sqlite {
-    const BACKEND: &'static str = "sqlite";
-
-    fn rows_affected(done: &Self::QueryResult) -> u64 {
-        done.rows_affected()
-    }
-}
-
 /// Marks SQL built from a validated, quoted table name as safe to run.
 pub(crate) fn sql_str(text: String) -> SqlStr {
     AssertSqlSafe(text).into_sql_str()
