@@ -10,23 +10,18 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use crate::codes::{
-    OPENROUTER_CONFIGURATION_ERROR, OPENROUTER_NETWORK_ERROR, OPENROUTER_TIMEOUT,
-    OPENROUTER_TOOLS_UNSUPPORTED,
-};
+use crate::attempt::{Attempt, TransportFailure, TurnReply, network_failure, provider_failure};
+use crate::codes::OPENROUTER_CONFIGURATION_ERROR;
 use crate::config::OpenRouterConfig;
-use crate::decode::{AssistantReply, Decoded, decode_response};
+use crate::decode::{Decoded, decode_response};
 use crate::endpoint::check_endpoint;
-use crate::error::{OpenRouterError, is_transient_status};
-use crate::events::{EventRecorder, RetryReason, RunEvent};
+use crate::error::OpenRouterError;
+use crate::events::{EventRecorder, RunEvent};
 use crate::retry::{RetryAfter, parse_retry_after};
 use crate::stream::StreamAssembler;
 use crate::stream_reader::StreamReader;
 use crate::telemetry;
 use crate::toolset::ProviderToolset;
-
-/// Longest network error description kept in a message.
-const NETWORK_MESSAGE_MAX_CHARS: usize = 300;
 
 /// A client of an OpenAI-compatible Chat Completions server: OpenRouter, llama.cpp's
 /// `llama-server`, vLLM, Ollama, OpenAI, LM Studio, ... (the [`ProviderProfile`] in its
@@ -62,51 +57,6 @@ pub(crate) struct RawResponse {
     pub(crate) retry_after: Option<RetryAfter>,
     pub(crate) body: String,
     pub(crate) truncated: bool,
-}
-
-/// Why a request produced no response.
-pub(crate) enum TransportFailure {
-    Timeout,
-    Network(String),
-}
-
-/// A failure that may be retried, with the error it becomes when retries run out.
-pub(crate) struct Transient {
-    pub(crate) reason: RetryReason,
-    pub(crate) error: OpenRouterError,
-    pub(crate) retry_after: Option<RetryAfter>,
-}
-
-/// A checked assistant message and whether it arrived as a stream (a non-streamed one has
-/// not emitted its deltas yet).
-#[derive(Debug)]
-pub(crate) struct TurnReply {
-    pub(crate) reply: AssistantReply,
-    pub(crate) streamed: bool,
-}
-
-/// What one attempt gives: a reply (`None` without an assistant message) or a failure that
-/// may be retried.
-pub(crate) type Attempt = Result<Option<TurnReply>, Transient>;
-
-/// A provider's failure: retryable when its status is (429, 5xx) and `retry_allowed` (a
-/// stream that announced a tool call is not replayed), else final.
-pub(crate) fn provider_failure(
-    status: u16,
-    message: String,
-    retry_after: Option<RetryAfter>,
-    retry_allowed: bool,
-) -> Result<Attempt, OpenRouterError> {
-    let error = OpenRouterError::from_provider_failure(status, message);
-    if retry_allowed && is_transient_status(status) && error.code != OPENROUTER_TOOLS_UNSUPPORTED {
-        Ok(Err(Transient {
-            reason: RetryReason::Provider,
-            error,
-            retry_after,
-        }))
-    } else {
-        Err(error)
-    }
 }
 
 /// Whether a response is a server-sent event stream.
@@ -321,7 +271,7 @@ impl ChatClient {
             Ok(Ok(response)) => response,
         };
         if response.status().is_success() && is_event_stream(&response) {
-            let reader = StreamReader::new(self, assembler, toolset);
+            let reader = StreamReader::new(&self.config, assembler, toolset);
             return reader.read(response, events).await;
         }
         let left = self
@@ -341,7 +291,7 @@ impl ChatClient {
     ) -> Result<Attempt, OpenRouterError> {
         let response = match response {
             Ok(response) => response,
-            Err(failure) => return Ok(Err(self.transport_transient(failure))),
+            Err(failure) => return Ok(Err(failure.into_transient(self.config.request_timeout))),
         };
         match decode_response(
             response.status,
@@ -358,32 +308,6 @@ impl ChatClient {
             }
         }
     }
-
-    /// A timeout or network failure, as a retryable failure.
-    pub(crate) fn transport_transient(&self, failure: TransportFailure) -> Transient {
-        match failure {
-            TransportFailure::Timeout => Transient {
-                reason: RetryReason::Timeout,
-                error: OpenRouterError::new(
-                    OPENROUTER_TIMEOUT,
-                    format!(
-                        "Request timed out after {}ms.",
-                        self.config.request_timeout.as_millis()
-                    ),
-                ),
-                retry_after: None,
-            },
-            TransportFailure::Network(message) => Transient {
-                reason: RetryReason::Network,
-                error: OpenRouterError::new(
-                    OPENROUTER_NETWORK_ERROR,
-                    format!("Network request failed: {message}"),
-                ),
-                retry_after: None,
-            },
-        }
-    }
-
     /// Sends a request and reads its body within the per-request timeout and size limit.
     pub(crate) async fn send(
         &self,
@@ -445,16 +369,4 @@ pub(crate) async fn abortable<T>(
         () = cancel.cancelled() => Err(OpenRouterError::cancelled()),
         output = work => Ok(output),
     }
-}
-
-/// A network error with its source chain, bounded.
-pub(crate) fn network_failure(error: reqwest::Error) -> TransportFailure {
-    let mut message = error.to_string();
-    let mut source = std::error::Error::source(&error);
-    while let Some(cause) = source {
-        message.push_str(": ");
-        message.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    TransportFailure::Network(message.chars().take(NETWORK_MESSAGE_MAX_CHARS).collect())
 }

@@ -20,6 +20,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 
+mod attempt;
 mod chunk;
 mod client;
 pub mod codes;
@@ -74,6 +75,7 @@ pub use models::{
     parse_provider_catalog,
 };
 pub use provider::{ProviderProfile, base_url_of, chat_completions_url, models_url};
+pub use ready::MAX_TOOL_CALLS;
 #[cfg(feature = "tool-context")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tool-context")))]
 pub use registry::RegistryExecutor;
@@ -82,7 +84,7 @@ pub use retry::{
     parse_retry_after,
 };
 pub use run::{
-    MAX_TOOL_CALLS, MAX_TOOL_TURNS, RunCompletion, RunFailure, RunOptions, RunRequest, RunTrace,
+    MAX_TOOL_TURNS, RunCompletion, RunFailure, RunOptions, RunRequest, RunTrace,
     TOOL_CALL_CANCELLED_MESSAGE, TOOL_CALL_SKIPPED_MESSAGE, TOOL_PANICKED_MESSAGE,
 };
 pub use stream_decoder::ChatStreamDecoder;

@@ -5,7 +5,8 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::client::{ChatClient, TransportFailure, abortable};
+use crate::attempt::TransportFailure;
+use crate::client::{ChatClient, abortable};
 use crate::codes::{
     OPENROUTER_CONFIGURATION_ERROR, OPENROUTER_INVALID_RESPONSE, OPENROUTER_NETWORK_ERROR,
     OPENROUTER_TIMEOUT,

@@ -10,8 +10,10 @@ use crate::codes::{OPENROUTER_INVALID_TOOL_CALL, OPENROUTER_TOOL_CALL_LIMIT};
 use crate::decode::ProviderToolCall;
 use crate::error::OpenRouterError;
 use crate::events::RunEvent;
-use crate::run::MAX_TOOL_CALLS;
 use crate::toolset::ProviderToolset;
+
+/// Tool calls per run; a response that would go past it runs none of its calls.
+pub const MAX_TOOL_CALLS: usize = 12;
 
 /// A tool call whose arguments parsed to a JSON object, with its canonical name (the
 /// provider's when it maps to no tool) and its input-schema issues.

@@ -1,6 +1,7 @@
-//! The bounded tool loop: at most [`MAX_TOOL_TURNS`] provider turns and [`MAX_TOOL_CALLS`]
-//! tool calls per run, strict argument parsing before anything executes, canonical names,
-//! canonical result serialization and a repeated-failure guard.
+//! The bounded tool loop: at most [`MAX_TOOL_TURNS`] provider turns and
+//! [`MAX_TOOL_CALLS`](crate::MAX_TOOL_CALLS) tool calls per run, strict argument parsing before
+//! anything executes, canonical names, canonical result serialization and a repeated-failure
+//! guard.
 
 use std::fmt;
 use std::panic::AssertUnwindSafe;
@@ -36,8 +37,6 @@ use crate::wire::{AssistantToolCall, ChatMessage, chat_request_body};
 
 /// Provider turns per run.
 pub const MAX_TOOL_TURNS: u32 = 5;
-/// Tool calls per run; a response that would go past it runs none of its calls.
-pub const MAX_TOOL_CALLS: usize = 12;
 /// Message of a cancelled tool call sent back to the model.
 pub const TOOL_CALL_CANCELLED_MESSAGE: &str = "Tool call cancelled.";
 /// Message sent to the model when a tool executor panics (the run goes on).
@@ -184,8 +183,9 @@ impl ChatClient {
     /// Lists the executor's tools once, sends them through `tool-protocol`'s OpenAI export,
     /// and repeats *request -> check -> execute calls -> tool messages* until the model
     /// answers without tool calls, for at most [`MAX_TOOL_TURNS`] turns and
-    /// [`MAX_TOOL_CALLS`] calls. Every failure is an [`OpenRouterError`] inside
-    /// [`RunFailure`], together with the messages and transcript so far.
+    /// [`MAX_TOOL_CALLS`](crate::MAX_TOOL_CALLS) calls. Every failure is an
+    /// [`OpenRouterError`] inside [`RunFailure`], together with the messages and transcript so
+    /// far.
     pub async fn run<E: ToolExecutor + ?Sized>(
         &self,
         executor: &E,

@@ -3,10 +3,11 @@
 
 use tokio::time::Instant;
 
-use crate::client::{
-    Attempt, ChatClient, Transient, TransportFailure, TurnReply, network_failure, provider_failure,
+use crate::attempt::{
+    Attempt, Transient, TransportFailure, TurnReply, network_failure, provider_failure,
 };
 use crate::codes::{OPENROUTER_INVALID_RESPONSE, OPENROUTER_TIMEOUT};
+use crate::config::OpenRouterConfig;
 use crate::error::OpenRouterError;
 use crate::events::{EventRecorder, RetryReason};
 use crate::sse::{SseDecoder, SseEvent};
@@ -15,7 +16,7 @@ use crate::toolset::ProviderToolset;
 
 /// The state of one streamed attempt.
 pub(crate) struct StreamReader<'a> {
-    client: &'a ChatClient,
+    config: &'a OpenRouterConfig,
     toolset: &'a ProviderToolset,
     assembler: StreamAssembler,
     decoder: SseDecoder,
@@ -32,12 +33,12 @@ enum Progress {
 
 impl<'a> StreamReader<'a> {
     pub(crate) fn new(
-        client: &'a ChatClient,
+        config: &'a OpenRouterConfig,
         assembler: StreamAssembler,
         toolset: &'a ProviderToolset,
     ) -> Self {
         Self {
-            client,
+            config,
             toolset,
             assembler,
             decoder: SseDecoder::default(),
@@ -51,7 +52,7 @@ impl<'a> StreamReader<'a> {
         mut response: reqwest::Response,
         events: &EventRecorder,
     ) -> Result<Attempt, OpenRouterError> {
-        let config = self.client.config();
+        let config = self.config;
         let deadline = Instant::now() + config.stream_timeout;
         let mut pending = Vec::new();
         loop {
@@ -61,7 +62,7 @@ impl<'a> StreamReader<'a> {
             let chunk = match tokio::time::timeout(idle, response.chunk()).await {
                 Err(_) => return self.timed_out(Instant::now() >= deadline),
                 Ok(Err(error)) => {
-                    let failure = self.client.transport_transient(network_failure(error));
+                    let failure = network_failure(error).into_transient(config.request_timeout);
                     return self.broken(failure);
                 }
                 Ok(Ok(None)) => break,
@@ -128,7 +129,7 @@ impl<'a> StreamReader<'a> {
     }
 
     fn timed_out(&self, overall: bool) -> Result<Attempt, OpenRouterError> {
-        let config = self.client.config();
+        let config = self.config;
         if overall {
             let message = format!(
                 "Streamed response exceeded the {}ms overall limit.",
@@ -136,7 +137,7 @@ impl<'a> StreamReader<'a> {
             );
             return Err(OpenRouterError::new(OPENROUTER_TIMEOUT, message));
         }
-        let mut failure = self.client.transport_transient(TransportFailure::Timeout);
+        let mut failure = TransportFailure::Timeout.into_transient(config.request_timeout);
         failure.error.message = format!(
             "Provider sent nothing for {}ms mid-stream.",
             config.request_timeout.as_millis()

@@ -5,18 +5,11 @@
 
 use serde::{Deserialize, Serialize};
 
-/// `type` of the message posted when the document finished loading without an error.
-pub const PREVIEW_READY_MESSAGE: &str = "context-action.preview.ready";
-/// `type` of the message posted on the first runtime error or unhandled rejection.
-pub const PREVIEW_ERROR_MESSAGE: &str = "context-action.preview.error";
-/// `type` of the message posted when Escape is pressed inside the preview (and Design Mode did
-/// not take it): keyboard focus in the iframe hides the key from the parent, which uses this to
-/// leave full screen.
-pub const PREVIEW_ESCAPE_MESSAGE: &str = "context-action.preview.escape";
-/// Error messages posted by the bridge are cut to this many characters.
-pub const MAX_BRIDGE_ERROR_MESSAGE_CHARS: usize = 1_000;
-/// The largest revision a bridge message can carry exactly (`Number.MAX_SAFE_INTEGER`).
-pub const MAX_BRIDGE_REVISION: u64 = (1 << 53) - 1;
+use super::protocol::{
+    MAX_BRIDGE_ERROR_MESSAGE_CHARS, MAX_BRIDGE_REVISION, PREVIEW_ERROR_MESSAGE,
+    PREVIEW_ESCAPE_MESSAGE, PREVIEW_READY_MESSAGE,
+};
+use super::{live, runtime_errors, selection};
 
 /// A message the bridge posts to its parent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -110,9 +103,9 @@ runtimeError('rejection',message,source);fail(message+at(source))}});\
 window.addEventListener('DOMContentLoaded',function(){{if(!failed)send({{type:'{PREVIEW_READY_MESSAGE}'}})}});\
 window.addEventListener('keydown',function(event){{if(event.key==='Escape'&&!event.defaultPrevented)send({{type:'{PREVIEW_ESCAPE_MESSAGE}'}})}});\
 {swap}{design}}})();</script>",
-        capture = super::runtime_errors::capture_script(),
-        swap = super::live::stylesheet_swap_script(),
-        design = super::selection::design_script()
+        capture = runtime_errors::capture_script(),
+        swap = live::stylesheet_swap_script(),
+        design = selection::design_script()
     )
 });
 
@@ -191,7 +184,7 @@ mod tests {
             script.contains(PREVIEW_ESCAPE_MESSAGE),
             "Escape is forwarded to the parent"
         );
-        assert!(script.contains(super::super::selection::PREVIEW_SELECTION_MESSAGE));
+        assert!(script.contains(super::super::protocol::PREVIEW_SELECTION_MESSAGE));
         assert_eq!(script.matches("</script>").count(), 1);
         assert!(script.contains("postMessage(message,parentOrigin)"));
         assert!(

@@ -143,7 +143,7 @@ pub(crate) struct Location<'s> {
     offset: usize,
 }
 
-/// A sink call a reusable piece made (see [`super::pieces`]), replayed when it is reused.
+/// A sink call a reusable piece made (see the compiler's `pieces`), replayed when it is reused.
 #[derive(Debug, Clone)]
 pub(crate) struct RecordedCall {
     kind: DiagnosticKind,

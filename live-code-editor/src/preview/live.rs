@@ -13,12 +13,8 @@
 
 use std::borrow::Borrow;
 
-use super::bridge::{MAX_BRIDGE_REVISION, PREVIEW_READY_MESSAGE};
+use super::protocol::{MAX_BRIDGE_REVISION, PREVIEW_READY_MESSAGE, PREVIEW_STYLESHEETS_MESSAGE};
 use crate::file::{Language, WorkspaceFile};
-
-/// `type` of the message the parent posts into the iframe with a newer revision's stylesheets:
-/// `{type, revision: <shown>, next: <newer>, stylesheets: [<css>…]}`.
-pub const PREVIEW_STYLESHEETS_MESSAGE: &str = "context-action.preview.stylesheets";
 
 /// Whether `next` differs from `previous` in stylesheets only: the same paths in the same
 /// order, and every file that changed is CSS text in both. Adding, removing or renaming any

@@ -219,8 +219,8 @@ impl ReferenceCache {
 
 /// The workspace snapshot, indexed by path. The first file with a path wins, like `Array.find`.
 ///
-/// While a reusable piece renders (see [`super::pieces`]), the index notes the position of each
-/// file whose content it hands out: those are the files the piece depends on.
+/// While a reusable piece renders (see the compiler's `pieces`), the index notes the position of
+/// each file whose content it hands out: those are the files the piece depends on.
 pub(crate) struct WorkspaceIndex<'a> {
     files: &'a [WorkspaceFile],
     by_path: HashMap<&'a str, u32>,

@@ -8,11 +8,11 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::bridge::{MAX_BRIDGE_ERROR_MESSAGE_CHARS, MAX_BRIDGE_REVISION};
+use super::protocol::{
+    MAX_BRIDGE_ERROR_MESSAGE_CHARS, MAX_BRIDGE_REVISION, PREVIEW_RUNTIME_ERROR_MESSAGE,
+};
 use super::resolve::WORKSPACE_MODULE_SPECIFIER_PREFIX;
 
-/// `type` of the message posted for each runtime error of a preview document.
-pub const PREVIEW_RUNTIME_ERROR_MESSAGE: &str = "context-action.preview.runtimeError";
 /// Most runtime errors one preview document posts; later ones are only counted.
 pub const MAX_RUNTIME_ERRORS_PER_DOCUMENT: u32 = 20;
 /// Most runtime errors a document posts per second; the rest are counted in the next one's

@@ -12,14 +12,11 @@
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::bridge::MAX_BRIDGE_REVISION;
+use super::protocol::{
+    DESIGN_MODE_MESSAGE, MAX_BRIDGE_REVISION, PREVIEW_DESIGN_EXIT_MESSAGE,
+    PREVIEW_SELECTION_MESSAGE,
+};
 
-/// `type` of the message the parent posts into the iframe to turn Design Mode on or off.
-pub const DESIGN_MODE_MESSAGE: &str = "context-action.design.set";
-/// `type` of the selection message the bridge posts on a Design Mode click.
-pub const PREVIEW_SELECTION_MESSAGE: &str = "context-action.preview.selection";
-/// `type` of the message the bridge posts when Esc pressed inside the preview left Design Mode.
-pub const PREVIEW_DESIGN_EXIT_MESSAGE: &str = "context-action.preview.designExit";
 /// Error code of a selection message that is malformed or exceeds a bound.
 pub const PREVIEW_SELECTION_INVALID: &str = "PREVIEW_SELECTION_INVALID";
 

@@ -11,11 +11,12 @@ use std::path::Path;
 
 use oxc_allocator::Allocator;
 use oxc_codegen::{Codegen, CodegenOptions};
-use oxc_diagnostics::OxcDiagnostic;
 use oxc_parser::Parser;
 use oxc_semantic::SemanticBuilder;
 use oxc_span::SourceType;
 use oxc_transformer::{JsxRuntime as OxcJsxRuntime, TransformOptions, Transformer};
+
+use super::modules::first_error;
 
 /// Extensions whose modules the compiler transforms before loading them.
 pub const TRANSFORMED_MODULE_EXTENSIONS: [&str; 5] = ["ts", "tsx", "mts", "cts", "jsx"];
@@ -116,19 +117,6 @@ pub(crate) struct TransformedModule {
     /// Why the file could not be transformed (message and byte offset in the original); the
     /// code is then empty.
     pub(crate) error: Option<(String, usize)>,
-}
-
-/// The first error of `diagnostics` as message and byte offset.
-pub(crate) fn first_error(diagnostics: &[OxcDiagnostic]) -> Option<(String, usize)> {
-    diagnostics.iter().find_map(|error| {
-        (error.severity == oxc_diagnostics::Severity::Error).then(|| {
-            let offset = error
-                .labels
-                .first()
-                .map_or(0, |label| label.offset() as usize);
-            (error.message.to_string(), offset)
-        })
-    })
 }
 
 /// Transforms the module at `path` (its extension decides TypeScript and JSX parsing). With

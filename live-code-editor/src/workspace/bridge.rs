@@ -10,6 +10,7 @@ use serde::Serialize;
 use tokio::sync::watch;
 
 use super::error::{WorkspaceError, WorkspaceResult};
+pub use super::runtime_report::RuntimeErrorReport;
 use crate::file::WorkspaceFile;
 use crate::preview::PreviewRuntimeError;
 
@@ -54,21 +55,6 @@ pub struct PreviewState {
 
 /// Most runtime errors [`PreviewAcks`] keeps for the current revision (the latest ones).
 pub const MAX_KEPT_RUNTIME_ERRORS: usize = 20;
-
-/// The runtime errors a preview reported for one revision.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
-#[non_exhaustive]
-pub struct RuntimeErrorReport {
-    /// The revision they happened in.
-    pub revision: u64,
-    /// The latest [`MAX_KEPT_RUNTIME_ERRORS`], oldest first.
-    pub errors: Vec<PreviewRuntimeError>,
-    /// Errors of the revision not in `errors`: pushed out by later ones, or left out by the
-    /// document over its rate (`dropped`).
-    pub omitted: u64,
-}
 
 /// The acknowledgement channel shared by the manager and its bridge.
 ///

@@ -5,6 +5,7 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::runtime_report::RuntimeErrorReport;
 use crate::path::PathError;
 
 /// Most unsaved paths a [`WorkspaceError::unsaved_changes`] refusal lists in its details.
@@ -430,7 +431,7 @@ impl WorkspaceError {
     pub fn preview_runtime_error_reported(
         revision: u64,
         message: &str,
-        runtime_errors: &crate::workspace::bridge::RuntimeErrorReport,
+        runtime_errors: &RuntimeErrorReport,
     ) -> Self {
         let error = Self::preview_runtime_error(revision).with_detail("message", json!(message));
         let described: Vec<String> = runtime_errors

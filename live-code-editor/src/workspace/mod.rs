@@ -12,6 +12,7 @@ pub mod manager;
 pub mod model;
 pub mod os_folder;
 pub mod repository;
+mod runtime_report;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 

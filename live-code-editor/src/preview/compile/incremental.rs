@@ -1,10 +1,11 @@
 //! The incremental compiler: compiles one workspace revision after another, deriving per-file
 //! results and rendering document pieces again only where the files they read changed.
 
+use super::compile_with_memo;
 use super::memo::ScanMemo;
 use super::pieces::Reuse;
-use super::{CompiledPreview, PreviewOptions, compile_with_memo};
 use crate::file::WorkspaceFile;
+use crate::preview::{CompiledPreview, PreviewOptions};
 
 /// Compiles successive revisions of a workspace, each exactly as [`super::compile_preview`]
 /// would, while keeping

@@ -20,12 +20,23 @@ use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::Arc;
 
-use super::diagnostics::RecordedCall;
-use super::html::{CachedTemplate, StyleElement};
-use super::resolve::ReferenceCache;
-use super::transform::PreviewJsx;
-use super::{Compiler, PreviewOptions, PreviewTarget};
+use super::Compiler;
+use super::memo::HtmlScanResult;
 use crate::file::{FileContent, Language, WorkspaceFile};
+use crate::preview::diagnostics::RecordedCall;
+use crate::preview::html::{PlanShape, StyleElement, Template};
+use crate::preview::resolve::ReferenceCache;
+use crate::preview::transform::PreviewJsx;
+use crate::preview::{PreviewOptions, PreviewTarget};
+
+/// A template an incremental compiler keeps, valid for the entry scan it was built from (the
+/// memo hands out the same scan while the entry's bytes are unchanged) and the plan shape.
+#[derive(Debug)]
+pub(crate) struct CachedTemplate {
+    pub(crate) scan: Arc<HtmlScanResult>,
+    pub(crate) shape: PlanShape,
+    pub(crate) template: Template,
+}
 
 /// One rendered piece and what it depended on.
 #[derive(Debug)]

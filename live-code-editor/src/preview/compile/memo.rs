@@ -12,11 +12,11 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::css::{CssReference, scan_css_references};
-use super::html::{HtmlScan, scan_html};
-use super::modules::{ModuleScan, scan_module};
-use super::transform::{PreviewJsx, TransformedModule, transform_module};
 use crate::file::{FileContent, WorkspaceFile};
+use crate::preview::css::{CssReference, scan_css_references};
+use crate::preview::html::{HtmlScan, scan_html};
+use crate::preview::modules::{ModuleScan, scan_module};
+use crate::preview::transform::{PreviewJsx, TransformedModule, transform_module};
 
 /// The HTML scan of an entry, or why `lol_html` could not scan it.
 pub(crate) type HtmlScanResult = Result<HtmlScan, String>;
