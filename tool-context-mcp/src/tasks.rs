@@ -81,13 +81,38 @@ pub(crate) struct TaskOrigin<'a> {
     pub(crate) host: &'a str,
 }
 
+/// Where a call that may become a task is recorded, and when it becomes one.
+pub(crate) struct HandOff<'a> {
+    pub(crate) store: &'a DurableOperationStore,
+    pub(crate) origin: TaskOrigin<'a>,
+    /// How long the call may run in the request before it becomes a task.
+    pub(crate) after: Duration,
+}
+
+/// The two tokens of a call that may become a task, named so they cannot be swapped.
+pub(crate) struct TaskTokens {
+    /// The call's own token, the task's once handed off: then only `tasks/cancel` (or
+    /// shutdown) fires it.
+    pub(crate) task: CancellationToken,
+    /// The request's token: fired before the hand-off, it cancels the call; after, the task
+    /// goes on.
+    pub(crate) request: CancellationToken,
+}
+
 impl Tasks {
     /// Runs `call`: its response when it ends within `after` (or the request is cancelled
     /// first), otherwise a task handle while the call goes on.
     pub(crate) async fn run_or_hand_off<F>(
         &self,
-        (store, origin, after): (&DurableOperationStore, TaskOrigin<'_>, Duration),
-        (cancellation, request): (CancellationToken, CancellationToken),
+        HandOff {
+            store,
+            origin,
+            after,
+        }: HandOff<'_>,
+        TaskTokens {
+            task: cancellation,
+            request,
+        }: TaskTokens,
         call: F,
     ) -> Result<CallToolResponse, McpError>
     where
