@@ -38,7 +38,7 @@ use crate::principal::{self, Principal};
 use crate::progress::{PROGRESS_INTERVAL, Progress};
 use crate::request_state::{DEFAULT_REQUEST_STATE_TTL, RequestStateKey, StateSeal};
 use crate::result_links::{self, LinkStore, MAX_RESULT_SIZE_META_KEY, ResultLinks, ResultSizes};
-use crate::tasks::{self, DEFAULT_TASK_AFTER, HandOff, TaskOrigin, TaskTokens, Tasks};
+use crate::tasks::{self, DEFAULT_TASK_AFTER, HandOff, TaskOrigin, TaskRef, TaskTokens, Tasks};
 use crate::telemetry::ServerRequest;
 
 /// Tools per `tools/list` page unless configured otherwise.
@@ -696,7 +696,13 @@ impl ServerHandler for McpToolServer {
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, McpError> {
         let owner = self.owner(&context);
-        let answer = tasks::get(self.store(), &owner, &request.task_id);
+        let answer = tasks::get(
+            self.store(),
+            TaskRef {
+                owner: &owner,
+                task_id: &request.task_id,
+            },
+        );
         self.traced("tasks/get", &context, answer).await
     }
 
@@ -706,7 +712,13 @@ impl ServerHandler for McpToolServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         let owner = self.owner(&context);
-        let answer = tasks::update(self.store(), &owner, &request.task_id);
+        let answer = tasks::update(
+            self.store(),
+            TaskRef {
+                owner: &owner,
+                task_id: &request.task_id,
+            },
+        );
         self.traced("tasks/update", &context, answer).await
     }
 
@@ -717,7 +729,13 @@ impl ServerHandler for McpToolServer {
     ) -> Result<(), McpError> {
         let tasks = &self.settings.stateless.tasks;
         let owner = self.owner(&context);
-        let answer = tasks.cancel(self.store(), &owner, &request.task_id);
+        let answer = tasks.cancel(
+            self.store(),
+            TaskRef {
+                owner: &owner,
+                task_id: &request.task_id,
+            },
+        );
         self.traced("tasks/cancel", &context, answer).await
     }
 
@@ -764,7 +782,17 @@ impl McpToolServer {
         match request.method.as_str() {
             "tasks/list" => Some(tasks::list(store, &owner, text("cursor")).await),
             "tasks/result" => Some(match text("taskId") {
-                Some(task_id) => tasks::result(store, &owner, task_id, &context.ct).await,
+                Some(task_id) => {
+                    tasks::result(
+                        store,
+                        TaskRef {
+                            owner: &owner,
+                            task_id,
+                        },
+                        &context.ct,
+                    )
+                    .await
+                }
                 None => Err(malformed_request(&request.method)),
             }),
             _ => None,

@@ -81,6 +81,14 @@ pub(crate) struct TaskOrigin<'a> {
     pub(crate) host: &'a str,
 }
 
+/// A task as a `tasks/*` request names it, with the principal asking: two texts, named so
+/// they cannot be swapped.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TaskRef<'a> {
+    pub(crate) owner: &'a str,
+    pub(crate) task_id: &'a str,
+}
+
 /// Where a call that may become a task is recorded, and when it becomes one.
 pub(crate) struct HandOff<'a> {
     pub(crate) store: &'a DurableOperationStore,
@@ -161,10 +169,10 @@ impl Tasks {
     pub(crate) async fn cancel(
         &self,
         store: &DurableOperationStore,
-        owner: &str,
-        task_id: &str,
+        task: TaskRef<'_>,
     ) -> Result<(), McpError> {
-        let record = owned_record(store, owner, task_id).await?;
+        let record = owned_record(store, task).await?;
+        let task_id = task.task_id;
         if let Some(cancellation) = self.lock().get(task_id) {
             cancellation.cancel();
             return Ok(());
@@ -261,20 +269,18 @@ impl Finisher {
 /// `tasks/get`.
 pub(crate) async fn get(
     store: &DurableOperationStore,
-    owner: &str,
-    task_id: &str,
+    task: TaskRef<'_>,
 ) -> Result<GetTaskResult, McpError> {
-    let record = owned_record(store, owner, task_id).await?;
+    let record = owned_record(store, task).await?;
     Ok(GetTaskResult::new(view(&record, store.now_ms(), store)))
 }
 
 /// `tasks/update`: nothing is ever asked mid-task, so responses are acknowledged and ignored.
 pub(crate) async fn update(
     store: &DurableOperationStore,
-    owner: &str,
-    task_id: &str,
+    task: TaskRef<'_>,
 ) -> Result<(), McpError> {
-    owned_record(store, owner, task_id).await.map(|_| ())
+    owned_record(store, task).await.map(|_| ())
 }
 
 /// `tasks/list`: one page of the owner's tasks, in id order.
@@ -322,12 +328,12 @@ pub(crate) async fn list(
 /// `CallToolResult`, or its error.
 pub(crate) async fn result(
     store: &DurableOperationStore,
-    owner: &str,
-    task_id: &str,
+    task: TaskRef<'_>,
     request: &CancellationToken,
 ) -> Result<Value, McpError> {
+    let task_id = task.task_id;
     loop {
-        let record = owned_record(store, owner, task_id).await?;
+        let record = owned_record(store, task).await?;
         match view(&record, store.now_ms(), store).payload {
             TaskPayload::Completed { result } => return Ok(Value::Object(result)),
             TaskPayload::Failed { error } => return Err(error_of(error)),
@@ -380,8 +386,7 @@ fn tool_of(record: &OperationRecord) -> &str {
 
 async fn owned_record(
     store: &DurableOperationStore,
-    owner: &str,
-    task_id: &str,
+    TaskRef { owner, task_id }: TaskRef<'_>,
 ) -> Result<OperationRecord, McpError> {
     match store.get(&task_key(task_id)).await.map_err(store_error)? {
         Some(record) if owns(&record, owner) => Ok(record),
