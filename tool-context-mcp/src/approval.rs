@@ -39,7 +39,6 @@ use tool_protocol::observability::ObservabilityPolicy;
 use tool_protocol::{ToolApprovalSnapshot, ToolCallError, ToolCallResult, codes};
 
 use crate::change_preview::{ChangePreview, with_change};
-use crate::input_required::ClientRound;
 use crate::lifecycle::{CallState, McpCall};
 use crate::progress::Progress;
 
@@ -130,6 +129,20 @@ impl ApprovalDesk {
     }
 }
 
+/// How the MCP client of one call can be asked for an approval.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ClientRound {
+    /// A 2025-11-25 session: ask with `elicitation/create` when the client declared it.
+    Session,
+    /// A 2026-07-28 request from a client that answers forms: ask with `input_required`
+    /// ([`crate::input_required`]).
+    Ask,
+    /// A 2026-07-28 retry that carries the answer.
+    Answered(InteractionOutcome),
+    /// A 2026-07-28 client that cannot be asked.
+    Unreachable,
+}
+
 /// The interaction of one MCP call (see the module docs for the route order).
 pub(crate) struct McpApproval {
     desk: Option<ApprovalDesk>,
@@ -147,7 +160,8 @@ impl McpApproval {
     pub(crate) fn new(
         desk: Option<ApprovalDesk>,
         peer: Peer<RoleServer>,
-        (progress, call): (Progress, McpCall),
+        progress: Progress,
+        call: McpCall,
         safe_argument_names: Arc<[String]>,
     ) -> Self {
         Self {

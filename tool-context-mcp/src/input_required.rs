@@ -26,7 +26,7 @@ use tool_context::InteractionOutcome;
 use tool_durable_operations::DurableOperationStore;
 use tool_protocol::{ToolCallError, ToolCallResult, codes};
 
-use crate::approval::{approves, confirmation_prompt};
+use crate::approval::{ClientRound, approves, confirmation_prompt};
 use crate::change_preview::with_change;
 use crate::discovery::uses_request_lifecycle;
 use crate::request_state::{Binding, StateSeal};
@@ -34,25 +34,21 @@ use crate::request_state::{Binding, StateSeal};
 /// The key of the approval in `inputRequests` and `inputResponses`.
 pub const APPROVAL_INPUT_KEY: &str = "approval";
 
-/// How the MCP client of one call can be asked for an approval.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum ClientRound {
-    /// A 2025-11-25 session: ask with `elicitation/create` when the client declared it.
-    Session,
-    /// A 2026-07-28 request from a client that answers forms: ask with `input_required`.
-    Ask,
-    /// A 2026-07-28 retry that carries the answer.
-    Answered(InteractionOutcome),
-    /// A 2026-07-28 client that cannot be asked.
-    Unreachable,
+/// How a call's `requestState` is sealed and used up, and whose call it binds.
+pub(crate) struct StateSealing<'a> {
+    pub(crate) seal: &'a StateSeal,
+    /// Where a redeemed state is recorded as used.
+    pub(crate) store: &'a DurableOperationStore,
+    pub(crate) owner: &'a str,
 }
 
 /// The round of this call, after checking and using up a retry's `requestState`.
 pub(crate) async fn client_round(
     params: &CallToolRequestParams,
     context: &RequestContext<RoleServer>,
-    (seal, store, owner): (&StateSeal, &DurableOperationStore, &str),
+    sealing: &StateSealing<'_>,
 ) -> Result<ClientRound, McpError> {
+    let &StateSealing { seal, store, owner } = sealing;
     if !uses_request_lifecycle(context) {
         return Ok(ClientRound::Session);
     }
@@ -89,12 +85,11 @@ fn answer(responses: Option<&InputResponses>) -> InteractionOutcome {
 
 /// The `input_required` answer to a call that waits for its client's approval.
 pub(crate) fn approval_request(
-    params: (&str, Option<&serde_json::Map<String, Value>>),
+    tool: &str,
+    arguments: Option<&serde_json::Map<String, Value>>,
     change: Option<String>,
-    seal: &StateSeal,
-    owner: &str,
+    sealing: &StateSealing<'_>,
 ) -> InputRequiredResult {
-    let (tool, arguments) = params;
     let shown = arguments.cloned().map(Value::Object).unwrap_or(json!({}));
     let prompt = confirmation_prompt(tool, &shown);
     let form = ElicitRequestParams::FormElicitationParams {
@@ -107,7 +102,9 @@ pub(crate) fn approval_request(
         APPROVAL_INPUT_KEY.to_owned(),
         InputRequest::Elicitation(ElicitRequest::new(form)),
     );
-    let state = seal.seal(&Binding::new(tool, arguments, owner));
+    let state = sealing
+        .seal
+        .seal(&Binding::new(tool, arguments, sealing.owner));
     InputRequiredResult::new(Some(requests), Some(state))
 }
 

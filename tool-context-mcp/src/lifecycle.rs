@@ -126,16 +126,27 @@ impl fmt::Debug for McpCall {
     }
 }
 
+/// Which call an [`McpCall`] is: its session, tool and request id, named so the session id
+/// and the tool name (both text) cannot be swapped.
+pub(crate) struct CallIdentity {
+    pub(crate) session_id: String,
+    pub(crate) tool: String,
+    pub(crate) tool_call_id: ToolCallId,
+}
+
 impl McpCall {
     /// A started call; reports `started: <tool>` and tells the observer.
     pub(crate) fn start(
-        identity: (String, String, ToolCallId),
+        CallIdentity {
+            session_id,
+            tool,
+            tool_call_id,
+        }: CallIdentity,
         client_name: Option<String>,
         cancellation: CancellationToken,
         progress: Progress,
         observer: Option<Arc<dyn CallObserver>>,
     ) -> Self {
-        let (session_id, tool, tool_call_id) = identity;
         let call = Self {
             inner: Arc::new(CallInner {
                 session_id,
@@ -289,7 +300,11 @@ mod tests {
 
     fn call(observer: &Arc<Recorder>) -> McpCall {
         McpCall::start(
-            ("mcp-1".into(), "t".into(), ToolCallId::String("1".into())),
+            CallIdentity {
+                session_id: "mcp-1".into(),
+                tool: "t".into(),
+                tool_call_id: ToolCallId::String("1".into()),
+            },
             Some("test client".into()),
             CancellationToken::new(),
             Progress::disabled(),

@@ -113,12 +113,14 @@ pub(crate) struct LinkStore<'a> {
 }
 
 /// `result` as sent: whole when it fits in `inline_chars`, else cut with a link to the
-/// whole text (kept in `links`). Errors and results that fit are converted unchanged.
+/// whole text (kept in `kept`, for as long as `settings` say). Errors and results that fit are
+/// converted unchanged.
 pub(crate) async fn link_if_large(
     result: ToolCallResult,
     tool: &str,
     inline_chars: usize,
-    links: (&ResultLinks, LinkStore<'_>),
+    settings: &ResultLinks,
+    kept: LinkStore<'_>,
 ) -> CallToolResult {
     if result.is_error() {
         return mcp_result(result);
@@ -128,7 +130,6 @@ pub(crate) async fn link_if_large(
     if chars <= inline_chars {
         return mcp_result(result);
     }
-    let (settings, kept) = links;
     let id = uuid::Uuid::new_v4().to_string();
     let uri = format!("{RESULT_URI_PREFIX}{id}");
     let stored = keep(&kept, &id, tool, &text).await;
@@ -271,10 +272,10 @@ mod tests {
         let store = store();
         let settings = ResultLinks::new(5);
         let whole = text("héllo");
-        let sent = link_if_large(whole, "t", 5, (&settings, kept(&store, "a"))).await;
+        let sent = link_if_large(whole, "t", 5, &settings, kept(&store, "a")).await;
         assert_eq!(link_uri(&sent), None);
         let over = text("héllo!");
-        let sent = link_if_large(over, "t", 5, (&settings, kept(&store, "a"))).await;
+        let sent = link_if_large(over, "t", 5, &settings, kept(&store, "a")).await;
         let uri = link_uri(&sent).expect("a link past the inline size");
         let text = serde_json::to_value(&sent.content[0]).unwrap()["text"]
             .as_str()
@@ -295,7 +296,7 @@ mod tests {
         let store = store().with_clock(Arc::new(clock.clone()));
         let settings = ResultLinks::new(1).with_ttl(Duration::from_secs(60));
         let over = text("long");
-        let sent = link_if_large(over, "t", 1, (&settings, kept(&store, "alice"))).await;
+        let sent = link_if_large(over, "t", 1, &settings, kept(&store, "alice")).await;
         let uri = link_uri(&sent).unwrap();
         let missing = |result: Result<ReadResourceResult, McpError>| {
             result.unwrap_err().code == rmcp::model::ErrorCode::RESOURCE_NOT_FOUND
@@ -327,7 +328,7 @@ mod tests {
         let store = store();
         let failed =
             ToolCallResult::failure(tool_protocol::ToolCallError::new("X", "x".repeat(50)));
-        let sent = link_if_large(failed, "t", 1, (&ResultLinks::new(1), kept(&store, "a"))).await;
+        let sent = link_if_large(failed, "t", 1, &ResultLinks::new(1), kept(&store, "a")).await;
         assert_eq!(link_uri(&sent), None);
         assert_eq!(sent.is_error, Some(true));
     }

@@ -31,14 +31,14 @@ use crate::convert::{mcp_result, mcp_tool};
 use crate::discovery::{
     MAX_PROTOCOL_VERSION_WITH_INITIALIZE, supported_protocol_versions, uses_request_lifecycle,
 };
-use crate::input_required::{approval_request, awaiting_client, client_round};
-use crate::lifecycle::{CallObserver, FinishGuard, McpCall};
+use crate::input_required::{StateSealing, approval_request, awaiting_client, client_round};
+use crate::lifecycle::{CallIdentity, CallObserver, FinishGuard, McpCall};
 use crate::list_changes;
 use crate::principal::{self, Principal};
 use crate::progress::{PROGRESS_INTERVAL, Progress};
 use crate::request_state::{DEFAULT_REQUEST_STATE_TTL, RequestStateKey, StateSeal};
 use crate::result_links::{self, LinkStore, MAX_RESULT_SIZE_META_KEY, ResultLinks, ResultSizes};
-use crate::tasks::{self, DEFAULT_TASK_AFTER, TaskOrigin, Tasks};
+use crate::tasks::{self, DEFAULT_TASK_AFTER, HandOff, TaskOrigin, TaskRef, TaskTokens, Tasks};
 use crate::telemetry::ServerRequest;
 
 /// Tools per `tools/list` page unless configured otherwise.
@@ -347,7 +347,7 @@ impl McpToolServer {
             owner,
             host: self.registry.execution_owner_id(),
         };
-        result_links::link_if_large(result, tool, inline, (links, kept)).await
+        result_links::link_if_large(result, tool, inline, links, kept).await
     }
 
     fn store(&self) -> &DurableOperationStore {
@@ -486,8 +486,15 @@ impl McpToolServer {
             .stateless
             .tasks
             .run_or_hand_off(
-                (self.store(), origin, self.settings.stateless.task_after),
-                (cancellation, request),
+                HandOff {
+                    store: self.store(),
+                    origin,
+                    after: self.settings.stateless.task_after,
+                },
+                TaskTokens {
+                    task: cancellation,
+                    request,
+                },
                 call,
             )
             .await
@@ -508,14 +515,19 @@ impl McpToolServer {
         }
         let seal = self.seal();
         let owner = self.owner(&context);
-        let round = client_round(&params, &context, (&seal, self.store(), &owner)).await?;
+        let sealing = StateSealing {
+            seal: &seal,
+            store: self.store(),
+            owner: &owner,
+        };
+        let round = client_round(&params, &context, &sealing).await?;
         let progress = Progress::new(context.peer.clone(), context.meta.get_progress_token());
         let call = McpCall::start(
-            (
-                self.session_id.clone(),
-                name.clone(),
-                tool_call_id(&context.id),
-            ),
+            CallIdentity {
+                session_id: self.session_id.clone(),
+                tool: name.clone(),
+                tool_call_id: tool_call_id(&context.id),
+            },
             context
                 .peer
                 .peer_info()
@@ -529,7 +541,8 @@ impl McpToolServer {
             McpApproval::new(
                 self.settings.desk.clone(),
                 context.peer.clone(),
-                (progress.clone(), call.clone()),
+                progress.clone(),
+                call.clone(),
                 Arc::clone(&self.settings.safe_argument_names),
             )
             .with_client_round(round)
@@ -567,7 +580,7 @@ impl McpToolServer {
             call.finish(&awaiting_client(&name)).await;
             // The call did not run, so the change is described from the state it would apply to.
             let change = self.describe_change(&name, arguments.as_ref()).await;
-            let asked = approval_request((&name, arguments.as_ref()), change, &seal, &owner);
+            let asked = approval_request(&name, arguments.as_ref(), change, &sealing);
             return Ok(asked.into());
         }
         let result = explain_denial(
@@ -683,7 +696,13 @@ impl ServerHandler for McpToolServer {
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, McpError> {
         let owner = self.owner(&context);
-        let answer = tasks::get(self.store(), &owner, &request.task_id);
+        let answer = tasks::get(
+            self.store(),
+            TaskRef {
+                owner: &owner,
+                task_id: &request.task_id,
+            },
+        );
         self.traced("tasks/get", &context, answer).await
     }
 
@@ -693,7 +712,13 @@ impl ServerHandler for McpToolServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         let owner = self.owner(&context);
-        let answer = tasks::update(self.store(), &owner, &request.task_id);
+        let answer = tasks::update(
+            self.store(),
+            TaskRef {
+                owner: &owner,
+                task_id: &request.task_id,
+            },
+        );
         self.traced("tasks/update", &context, answer).await
     }
 
@@ -704,7 +729,13 @@ impl ServerHandler for McpToolServer {
     ) -> Result<(), McpError> {
         let tasks = &self.settings.stateless.tasks;
         let owner = self.owner(&context);
-        let answer = tasks.cancel(self.store(), &owner, &request.task_id);
+        let answer = tasks.cancel(
+            self.store(),
+            TaskRef {
+                owner: &owner,
+                task_id: &request.task_id,
+            },
+        );
         self.traced("tasks/cancel", &context, answer).await
     }
 
@@ -751,7 +782,17 @@ impl McpToolServer {
         match request.method.as_str() {
             "tasks/list" => Some(tasks::list(store, &owner, text("cursor")).await),
             "tasks/result" => Some(match text("taskId") {
-                Some(task_id) => tasks::result(store, &owner, task_id, &context.ct).await,
+                Some(task_id) => {
+                    tasks::result(
+                        store,
+                        TaskRef {
+                            owner: &owner,
+                            task_id,
+                        },
+                        &context.ct,
+                    )
+                    .await
+                }
                 None => Err(malformed_request(&request.method)),
             }),
             _ => None,

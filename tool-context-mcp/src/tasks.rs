@@ -81,13 +81,46 @@ pub(crate) struct TaskOrigin<'a> {
     pub(crate) host: &'a str,
 }
 
+/// A task as a `tasks/*` request names it, with the principal asking: two texts, named so
+/// they cannot be swapped.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TaskRef<'a> {
+    pub(crate) owner: &'a str,
+    pub(crate) task_id: &'a str,
+}
+
+/// Where a call that may become a task is recorded, and when it becomes one.
+pub(crate) struct HandOff<'a> {
+    pub(crate) store: &'a DurableOperationStore,
+    pub(crate) origin: TaskOrigin<'a>,
+    /// How long the call may run in the request before it becomes a task.
+    pub(crate) after: Duration,
+}
+
+/// The two tokens of a call that may become a task, named so they cannot be swapped.
+pub(crate) struct TaskTokens {
+    /// The call's own token, the task's once handed off: then only `tasks/cancel` (or
+    /// shutdown) fires it.
+    pub(crate) task: CancellationToken,
+    /// The request's token: fired before the hand-off, it cancels the call; after, the task
+    /// goes on.
+    pub(crate) request: CancellationToken,
+}
+
 impl Tasks {
     /// Runs `call`: its response when it ends within `after` (or the request is cancelled
     /// first), otherwise a task handle while the call goes on.
     pub(crate) async fn run_or_hand_off<F>(
         &self,
-        (store, origin, after): (&DurableOperationStore, TaskOrigin<'_>, Duration),
-        (cancellation, request): (CancellationToken, CancellationToken),
+        HandOff {
+            store,
+            origin,
+            after,
+        }: HandOff<'_>,
+        TaskTokens {
+            task: cancellation,
+            request,
+        }: TaskTokens,
         call: F,
     ) -> Result<CallToolResponse, McpError>
     where
@@ -136,10 +169,10 @@ impl Tasks {
     pub(crate) async fn cancel(
         &self,
         store: &DurableOperationStore,
-        owner: &str,
-        task_id: &str,
+        task: TaskRef<'_>,
     ) -> Result<(), McpError> {
-        let record = owned_record(store, owner, task_id).await?;
+        let record = owned_record(store, task).await?;
+        let task_id = task.task_id;
         if let Some(cancellation) = self.lock().get(task_id) {
             cancellation.cancel();
             return Ok(());
@@ -236,20 +269,18 @@ impl Finisher {
 /// `tasks/get`.
 pub(crate) async fn get(
     store: &DurableOperationStore,
-    owner: &str,
-    task_id: &str,
+    task: TaskRef<'_>,
 ) -> Result<GetTaskResult, McpError> {
-    let record = owned_record(store, owner, task_id).await?;
+    let record = owned_record(store, task).await?;
     Ok(GetTaskResult::new(view(&record, store.now_ms(), store)))
 }
 
 /// `tasks/update`: nothing is ever asked mid-task, so responses are acknowledged and ignored.
 pub(crate) async fn update(
     store: &DurableOperationStore,
-    owner: &str,
-    task_id: &str,
+    task: TaskRef<'_>,
 ) -> Result<(), McpError> {
-    owned_record(store, owner, task_id).await.map(|_| ())
+    owned_record(store, task).await.map(|_| ())
 }
 
 /// `tasks/list`: one page of the owner's tasks, in id order.
@@ -297,12 +328,12 @@ pub(crate) async fn list(
 /// `CallToolResult`, or its error.
 pub(crate) async fn result(
     store: &DurableOperationStore,
-    owner: &str,
-    task_id: &str,
+    task: TaskRef<'_>,
     request: &CancellationToken,
 ) -> Result<Value, McpError> {
+    let task_id = task.task_id;
     loop {
-        let record = owned_record(store, owner, task_id).await?;
+        let record = owned_record(store, task).await?;
         match view(&record, store.now_ms(), store).payload {
             TaskPayload::Completed { result } => return Ok(Value::Object(result)),
             TaskPayload::Failed { error } => return Err(error_of(error)),
@@ -355,8 +386,7 @@ fn tool_of(record: &OperationRecord) -> &str {
 
 async fn owned_record(
     store: &DurableOperationStore,
-    owner: &str,
-    task_id: &str,
+    TaskRef { owner, task_id }: TaskRef<'_>,
 ) -> Result<OperationRecord, McpError> {
     match store.get(&task_key(task_id)).await.map_err(store_error)? {
         Some(record) if owns(&record, owner) => Ok(record),

@@ -18,10 +18,10 @@ use serde_json::Value;
 use tool_protocol::ToolCallError;
 use tracing::{Instrument, Span};
 
-use crate::registry::ValidationMode;
 use crate::tool::{
     HandlerFuture, HandlerOutput, ToolHandler, ToolInvocation, with_validation_mode,
 };
+use crate::validation::ValidationMode;
 
 /// What a handler's future yields.
 pub(crate) type HandlerOutcome = Result<HandlerOutput, ToolCallError>;

@@ -25,10 +25,12 @@
 
 pub mod allowlist;
 pub mod approval;
+mod build_error;
 pub mod cancellation;
 mod catalog;
 pub mod durable;
 mod failure;
+mod frozen;
 mod handler_run;
 pub mod idempotency;
 pub mod interaction;
@@ -40,6 +42,7 @@ pub mod options;
 mod pipeline;
 pub mod policy;
 pub mod prelude;
+mod registered;
 pub mod registry;
 mod schema;
 mod shutdown;
@@ -47,6 +50,7 @@ mod signal;
 mod telemetry;
 pub mod tool;
 mod trace;
+mod validation;
 
 pub use allowlist::ToolNamePatterns;
 pub use approval::{

@@ -28,20 +28,21 @@ use tracing::Instrument;
 
 use crate::allowlist::ToolNamePatterns;
 use crate::failure;
+use crate::frozen::{RegistryInner, ToolRef};
 use crate::handler_run::{HandlerOutcome, HandlerPanicked, HandlerRun};
 use crate::interaction::{
     ApprovedChanges, InteractionKind, InteractionOutcome, InteractionRequest, ToolInteraction,
 };
 use crate::ledger::{LedgerClaim, OperationIdentity, Recorded};
-use crate::mounts::ToolRef;
 use crate::observer::{final_state, notify, used_output_bytes};
 use crate::options::{ToolCallOptions, ValidatedOptions, validate_options};
 use crate::policy::{PolicyDecision, PolicyRequest};
-use crate::registry::{RegisteredTool, RegistryInner, ValidationMode};
+use crate::registered::RegisteredTool;
 use crate::signal::{CallSignal, WaitStage};
 use crate::telemetry;
 use crate::tool::{HandlerOutput, ToolInvocation};
 use crate::trace::TraceId;
+use crate::validation::ValidationMode;
 
 /// Parses an untrusted JSON request; the failure result keeps the `id` when it is a string or
 /// a number.

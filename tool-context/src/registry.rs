@@ -5,10 +5,11 @@ use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 
 use futures::future::Either;
 use serde_json::Value;
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tool_durable_operations::store::MAX_LEASE;
 use tool_durable_operations::{DurableOperationStore, FENCING_CAPABILITY};
@@ -17,140 +18,24 @@ use tool_protocol::{
     ModelToolCall, ToolCallContext, ToolCallRequest, ToolCallResult, ToolCallSource, ToolDefinition,
 };
 
+pub use crate::build_error::BuildError;
 use crate::durable::{DEFAULT_DURABLE_LEASE_MS, DurableLedger};
-use crate::idempotency::{IdempotencyConfig, IdempotencyConfigError, IdempotencyRegistry};
+use crate::frozen::RegistryInner;
+use crate::idempotency::{IdempotencyConfig, IdempotencyRegistry};
 use crate::interaction::ToolInteraction;
 use crate::ledger::Ledger;
-use crate::mounts::Mounts;
+use crate::mounts::{MountReport, Mounts};
 use crate::observer::ToolCallObserver;
 use crate::options::{ToolCallOptions, canonical_owner_id};
 use crate::pipeline;
-use crate::policy::{PolicyDecision, StandardPolicy, ToolPolicy};
-use crate::schema::CompiledSchema;
+use crate::policy::{StandardPolicy, ToolPolicy};
+use crate::registered::{NameHasher, register};
 use crate::shutdown::RegistryShutdown;
-use crate::tool::{Tool, ToolHandler};
-use crate::trace::TraceId;
+use crate::tool::Tool;
+pub use crate::validation::ValidationMode;
 
 /// Prefix of the generated execution owner id (`tool-context:<uuid>`).
 pub const DEFAULT_OWNER_ID_PREFIX: &str = "tool-context";
-
-/// When arguments are checked against the input schema.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum ValidationMode {
-    /// Before the policy runs: invalid arguments return `TOOL_VALIDATION_FAILED` with the
-    /// schema issues and never reach approval or the handler.
-    #[default]
-    Strict,
-    /// At dispatch: issues are logged (`tracing` warning) and the handler still runs. A typed
-    /// tool ([`Tool::typed`]) runs as long as the arguments still decode into its input type;
-    /// arguments that cannot decode return `TOOL_VALIDATION_FAILED` with a message saying warn
-    /// mode could not decode them (and the decode error in `details.issues`).
-    Warn,
-    /// No schema check; the handler gets the arguments as sent.
-    Silent,
-}
-
-/// A registry cannot be built from this configuration.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum BuildError {
-    /// A tool name is empty or whitespace.
-    #[error("Tool names must be non-empty.")]
-    BlankToolName,
-    /// Two tools share a name.
-    #[error("Tool \"{0}\" is registered more than once.")]
-    DuplicateTool(String),
-    /// An input schema is not a JSON object schema, or does not compile.
-    #[error("Tool \"{tool}\" has an invalid input schema: {reason}")]
-    InvalidInputSchema {
-        /// The tool.
-        tool: String,
-        /// Why.
-        reason: String,
-    },
-    /// An output schema does not compile.
-    #[error("Tool \"{tool}\" has an invalid output schema: {reason}")]
-    InvalidOutputSchema {
-        /// The tool.
-        tool: String,
-        /// Why.
-        reason: String,
-    },
-    /// The page size is zero.
-    #[error("toolListPageSize must be a positive integer.")]
-    ZeroPageSize,
-    /// The execution owner id is blank, longer than 256 characters or contains NUL.
-    #[error("executionOwnerId must be non-blank text of at most 256 characters without NUL.")]
-    InvalidOwnerId,
-    /// The idempotency configuration is unusable.
-    #[error(transparent)]
-    Idempotency(#[from] IdempotencyConfigError),
-    /// The durable store does not declare the incarnation-revision fencing capability.
-    #[error("durableOperationStore must declare incarnation-revision fencing capability.")]
-    DurableFencingCapability,
-    /// The durable lease is zero or longer than the store accepts.
-    #[error(
-        "durableOperationLeaseMs must be a positive number of milliseconds of at most 365 days."
-    )]
-    InvalidDurableLease,
-    /// The durable owner id is blank, longer than 256 characters or contains NUL.
-    #[error(
-        "durableOperationOwnerId must be non-blank text of at most 256 characters without NUL."
-    )]
-    InvalidDurableOwnerId,
-    /// A durable owner id or lease was set without a durable store.
-    #[error("durableOperationOwnerId and durableOperationLeaseMs require a durableOperationStore.")]
-    DurableOptionWithoutStore,
-}
-
-/// A registered tool with its compiled schemas.
-pub(crate) struct RegisteredTool {
-    pub(crate) definition: ToolDefinition,
-    pub(crate) handler: Arc<dyn ToolHandler>,
-    pub(crate) default_policy: Option<PolicyDecision>,
-    pub(crate) input: CompiledSchema,
-    pub(crate) output: Option<CompiledSchema>,
-}
-
-/// Name lookups on every call: keyed by registered names only (a lookup cannot add one), so a
-/// fast seeded hash replaces SipHash's flood resistance at no risk.
-pub(crate) type NameHasher = foldhash::fast::RandomState;
-
-/// Everything a call needs, frozen when the registry is built.
-pub(crate) struct RegistryInner {
-    pub(crate) tools: HashMap<String, Arc<RegisteredTool>, NameHasher>,
-    /// Visible definitions (allowlist applied) in registration order.
-    pub(crate) listed: Vec<ToolDefinition>,
-    pub(crate) allowed: Option<HashSet<String, NameHasher>>,
-    pub(crate) validation_mode: ValidationMode,
-    pub(crate) page_size: Option<usize>,
-    pub(crate) policy: Arc<dyn ToolPolicy>,
-    pub(crate) interaction: Option<Arc<dyn ToolInteraction>>,
-    /// The default bound on a person's approval wait, ms ([`ToolRegistryBuilder::approval_timeout`]).
-    pub(crate) approval_timeout_ms: Option<u64>,
-    pub(crate) observers: Vec<Arc<dyn ToolCallObserver>>,
-    pub(crate) owner_id: String,
-    pub(crate) ledger: Ledger,
-    pub(crate) idempotency: IdempotencyRegistry,
-    pub(crate) shutdown: RegistryShutdown,
-    /// Random per registry: a call's trace id is this and its sequence number.
-    pub(crate) trace_registry: u64,
-    pub(crate) trace_sequence: AtomicU64,
-    /// Tools mounted after the build ([`ToolRegistry::mount`]).
-    pub(crate) mounts: Mounts,
-    /// Records arguments and results on call spans through this policy
-    /// ([`ToolRegistryBuilder::record_call_content`]); `None` records neither.
-    pub(crate) call_content: Option<ObservabilityPolicy>,
-}
-
-impl RegistryInner {
-    /// A trace id no other call of any registry shares.
-    pub(crate) fn next_trace_id(&self) -> TraceId {
-        TraceId::new(
-            self.trace_registry,
-            self.trace_sequence.fetch_add(1, Ordering::Relaxed),
-        )
-    }
-}
 
 /// The tool registry: one catalog snapshot and one call pipeline for every origin (model, MCP,
 /// UI, local agent). Cheap to clone; clones share everything.
@@ -284,6 +169,55 @@ impl ToolRegistry {
     /// Whether [`Self::shutdown`] (or the builder's shutdown token) has fired.
     pub fn is_shut_down(&self) -> bool {
         self.inner.shutdown.is_fired()
+    }
+}
+
+// Groups of tools added after the build, each swapped whole (see `crate::mounts`).
+impl ToolRegistry {
+    /// Mounts `tools` as the group `group`, replacing whatever that group held, in one step:
+    /// a call sees either the old group or the new one. A tool whose schema does not compile,
+    /// whose name is blank, or whose name a built tool, another group or an earlier tool of
+    /// this group already has, is skipped and reported; the rest are mounted. Calls already
+    /// running on a replaced tool finish on it.
+    ///
+    /// ```
+    /// use serde_json::{Value, json};
+    /// use tool_context::{Tool, ToolInvocation, ToolRegistry};
+    /// use tool_protocol::{ToolCallError, ToolDefinition};
+    /// let tool = |name: &str, schema: Value| Tool::new(
+    ///     ToolDefinition::new(name, "t", schema),
+    ///     |_: Value, _: ToolInvocation| async { Ok::<_, ToolCallError>(()) },
+    /// );
+    /// let registry = ToolRegistry::builder().build().unwrap();
+    /// let report = registry.mount("docs", vec![
+    ///     tool("docs.search", json!({"type": "object"})),
+    ///     tool("docs.broken", json!({"type": "object", "properties": {"q": {"type": 7}}})),
+    /// ]);
+    /// assert_eq!(report.mounted, ["docs.search"]);
+    /// assert_eq!(report.skipped[0].name, "docs.broken");
+    /// assert_eq!(registry.tool_names(), ["docs.search"]);
+    /// registry.unmount("docs");
+    /// assert!(registry.tool_names().is_empty());
+    /// ```
+    pub fn mount(&self, group: &str, tools: Vec<Tool>) -> MountReport {
+        self.inner.mounts.mount(group, tools, &self.inner.tools)
+    }
+
+    /// Removes the group `group` and its tools; `false` when no such group was mounted.
+    /// Calls already running on its tools finish on them.
+    pub fn unmount(&self, group: &str) -> bool {
+        self.inner.mounts.unmount(group)
+    }
+
+    /// Names of the tools mounted as `group` (allowlist not applied), in mount order.
+    pub fn mounted_tool_names(&self, group: &str) -> Vec<String> {
+        self.inner.mounts.tool_names(group)
+    }
+
+    /// A receiver whose value moves on every [`Self::mount`] and [`Self::unmount`]: an MCP
+    /// server sends `notifications/tools/list_changed` from it, a page refreshes its catalog.
+    pub fn catalog_changes(&self) -> watch::Receiver<u64> {
+        self.inner.mounts.subscribe()
     }
 }
 
@@ -558,43 +492,4 @@ impl ToolRegistryBuilder {
             inner: Arc::new(inner),
         })
     }
-}
-
-pub(crate) fn register(tool: Tool) -> Result<RegisteredTool, BuildError> {
-    let name = tool.definition.name.clone();
-    if name.trim().is_empty() {
-        return Err(BuildError::BlankToolName);
-    }
-    let input_error = |reason: String| BuildError::InvalidInputSchema {
-        tool: name.clone(),
-        reason,
-    };
-    let schema = &tool.definition.input_schema;
-    if !schema.is_object() {
-        return Err(input_error("the schema must be a JSON object".into()));
-    }
-    if schema.get("type").is_some_and(|kind| kind != "object") {
-        return Err(input_error(
-            "the schema must describe an object (\"type\": \"object\")".into(),
-        ));
-    }
-    let input = CompiledSchema::compile(schema).map_err(input_error)?;
-    let output = tool
-        .definition
-        .output_schema
-        .as_ref()
-        .map(|schema| {
-            CompiledSchema::compile(schema).map_err(|reason| BuildError::InvalidOutputSchema {
-                tool: name.clone(),
-                reason,
-            })
-        })
-        .transpose()?;
-    Ok(RegisteredTool {
-        definition: tool.definition,
-        handler: tool.handler,
-        default_policy: tool.default_policy,
-        input,
-        output,
-    })
 }

@@ -24,8 +24,8 @@ use tool_protocol::{
 use crate::cancellation::CallCancellation;
 use crate::failure::result_unserializable;
 use crate::policy::PolicyDecision;
-use crate::registry::ValidationMode;
 use crate::trace::TraceId;
+use crate::validation::ValidationMode;
 
 /// What a handler gets besides its arguments.
 #[derive(Debug, Clone)]
