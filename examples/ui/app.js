@@ -14,13 +14,25 @@ import { wireUnload } from './lib/unload.js';
 import { flushDraft, findStep, loadActiveFile, openFind, renderTabs, restoreKeptDraft, selectRange, showEditorStatus, updateEditorEnabled, wireEditor } from './lib/editor.js';
 import { renderTree, save, wireExplorer } from './lib/explorer.js';
 import { exitDesignMode, onSurfaceEvent, wireDesign } from './lib/design.js';
-import { modalOpen } from './lib/modal.js';
+import { confirmAction, modalOpen } from './lib/modal.js';
 import { exitFullscreen, reportApplied, showPreview, wirePreview } from './lib/preview.js';
 import { focusWorkspaceSearch, wireSearch } from './lib/search.js';
 import { applySettings, wireSettings } from './lib/settings.js';
-import { actions, state } from './lib/store.js';
-import { loadTrace, onTraceRow, wireTrace } from './lib/trace.js';
+import { actions, busy, state } from './lib/store.js';
+import { createTrace } from './lib/surface.js';
 import { wireUpload } from './lib/upload.js';
+
+// ---------------------------------------------------------------- side panels
+
+const trace = createTrace({
+  list: $('trace-log'),
+  session: $('trace-session'),
+  copy: $('copy-trace'),
+  download: $('download-trace'),
+  clear: $('clear-trace'),
+  onStatus: setStatusMessage,
+  confirmClear: (trigger) => confirmAction({ title: 'Clear the trace?', message: 'Every trace row of every session is removed.', confirmLabel: 'Clear', trigger }),
+});
 
 // ---------------------------------------------------------------- workspace state
 
@@ -160,13 +172,13 @@ function connectEvents() {
         break;
       case 'hello': refreshState(); break;
       case 'approvals': renderApprovals(message.pending); break;
-      case 'trace': onTraceRow(message.row); break;
+      case 'trace': trace.onRow(message.row); break;
       case 'agent': onAgentEvent(message.run); break;
       case 'agentStream': onStreamEvent(message); break;
       case 'settings': applySettings(message.settings); break;
       case 'mcpServers': applyMcpServers(message); break;
       case 'surface': onSurfaceEvent(message); break;
-      case 'lagged': refreshState(); loadTrace(); break;
+      case 'lagged': refreshState(); trace.load(); break;
       default: break;
     }
   });
@@ -259,6 +271,7 @@ function onGlobalKeydown(event) {
 // ---------------------------------------------------------------- start
 
 function lockEditor() {
+  trace.setRunActive(busy());
   updateEditorEnabled();
   if (state.status) {
     renderTree();
@@ -281,7 +294,6 @@ wireExplorer();
 wireUpload();
 wireChat();
 wireCatalog();
-wireTrace();
 wireSearch();
 wireChanges();
 wirePreview();
@@ -298,5 +310,5 @@ applyDeepLink();
 await refreshState({ reloadEditor: true });
 await restoreKeptDraft();
 connectEvents();
-await Promise.all([loadTrace(), loadCatalog()]);
+await Promise.all([trace.load(), loadCatalog()]);
 document.body.dataset.ready = 'true';

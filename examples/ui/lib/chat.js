@@ -53,13 +53,12 @@ export async function runPrompt(prompt, agent = $('agent-select').value) {
   }
 }
 
-/** Applies a run's lifecycle state to the composer, badge, editor lock and trace controls. */
+/** Applies a run's lifecycle state to the composer, badge, editor lock and trace controls (app.js's lockEditor). */
 export function setActiveRun(run) {
   state.activeRun = run && !FINAL_STATES.includes(run.state) ? run : null;
   const running = Boolean(state.activeRun);
   $('cancel-run').disabled = !running;
   $('send-prompt').disabled = running;
-  $('clear-trace').disabled = running;
   $('run-status').textContent = running ? runStatusText(run) : '';
   const badge = $('agent-badge');
   badge.dataset.state = running ? run.state : 'idle';

@@ -22,8 +22,6 @@ export const state = {
   previewRevision: null,
   diagnostics: [],
   tools: [],
-  traceRows: new Map(),
-  traceSession: '',
   lastPrompt: '',
 };
 

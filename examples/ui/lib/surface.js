@@ -23,11 +23,12 @@
 //       arguments that will run (lib/review.js). Allow/Deny POST /api/approvals/{id}; Allow
 //       carries the arguments' digest. Esc outside an open <dialog> denies the oldest pending card.
 //
-//   createTrace({ list, session, copy, download, clear, onStatus }) -> { load(), onRow(row),
-//       setRunActive(active) }
+//   createTrace({ list, session, copy, download, clear, onStatus, confirmClear? }) -> { load(),
+//       onRow(row), setRunActive(active) }
 //       Rows of /api/trace (agent.request, tools/list, tools/call) with a session selector that
-//       only narrows the visible rows and names each session by what started it (lib/sessions.js); Copy, Download and Clear act on the full trace, and
-//       Clear is disabled while a run is active.
+//       only narrows the visible rows and names each session by what started it
+//       (lib/sessions.js); Copy, Download and Clear act on the full trace, Clear is disabled
+//       while a run is active and, on a page with a confirm dialog, asks first (confirmClear).
 //
 //   createComposer({ surface, form, prompt, agent, cancel, submit, badge, status, log,
 //       onRunChange, onFinished }) -> { run(prompt, agent?), onAgentEvent(run),
@@ -61,7 +62,7 @@ import { reloadForNewLaunch, studioRelaunched } from './launch.js';
 import { api, callTool, downloadBlob, copyText, isCommitted, studioToken, unconfirmedText } from './api.js';
 import { el } from './dom.js';
 import { createLiveStylesheets } from './live-css.js';
-import { confirmToolRun, modalOpen } from './modal.js';
+import { confirmToolRun } from './modal.js';
 import { createSessionDirectory, sessionText } from './sessions.js';
 import { applyAgentChoice, retryAnnouncement, runStatusText } from './agent.js';
 import { appendEntry, chatEntry, createRunStream } from './stream.js';
@@ -138,7 +139,7 @@ export function connectEvents({ surface, onMessage, onConnection = () => {}, onR
 // ---------------------------------------------------------------- trace
 
 /** The trace panel: session selector over the rows, full-trace Copy/Download/Clear. */
-export function createTrace({ list, session, copy, download, clear, onStatus = () => {} }) {
+export function createTrace({ list, session, copy, download, clear, onStatus = () => {}, confirmClear = async () => true }) {
   let rows = new Map();
   let selected = '';
   let runActive = false;
@@ -204,7 +205,7 @@ export function createTrace({ list, session, copy, download, clear, onStatus = (
   });
   download.addEventListener('click', () => downloadBlob(`trace-${new Date().toISOString().replace(/[:.]/g, '-')}.json`, fullExport()));
   clear.addEventListener('click', async () => {
-    if (runActive) return;
+    if (runActive || !(await confirmClear(clear))) return;
     try {
       await api('/api/trace', { method: 'DELETE' });
       await load();
