@@ -4,10 +4,9 @@
 // the global keyboard shortcuts.
 
 import { reloadForNewLaunch, studioRelaunched } from './lib/launch.js';
-import { api, callTool, downloadBlob, studioToken } from './lib/api.js';
+import { api, callTool, downloadBlob, downloadWorkspaceFile, studioToken } from './lib/api.js';
 import { refreshChanges, wireChanges } from './lib/changes.js';
 import { $, commandKey } from './lib/dom.js';
-import { applyDeepLink, chat, denyFirstApproval, onAgentEvent, onStreamEvent, renderApprovals, runPrompt, setActiveRun, wireChat } from './lib/chat.js';
 import { loadCatalog, refreshSample, wireCatalog } from './lib/catalog.js';
 import { applyMcpServers, wireMcpServers } from './lib/mcp-servers.js';
 import { wireUnload } from './lib/unload.js';
@@ -15,14 +14,36 @@ import { flushDraft, findStep, loadActiveFile, openFind, renderTabs, restoreKept
 import { renderTree, save, wireExplorer } from './lib/explorer.js';
 import { exitDesignMode, onSurfaceEvent, wireDesign } from './lib/design.js';
 import { confirmAction, modalOpen } from './lib/modal.js';
-import { exitFullscreen, reportApplied, showPreview, wirePreview } from './lib/preview.js';
+import { exitFullscreen, refreshPreview, reportApplied, showPreview, wirePreview } from './lib/preview.js';
 import { focusWorkspaceSearch, wireSearch } from './lib/search.js';
 import { applySettings, wireSettings } from './lib/settings.js';
 import { actions, busy, state } from './lib/store.js';
-import { createTrace } from './lib/surface.js';
+import { applyDeepLink, wireRecipes } from './lib/recipes.js';
+import { createApprovals, createComposer, createTrace } from './lib/surface.js';
 import { wireUpload } from './lib/upload.js';
 
 // ---------------------------------------------------------------- side panels
+
+const RECOVERY_LABELS = {
+  retry: 'Retry',
+  'reread-and-retry': 'Re-read & retry',
+  'refresh-preview': 'Refresh preview',
+  'reconnect-folder': 'Reconnect folder',
+  'grant-permission': 'Grant access',
+  'use-local-agent': 'Use local agent & retry',
+};
+
+/** What the recovery `action` the host offers does on this page; `rerun(agent?)` runs the prompt again. */
+function recoveryHandler(action, rerun) {
+  switch (action) {
+    case 'refresh-preview': return refreshPreview;
+    case 'reconnect-folder':
+    case 'grant-permission': return () => $('folder-path').focus();
+    case 'use-local-agent': return () => rerun('local');
+    case 'reread-and-retry': return () => refreshState({ reloadEditor: true }).then(() => rerun());
+    default: return () => rerun();
+  }
+}
 
 const trace = createTrace({
   list: $('trace-log'),
@@ -32,6 +53,43 @@ const trace = createTrace({
   clear: $('clear-trace'),
   onStatus: setStatusMessage,
   confirmClear: (trigger) => confirmAction({ title: 'Clear the trace?', message: 'Every trace row of every session is removed.', confirmLabel: 'Clear', trigger }),
+});
+
+const composer = createComposer({
+  form: $('chat-form'),
+  prompt: $('prompt'),
+  agent: $('agent-select'),
+  cancel: $('cancel-run'),
+  submit: $('send-prompt'),
+  badge: $('agent-badge'),
+  status: $('run-status'),
+  log: $('chat-log'),
+  onRunChange: (_running, run) => {
+    state.activeRun = run;
+    lockEditor();
+  },
+  onFinished: (run) => {
+    // A download request's run hands the file over: the page delivers it.
+    const outcome = run.report.outcome;
+    if (outcome.status === 'completed' && outcome.download) downloadWorkspaceFile(outcome.download);
+    refreshState();
+  },
+  // The editor's draft reaches the host before the agent reads the workspace.
+  beforeRun: () => flushDraft(),
+  // A Design Mode selection shown in the composer goes with the run as context.
+  metadata: () => (state.selection ? { selection: state.selection } : null),
+  // An applied change whose preview was not confirmed offers a refresh, never a retry.
+  recoveries: (outcome, rerun) => (outcome.actions ?? []).map((action) => [RECOVERY_LABELS[action] ?? action, recoveryHandler(action, rerun)]),
+  outcomeOnBadge: false,
+  clientRuns: true,
+  cancelOnLeave: false,
+});
+
+const approvals = createApprovals({
+  container: $('approvals'),
+  onError: (error) => composer.say(`${error.code}: ${error.message}`, 'failed'),
+  onArrived: () => { $('chat-log').scrollTop = $('chat-log').scrollHeight; },
+  escDenies: false, // onGlobalKeydown calls denyFirst
 });
 
 // ---------------------------------------------------------------- workspace state
@@ -80,7 +138,7 @@ async function refreshOnce(reloadEditor) {
   renderHeader();
   renderTree();
   renderTabs();
-  renderApprovals(data.approvals);
+  approvals.render(data.approvals);
   if (state.draft === null && (revisionChanged || reloadEditor)) await loadActiveFile();
   // Never back: an announced revision may already be ahead of a read that was in flight.
   if (state.previewRevision === null || data.status.revision > state.previewRevision) showPreview(data.status.revision, false, null, data.liveStylesheetsSince);
@@ -95,7 +153,7 @@ function announceResumed(status) {
   resumedAnnounced = true;
   const { unsavedCount, unsavedPaths, folderName } = status.resumed;
   const more = unsavedCount > unsavedPaths.length ? ` and ${unsavedCount - unsavedPaths.length} more` : '';
-  chat(`Kept ${unsavedCount} unsaved change(s) from your last session (${unsavedPaths.join(', ')}${more}). They are not saved to ${folderName} yet: Save to folder writes them.`, 'info');
+  composer.say(`Kept ${unsavedCount} unsaved change(s) from your last session (${unsavedPaths.join(', ')}${more}). They are not saved to ${folderName} yet: Save to folder writes them.`, 'info');
 }
 
 function renderHeader() {
@@ -171,10 +229,10 @@ function connectEvents() {
         refreshChanges();
         break;
       case 'hello': refreshState(); break;
-      case 'approvals': renderApprovals(message.pending); break;
+      case 'approvals': approvals.render(message.pending); break;
       case 'trace': trace.onRow(message.row); break;
-      case 'agent': onAgentEvent(message.run); break;
-      case 'agentStream': onStreamEvent(message); break;
+      case 'agent': composer.onAgentEvent(message.run); break;
+      case 'agentStream': composer.onStreamEvent(message); break;
       case 'settings': applySettings(message.settings); break;
       case 'mcpServers': applyMcpServers(message); break;
       case 'surface': onSurfaceEvent(message); break;
@@ -264,12 +322,13 @@ function onGlobalKeydown(event) {
   } else if (event.key === 'Escape') {
     if (exitDesignMode()) return;
     if (exitFullscreen()) return;
-    if (denyFirstApproval()) event.preventDefault();
+    if (approvals.denyFirst()) event.preventDefault();
   }
 }
 
 // ---------------------------------------------------------------- start
 
+/** Follows the agent run: the editor, the explorer and the trace's Clear are locked while it runs. */
 function lockEditor() {
   trace.setRunActive(busy());
   updateEditorEnabled();
@@ -283,16 +342,16 @@ Object.assign(actions, {
   refreshState,
   flushDraft,
   openFile,
-  runPrompt,
-  lockEditor,
   status: setStatusMessage,
+  say: composer.say,
+  settingsChanged: composer.applySettings,
 });
 
 wireEditor();
 wireUnload();
 wireExplorer();
 wireUpload();
-wireChat();
+wireRecipes({ select: $('recipe-select'), hint: $('recipe-hint'), prompt: $('prompt') });
 wireCatalog();
 wireSearch();
 wireChanges();
@@ -305,8 +364,7 @@ $('export-button').addEventListener('click', exportHtml);
 $('undo-button').addEventListener('click', () => historyStep('workspace.undo'));
 $('redo-button').addEventListener('click', () => historyStep('workspace.redo'));
 document.addEventListener('keydown', onGlobalKeydown);
-setActiveRun(null);
-applyDeepLink();
+applyDeepLink($('prompt'), composer.say);
 await refreshState({ reloadEditor: true });
 await restoreKeptDraft();
 connectEvents();

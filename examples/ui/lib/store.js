@@ -18,11 +18,9 @@ export const state = {
   sourceRevision: null,
   draft: null,
   activeRun: null,
-  agentMode: 'local',
   previewRevision: null,
   diagnostics: [],
   tools: [],
-  lastPrompt: '',
 };
 
 /** Cross-view actions; app.js fills these in at start. */
@@ -30,8 +28,9 @@ export const actions = {
   refreshState: async () => {},
   flushDraft: async () => {},
   openFile: async () => {},
-  runPrompt: async () => {},
   status: () => {},
+  say: () => {},
+  settingsChanged: () => {},
 };
 
 /** Whether an agent run is in flight (the editor and tool controls are disabled then). */

@@ -31,14 +31,20 @@
 //       while a run is active and, on a page with a confirm dialog, asks first (confirmClear).
 //
 //   createComposer({ surface, form, prompt, agent, cancel, submit, badge, status, log,
-//       onRunChange, onFinished }) -> { run(prompt, agent?), onAgentEvent(run),
-//       onStreamEvent(message), applySettings(settings), activeRun(), say(text, kind) }
-//       Prompt + agent select (a saved key selects OpenRouter, lib/agent.js) + Run/Cancel
+//       onRunChange, onFinished, beforeRun?, metadata?, recoveries?, outcomeOnBadge?,
+//       clientRuns?, cancelOnLeave? }) -> { run(prompt, agent?), onAgentEvent(run),
+//       onStreamEvent(message), applySettings(settings), activeRun(), say(text, kind, actions?) }
+//       Prompt + agent select (a ready provider selects it, lib/agent.js) + Run/Cancel
 //       through /api/agent/runs with `surface`; a provider retry's count shows while it backs off.
 //       onStreamEvent(message) renders the run's `agentStream` events (lib/stream.js): text
 //       as it arrives, tool calls assembling then running. The badge follows the run's `agent` events
 //       (started, waiting, approval, completed, not-understood, denied, failed, cancelled);
-//       outcomes land in the log. Leaving the page (pagehide) cancels the in-flight run.
+//       outcomes land in the log. onRunChange(running, run) follows the page's run.
+//       The workspace page passes in its differences: beforeRun() (send the editor's draft
+//       first; false stops), metadata() (the Design Mode selection), recoveries(outcome,
+//       rerun) (buttons for the host's `outcome.actions`), outcomeOnBadge: false (the badge
+//       rests idle after a run), clientRuns (an MCP client's run shows on the badge) and
+//       cancelOnLeave: false; by default leaving the page (pagehide) cancels the run.
 //
 //   createPalette({ surface, list, detail, args, run, output, sample, onResult }) -> { load(),
 //       select(name), refreshSample() }
@@ -231,7 +237,11 @@ export function createTrace({ list, session, copy, download, clear, onStatus = (
 // ---------------------------------------------------------------- composer
 
 /** The prompt composer and its run lifecycle. */
-export function createComposer({ surface, form, prompt, agent, cancel, submit, badge, status, log, onRunChange = () => {}, onFinished = () => {} }) {
+export function createComposer({
+  surface, form, prompt, agent, cancel, submit, badge, status, log, onRunChange = () => {}, onFinished = () => {},
+  beforeRun = async () => true, metadata = () => null, recoveries = null, outcomeOnBadge = true, clientRuns = false,
+  cancelOnLeave = true,
+}) {
   let active = null;
   let lastPrompt = '';
   let settings = null;
@@ -241,8 +251,8 @@ export function createComposer({ surface, form, prompt, agent, cancel, submit, b
 
   const stream = createRunStream(log);
 
-  function say(text, kind, recoveries = []) {
-    appendEntry(log, chatEntry(text, kind, recoveries));
+  function say(text, kind, actions = []) {
+    appendEntry(log, chatEntry(text, kind, actions));
   }
 
   function setRun(run) {
@@ -251,25 +261,40 @@ export function createComposer({ surface, form, prompt, agent, cancel, submit, b
     cancel.disabled = !running;
     submit.disabled = running;
     status.textContent = running ? runStatusText(run) : '';
+    const shown = outcomeOnBadge ? run : active;
     const mode = run?.agent ?? agent.value;
-    // Picking OpenRouter without a key (as the host's settings report it) says so up front.
-    const keyMissing = !run && mode !== 'local' && settings && !settings.hasApiKey;
-    badge.dataset.state = run?.state ?? 'idle';
-    badge.textContent = `${mode === 'local' ? 'local agent' : 'OpenRouter'} · ${keyMissing ? 'no key' : (run?.state ?? 'idle').replace('-', ' ')}`;
-    onRunChange(running);
+    // Picking the provider agent before it is ready (no key where the profile needs one, or no
+    // model, as the host's settings report it) says so up front.
+    const keyMissing = !shown && mode !== 'local' && settings && !(settings.ready ?? settings.hasApiKey);
+    badge.dataset.state = shown?.state ?? 'idle';
+    badge.textContent = `${mode === 'local' ? 'local agent' : settings?.providerLabel ?? 'OpenRouter'} · ${keyMissing ? 'no key' : (shown?.state ?? 'idle').replace('-', ' ')}`;
+    onRunChange(running, active);
+  }
+
+  /** An MCP client's run in progress (started, waiting, approval) on the badge; idle once it ends. */
+  function showClientRun(run) {
+    if (FINAL_STATES.includes(run.state)) {
+      setRun(null);
+      return;
+    }
+    badge.dataset.state = run.state;
+    badge.textContent = `MCP client · ${run.state}`;
   }
 
   function finish(run) {
     const outcome = run.report?.outcome;
     if (!outcome) return;
-    const retry = ['Retry', () => start(lastPrompt)];
-    const shown = stream.finish(run);
+    const text = lastPrompt;
+    const retry = ['Retry', () => start(text)];
+    // The page's recovery actions for the outcome, when it offers them (`outcome.actions`).
+    const offered = recoveries?.(outcome, (chosen) => start(text, chosen)) ?? null;
+    const shown = stream.finish(run, offered ?? []);
     switch (outcome.status) {
-      case 'completed': if (!shown) say(outcome.message, 'completed'); break;
+      case 'completed': if (!shown) say(outcome.message, 'completed', offered ?? []); break;
       case 'not-understood': say(outcome.message, 'not-understood'); break;
       case 'denied': say(deniedLine(outcome), 'denied', [retry]); break;
       case 'cancelled': say(`Cancelled: ${outcome.message}`, 'cancelled', [retry]); break;
-      default: say(personLine(outcome), 'failed', outcome.retryable === false ? [] : [retry]);
+      default: say(personLine(outcome), 'failed', offered ?? (outcome.retryable === false ? [] : [retry]));
     }
     onFinished(run);
   }
@@ -283,10 +308,13 @@ export function createComposer({ surface, form, prompt, agent, cancel, submit, b
 
   async function start(text, chosen = agent.value) {
     if (active || !text) return;
+    if (!(await beforeRun())) return;
     lastPrompt = text;
     say(text, 'user');
     try {
-      const run = await api('/api/agent/runs', { method: 'POST', body: { prompt: text, agent: chosen, surface } });
+      const context = metadata();
+      const body = { prompt: text, agent: chosen, surface, ...(context ? { metadata: context } : {}) };
+      const run = await api('/api/agent/runs', { method: 'POST', body });
       stream.attach(run.runId);
       apply(seen.get(run.runId) ?? run);
     } catch (error) {
@@ -318,9 +346,11 @@ export function createComposer({ surface, form, prompt, agent, cancel, submit, b
   });
   agent.addEventListener('change', () => setRun(active));
   // Leaving the route aborts the in-flight execution (provider request, call, preview wait).
-  window.addEventListener('pagehide', () => {
-    if (active) cancelRunOnLeave(active.runId);
-  });
+  if (cancelOnLeave) {
+    window.addEventListener('pagehide', () => {
+      if (active) cancelRunOnLeave(active.runId);
+    });
+  }
   api('/api/settings').then(applySettings).catch(() => applySettings(null));
   setRun(null);
 
@@ -330,6 +360,7 @@ export function createComposer({ surface, form, prompt, agent, cancel, submit, b
       seen.set(run.runId, run);
       if (seen.size > 32) seen.delete(seen.keys().next().value);
       if (active?.runId === run.runId) apply(run);
+      else if (clientRuns && !active && run.agent === 'mcp') showClientRun(run);
     },
     onStreamEvent: (message) => stream.onEvent(message),
     applySettings,
