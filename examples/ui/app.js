@@ -7,7 +7,6 @@ import { reloadForNewLaunch, studioRelaunched } from './lib/launch.js';
 import { api, callTool, downloadBlob, downloadWorkspaceFile, studioToken } from './lib/api.js';
 import { refreshChanges, wireChanges } from './lib/changes.js';
 import { $, commandKey } from './lib/dom.js';
-import { loadCatalog, refreshSample, wireCatalog } from './lib/catalog.js';
 import { applyMcpServers, wireMcpServers } from './lib/mcp-servers.js';
 import { wireUnload } from './lib/unload.js';
 import { flushDraft, findStep, loadActiveFile, openFind, renderTabs, restoreKeptDraft, selectRange, showEditorStatus, updateEditorEnabled, wireEditor } from './lib/editor.js';
@@ -19,7 +18,8 @@ import { focusWorkspaceSearch, wireSearch } from './lib/search.js';
 import { applySettings, wireSettings } from './lib/settings.js';
 import { actions, busy, state } from './lib/store.js';
 import { applyDeepLink, wireRecipes } from './lib/recipes.js';
-import { createApprovals, createComposer, createTrace } from './lib/surface.js';
+import { createApprovals, createCatalog, createComposer, createTrace, serverOf } from './lib/surface.js';
+import { sampleArguments } from './lib/samples.js';
 import { wireUpload } from './lib/upload.js';
 
 // ---------------------------------------------------------------- side panels
@@ -92,6 +92,28 @@ const approvals = createApprovals({
   escDenies: false, // onGlobalKeydown calls denyFirst
 });
 
+const catalog = createCatalog({
+  search: $('catalog-search'),
+  scopeBox: $('catalog-scopes'),
+  list: $('catalog-list'),
+  detail: $('catalog-detail'),
+  copyList: $('copy-tool-list'),
+  downloadList: $('download-tool-list'),
+  // This page's surface (the registry also holds `editor.*` and `web.*`, shown on their pages)
+  // and every tool mounted from an MCP server.
+  shows: (tool) => tool.name.startsWith('workspace.') || tool.name.startsWith('preview.') || serverOf(tool.name) !== null,
+  scopes: [
+    ['read-only', 'Read-only', (tool) => tool.annotations?.readOnlyHint === true],
+    ['workspace', 'Workspace', (tool) => tool.name.startsWith('workspace.')],
+    ['preview', 'Preview', (tool) => tool.name.startsWith('preview.')],
+  ],
+  sample: (tool) => sampleArguments(tool, { revision: state.status?.revision ?? 0, activePath: state.activePath }),
+  onStatus: setStatusMessage,
+  beforeRun: flushDraft,
+  afterRun: () => refreshState({ reloadEditor: true }),
+  refreshPreview,
+});
+
 // ---------------------------------------------------------------- workspace state
 
 let refreshing = null;
@@ -142,7 +164,7 @@ async function refreshOnce(reloadEditor) {
   if (state.draft === null && (revisionChanged || reloadEditor)) await loadActiveFile();
   // Never back: an announced revision may already be ahead of a read that was in flight.
   if (state.previewRevision === null || data.status.revision > state.previewRevision) showPreview(data.status.revision, false, null, data.liveStylesheetsSince);
-  refreshSample();
+  catalog.refreshSample();
 }
 
 let resumedAnnounced = false;
@@ -352,14 +374,13 @@ wireUnload();
 wireExplorer();
 wireUpload();
 wireRecipes({ select: $('recipe-select'), hint: $('recipe-hint'), prompt: $('prompt') });
-wireCatalog();
 wireSearch();
 wireChanges();
 wirePreview();
 wireDesign();
 wireSideTabs();
 wireSettings();
-wireMcpServers({ toolsChanged: () => loadCatalog() });
+wireMcpServers({ toolsChanged: () => catalog.load() });
 $('export-button').addEventListener('click', exportHtml);
 $('undo-button').addEventListener('click', () => historyStep('workspace.undo'));
 $('redo-button').addEventListener('click', () => historyStep('workspace.redo'));
@@ -368,5 +389,5 @@ applyDeepLink($('prompt'), composer.say);
 await refreshState({ reloadEditor: true });
 await restoreKeptDraft();
 connectEvents();
-await Promise.all([trace.load(), loadCatalog()]);
+await Promise.all([trace.load(), catalog.load()]);
 document.body.dataset.ready = 'true';

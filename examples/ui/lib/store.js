@@ -20,7 +20,6 @@ export const state = {
   activeRun: null,
   previewRevision: null,
   diagnostics: [],
-  tools: [],
 };
 
 /** Cross-view actions; app.js fills these in at start. */

@@ -1,6 +1,7 @@
-// surface.js: the page kit of the studio's surface pages (/web now, /editor next). The host owns
-// the registry, workspace, approvals and trace; a surface page renders them and calls the host.
-// Every factory takes the elements it renders into, so each page keeps its own markup.
+// surface.js: the page kit of the studio's pages (/, /editor, /web). The host owns the registry,
+// workspace, approvals and trace; a page renders them and calls the host. Every factory takes the
+// elements it renders into, so each page keeps its own markup; what only one page does is passed
+// in as an option. The surface pages start through lib/surface-page.js.
 //
 // API
 //   api(path, { method, body })  Token-aware JSON fetch (lib/api.js). Non-2xx throws an Error
@@ -22,6 +23,11 @@
 //       host's safe preview (path, theme; never file source), the diff and the exact
 //       arguments that will run (lib/review.js). Allow/Deny POST /api/approvals/{id}; Allow
 //       carries the arguments' digest. Esc outside an open <dialog> denies the oldest pending card.
+//
+//   createCatalog({ search, scopeBox, list, detail, ... }) -> { load(), refreshSample() },
+//   serverOf(toolName)
+//       The workspace page's tool catalog (lib/catalog.js): search, scopes, definitions,
+//       Copy/Download and Run sample; and the MCP server a tool was mounted from.
 //
 //   createTrace({ list, session, copy, download, clear, onStatus, confirmClear? }) -> { load(),
 //       onRow(row), setRunActive(active) }
@@ -64,8 +70,9 @@
 
 import { deniedLine, personLine } from './person.js';
 export { createApprovals } from './approvals.js';
+export { createCatalog, serverOf } from './catalog.js';
 import { reloadForNewLaunch, studioRelaunched } from './launch.js';
-import { api, callTool, downloadBlob, copyText, isCommitted, studioToken, unconfirmedText } from './api.js';
+import { api, callTool, downloadBlob, copyText, isCommitted, parseToolArguments, studioToken, unconfirmedText } from './api.js';
 import { el } from './dom.js';
 import { createLiveStylesheets } from './live-css.js';
 import { confirmToolRun } from './modal.js';
@@ -413,15 +420,13 @@ export function createPalette({ surface, list, detail, args, run, output, sample
 
   async function execute() {
     if (!selected) return;
-    let parsed;
-    try {
-      parsed = JSON.parse(args.value || '{}');
-    } catch (error) {
-      output.textContent = `Arguments are not JSON: ${error.message}`;
+    const typed = parseToolArguments(args.value);
+    if (typed.invalid) {
+      output.textContent = typed.invalid;
       output.dataset.state = 'error';
       return;
     }
-    parsed = await confirmToolRun(tools.find((tool) => tool.name === selected), parsed, run);
+    const parsed = await confirmToolRun(tools.find((tool) => tool.name === selected), typed.args, run);
     if (!parsed) return;
     run.disabled = true;
     output.textContent = `Running ${selected}…`;
