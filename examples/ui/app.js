@@ -18,7 +18,7 @@ import { focusWorkspaceSearch, wireSearch } from './lib/search.js';
 import { applySettings, wireSettings } from './lib/settings.js';
 import { actions, busy, state } from './lib/store.js';
 import { applyDeepLink, wireRecipes } from './lib/recipes.js';
-import { createApprovals, createCatalog, createComposer, createTrace, serverOf } from './lib/surface.js';
+import { createApprovals, createCatalog, createComposer, createTrace, serverOf, wireTabs } from './lib/surface.js';
 import { sampleArguments } from './lib/samples.js';
 import { wireUpload } from './lib/upload.js';
 
@@ -271,30 +271,7 @@ function connectEvents() {
   });
 }
 
-// ---------------------------------------------------------------- side tabs, export
-
-function selectSideTab(name) {
-  for (const tab of document.querySelectorAll('.tabs [role="tab"]')) {
-    const selected = tab.dataset.tab === name;
-    tab.setAttribute('aria-selected', String(selected));
-    tab.tabIndex = selected ? 0 : -1;
-    $(`tab-${tab.dataset.tab}`).hidden = !selected;
-  }
-  if (name === 'changes') refreshChanges();
-}
-
-function wireSideTabs() {
-  const tabs = [...document.querySelectorAll('.tabs [role="tab"]')];
-  for (const tab of tabs) {
-    tab.addEventListener('click', () => selectSideTab(tab.dataset.tab));
-    tab.addEventListener('keydown', (event) => {
-      if (event.key !== 'ArrowRight' && event.key !== 'ArrowLeft') return;
-      const next = tabs[(tabs.indexOf(tab) + (event.key === 'ArrowRight' ? 1 : tabs.length - 1)) % tabs.length];
-      selectSideTab(next.dataset.tab);
-      next.focus();
-    });
-  }
-}
+// ---------------------------------------------------------------- history, export
 
 /** Workspace undo or redo through the registry (the textarea keeps its own typing undo). */
 async function historyStep(tool) {
@@ -378,7 +355,8 @@ wireSearch();
 wireChanges();
 wirePreview();
 wireDesign();
-wireSideTabs();
+// The Changes tab reads the host's diff when it is shown.
+wireTabs(document.querySelector('.tabs'), (name) => name === 'changes' && refreshChanges());
 wireSettings();
 wireMcpServers({ toolsChanged: () => catalog.load() });
 $('export-button').addEventListener('click', exportHtml);

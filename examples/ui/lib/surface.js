@@ -65,7 +65,7 @@
 //       (context-action.preview.ready / .error) are accepted only from that iframe's window and
 //       for the revision it shows, then forwarded to ackPath.
 //
-//   wireTabs(tablist), showConnection(badge, connected, status)
+//   wireTabs(tablist, onSelect?), showConnection(badge, connected, status)
 //       Keyboard-navigable side tabs, and the event socket's state on a badge.
 
 import { deniedLine, personLine } from './person.js';
@@ -513,9 +513,10 @@ export function createPreview({ iframe, status, address, documentPath, ackPath, 
 
 /**
  * Wires a tab list: click selects, ArrowLeft/ArrowRight move along (roving tabindex), and only
- * the selected tab's panel (`aria-controls`) is shown. `tablist` is the element holding the tabs.
+ * the selected tab's panel (`aria-controls`) is shown; `onSelect(name)` follows each selection.
+ * `tablist` is the element holding the tabs.
  */
-export function wireTabs(tablist) {
+export function wireTabs(tablist, onSelect = () => {}) {
   const tabs = [...tablist.querySelectorAll('[role="tab"]')];
   const select = (name) => {
     for (const tab of tabs) {
@@ -524,6 +525,7 @@ export function wireTabs(tablist) {
       tab.tabIndex = selected ? 0 : -1;
       document.getElementById(tab.getAttribute('aria-controls')).hidden = !selected;
     }
+    onSelect(name);
   };
   for (const tab of tabs) {
     tab.addEventListener('click', () => select(tab.dataset.tab));
