@@ -3,7 +3,6 @@
 // This module wires the views together, keeps the page in step with the host's events, and owns
 // the global keyboard shortcuts.
 
-import { reloadForNewLaunch, studioRelaunched } from './lib/launch.js';
 import { api, callTool, downloadBlob, downloadWorkspaceFile, studioToken } from './lib/api.js';
 import { refreshChanges, wireChanges } from './lib/changes.js';
 import { $, commandKey } from './lib/dom.js';
@@ -18,7 +17,7 @@ import { focusWorkspaceSearch, wireSearch } from './lib/search.js';
 import { applySettings, wireSettings } from './lib/settings.js';
 import { actions, busy, state } from './lib/store.js';
 import { applyDeepLink, wireRecipes } from './lib/recipes.js';
-import { createApprovals, createCatalog, createComposer, createTrace, serverOf, wireTabs } from './lib/surface.js';
+import { connectEvents, createApprovals, createCatalog, createComposer, createTrace, serverOf, wireTabs } from './lib/surface.js';
 import { sampleArguments } from './lib/samples.js';
 import { wireUpload } from './lib/upload.js';
 
@@ -232,43 +231,37 @@ function setStatusMessage(message, isError = false) {
 
 // ---------------------------------------------------------------- events
 
-function connectEvents() {
-  const socket = new WebSocket(`ws://${location.host}/api/events?client=ui&token=${encodeURIComponent(studioToken)}`);
-  socket.addEventListener('open', () => setStatusMessage(''));
-  socket.addEventListener('message', (event) => {
-    const message = JSON.parse(event.data);
-    switch (message.type) {
-      case 'workspace':
-        // A refresh republishes the revision the iframe may already show: reload it so the
-        // iframe acknowledges it again.
-        if (message.refresh) showPreview(message.revision, true);
-        // Otherwise the preview follows the announced revision at once rather than after the
-        // state read (a stylesheet-only revision is swapped in, with the stylesheets the
-        // announcement carried, while the read is in flight).
-        // A revision announced without stylesheets changed more than them: it reloads at once.
-        else showPreview(message.revision, false, message.live, message.live?.since ?? message.revision);
-        refreshState();
-        refreshChanges();
-        break;
-      case 'hello': refreshState(); break;
-      case 'approvals': approvals.render(message.pending); break;
-      case 'trace': trace.onRow(message.row); break;
-      case 'agent': composer.onAgentEvent(message.run); break;
-      case 'agentStream': composer.onStreamEvent(message); break;
-      case 'settings': applySettings(message.settings); break;
-      case 'mcpServers': applyMcpServers(message); break;
-      case 'surface': onSurfaceEvent(message); break;
-      case 'lagged': refreshState(); trace.load(); break;
-      default: break;
-    }
-  });
-  socket.addEventListener('close', async () => {
-    setStatusMessage('Connection to the studio host lost; reconnecting…', true);
-    // A restarted studio refuses this page's token: reload with the new one (the editor's
-    // unsent draft is kept in the tab and re-applied on load).
-    if (await studioRelaunched()) reloadForNewLaunch();
-    else setTimeout(connectEvents, 1000);
-  });
+/** Keeps the page in step with the host's events. */
+function onMessage(message) {
+  switch (message.type) {
+    case 'workspace':
+      // A refresh republishes the revision the iframe may already show: reload it so the
+      // iframe acknowledges it again.
+      if (message.refresh) showPreview(message.revision, true);
+      // Otherwise the preview follows the announced revision at once rather than after the
+      // state read (a stylesheet-only revision is swapped in, with the stylesheets the
+      // announcement carried, while the read is in flight).
+      // A revision announced without stylesheets changed more than them: it reloads at once.
+      else showPreview(message.revision, false, message.live, message.live?.since ?? message.revision);
+      refreshState();
+      refreshChanges();
+      break;
+    case 'hello': refreshState(); break;
+    case 'approvals': approvals.render(message.pending); break;
+    case 'trace': trace.onRow(message.row); break;
+    case 'agent': composer.onAgentEvent(message.run); break;
+    case 'agentStream': composer.onStreamEvent(message); break;
+    case 'settings': applySettings(message.settings); break;
+    case 'mcpServers': applyMcpServers(message); break;
+    case 'surface': onSurfaceEvent(message); break;
+    case 'lagged': refreshState(); trace.load(); break;
+    default: break;
+  }
+}
+
+function onConnection(connected) {
+  if (connected) setStatusMessage('');
+  else setStatusMessage('Connection to the studio host lost; reconnecting…', true);
 }
 
 // ---------------------------------------------------------------- history, export
@@ -366,6 +359,8 @@ document.addEventListener('keydown', onGlobalKeydown);
 applyDeepLink($('prompt'), composer.say);
 await refreshState({ reloadEditor: true });
 await restoreKeptDraft();
-connectEvents();
+// A restarted studio refuses this page's token: the kit reloads the page with the new one (the
+// editor's unsent draft is kept in the tab and re-applied on load).
+connectEvents({ surface: 'workspace', onMessage, onConnection });
 await Promise.all([trace.load(), catalog.load()]);
 document.body.dataset.ready = 'true';
