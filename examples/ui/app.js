@@ -3,24 +3,115 @@
 // This module wires the views together, keeps the page in step with the host's events, and owns
 // the global keyboard shortcuts.
 
-import { reloadForNewLaunch, studioRelaunched } from './lib/launch.js';
-import { api, callTool, downloadBlob, studioToken } from './lib/api.js';
+import { api, callTool, downloadBlob, downloadWorkspaceFile, studioToken } from './lib/api.js';
 import { refreshChanges, wireChanges } from './lib/changes.js';
 import { $, commandKey } from './lib/dom.js';
-import { applyDeepLink, chat, denyFirstApproval, onAgentEvent, onStreamEvent, renderApprovals, runPrompt, setActiveRun, wireChat } from './lib/chat.js';
-import { loadCatalog, refreshSample, wireCatalog } from './lib/catalog.js';
 import { applyMcpServers, wireMcpServers } from './lib/mcp-servers.js';
 import { wireUnload } from './lib/unload.js';
 import { flushDraft, findStep, loadActiveFile, openFind, renderTabs, restoreKeptDraft, selectRange, showEditorStatus, updateEditorEnabled, wireEditor } from './lib/editor.js';
 import { renderTree, save, wireExplorer } from './lib/explorer.js';
 import { exitDesignMode, onSurfaceEvent, wireDesign } from './lib/design.js';
-import { modalOpen } from './lib/modal.js';
-import { exitFullscreen, reportApplied, showPreview, wirePreview } from './lib/preview.js';
+import { confirmAction, modalOpen } from './lib/modal.js';
+import { exitFullscreen, refreshPreview, reportApplied, showPreview, wirePreview } from './lib/preview.js';
 import { focusWorkspaceSearch, wireSearch } from './lib/search.js';
 import { applySettings, wireSettings } from './lib/settings.js';
-import { actions, state } from './lib/store.js';
-import { loadTrace, onTraceRow, wireTrace } from './lib/trace.js';
+import { actions, busy, state } from './lib/store.js';
+import { applyDeepLink, wireRecipes } from './lib/recipes.js';
+import { connectEvents, createApprovals, createCatalog, createComposer, createTrace, serverOf, wireTabs } from './lib/surface.js';
+import { sampleArguments } from './lib/samples.js';
 import { wireUpload } from './lib/upload.js';
+
+// ---------------------------------------------------------------- side panels
+
+const RECOVERY_LABELS = {
+  retry: 'Retry',
+  'reread-and-retry': 'Re-read & retry',
+  'refresh-preview': 'Refresh preview',
+  'reconnect-folder': 'Reconnect folder',
+  'grant-permission': 'Grant access',
+  'use-local-agent': 'Use local agent & retry',
+};
+
+/** What the recovery `action` the host offers does on this page; `rerun(agent?)` runs the prompt again. */
+function recoveryHandler(action, rerun) {
+  switch (action) {
+    case 'refresh-preview': return refreshPreview;
+    case 'reconnect-folder':
+    case 'grant-permission': return () => $('folder-path').focus();
+    case 'use-local-agent': return () => rerun('local');
+    case 'reread-and-retry': return () => refreshState({ reloadEditor: true }).then(() => rerun());
+    default: return () => rerun();
+  }
+}
+
+const trace = createTrace({
+  list: $('trace-log'),
+  session: $('trace-session'),
+  copy: $('copy-trace'),
+  download: $('download-trace'),
+  clear: $('clear-trace'),
+  onStatus: setStatusMessage,
+  confirmClear: (trigger) => confirmAction({ title: 'Clear the trace?', message: 'Every trace row of every session is removed.', confirmLabel: 'Clear', trigger }),
+});
+
+const composer = createComposer({
+  form: $('chat-form'),
+  prompt: $('prompt'),
+  agent: $('agent-select'),
+  cancel: $('cancel-run'),
+  submit: $('send-prompt'),
+  badge: $('agent-badge'),
+  status: $('run-status'),
+  log: $('chat-log'),
+  onRunChange: (_running, run) => {
+    state.activeRun = run;
+    lockEditor();
+  },
+  onFinished: (run) => {
+    // A download request's run hands the file over: the page delivers it.
+    const outcome = run.report.outcome;
+    if (outcome.status === 'completed' && outcome.download) downloadWorkspaceFile(outcome.download);
+    refreshState();
+  },
+  // The editor's draft reaches the host before the agent reads the workspace.
+  beforeRun: () => flushDraft(),
+  // A Design Mode selection shown in the composer goes with the run as context.
+  metadata: () => (state.selection ? { selection: state.selection } : null),
+  // An applied change whose preview was not confirmed offers a refresh, never a retry.
+  recoveries: (outcome, rerun) => (outcome.actions ?? []).map((action) => [RECOVERY_LABELS[action] ?? action, recoveryHandler(action, rerun)]),
+  outcomeOnBadge: false,
+  clientRuns: true,
+  cancelOnLeave: false,
+});
+
+const approvals = createApprovals({
+  container: $('approvals'),
+  onError: (error) => composer.say(`${error.code}: ${error.message}`, 'failed'),
+  onArrived: () => { $('chat-log').scrollTop = $('chat-log').scrollHeight; },
+  escDenies: false, // onGlobalKeydown calls denyFirst
+});
+
+const catalog = createCatalog({
+  search: $('catalog-search'),
+  scopeBox: $('catalog-scopes'),
+  list: $('catalog-list'),
+  detail: $('catalog-detail'),
+  copyList: $('copy-tool-list'),
+  downloadList: $('download-tool-list'),
+  // This page's surface (the registry also holds `editor.*` and `web.*`, shown on their pages)
+  // and every tool mounted from an MCP server.
+  shows: (tool) => tool.name.startsWith('workspace.') || tool.name.startsWith('preview.') || serverOf(tool.name) !== null,
+  scopes: [
+    ['read-only', 'Read-only', (tool) => tool.annotations?.readOnlyHint === true],
+    ['workspace', 'Workspace', (tool) => tool.name.startsWith('workspace.')],
+    ['preview', 'Preview', (tool) => tool.name.startsWith('preview.')],
+  ],
+  sample: (tool) => sampleArguments(tool, { revision: state.status?.revision ?? 0, activePath: state.activePath }),
+  onStatus: setStatusMessage,
+  beforeRun: flushDraft,
+  afterRun: () => refreshState({ reloadEditor: true }),
+  refreshPreview,
+});
 
 // ---------------------------------------------------------------- workspace state
 
@@ -68,11 +159,11 @@ async function refreshOnce(reloadEditor) {
   renderHeader();
   renderTree();
   renderTabs();
-  renderApprovals(data.approvals);
+  approvals.render(data.approvals);
   if (state.draft === null && (revisionChanged || reloadEditor)) await loadActiveFile();
   // Never back: an announced revision may already be ahead of a read that was in flight.
   if (state.previewRevision === null || data.status.revision > state.previewRevision) showPreview(data.status.revision, false, null, data.liveStylesheetsSince);
-  refreshSample();
+  catalog.refreshSample();
 }
 
 let resumedAnnounced = false;
@@ -83,7 +174,7 @@ function announceResumed(status) {
   resumedAnnounced = true;
   const { unsavedCount, unsavedPaths, folderName } = status.resumed;
   const more = unsavedCount > unsavedPaths.length ? ` and ${unsavedCount - unsavedPaths.length} more` : '';
-  chat(`Kept ${unsavedCount} unsaved change(s) from your last session (${unsavedPaths.join(', ')}${more}). They are not saved to ${folderName} yet: Save to folder writes them.`, 'info');
+  composer.say(`Kept ${unsavedCount} unsaved change(s) from your last session (${unsavedPaths.join(', ')}${more}). They are not saved to ${folderName} yet: Save to folder writes them.`, 'info');
 }
 
 function renderHeader() {
@@ -140,69 +231,40 @@ function setStatusMessage(message, isError = false) {
 
 // ---------------------------------------------------------------- events
 
-function connectEvents() {
-  const socket = new WebSocket(`ws://${location.host}/api/events?client=ui&token=${encodeURIComponent(studioToken)}`);
-  socket.addEventListener('open', () => setStatusMessage(''));
-  socket.addEventListener('message', (event) => {
-    const message = JSON.parse(event.data);
-    switch (message.type) {
-      case 'workspace':
-        // A refresh republishes the revision the iframe may already show: reload it so the
-        // iframe acknowledges it again.
-        if (message.refresh) showPreview(message.revision, true);
-        // Otherwise the preview follows the announced revision at once rather than after the
-        // state read (a stylesheet-only revision is swapped in, with the stylesheets the
-        // announcement carried, while the read is in flight).
-        // A revision announced without stylesheets changed more than them: it reloads at once.
-        else showPreview(message.revision, false, message.live, message.live?.since ?? message.revision);
-        refreshState();
-        refreshChanges();
-        break;
-      case 'hello': refreshState(); break;
-      case 'approvals': renderApprovals(message.pending); break;
-      case 'trace': onTraceRow(message.row); break;
-      case 'agent': onAgentEvent(message.run); break;
-      case 'agentStream': onStreamEvent(message); break;
-      case 'settings': applySettings(message.settings); break;
-      case 'mcpServers': applyMcpServers(message); break;
-      case 'surface': onSurfaceEvent(message); break;
-      case 'lagged': refreshState(); loadTrace(); break;
-      default: break;
-    }
-  });
-  socket.addEventListener('close', async () => {
-    setStatusMessage('Connection to the studio host lost; reconnecting…', true);
-    // A restarted studio refuses this page's token: reload with the new one (the editor's
-    // unsent draft is kept in the tab and re-applied on load).
-    if (await studioRelaunched()) reloadForNewLaunch();
-    else setTimeout(connectEvents, 1000);
-  });
-}
-
-// ---------------------------------------------------------------- side tabs, export
-
-function selectSideTab(name) {
-  for (const tab of document.querySelectorAll('.tabs [role="tab"]')) {
-    const selected = tab.dataset.tab === name;
-    tab.setAttribute('aria-selected', String(selected));
-    tab.tabIndex = selected ? 0 : -1;
-    $(`tab-${tab.dataset.tab}`).hidden = !selected;
-  }
-  if (name === 'changes') refreshChanges();
-}
-
-function wireSideTabs() {
-  const tabs = [...document.querySelectorAll('.tabs [role="tab"]')];
-  for (const tab of tabs) {
-    tab.addEventListener('click', () => selectSideTab(tab.dataset.tab));
-    tab.addEventListener('keydown', (event) => {
-      if (event.key !== 'ArrowRight' && event.key !== 'ArrowLeft') return;
-      const next = tabs[(tabs.indexOf(tab) + (event.key === 'ArrowRight' ? 1 : tabs.length - 1)) % tabs.length];
-      selectSideTab(next.dataset.tab);
-      next.focus();
-    });
+/** Keeps the page in step with the host's events. */
+function onMessage(message) {
+  switch (message.type) {
+    case 'workspace':
+      // A refresh republishes the revision the iframe may already show: reload it so the
+      // iframe acknowledges it again.
+      if (message.refresh) showPreview(message.revision, true);
+      // Otherwise the preview follows the announced revision at once rather than after the
+      // state read (a stylesheet-only revision is swapped in, with the stylesheets the
+      // announcement carried, while the read is in flight).
+      // A revision announced without stylesheets changed more than them: it reloads at once.
+      else showPreview(message.revision, false, message.live, message.live?.since ?? message.revision);
+      refreshState();
+      refreshChanges();
+      break;
+    case 'hello': refreshState(); break;
+    case 'approvals': approvals.render(message.pending); break;
+    case 'trace': trace.onRow(message.row); break;
+    case 'agent': composer.onAgentEvent(message.run); break;
+    case 'agentStream': composer.onStreamEvent(message); break;
+    case 'settings': applySettings(message.settings); break;
+    case 'mcpServers': applyMcpServers(message); break;
+    case 'surface': onSurfaceEvent(message); break;
+    case 'lagged': refreshState(); trace.load(); break;
+    default: break;
   }
 }
+
+function onConnection(connected) {
+  if (connected) setStatusMessage('');
+  else setStatusMessage('Connection to the studio host lost; reconnecting…', true);
+}
+
+// ---------------------------------------------------------------- history, export
 
 /** Workspace undo or redo through the registry (the textarea keeps its own typing undo). */
 async function historyStep(tool) {
@@ -252,13 +314,15 @@ function onGlobalKeydown(event) {
   } else if (event.key === 'Escape') {
     if (exitDesignMode()) return;
     if (exitFullscreen()) return;
-    if (denyFirstApproval()) event.preventDefault();
+    if (approvals.denyFirst()) event.preventDefault();
   }
 }
 
 // ---------------------------------------------------------------- start
 
+/** Follows the agent run: the editor, the explorer and the trace's Clear are locked while it runs. */
 function lockEditor() {
+  trace.setRunActive(busy());
   updateEditorEnabled();
   if (state.status) {
     renderTree();
@@ -270,33 +334,33 @@ Object.assign(actions, {
   refreshState,
   flushDraft,
   openFile,
-  runPrompt,
-  lockEditor,
   status: setStatusMessage,
+  say: composer.say,
+  settingsChanged: composer.applySettings,
 });
 
 wireEditor();
 wireUnload();
 wireExplorer();
 wireUpload();
-wireChat();
-wireCatalog();
-wireTrace();
+wireRecipes({ select: $('recipe-select'), hint: $('recipe-hint'), prompt: $('prompt') });
 wireSearch();
 wireChanges();
 wirePreview();
 wireDesign();
-wireSideTabs();
+// The Changes tab reads the host's diff when it is shown.
+wireTabs(document.querySelector('.tabs'), (name) => name === 'changes' && refreshChanges());
 wireSettings();
-wireMcpServers({ toolsChanged: () => loadCatalog() });
+wireMcpServers({ toolsChanged: () => catalog.load() });
 $('export-button').addEventListener('click', exportHtml);
 $('undo-button').addEventListener('click', () => historyStep('workspace.undo'));
 $('redo-button').addEventListener('click', () => historyStep('workspace.redo'));
 document.addEventListener('keydown', onGlobalKeydown);
-setActiveRun(null);
-applyDeepLink();
+applyDeepLink($('prompt'), composer.say);
 await refreshState({ reloadEditor: true });
 await restoreKeptDraft();
-connectEvents();
-await Promise.all([loadTrace(), loadCatalog()]);
+// A restarted studio refuses this page's token: the kit reloads the page with the new one (the
+// editor's unsent draft is kept in the tab and re-applied on load).
+connectEvents({ surface: 'workspace', onMessage, onConnection });
+await Promise.all([trace.load(), catalog.load()]);
 document.body.dataset.ready = 'true';

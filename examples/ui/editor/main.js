@@ -5,14 +5,11 @@
 // the preview shows). Every change is an editor.* tool call (direct from the page, or from an
 // agent run) and the page follows the host's surface events.
 
-import {
-  api, callTool, connectEvents, createApprovals, createComposer, createPalette, createPreview, createTrace, isCommitted,
-  showConnection, unconfirmedText, wireTabs,
-} from '../lib/surface.js';
+import { callTool, isCommitted, unconfirmedText } from '../lib/surface.js';
 import { $ } from '../lib/dom.js';
 import { keptDraft } from '../lib/launch.js';
-import { guardLeaving } from '../lib/leave-guard.js';
 import { confirmAction, modalOpen } from '../lib/modal.js';
+import { createSurfacePage } from '../lib/surface-page.js';
 import { createDocumentEditor } from './document.js';
 import { createFileList } from './files.js';
 import { createHeader, wireFolderForm } from './header.js';
@@ -20,15 +17,6 @@ import { createSaves } from './saves.js';
 import { sampleArguments } from './samples.js';
 
 const SURFACE = 'editor';
-/** The /api/editor/state snapshot the page renders. */
-let view = null;
-
-function status(text, isError = false) {
-  $('editor-status').textContent = text;
-  $('editor-status').classList.toggle('error', isError);
-}
-
-const fail = (error) => status(`${error.code}: ${error.message}`, true);
 
 // ---------------------------------------------------------------- panels
 
@@ -68,57 +56,27 @@ const saves = createSaves({
   onChanged: () => refresh(),
 });
 
-const preview = createPreview({
-  iframe: $('editor-preview'),
-  status: $('editor-preview-status'),
-  address: $('editor-preview-address'),
-  documentPath: (revision) => `/editor/preview/${revision}`,
-  ackPath: '/api/editor/preview/ack',
-  // A revision that changed only stylesheets is swapped into the running document.
-  stylesheetsPath: (to, from) => `/api/editor/preview/stylesheets/${to}?from=${from}`,
-});
-
-const approvals = createApprovals({ container: $('editor-approvals'), onError: fail });
-
-const trace = createTrace({
-  list: $('editor-trace'),
-  session: $('editor-trace-session'),
-  copy: $('editor-trace-copy'),
-  download: $('editor-trace-download'),
-  clear: $('editor-trace-clear'),
-  onStatus: status,
-});
-
-const composer = createComposer({
+const page = createSurfacePage({
   surface: SURFACE,
-  form: $('editor-chat-form'),
-  prompt: $('editor-prompt'),
-  agent: $('editor-agent'),
-  cancel: $('editor-cancel'),
-  submit: $('editor-run'),
-  badge: $('editor-agent-badge'),
-  status: $('editor-run-status'),
-  log: $('editor-chat-log'),
-  onRunChange: (active) => trace.setRunActive(active),
-  onFinished: () => refresh(),
-});
-
-const palette = createPalette({
-  surface: SURFACE,
-  list: $('editor-palette'),
-  detail: $('editor-tool-detail'),
-  args: $('editor-tool-args'),
-  run: $('editor-tool-run'),
-  output: $('editor-tool-output'),
-  sample: (name) => sampleArguments(name, view),
-  onResult: (name, result) => {
-    const outcome = result.structuredContent;
-    const clocks = outcome?.documentRevision !== undefined ? ` · document r${outcome.documentRevision}, workspace r${outcome.workspaceRevision}` : '';
-    if (isCommitted(result)) status(`${name} applied · document ${unconfirmedText(result)}; ⟳ reloads the preview`);
-    else status(result.isError ? `${name}: ${result.error.code}` : `${name} done${clocks}`, Boolean(result.isError));
+  unreadable: 'the editor',
+  render,
+  revisionOf: (view) => view.status.documentRevision,
+  onSurface: (data, view) => {
+    if (!view) return;
+    // Shown at once; the re-read that follows (coalesced with any read in flight) keeps the
+    // page on the newest state even when an older read answers after this event.
+    header.renderPreview(data.preview);
     refresh();
   },
+  sample: (name, view) => sampleArguments(name, view),
+  doneText: (result) => {
+    const outcome = result.structuredContent;
+    return outcome?.documentRevision !== undefined ? ` · document r${outcome.documentRevision}, workspace r${outcome.workspaceRevision}` : '';
+  },
+  appliedText: (result) => `document ${unconfirmedText(result)}`,
 });
+const { status, fail, refresh } = page;
+const currentView = () => page.view();
 
 // ---------------------------------------------------------------- document actions
 
@@ -147,7 +105,7 @@ async function documentAction(label, tool, args, { guarded = false } = {}) {
       status('Resolve the stale draft first (discard it or replace the document with it).', true);
       return;
     }
-    const guard = guarded ? { expectedDocumentRevision: view?.status?.documentRevision } : {};
+    const guard = guarded ? { expectedDocumentRevision: currentView()?.status?.documentRevision } : {};
     const result = await callTool(tool, { ...args(), ...guard }).catch((error) => ({ isError: true, error }));
     if (isCommitted(result)) status(`${label}: done · document ${unconfirmedText(result)}; ⟳ reloads the preview`);
     else if (result.isError) fail(result.error);
@@ -166,10 +124,10 @@ $('editor-scenario').addEventListener('change', (event) => {
 
 $('editor-reset').addEventListener('click', async (event) => {
   const trigger = event.currentTarget;
-  const path = view?.status?.activePath ?? 'the document';
+  const path = currentView()?.status?.activePath ?? 'the document';
   const confirmed = await confirmAction({
     title: `Reset ${path}?`,
-    message: `Replaces ${path} with the ${view?.status?.scenario ?? 'selected'} scenario's example. Unsaved edits of this file are lost.`,
+    message: `Replaces ${path} with the ${currentView()?.status?.scenario ?? 'selected'} scenario's example. Unsaved edits of this file are lost.`,
     confirmLabel: 'Reset document',
     trigger,
   });
@@ -179,7 +137,7 @@ $('editor-reset').addEventListener('click', async (event) => {
 
 // A direct call, so no approval; the page's own dialog confirms that the edits go.
 $('editor-revert').addEventListener('click', async (event) => {
-  const path = view?.status?.activePath;
+  const path = currentView()?.status?.activePath;
   const confirmed = await confirmAction({
     title: `Revert ${path}?`,
     message: `Restores ${path} to its saved checkpoint. Unsaved edits of this file are lost.`,
@@ -208,37 +166,12 @@ wireFolderForm({
   input: $('editor-folder-path'),
   submit: $('editor-folder-open'),
   status: $('editor-folder-status'),
-  currentView: () => view,
+  currentView,
   beforeOpen: () => settleDraft(),
   onOpened: () => refresh(),
 });
 
 // ---------------------------------------------------------------- editor state
-
-let refreshing = null;
-let again = false;
-
-/** Reads /api/editor/state and re-renders; a call during a read schedules exactly one more. */
-async function refresh() {
-  if (refreshing) {
-    again = true;
-    return refreshing;
-  }
-  refreshing = (async () => {
-    do {
-      again = false;
-      render(await api('/api/editor/state'));
-    } while (again);
-  })();
-  try {
-    await refreshing;
-  } catch (error) {
-    status(`Could not read the editor: ${error.message}`, true);
-  } finally {
-    refreshing = null;
-  }
-  return undefined;
-}
 
 function renderScenarios(next) {
   const select = $('editor-scenario');
@@ -257,7 +190,6 @@ function renderScenarios(next) {
 }
 
 function render(next) {
-  view = next;
   const { status: editor } = next;
   header.render(editor);
   files.render(next.files, editor.activePath, editor.dirtyPaths);
@@ -271,44 +203,6 @@ function render(next) {
   $('editor-revert').hidden = !editor.dirtyPaths?.includes(editor.activePath);
   $('editor-revert').disabled = acting;
   saves.render(next);
-  preview.show(editor.documentRevision, false, next.liveStylesheetsSince);
-  palette.refreshSample();
-}
-
-// ---------------------------------------------------------------- events
-
-function onSurface(data) {
-  if (!view) return;
-  // Shown at once; the re-read that follows (coalesced with any read in flight) keeps the
-  // page on the newest state even when an older read answers after this event.
-  header.renderPreview(data.preview);
-  refresh();
-}
-
-function onMessage(message) {
-  switch (message.type) {
-    case 'hello':
-      approvals.render(message.approvals);
-      refresh();
-      break;
-    case 'surface':
-      if (message.surface === SURFACE) onSurface(message.data ?? {});
-      break;
-    case 'approvals': approvals.render(message.pending); break;
-    case 'trace': trace.onRow(message.row); break;
-    case 'agent': composer.onAgentEvent(message.run); break;
-    case 'agentStream': composer.onStreamEvent(message); break;
-    case 'settings': composer.applySettings(message.settings); break;
-    case 'lagged':
-      refresh();
-      trace.load();
-      break;
-    default: break;
-  }
-}
-
-function onConnection(connected) {
-  showConnection($('editor-connection'), connected, status);
 }
 
 // ---------------------------------------------------------------- start
@@ -316,6 +210,7 @@ function onConnection(connected) {
 /** Re-applies the draft this tab kept when the studio restarted (lib/launch.js) to its file. */
 async function restoreKeptDraft() {
   const kept = keptDraft(SURFACE);
+  const view = currentView();
   if (!kept || !view) return;
   if (kept.path !== view.document?.activePath) {
     await callTool('editor.openFile', { path: kept.path }).catch(() => null);
@@ -324,17 +219,11 @@ async function restoreKeptDraft() {
   documentEditor.restore(kept);
 }
 
-// Typing that has not reached the host yet (the pause before editor.setDocument, or a stale
-// draft) would be lost by leaving: the browser asks first.
-guardLeaving(() => documentEditor.hasDraft());
-
-wireTabs(document.querySelector('.editor-side'));
-$('editor-preview-reload').addEventListener('click', () => {
-  if (view) preview.show(view.status.documentRevision, true);
+await page.start({
+  greeting: 'Ask for a change (replace "Step" with "Next", use the greeting scenario, save all), or run an editor.* tool from the Tools tab. Agent mutations and saves wait for your approval.',
+  // Typing that has not reached the host yet (the pause before editor.setDocument, or a stale
+  // draft) would be lost by leaving: the browser asks first.
+  hasUnsentWork: () => documentEditor.hasDraft(),
+  afterRead: restoreKeptDraft,
+  loads: () => [saves.loadUnknown()],
 });
-composer.say('Ask for a change (replace "Step" with "Next", use the greeting scenario, save all), or run an editor.* tool from the Tools tab. Agent mutations and saves wait for your approval.', 'info');
-await refresh();
-await restoreKeptDraft();
-connectEvents({ surface: SURFACE, onMessage, onConnection });
-await Promise.all([trace.load(), palette.load(), saves.loadUnknown()]);
-document.body.dataset.ready = 'true';

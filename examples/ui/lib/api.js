@@ -30,6 +30,18 @@ export function toolsCallRequest(name, args = {}) {
   return { method: 'tools/call', params: { name, arguments: args } };
 }
 
+/** A tool's arguments typed as JSON: `{ args }`, or `{ invalid }` saying why they cannot run. */
+export function parseToolArguments(text) {
+  let args;
+  try {
+    args = JSON.parse(text || '{}');
+  } catch (error) {
+    return { invalid: `The arguments are not valid JSON: ${error.message}` };
+  }
+  if (args === null || typeof args !== 'object' || Array.isArray(args)) return { invalid: 'The arguments must be a JSON object.' };
+  return { args };
+}
+
 /** Runs one tool through the registry as an explicit local (direct) action. */
 export function callTool(name, args = {}, { keepalive = false } = {}) {
   return api('/api/tools/call', { method: 'POST', body: toolsCallRequest(name, args), keepalive });

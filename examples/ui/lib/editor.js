@@ -26,7 +26,8 @@ export function showEditorStatus(message, isError = false) {
 export function updateEditorEnabled() {
   const file = fileAt(state.activePath);
   $('editor').disabled = busy() || !file || file.kind !== 'text';
-  code.setLocked(busy());
+  // The composer reports its first (idle) run state before wireEditor built the code editor.
+  code?.setLocked(busy());
 }
 
 /** Loads the active file into the editor (keeping the caret when the text did not change). */

@@ -4,7 +4,6 @@
 
 import { api, callTool, isCommitted } from './api.js';
 import { $, el } from './dom.js';
-import { chat } from './chat.js';
 import { confirmAction, openModal } from './modal.js';
 import { reportApplied } from './preview.js';
 import { skippedReport, skippedSummary } from './skipped.js';
@@ -109,7 +108,7 @@ export function renderTree() {
 
 function reportSkipped(what, outcome) {
   const text = skippedReport(what, outcome);
-  if (text) chat(text, 'info');
+  if (text) actions.say(text, 'info');
 }
 
 function report(result, success) {

@@ -11,17 +11,6 @@
 import { api } from './api.js';
 import { $, el } from './dom.js';
 
-/** The studio's own catalogs; every other `<prefix>.<tool>` comes from an MCP server. */
-const STUDIO_NAMESPACES = new Set(['workspace', 'preview', 'editor', 'web']);
-
-/** The MCP server a registry tool was mounted from, or null for the studio's own tools. */
-export function serverOf(toolName) {
-  const dot = toolName.indexOf('.');
-  if (dot <= 0) return null;
-  const prefix = toolName.slice(0, dot);
-  return STUDIO_NAMESPACES.has(prefix) ? null : prefix;
-}
-
 const view = { generation: -1, config: { mcpServers: {} }, servers: [] };
 let onToolsChanged = () => {};
 let toolKey = '';

@@ -1,6 +1,10 @@
 // The prompt recipe catalog: each recipe is a prompt for the local agent (or a model) plus the
 // tools it is expected to call and whether those need approval or a preview acknowledgement.
-// The chat renders this data; it does not keep a second list of strings.
+// The chat renders this data; it does not keep a second list of strings. The workspace page's
+// composer takes a prompt from this list or from a `?prompt=` link.
+
+import { el } from './dom.js';
+import { MAX_PROMPT_CHARS } from './surface.js';
 
 /**
  * @typedef {object} PromptRecipe
@@ -32,4 +36,34 @@ export function describeRecipe(recipe) {
   const chain = recipe.tools.join(' → ');
   const gates = [recipe.approval && 'asks for approval', recipe.preview && 'waits for the preview'].filter(Boolean).join(', ');
   return gates ? `${chain} (${gates})` : chain;
+}
+
+/** Fills the composer's `prompt` from the `select` of recipes, describing the pick in `hint`. */
+export function wireRecipes({ select, hint, prompt }) {
+  for (const recipe of PROMPT_RECIPES) {
+    select.append(el('option', { value: recipe.id, textContent: recipe.label, title: describeRecipe(recipe) }));
+  }
+  select.addEventListener('change', () => {
+    const recipe = PROMPT_RECIPES.find((candidate) => candidate.id === select.value);
+    select.value = '';
+    if (!recipe) return;
+    prompt.value = recipe.prompt;
+    hint.textContent = describeRecipe(recipe);
+    hint.title = describeRecipe(recipe);
+    prompt.focus();
+  });
+}
+
+/**
+ * Applies a `?prompt=` deep link: fills `prompt` only (never runs it), removes the parameter
+ * from the address and history, and has `say` tell the person.
+ */
+export function applyDeepLink(prompt, say) {
+  const url = new URL(window.location.href);
+  const linked = url.searchParams.get('prompt');
+  if (linked === null) return;
+  prompt.value = linked.slice(0, MAX_PROMPT_CHARS);
+  url.searchParams.delete('prompt');
+  window.history.replaceState(window.history.state, '', url);
+  say('A linked prompt was placed in the composer. Review it and press Run when ready.', 'info');
 }

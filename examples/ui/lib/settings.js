@@ -4,9 +4,7 @@
 // follow a change made in another tab (or through the API) without a reload. The key itself
 // never reaches the page; only whether one is set and whether the profile needs one.
 
-import { applyAgentChoice } from './agent.js';
 import { api } from './api.js';
-import { setActiveRun } from './chat.js';
 import { $, el } from './dom.js';
 import { loadMcpServers } from './mcp-servers.js';
 import { openModal } from './modal.js';
@@ -58,12 +56,11 @@ export function applySettings(settings) {
   if (!settings) return;
   state.settings = settings;
   fillFields(settings);
-  applyAgentChoice($('agent-select'), settings);
   const label = settings.providerLabel ?? 'OpenRouter';
   const badge = $('agent-badge');
   badge.dataset.key = settings.hasApiKey ? 'set' : 'missing';
   badge.title = `Agent mode and state · ${label} model ${settings.model} · endpoint ${settings.endpoint} · data policy ${settings.dataPolicy} · key ${settings.hasApiKey ? 'set' : 'not set'}`;
-  setActiveRun(state.activeRun);
+  actions.settingsChanged(settings);
 }
 
 async function openSettings() {

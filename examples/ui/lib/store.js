@@ -18,13 +18,8 @@ export const state = {
   sourceRevision: null,
   draft: null,
   activeRun: null,
-  agentMode: 'local',
   previewRevision: null,
   diagnostics: [],
-  tools: [],
-  traceRows: new Map(),
-  traceSession: '',
-  lastPrompt: '',
 };
 
 /** Cross-view actions; app.js fills these in at start. */
@@ -32,8 +27,9 @@ export const actions = {
   refreshState: async () => {},
   flushDraft: async () => {},
   openFile: async () => {},
-  runPrompt: async () => {},
   status: () => {},
+  say: () => {},
+  settingsChanged: () => {},
 };
 
 /** Whether an agent run is in flight (the editor and tool controls are disabled then). */

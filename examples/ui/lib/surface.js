@@ -1,6 +1,7 @@
-// surface.js: the page kit of the studio's surface pages (/web now, /editor next). The host owns
-// the registry, workspace, approvals and trace; a surface page renders them and calls the host.
-// Every factory takes the elements it renders into, so each page keeps its own markup.
+// surface.js: the page kit of the studio's pages (/, /editor, /web). The host owns the registry,
+// workspace, approvals and trace; a page renders them and calls the host. Every factory takes the
+// elements it renders into, so each page keeps its own markup; what only one page does is passed
+// in as an option. The surface pages start through lib/surface-page.js.
 //
 // API
 //   api(path, { method, body })  Token-aware JSON fetch (lib/api.js). Non-2xx throws an Error
@@ -23,21 +24,33 @@
 //       arguments that will run (lib/review.js). Allow/Deny POST /api/approvals/{id}; Allow
 //       carries the arguments' digest. Esc outside an open <dialog> denies the oldest pending card.
 //
-//   createTrace({ list, session, copy, download, clear, onStatus }) -> { load(), onRow(row),
-//       setRunActive(active) }
+//   createCatalog({ search, scopeBox, list, detail, ... }) -> { load(), refreshSample() },
+//   serverOf(toolName)
+//       The workspace page's tool catalog (lib/catalog.js): search, scopes, definitions,
+//       Copy/Download and Run sample; and the MCP server a tool was mounted from.
+//
+//   createTrace({ list, session, copy, download, clear, onStatus, confirmClear? }) -> { load(),
+//       onRow(row), setRunActive(active) }
 //       Rows of /api/trace (agent.request, tools/list, tools/call) with a session selector that
-//       only narrows the visible rows and names each session by what started it (lib/sessions.js); Copy, Download and Clear act on the full trace, and
-//       Clear is disabled while a run is active.
+//       only narrows the visible rows and names each session by what started it
+//       (lib/sessions.js); Copy, Download and Clear act on the full trace, Clear is disabled
+//       while a run is active and, on a page with a confirm dialog, asks first (confirmClear).
 //
 //   createComposer({ surface, form, prompt, agent, cancel, submit, badge, status, log,
-//       onRunChange, onFinished }) -> { run(prompt, agent?), onAgentEvent(run),
-//       onStreamEvent(message), applySettings(settings), activeRun(), say(text, kind) }
-//       Prompt + agent select (a saved key selects OpenRouter, lib/agent.js) + Run/Cancel
+//       onRunChange, onFinished, beforeRun?, metadata?, recoveries?, outcomeOnBadge?,
+//       clientRuns?, cancelOnLeave? }) -> { run(prompt, agent?), onAgentEvent(run),
+//       onStreamEvent(message), applySettings(settings), activeRun(), say(text, kind, actions?) }
+//       Prompt + agent select (a ready provider selects it, lib/agent.js) + Run/Cancel
 //       through /api/agent/runs with `surface`; a provider retry's count shows while it backs off.
 //       onStreamEvent(message) renders the run's `agentStream` events (lib/stream.js): text
 //       as it arrives, tool calls assembling then running. The badge follows the run's `agent` events
 //       (started, waiting, approval, completed, not-understood, denied, failed, cancelled);
-//       outcomes land in the log. Leaving the page (pagehide) cancels the in-flight run.
+//       outcomes land in the log. onRunChange(running, run) follows the page's run.
+//       The workspace page passes in its differences: beforeRun() (send the editor's draft
+//       first; false stops), metadata() (the Design Mode selection), recoveries(outcome,
+//       rerun) (buttons for the host's `outcome.actions`), outcomeOnBadge: false (the badge
+//       rests idle after a run), clientRuns (an MCP client's run shows on the badge) and
+//       cancelOnLeave: false; by default leaving the page (pagehide) cancels the run.
 //
 //   createPalette({ surface, list, detail, args, run, output, sample, onResult }) -> { load(),
 //       select(name), refreshSample() }
@@ -52,16 +65,17 @@
 //       (context-action.preview.ready / .error) are accepted only from that iframe's window and
 //       for the revision it shows, then forwarded to ackPath.
 //
-//   wireTabs(tablist), showConnection(badge, connected, status)
+//   wireTabs(tablist, onSelect?), showConnection(badge, connected, status)
 //       Keyboard-navigable side tabs, and the event socket's state on a badge.
 
 import { deniedLine, personLine } from './person.js';
 export { createApprovals } from './approvals.js';
+export { createCatalog, serverOf } from './catalog.js';
 import { reloadForNewLaunch, studioRelaunched } from './launch.js';
-import { api, callTool, downloadBlob, copyText, isCommitted, studioToken, unconfirmedText } from './api.js';
+import { api, callTool, downloadBlob, copyText, isCommitted, parseToolArguments, studioToken, unconfirmedText } from './api.js';
 import { el } from './dom.js';
 import { createLiveStylesheets } from './live-css.js';
-import { confirmToolRun, modalOpen } from './modal.js';
+import { confirmToolRun } from './modal.js';
 import { createSessionDirectory, sessionText } from './sessions.js';
 import { applyAgentChoice, retryAnnouncement, runStatusText } from './agent.js';
 import { appendEntry, chatEntry, createRunStream } from './stream.js';
@@ -138,7 +152,7 @@ export function connectEvents({ surface, onMessage, onConnection = () => {}, onR
 // ---------------------------------------------------------------- trace
 
 /** The trace panel: session selector over the rows, full-trace Copy/Download/Clear. */
-export function createTrace({ list, session, copy, download, clear, onStatus = () => {} }) {
+export function createTrace({ list, session, copy, download, clear, onStatus = () => {}, confirmClear = async () => true }) {
   let rows = new Map();
   let selected = '';
   let runActive = false;
@@ -204,7 +218,7 @@ export function createTrace({ list, session, copy, download, clear, onStatus = (
   });
   download.addEventListener('click', () => downloadBlob(`trace-${new Date().toISOString().replace(/[:.]/g, '-')}.json`, fullExport()));
   clear.addEventListener('click', async () => {
-    if (runActive) return;
+    if (runActive || !(await confirmClear(clear))) return;
     try {
       await api('/api/trace', { method: 'DELETE' });
       await load();
@@ -230,7 +244,11 @@ export function createTrace({ list, session, copy, download, clear, onStatus = (
 // ---------------------------------------------------------------- composer
 
 /** The prompt composer and its run lifecycle. */
-export function createComposer({ surface, form, prompt, agent, cancel, submit, badge, status, log, onRunChange = () => {}, onFinished = () => {} }) {
+export function createComposer({
+  surface, form, prompt, agent, cancel, submit, badge, status, log, onRunChange = () => {}, onFinished = () => {},
+  beforeRun = async () => true, metadata = () => null, recoveries = null, outcomeOnBadge = true, clientRuns = false,
+  cancelOnLeave = true,
+}) {
   let active = null;
   let lastPrompt = '';
   let settings = null;
@@ -240,8 +258,8 @@ export function createComposer({ surface, form, prompt, agent, cancel, submit, b
 
   const stream = createRunStream(log);
 
-  function say(text, kind, recoveries = []) {
-    appendEntry(log, chatEntry(text, kind, recoveries));
+  function say(text, kind, actions = []) {
+    appendEntry(log, chatEntry(text, kind, actions));
   }
 
   function setRun(run) {
@@ -250,25 +268,40 @@ export function createComposer({ surface, form, prompt, agent, cancel, submit, b
     cancel.disabled = !running;
     submit.disabled = running;
     status.textContent = running ? runStatusText(run) : '';
+    const shown = outcomeOnBadge ? run : active;
     const mode = run?.agent ?? agent.value;
-    // Picking OpenRouter without a key (as the host's settings report it) says so up front.
-    const keyMissing = !run && mode !== 'local' && settings && !settings.hasApiKey;
-    badge.dataset.state = run?.state ?? 'idle';
-    badge.textContent = `${mode === 'local' ? 'local agent' : 'OpenRouter'} · ${keyMissing ? 'no key' : (run?.state ?? 'idle').replace('-', ' ')}`;
-    onRunChange(running);
+    // Picking the provider agent before it is ready (no key where the profile needs one, or no
+    // model, as the host's settings report it) says so up front.
+    const keyMissing = !shown && mode !== 'local' && settings && !(settings.ready ?? settings.hasApiKey);
+    badge.dataset.state = shown?.state ?? 'idle';
+    badge.textContent = `${mode === 'local' ? 'local agent' : settings?.providerLabel ?? 'OpenRouter'} · ${keyMissing ? 'no key' : (shown?.state ?? 'idle').replace('-', ' ')}`;
+    onRunChange(running, active);
+  }
+
+  /** An MCP client's run in progress (started, waiting, approval) on the badge; idle once it ends. */
+  function showClientRun(run) {
+    if (FINAL_STATES.includes(run.state)) {
+      setRun(null);
+      return;
+    }
+    badge.dataset.state = run.state;
+    badge.textContent = `MCP client · ${run.state}`;
   }
 
   function finish(run) {
     const outcome = run.report?.outcome;
     if (!outcome) return;
-    const retry = ['Retry', () => start(lastPrompt)];
-    const shown = stream.finish(run);
+    const text = lastPrompt;
+    const retry = ['Retry', () => start(text)];
+    // The page's recovery actions for the outcome, when it offers them (`outcome.actions`).
+    const offered = recoveries?.(outcome, (chosen) => start(text, chosen)) ?? null;
+    const shown = stream.finish(run, offered ?? []);
     switch (outcome.status) {
-      case 'completed': if (!shown) say(outcome.message, 'completed'); break;
+      case 'completed': if (!shown) say(outcome.message, 'completed', offered ?? []); break;
       case 'not-understood': say(outcome.message, 'not-understood'); break;
       case 'denied': say(deniedLine(outcome), 'denied', [retry]); break;
       case 'cancelled': say(`Cancelled: ${outcome.message}`, 'cancelled', [retry]); break;
-      default: say(personLine(outcome), 'failed', outcome.retryable === false ? [] : [retry]);
+      default: say(personLine(outcome), 'failed', offered ?? (outcome.retryable === false ? [] : [retry]));
     }
     onFinished(run);
   }
@@ -282,10 +315,13 @@ export function createComposer({ surface, form, prompt, agent, cancel, submit, b
 
   async function start(text, chosen = agent.value) {
     if (active || !text) return;
+    if (!(await beforeRun())) return;
     lastPrompt = text;
     say(text, 'user');
     try {
-      const run = await api('/api/agent/runs', { method: 'POST', body: { prompt: text, agent: chosen, surface } });
+      const context = metadata();
+      const body = { prompt: text, agent: chosen, surface, ...(context ? { metadata: context } : {}) };
+      const run = await api('/api/agent/runs', { method: 'POST', body });
       stream.attach(run.runId);
       apply(seen.get(run.runId) ?? run);
     } catch (error) {
@@ -317,9 +353,11 @@ export function createComposer({ surface, form, prompt, agent, cancel, submit, b
   });
   agent.addEventListener('change', () => setRun(active));
   // Leaving the route aborts the in-flight execution (provider request, call, preview wait).
-  window.addEventListener('pagehide', () => {
-    if (active) cancelRunOnLeave(active.runId);
-  });
+  if (cancelOnLeave) {
+    window.addEventListener('pagehide', () => {
+      if (active) cancelRunOnLeave(active.runId);
+    });
+  }
   api('/api/settings').then(applySettings).catch(() => applySettings(null));
   setRun(null);
 
@@ -329,6 +367,7 @@ export function createComposer({ surface, form, prompt, agent, cancel, submit, b
       seen.set(run.runId, run);
       if (seen.size > 32) seen.delete(seen.keys().next().value);
       if (active?.runId === run.runId) apply(run);
+      else if (clientRuns && !active && run.agent === 'mcp') showClientRun(run);
     },
     onStreamEvent: (message) => stream.onEvent(message),
     applySettings,
@@ -381,15 +420,13 @@ export function createPalette({ surface, list, detail, args, run, output, sample
 
   async function execute() {
     if (!selected) return;
-    let parsed;
-    try {
-      parsed = JSON.parse(args.value || '{}');
-    } catch (error) {
-      output.textContent = `Arguments are not JSON: ${error.message}`;
+    const typed = parseToolArguments(args.value);
+    if (typed.invalid) {
+      output.textContent = typed.invalid;
       output.dataset.state = 'error';
       return;
     }
-    parsed = await confirmToolRun(tools.find((tool) => tool.name === selected), parsed, run);
+    const parsed = await confirmToolRun(tools.find((tool) => tool.name === selected), typed.args, run);
     if (!parsed) return;
     run.disabled = true;
     output.textContent = `Running ${selected}…`;
@@ -476,9 +513,10 @@ export function createPreview({ iframe, status, address, documentPath, ackPath, 
 
 /**
  * Wires a tab list: click selects, ArrowLeft/ArrowRight move along (roving tabindex), and only
- * the selected tab's panel (`aria-controls`) is shown. `tablist` is the element holding the tabs.
+ * the selected tab's panel (`aria-controls`) is shown; `onSelect(name)` follows each selection.
+ * `tablist` is the element holding the tabs.
  */
-export function wireTabs(tablist) {
+export function wireTabs(tablist, onSelect = () => {}) {
   const tabs = [...tablist.querySelectorAll('[role="tab"]')];
   const select = (name) => {
     for (const tab of tabs) {
@@ -487,6 +525,7 @@ export function wireTabs(tablist) {
       tab.tabIndex = selected ? 0 : -1;
       document.getElementById(tab.getAttribute('aria-controls')).hidden = !selected;
     }
+    onSelect(name);
   };
   for (const tab of tabs) {
     tab.addEventListener('click', () => select(tab.dataset.tab));

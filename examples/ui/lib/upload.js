@@ -6,7 +6,6 @@
 // browser-only checkpoint.
 
 import { api } from './api.js';
-import { chat } from './chat.js';
 import { $ } from './dom.js';
 import { confirmAction } from './modal.js';
 import { skippedReport } from './skipped.js';
@@ -59,7 +58,7 @@ export async function uploadEntries(files, limits) {
 
 function reportSkipped(root, outcome) {
   const report = skippedReport(`Upload of ${root}`, outcome);
-  if (report) chat(report, 'info');
+  if (report) actions.say(report, 'info');
 }
 
 /** Replaces the workspace with `files` after the same confirmation as opening a folder. */
@@ -99,7 +98,7 @@ async function uploadFolder(files, trigger) {
     await actions.refreshState({ reloadEditor: true });
   } catch (error) {
     actions.status(`${error.code}: ${error.message}`, true);
-    if (error.details?.skippedCount) chat(`${error.code}: ${error.message}`, 'failed');
+    if (error.details?.skippedCount) actions.say(`${error.code}: ${error.message}`, 'failed');
   }
 }
 
