@@ -9,40 +9,20 @@ use serde_json::{Value, json};
 use tool_context::ToolCallOptions;
 use tool_protocol::{ToolCallContext, ToolCallMode, ToolCallSource};
 
-struct Client {
-    http: reqwest::Client,
-    base: String,
-    token: String,
-}
+use crate::support::http::StudioClient;
+
+/// The studio's API with this suite's helpers.
+type Client = StudioClient<Suite>;
+/// Marks this suite's helpers on [`StudioClient`].
+enum Suite {}
 
 impl Client {
-    fn new(studio: &RunningStudio) -> Self {
-        Self {
-            http: reqwest::Client::new(),
-            base: format!("http://127.0.0.1:{}", studio.addr.port()),
-            token: studio.token().to_owned(),
-        }
-    }
-
     async fn get(&self, path: &str, token: bool) -> (u16, Value) {
         let mut request = self.http.get(format!("{}{path}", self.base));
         if token {
             request = request.header("x-studio-token", &self.token);
         }
         let response = request.send().await.unwrap();
-        let status = response.status().as_u16();
-        (status, response.json().await.unwrap_or(Value::Null))
-    }
-
-    async fn post(&self, path: &str, body: Value) -> (u16, Value) {
-        let response = self
-            .http
-            .post(format!("{}{path}", self.base))
-            .header("x-studio-token", &self.token)
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
         let status = response.status().as_u16();
         (status, response.json().await.unwrap_or(Value::Null))
     }

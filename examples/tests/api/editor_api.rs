@@ -7,21 +7,14 @@ use live_code_studio::host::{self, RunningStudio, StudioOptions};
 use live_code_studio::kit::preview_http::PREVIEW_CSP;
 use serde_json::{Value, json};
 
-struct Client {
-    http: reqwest::Client,
-    base: String,
-    token: String,
-}
+use crate::support::http::StudioClient;
+
+/// The studio's API with this suite's helpers.
+type Client = StudioClient<Suite>;
+/// Marks this suite's helpers on [`StudioClient`].
+enum Suite {}
 
 impl Client {
-    fn new(studio: &RunningStudio) -> Self {
-        Self {
-            http: reqwest::Client::new(),
-            base: format!("http://127.0.0.1:{}", studio.addr.port()),
-            token: studio.token().to_owned(),
-        }
-    }
-
     async fn get(&self, path: &str) -> Value {
         self.http
             .get(format!("{}{path}", self.base))
@@ -39,28 +32,6 @@ impl Client {
             .send()
             .await
             .unwrap()
-    }
-
-    async fn post(&self, path: &str, body: Value) -> (u16, Value) {
-        let response = self
-            .http
-            .post(format!("{}{path}", self.base))
-            .header("x-studio-token", &self.token)
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        let status = response.status().as_u16();
-        (status, response.json().await.unwrap_or(Value::Null))
-    }
-
-    async fn call(&self, name: &str, arguments: Value) -> Value {
-        self.post(
-            "/api/tools/call",
-            json!({"method": "tools/call", "params": {"name": name, "arguments": arguments}}),
-        )
-        .await
-        .1
     }
 
     async fn ok(&self, name: &str, arguments: Value) -> Value {

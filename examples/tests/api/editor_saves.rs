@@ -19,6 +19,8 @@ use tool_context::ToolCallOptions;
 use tool_durable_operations::OperationState;
 use tool_protocol::{ToolCallContext, ToolCallMode, ToolCallSource};
 
+use crate::support::http::error_of;
+
 /// What a write of one file name does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Fault {
@@ -233,15 +235,6 @@ fn saved(result: &Value) -> &Value {
         "unexpected error: {result}"
     );
     &result["structuredContent"]
-}
-
-fn error_of(result: &Value) -> &Value {
-    assert_eq!(
-        result["isError"],
-        json!(true),
-        "expected an error: {result}"
-    );
-    &result["error"]
 }
 
 fn key_of(result: &Value) -> String {

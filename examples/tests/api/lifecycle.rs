@@ -3,20 +3,15 @@
 //! trace rows, an OpenRouter run against a loopback fake provider, and an MCP call registered
 //! as a run whose transitions reach the MCP client as progress notifications.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use futures::StreamExt;
 use live_code_studio::host::{self, RunningStudio, StudioOptions};
-use reqwest::header::{HeaderName, HeaderValue};
-use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::support::mcp::{Client, Person, call, error, read};
+use crate::support::mcp::{Person, call, connect, error, read};
 
 /// Upper bound on how long a test waits for an event before failing (not a timing assertion:
 /// it only keeps a broken build from hanging).
@@ -318,17 +313,6 @@ async fn cancelling_mid_approval_ends_the_run_cancelled() {
     studio.studio.shutdown().await;
 }
 
-async fn connect(studio: &Studio, person: Person) -> Client {
-    let headers = HashMap::from([(
-        HeaderName::from_static("x-studio-token"),
-        HeaderValue::from_str(studio.studio.token()).unwrap(),
-    )]);
-    let config =
-        StreamableHttpClientTransportConfig::with_uri(studio.url("/mcp")).custom_headers(headers);
-    let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
-    person.serve(transport).await.unwrap()
-}
-
 /// The lifecycle notes among the progress messages (heartbeats and the route note are not).
 fn lifecycle_notes(person: &Person) -> Vec<String> {
     let states = [
@@ -379,7 +363,7 @@ async fn an_mcp_call_is_a_run_and_its_transitions_are_progress_notifications() {
     let studio = Studio::start().await;
     let mut events = studio.events().await;
     let person = Person::approving();
-    let client = connect(&studio, person.clone()).await;
+    let client = connect(&studio.studio, person.clone()).await;
     let (revision, _) = read(&client, "styles.css").await;
     person.progress.lock().unwrap().clear();
     let result = call(
@@ -447,7 +431,7 @@ async fn an_mcp_call_is_a_run_and_its_transitions_are_progress_notifications() {
 async fn an_mcp_call_nobody_can_approve_ends_denied() {
     let studio = Studio::start().await;
     let person = Person::absent();
-    let client = connect(&studio, person.clone()).await;
+    let client = connect(&studio.studio, person.clone()).await;
     let (revision, _) = read(&client, "index.html").await;
     person.progress.lock().unwrap().clear();
     let result = call(
@@ -474,7 +458,7 @@ async fn the_page_cancels_an_mcp_call_waiting_for_its_approval() {
     let _page = studio.studio.state.pages.attach();
     let mut events = studio.events().await;
     let person = Person::approving();
-    let client = connect(&studio, person.clone()).await;
+    let client = connect(&studio.studio, person.clone()).await;
     let (revision, _) = read(&client, "index.html").await;
     person.progress.lock().unwrap().clear();
     let pending = {

@@ -18,6 +18,7 @@ use tool_context::ToolCallOptions;
 use tool_protocol::{ToolCallContext, ToolCallMode, ToolCallRequest, ToolCallSource};
 
 use crate::support;
+use crate::support::mcp::PYTHON_TEST_SERVER;
 
 /// The env value every view must mask.
 const SECRET: &str = "sk-mcp-secret-4f1c9e";
@@ -25,16 +26,8 @@ const MASK: &str = tool_context_mcp::client::MASK;
 /// Upper bound on any wait here (it only keeps a broken build from hanging).
 const DEADLINE: Duration = Duration::from_secs(60);
 
-fn peer() -> String {
-    concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../tool-context-mcp/tests/peers/python_misbehaving_server.py"
-    )
-    .to_owned()
-}
-
 fn python_server() -> Value {
-    json!({"command": "python3", "args": [peer(), "normal"], "env": {"PEER_SECRET": SECRET}})
+    json!({"command": "python3", "args": [PYTHON_TEST_SERVER, "normal"], "env": {"PEER_SECRET": SECRET}})
 }
 
 struct Studio {

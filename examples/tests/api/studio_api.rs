@@ -7,22 +7,14 @@ use live_code_studio::host::{self, RunningStudio, StudioOptions};
 use serde_json::{Value, json};
 
 use crate::support;
+use crate::support::http::{StudioClient, structured};
 
-struct Client {
-    http: reqwest::Client,
-    base: String,
-    token: String,
-}
+/// The studio's API with this suite's helpers.
+type Client = StudioClient<Suite>;
+/// Marks this suite's helpers on [`StudioClient`].
+enum Suite {}
 
 impl Client {
-    fn new(studio: &RunningStudio) -> Self {
-        Self {
-            http: reqwest::Client::new(),
-            base: format!("http://127.0.0.1:{}", studio.addr.port()),
-            token: studio.token().to_owned(),
-        }
-    }
-
     async fn get(&self, path: &str) -> Value {
         self.http
             .get(format!("{}{path}", self.base))
@@ -33,10 +25,6 @@ impl Client {
             .json()
             .await
             .unwrap()
-    }
-
-    async fn post(&self, path: &str, body: Value) -> (u16, Value) {
-        self.send(reqwest::Method::POST, path, body).await
     }
 
     async fn put(&self, path: &str, body: Value) -> (u16, Value) {
@@ -54,15 +42,6 @@ impl Client {
             .unwrap();
         let status = response.status().as_u16();
         (status, response.json().await.unwrap_or(Value::Null))
-    }
-
-    async fn call(&self, name: &str, arguments: Value) -> Value {
-        self.post(
-            "/api/tools/call",
-            json!({"method": "tools/call", "params": {"name": name, "arguments": arguments}}),
-        )
-        .await
-        .1
     }
 
     async fn run(&self, prompt: &str) -> String {
@@ -112,14 +91,6 @@ async fn start(data_dir: &std::path::Path, folder: Option<&std::path::Path>) -> 
     host::start(StudioOptions::ephemeral(data_dir).with_folder(folder.map(ToOwned::to_owned)))
         .await
         .expect("studio starts")
-}
-
-fn structured(result: &Value) -> &Value {
-    assert!(
-        result.get("isError").is_none(),
-        "unexpected error: {result}"
-    );
-    &result["structuredContent"]
 }
 
 #[tokio::test]

@@ -21,6 +21,8 @@ use tool_context::ToolCallOptions;
 use tool_durable_operations::OperationState;
 use tool_protocol::{ToolCallContext, ToolCallMode, ToolCallSource};
 
+use crate::support::http::error_of;
+
 /// What the next rename does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Fault {
@@ -164,15 +166,6 @@ impl Studio {
         let record = self.state.saves.store().get(&key).await.unwrap();
         record.map(|record| record.state)
     }
-}
-
-fn error_of(result: &Value) -> &Value {
-    assert_eq!(
-        result["isError"],
-        json!(true),
-        "expected an error: {result}"
-    );
-    &result["error"]
 }
 
 fn assert_saved(result: &Value) {

@@ -2,13 +2,14 @@
 //! in the middle of `saveAll`) keep unsaved work, and every import route refuses to replace it
 //! without `discardChanges: true`. Real temp folders, the real SQLite files, the real binary.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use live_code_studio::host::{self, RunningStudio, StudioOptions, TOKEN_FILE};
 use serde_json::{Value, json};
+
+use crate::support::process::wait_for_url;
 
 /// A studio reached over HTTP (in this process or a child), with its token.
 struct Client {
@@ -122,23 +123,7 @@ impl ChildStudio {
             .stderr(Stdio::null())
             .spawn()
             .expect("studio binary starts");
-        let (lines, stdout) = std::sync::mpsc::channel();
-        let out = BufReader::new(child.stdout.take().unwrap());
-        std::thread::spawn(move || {
-            for line in out.lines().map_while(Result::ok) {
-                if lines.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let base = loop {
-            let line = stdout
-                .recv_timeout(Duration::from_secs(60))
-                .expect("the studio prints its URL");
-            if let Some(url) = line.strip_prefix("Live Code Studio is running at ") {
-                break url.trim_end_matches('/').to_owned();
-            }
-        };
+        let (base, stdout) = wait_for_url(&mut child);
         let token = std::fs::read_to_string(data.join(TOKEN_FILE)).expect("token file");
         Self {
             child,

@@ -3,20 +3,15 @@
 //! the preview acknowledgement (headless and from a `surface=web` page), local-agent runs with
 //! approvals, MCP clients, the preview routes and persistence.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use futures::StreamExt;
 use live_code_studio::host::{self, RunningStudio, StudioOptions};
 use live_code_studio::kit::preview_http::PREVIEW_CSP;
-use reqwest::header::{HeaderName, HeaderValue};
-use rmcp::ServiceExt;
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
 
-use crate::support;
-use crate::support::mcp::{Person, call, error};
+use crate::support::http::{StudioClient, structured};
+use crate::support::mcp::{Person, call, connect, error};
 
 /// Generous bound of every poll: a liveness guard on a busy machine, not a timing assertion.
 const POLL_ROUNDS: usize = 1_200;
@@ -30,21 +25,12 @@ const MUTATIONS: [&str; 5] = [
     "web.updateHero",
 ];
 
-struct Client {
-    http: reqwest::Client,
-    base: String,
-    token: String,
-}
+/// The studio's API with this suite's helpers.
+type Client = StudioClient<Suite>;
+/// Marks this suite's helpers on [`StudioClient`].
+enum Suite {}
 
 impl Client {
-    fn new(studio: &RunningStudio) -> Self {
-        Self {
-            http: reqwest::Client::new(),
-            base: format!("http://127.0.0.1:{}", studio.addr.port()),
-            token: studio.token().to_owned(),
-        }
-    }
-
     async fn get(&self, path: &str) -> Value {
         self.http
             .get(format!("{}{path}", self.base))
@@ -62,28 +48,6 @@ impl Client {
             .send()
             .await
             .unwrap()
-    }
-
-    async fn post(&self, path: &str, body: Value) -> (u16, Value) {
-        let response = self
-            .http
-            .post(format!("{}{path}", self.base))
-            .header("x-studio-token", &self.token)
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        let status = response.status().as_u16();
-        (status, response.json().await.unwrap_or(Value::Null))
-    }
-
-    async fn call(&self, name: &str, arguments: Value) -> Value {
-        self.post(
-            "/api/tools/call",
-            json!({"method": "tools/call", "params": {"name": name, "arguments": arguments}}),
-        )
-        .await
-        .1
     }
 
     async fn workspace(&self) -> Value {
@@ -147,14 +111,6 @@ async fn start(data_dir: &std::path::Path) -> RunningStudio {
     host::start(StudioOptions::ephemeral(data_dir))
         .await
         .expect("studio starts")
-}
-
-fn structured(result: &Value) -> &Value {
-    assert!(
-        result.get("isError").is_none(),
-        "unexpected error: {result}"
-    );
-    &result["structuredContent"]
 }
 
 fn error_code(result: &Value) -> &str {
@@ -877,23 +833,12 @@ async fn the_web_workspace_survives_a_restart_and_falls_back_to_memory() {
     studio.shutdown().await;
 }
 
-async fn mcp_client(studio: &RunningStudio, person: Person) -> support::mcp::Client {
-    let headers = HashMap::from([(
-        HeaderName::from_static("x-studio-token"),
-        HeaderValue::from_str(studio.token()).unwrap(),
-    )]);
-    let url = format!("http://127.0.0.1:{}/mcp", studio.addr.port());
-    let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
-    let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
-    person.serve(transport).await.unwrap()
-}
-
 #[tokio::test]
 async fn mcp_clients_use_the_same_web_tools_and_guards() {
     let dir = tempfile::tempdir().unwrap();
     let studio = start(dir.path()).await;
     let person = Person::approving();
-    let client = mcp_client(&studio, person.clone()).await;
+    let client = connect(&studio, person.clone()).await;
     let names: Vec<String> = client
         .list_all_tools()
         .await
@@ -952,7 +897,7 @@ async fn mcp_clients_use_the_same_web_tools_and_guards() {
     client.cancel().await.unwrap();
 
     // A client that cannot be asked is denied and nothing changes.
-    let absent = mcp_client(&studio, Person::absent()).await;
+    let absent = connect(&studio, Person::absent()).await;
     let denied = call(
         &absent,
         "web.writeFile",

@@ -10,16 +10,9 @@ use serde_json::{Value, json};
 use crate::support;
 use crate::support::browser::keys;
 use crate::support::browser::studio::StudioPage;
+use crate::support::mcp::PYTHON_TEST_SERVER;
 
 const SECRET: &str = "sk-browser-secret-7a2b";
-
-fn peer() -> String {
-    concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../tool-context-mcp/tests/peers/python_misbehaving_server.py"
-    )
-    .to_owned()
-}
 
 async fn open_settings(session: &StudioPage) {
     session.browser.click("#settings-button").await;
@@ -81,7 +74,7 @@ async fn a_pasted_server_becomes_ready_its_tools_are_listed_and_an_agent_call_is
         .await;
     let config = json!({"mcpServers": {"py": {
         "command": "python3",
-        "args": [peer(), "normal"],
+        "args": [PYTHON_TEST_SERVER, "normal"],
         "env": {"PEER_SECRET": SECRET}
     }}});
     paste_config(&session, &serde_json::to_string_pretty(&config).unwrap()).await;

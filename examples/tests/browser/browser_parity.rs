@@ -4,16 +4,10 @@
 //! that backs off shows its count; the trace names sessions by what started them; `/web` asks
 //! before leaving with a draft. Screenshots land in `$TEST_OUTPUT_DIR/browser`.
 
-use std::collections::HashMap;
-
-use reqwest::header::{HeaderName, HeaderValue};
-use rmcp::ServiceExt;
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
 
 use crate::support::browser::{keys, suite::SuitePage};
-use crate::support::mcp::{Client, Person, call};
+use crate::support::mcp::{Client, Person, call, connect};
 
 /// A running studio, its data directory and a browser on its page.
 type Session = SuitePage<Suite>;
@@ -41,14 +35,7 @@ impl Session {
 
     /// An rmcp client on the studio's `/mcp` (it introduces itself as `studio-mcp-tests`).
     async fn mcp_client(&self) -> Client {
-        let headers = HashMap::from([(
-            HeaderName::from_static("x-studio-token"),
-            HeaderValue::from_str(self.studio.token()).unwrap(),
-        )]);
-        let url = format!("http://127.0.0.1:{}/mcp", self.studio.addr.port());
-        let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
-        let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
-        Person::absent().serve(transport).await.unwrap()
+        connect(&self.studio, Person::absent()).await
     }
 }
 

@@ -19,21 +19,6 @@ impl Session {
         session
     }
 
-    async fn api(&self, path: &str) -> Value {
-        self.http
-            .get(format!(
-                "{}{}",
-                self.studio.url(),
-                path.trim_start_matches('/')
-            ))
-            .send()
-            .await
-            .expect("API request")
-            .json()
-            .await
-            .expect("API JSON")
-    }
-
     async fn revision(&self) -> u64 {
         self.api("/api/web/state").await["revision"]
             .as_u64()

@@ -1,17 +1,10 @@
 //! The Live Code Editor's `editor.*` catalog over MCP (streamable HTTP) on a real loopback
 //! studio: the same tools, guards and approvals as the page and the local agent.
 
-use std::collections::HashMap;
-
 use live_code_studio::host::{self, RunningStudio, StudioOptions};
-use reqwest::header::{HeaderName, HeaderValue};
-use rmcp::ServiceExt;
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
 
-use crate::support;
-use crate::support::mcp::{Person, call, error};
+use crate::support::mcp::{Person, call, connect, error};
 
 const EDITOR_TOOLS: [&str; 12] = [
     "editor.getStatus",
@@ -34,17 +27,6 @@ async fn start(data_dir: &std::path::Path) -> RunningStudio {
         .expect("studio starts")
 }
 
-async fn mcp_client(studio: &RunningStudio, person: Person) -> support::mcp::Client {
-    let headers = HashMap::from([(
-        HeaderName::from_static("x-studio-token"),
-        HeaderValue::from_str(studio.token()).unwrap(),
-    )]);
-    let url = format!("http://127.0.0.1:{}/mcp", studio.addr.port());
-    let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
-    let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
-    person.serve(transport).await.unwrap()
-}
-
 fn clocks(result: &Value) -> (u64, u64) {
     let content = &result["structuredContent"];
     (
@@ -58,7 +40,7 @@ async fn mcp_clients_use_the_editor_tools_with_both_clocks_and_approvals() {
     let dir = tempfile::tempdir().unwrap();
     let studio = start(dir.path()).await;
     let person = Person::approving();
-    let client = mcp_client(&studio, person.clone()).await;
+    let client = connect(&studio, person.clone()).await;
     let listed: Vec<String> = client
         .list_all_tools()
         .await
@@ -123,7 +105,7 @@ async fn mcp_clients_use_the_editor_tools_with_both_clocks_and_approvals() {
     client.cancel().await.unwrap();
 
     // A client that cannot be asked is denied and the document stays.
-    let absent = mcp_client(&studio, Person::absent()).await;
+    let absent = connect(&studio, Person::absent()).await;
     let denied = call(
         &absent,
         "editor.setDocument",

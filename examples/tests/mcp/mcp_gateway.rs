@@ -6,6 +6,8 @@
 
 use std::process::Command;
 
+use crate::support::mcp::PYTHON_TEST_SERVER;
+
 #[test]
 fn a_python_client_calls_a_mounted_tool_through_studio_mcp_after_approving_it() {
     let root = tempfile::tempdir().unwrap();
@@ -16,10 +18,7 @@ fn a_python_client_calls_a_mounted_tool_through_studio_mcp_after_approving_it() 
         ))
         .arg(env!("CARGO_BIN_EXE_studio"))
         .arg(root.path())
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../tool-context-mcp/tests/peers/python_misbehaving_server.py"
-        ))
+        .arg(PYTHON_TEST_SERVER)
         .output()
         .expect("python3 runs (install the client with `pip install mcp`)");
     let stdout = String::from_utf8_lossy(&output.stdout);

@@ -2,18 +2,12 @@
 //! Host/Origin guard, the shared registry, and approvals through the studio's queue while a
 //! page is attached, elicitation otherwise, an explained denial when neither is possible.
 
-use std::collections::HashMap;
-
 use live_code_editor::workspace::bridge::PreviewStatus;
 use live_code_studio::host::{self, RunningStudio, StudioOptions};
-use reqwest::header::{HeaderName, HeaderValue};
-use rmcp::ServiceExt;
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::json;
 use tool_context::ApprovalDecision;
 
-use crate::support::mcp::{Client, Person, call, error, read};
+use crate::support::mcp::{Person, call, connect, error, read};
 
 async fn studio() -> (RunningStudio, tempfile::TempDir) {
     let data = tempfile::tempdir().unwrap();
@@ -23,17 +17,6 @@ async fn studio() -> (RunningStudio, tempfile::TempDir) {
 
 fn mcp_url(studio: &RunningStudio) -> String {
     format!("http://127.0.0.1:{}/mcp", studio.addr.port())
-}
-
-async fn connect(studio: &RunningStudio, person: Person) -> Client {
-    let headers = HashMap::from([(
-        HeaderName::from_static("x-studio-token"),
-        HeaderValue::from_str(studio.token()).unwrap(),
-    )]);
-    let config =
-        StreamableHttpClientTransportConfig::with_uri(mcp_url(studio)).custom_headers(headers);
-    let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
-    person.serve(transport).await.unwrap()
 }
 
 fn initialize_body() -> serde_json::Value {

@@ -5,7 +5,6 @@
 //! (Phoenix keeps traces only) and a Phoenix project of its own (`OTEL_RESOURCE_ATTRIBUTES`), a
 //! temp data directory and a temp folder holding a small site.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -16,6 +15,7 @@ use tool_protocol::telemetry::{attr, operation, tool_type};
 
 use crate::support;
 use crate::support::otel::Span;
+use crate::support::process::wait_for_url;
 
 /// The model the scripted provider is configured with: chat spans are `chat smol`.
 const MODEL: &str = "smol";
@@ -60,23 +60,7 @@ impl ChildStudio {
             .stderr(stderr)
             .spawn()
             .expect("studio binary starts");
-        let (lines, stdout) = std::sync::mpsc::channel();
-        let out = BufReader::new(child.stdout.take().unwrap());
-        std::thread::spawn(move || {
-            for line in out.lines().map_while(Result::ok) {
-                if lines.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let base = loop {
-            let line = stdout
-                .recv_timeout(Duration::from_secs(60))
-                .expect("the studio prints its URL");
-            if let Some(url) = line.strip_prefix("Live Code Studio is running at ") {
-                break url.trim_end_matches('/').to_owned();
-            }
-        };
+        let (base, stdout) = wait_for_url(&mut child);
         let token = std::fs::read_to_string(data.join(TOKEN_FILE)).expect("token file");
         Self {
             child,

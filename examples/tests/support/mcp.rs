@@ -1,14 +1,26 @@
 //! An rmcp test client shared by the studio's MCP tests.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use live_code_studio::host::RunningStudio;
+use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
     ElicitationAction, Implementation, ProgressNotificationParam,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient, RunningService};
-use rmcp::{ClientHandler, ErrorData};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientHandler, ErrorData, ServiceExt};
 use serde_json::{Value, json};
+
+/// The Python MCP test server the MCP-server tests mount (its argument `normal` makes it
+/// well behaved).
+pub const PYTHON_TEST_SERVER: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../tool-context-mcp/tests/peers/python_misbehaving_server.py"
+);
 
 /// A client that accepts every confirmation (with `{}`) or does not support elicitation.
 #[derive(Clone)]
@@ -81,6 +93,18 @@ impl ClientHandler for Person {
 
 /// A connected rmcp client acting as a [`Person`].
 pub type Client = RunningService<RoleClient, Person>;
+
+/// Connects `person` to the studio's `/mcp` over streamable HTTP, with the studio's token.
+pub async fn connect(studio: &RunningStudio, person: Person) -> Client {
+    let headers = HashMap::from([(
+        HeaderName::from_static("x-studio-token"),
+        HeaderValue::from_str(studio.token()).unwrap(),
+    )]);
+    let url = format!("http://127.0.0.1:{}/mcp", studio.addr.port());
+    let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
+    let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
+    person.serve(transport).await.unwrap()
+}
 
 /// Calls `name` and returns the MCP result as JSON.
 pub async fn call(client: &Client, name: &str, arguments: Value) -> Value {

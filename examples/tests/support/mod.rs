@@ -3,5 +3,7 @@
 
 pub mod browser;
 pub mod echo_provider;
+pub mod http;
 pub mod mcp;
 pub mod otel;
+pub mod process;

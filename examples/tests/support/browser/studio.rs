@@ -54,6 +54,22 @@ impl StudioPage {
             .await;
     }
 
+    /// `GET`s `path` (such as `/api/state`) of the studio's API, without the token.
+    pub async fn api(&self, path: &str) -> Value {
+        self.http
+            .get(format!(
+                "{}{}",
+                self.studio.url(),
+                path.trim_start_matches('/')
+            ))
+            .send()
+            .await
+            .expect("API request")
+            .json()
+            .await
+            .expect("API JSON")
+    }
+
     /// Calls a tool through the registry as a direct local call (as the Tools tab's Run sample
     /// and other clients make it), returning the `ToolCallResult`.
     pub async fn call_tool(&self, name: &str, arguments: Value) -> Value {
