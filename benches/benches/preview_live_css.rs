@@ -17,8 +17,8 @@
 //!
 //! `cargo bench -p workspace-benches --bench preview_live_css`
 
-#[path = "../../examples/tests/browser_support/mod.rs"]
-mod browser_support;
+#[path = "../../examples/tests/support/browser/mod.rs"]
+pub mod browser_support;
 
 use browser_support::studio::StudioPage;
 use serde_json::{Value, json};

@@ -12,8 +12,8 @@
 //!
 //! `cargo bench -p workspace-benches --bench stream_token`
 
-#[path = "../../examples/tests/browser_support/mod.rs"]
-mod browser_support;
+#[path = "../../examples/tests/support/browser/mod.rs"]
+pub mod browser_support;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

@@ -10,8 +10,8 @@
 //!
 //! `cargo bench -p workspace-benches --bench typing`
 
-#[path = "../../examples/tests/browser_support/mod.rs"]
-mod browser_support;
+#[path = "../../examples/tests/support/browser/mod.rs"]
+pub mod browser_support;
 
 use browser_support::studio::StudioPage;
 use serde_json::json;
