@@ -130,7 +130,7 @@ ensure_chromium() {
 }
 
 # ---------------------------------------------------------------- Arize Phoenix (OpenTelemetry)
-# A real OTLP/HTTP trace backend for the tracing tests (examples/tests/otel_support): spans are
+# A real OTLP/HTTP trace backend for the tracing tests (examples/tests/support/otel.rs): spans are
 # exported to $PHOENIX_URL/v1/traces and read back through Phoenix's REST API. arize-phoenix is
 # pinned and installed with pip into a virtualenv cached outside the clone,
 # $PHOENIX_CACHE_DIR/venv-<version>, reused while present (a `.installed` stamp marks a finished

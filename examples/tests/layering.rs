@@ -1,5 +1,7 @@
 //! The studio's layering (stated at the top of `src/lib.rs`) holds: imports flow from the
-//! composition root down, with no import cycle between folders.
+//! composition root down, with no import cycle between folders; and in the studio and every
+//! workspace crate, sibling modules (the children of one module) never import each other in a
+//! circle, so each folder reads as a stack from its leaves up.
 //!
 //! The check reads the sources: every `use` tree and every `crate::`/`super::`/`self::`/child
 //! module path outside test modules is an edge from its file to the module file it names.
@@ -301,6 +303,59 @@ fn source_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
 
+/// The `src` folders of every workspace crate with a library, the studio's included.
+const CRATE_SOURCES: &[&str] = &[
+    "tool-protocol",
+    "tool-context",
+    "tool-context-macros",
+    "tool-context-mcp",
+    "tool-durable-operations",
+    "durable-faults",
+    "live-code-editor",
+    "openrouter-client",
+    "examples",
+    "benches",
+];
+
+fn crate_source(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(name)
+        .join("src")
+}
+
+/// The import graph seen between siblings: an import from `a::x::…` of `a::y::…` is an edge
+/// `a::x -> a::y`. Imports between a module and its own ancestors (a child using its parent's
+/// items, a parent re-exporting a child's) are not sibling edges.
+fn sibling_graph(graph: &BTreeMap<Module, BTreeSet<Module>>) -> BTreeMap<Module, BTreeSet<Module>> {
+    let mut siblings: BTreeMap<Module, BTreeSet<Module>> = BTreeMap::new();
+    for (from, targets) in graph {
+        for to in targets {
+            let shared = from.iter().zip(to).take_while(|(a, b)| a == b).count();
+            if shared < from.len() && shared < to.len() {
+                let (from, to) = (from[..=shared].to_vec(), to[..=shared].to_vec());
+                siblings.entry(to.clone()).or_default();
+                siblings.entry(from).or_default().insert(to);
+            }
+        }
+    }
+    siblings
+}
+
+/// Every circle among sibling modules, each as its members' paths.
+fn sibling_cycles(src: &Path) -> Vec<Vec<String>> {
+    let tree = read_tree(src);
+    cycles(&sibling_graph(&import_graph(&tree)))
+        .into_iter()
+        .filter(|component| component.len() > 1)
+        .map(|component| {
+            let mut names: Vec<_> = component.iter().map(|m| m.join("::")).collect();
+            names.sort();
+            names
+        })
+        .collect()
+}
+
 #[test]
 fn no_import_cycle_spans_two_folders() {
     let tree = read_tree(&source_root());
@@ -353,6 +408,44 @@ fn every_top_level_module_has_a_layer() {
     assert!(
         unplaced.is_empty(),
         "modules outside the layering: {unplaced:?}"
+    );
+}
+
+#[test]
+fn no_crate_has_sibling_modules_importing_each_other_in_a_circle() {
+    let circles: BTreeMap<_, _> = CRATE_SOURCES
+        .iter()
+        .map(|name| (*name, sibling_cycles(&crate_source(name))))
+        .filter(|(_, circles)| !circles.is_empty())
+        .collect();
+    assert!(
+        circles.is_empty(),
+        "sibling modules importing each other in a circle: {circles:#?}"
+    );
+}
+
+#[test]
+fn the_sibling_check_sees_a_circle_through_nested_modules_but_not_a_parent_link() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let write = |path: &str, text: &str| {
+        let file = dir.path().join(path);
+        std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+        std::fs::write(file, text).expect("write");
+    };
+    write(
+        "lib.rs",
+        "mod pipeline;\nmod registry;\nmod leaf;\npub use registry::Registry;\n",
+    );
+    write("pipeline.rs", "use crate::registry::frozen::Frozen;\n");
+    write("registry/mod.rs", "pub mod frozen;\nuse super::leaf::X;\n");
+    write("registry/frozen.rs", "fn f() { crate::pipeline::run(); }\n");
+    write("leaf.rs", "use crate::Registry;\n");
+    let circles = sibling_cycles(dir.path());
+    assert_eq!(circles, vec![vec!["pipeline".to_owned(), "registry".to_owned()]]);
+    write("registry/frozen.rs", "fn f() { super::run(); }\n");
+    assert!(
+        sibling_cycles(dir.path()).is_empty(),
+        "a child using its parent and a module using the crate root are no circle"
     );
 }
 
