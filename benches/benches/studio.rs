@@ -12,10 +12,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use live_code_editor::workspace::manager::WriteOptions;
-use live_code_studio::agent::planner::{PlannerContext, plan};
 use live_code_studio::agent::runner::{RunRequest, run_plan};
 use live_code_studio::host::{self, StudioOptions, StudioState};
 use live_code_studio::preview_edits::{Theme, set_theme};
+use live_code_studio::surfaces::workspace::planner::{PlannerContext, plan};
 use tokio_util::sync::CancellationToken;
 use tool_context::ApprovalDecision;
 

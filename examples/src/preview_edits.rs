@@ -2,9 +2,13 @@
 //! `preview.updateHero`. Each edit touches one documented target and reports
 //! `PREVIEW_TARGET_NOT_FOUND` when the target is absent, instead of guessing a patch.
 
+use live_code_editor::file::Language;
+use live_code_editor::workspace::{Workspace, WorkspaceError, WorkspaceErrorCode};
 use lol_html::html_content::ContentType;
 use lol_html::{RewriteStrSettings, element, rewrite_str};
 use serde::{Deserialize, Serialize};
+use serde_json::json;
+use tool_protocol::ToolCallError;
 
 /// Longest feature-card title, in characters.
 pub const FEATURE_TITLE_MAX_CHARS: usize = 70;
@@ -196,6 +200,42 @@ fn escape_html(text: &str) -> String {
         }
     }
     out
+}
+
+/// `PREVIEW_TARGET_NOT_FOUND` naming the target (and the file searched, if any).
+pub(crate) fn missing_target(
+    target: PreviewTarget,
+    path: Option<&str>,
+    message: String,
+) -> ToolCallError {
+    let mut details = json!({"target": target.to_string()});
+    if let Some(path) = path {
+        details["path"] = json!(path);
+    }
+    WorkspaceError::new(WorkspaceErrorCode::PreviewTargetNotFound, message, details).into()
+}
+
+/// `styles.css`, else the first CSS file.
+pub(crate) fn stylesheet_path(workspace: &Workspace) -> Option<String> {
+    entry_path(workspace, "styles.css", Language::Css)
+}
+
+/// `index.html`, else the first HTML file.
+pub(crate) fn html_entry_path(workspace: &Workspace) -> Option<String> {
+    entry_path(workspace, "index.html", Language::Html)
+}
+
+fn entry_path(workspace: &Workspace, preferred: &str, language: Language) -> Option<String> {
+    if workspace
+        .file(preferred)
+        .is_some_and(|file| !file.is_asset())
+    {
+        return Some(preferred.to_owned());
+    }
+    workspace
+        .files()
+        .find(|file| file.language == language && !file.is_asset())
+        .map(|file| file.path.clone())
 }
 
 #[cfg(test)]

@@ -15,7 +15,6 @@ const LAYERS: &[&[&str]] = &[
     &["host"],
     &["surfaces"],
     &["agent"],
-    &["catalog"],
     &["kit", "seed"],
     &["preview_edits"],
 ];

@@ -1,10 +1,12 @@
-//! The deterministic local agent: a pure prompt planner (no model, no network), typed run
-//! outcomes with recovery actions, and the runner that sends planned calls through the registry.
+//! The deterministic local agent (no model, no network): the plan vocabulary ([`plan`]) and what
+//! every surface's planner shares (reading a prompt, judging what it understood, checking its
+//! targets, Design Mode CSS edits), typed run outcomes with recovery actions, and the runner
+//! that sends planned calls through the registry. Each surface owns its planner.
 
 pub mod design;
 pub mod guards;
 pub mod outcome;
-pub mod planner;
+pub mod plan;
 pub mod prompt;
 pub mod reply;
 pub mod runner;

@@ -1,6 +1,8 @@
 //! What a prompt says: its words, quoted strings and the first file path it names (shared by
 //! the surfaces' planners).
 
+use serde_json::{Map, Value, json};
+
 use crate::preview_edits::Theme;
 
 /// Words, quoted strings and the first file path of a prompt (shared by the surfaces' planners).
@@ -107,4 +109,25 @@ pub(crate) fn looks_like_path(token: &str) -> bool {
     valid_chars
         && (live_code_editor::file::is_text_path(token)
             || live_code_editor::file::is_asset_path(token))
+}
+/// Text used as a feature description when the prompt quotes only a title.
+pub const DEFAULT_FEATURE_DESCRIPTION: &str = "Added by the local agent.";
+
+/// `updateHero` arguments from the quotes: a title (and subtitle), or only a subtitle when the
+/// prompt asks for one.
+pub(crate) fn hero_arguments(facts: &PromptFacts) -> Value {
+    let quotes = &facts.quotes;
+    let subtitle_only = quotes.len() == 1
+        && facts.has_any(&["subtitle", "tagline"])
+        && !facts.has_any(&["title", "headline"]);
+    let mut args = Map::new();
+    if subtitle_only {
+        args.insert("subtitle".into(), json!(quotes[0]));
+    } else {
+        args.insert("title".into(), json!(quotes[0]));
+        if let Some(subtitle) = quotes.get(1) {
+            args.insert("subtitle".into(), json!(subtitle));
+        }
+    }
+    Value::Object(args)
 }

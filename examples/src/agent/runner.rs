@@ -12,7 +12,7 @@ use tool_protocol::{
 };
 
 use super::outcome::RunOutcome;
-use super::planner::{Plan, PlannedCall, Stop};
+use super::plan::{Plan, PlannedCall, Stop};
 use super::reply;
 use crate::kit::approval_note;
 

@@ -7,9 +7,10 @@ use live_code_editor::workspace::{Workspace, WorkspaceError, WorkspaceErrorCode}
 use serde_json::{Value, json};
 use tool_protocol::ToolCallError;
 
-use super::planner::{PlannedCall, Stop};
-use crate::catalog::preview::{html_entry_path, missing_target, stylesheet_path};
-use crate::preview_edits::{self, PreviewTarget, Theme};
+use super::plan::{PlannedCall, Stop};
+use crate::preview_edits::{
+    self, PreviewTarget, Theme, html_entry_path, missing_target, stylesheet_path,
+};
 
 /// The `PREVIEW_TARGET_NOT_FOUND` error a visual call (`*.setTheme`, `*.updateHero`,
 /// `*.addFeature`) would fail with in `workspace`, found by running the tool's own edit on the
@@ -173,6 +174,33 @@ fn files_containing(workspace: &Workspace, search: &str) -> Vec<String> {
         .filter(|file| file.source().is_some_and(|source| source.contains(search)))
         .map(|file| file.path.clone())
         .collect()
+}
+
+/// `call` if the workspace has what it needs: its visual target and the file it names (a
+/// created file excepted). Without a workspace nothing is checked.
+pub(crate) fn checked(
+    workspace: Option<&Workspace>,
+    call: Option<PlannedCall>,
+) -> Result<Option<PlannedCall>, Stop> {
+    let (Some(workspace), Some(planned)) = (workspace, &call) else {
+        return Ok(call);
+    };
+    let path = planned.arguments.get("path").and_then(Value::as_str);
+    let missing = missing_visual_target(workspace, planned).or_else(|| {
+        path.filter(|_| !planned.name.ends_with(".createFile"))
+            .and_then(|path| missing_file(workspace, path, operation_of(planned.name)))
+    });
+    match missing {
+        Some(error) => Err(Stop::Unavailable(error)),
+        None => Ok(call),
+    }
+}
+
+/// The operation word of a tool (`workspace.downloadFile` -> `download`), for error details.
+fn operation_of(tool: &str) -> &str {
+    let name = tool.rsplit('.').next().unwrap_or(tool);
+    let end = name.find(|c: char| c.is_uppercase()).unwrap_or(name.len());
+    &name[..end]
 }
 
 #[cfg(test)]

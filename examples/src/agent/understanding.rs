@@ -9,9 +9,68 @@
 //!   (`unclear_parts`); otherwise the run ends `not-understood` naming the clauses it could
 //!   not read, never a partial plan reported as done.
 
-use super::planner::Intent;
+use super::plan::{Action, Intent, Stop};
 use super::prompt::{looks_like_path, split_quotes};
 use crate::preview_edits::Theme;
+
+/// How to get a model for what the local agent does not understand (same on every surface).
+pub const CONNECT_MODEL: &str = "To let a model handle any request, open Settings on the studio page, add an OpenRouter API key, and choose OpenRouter as the agent.";
+
+/// The reply to `prompt` when a surface's local agent understands none of it: that it did
+/// nothing, which part it could not read, what it understands (`help`), and how to connect a
+/// model.
+pub fn not_understood(prompt: &str, help: &str) -> Stop {
+    unclear_stop(&not_understood_parts(prompt), help)
+}
+
+fn unclear_stop(parts: &[String], help: &str) -> Stop {
+    Stop::NotUnderstood(format!(
+        "The local agent did not understand {}, so it changed nothing (it acts only on a request it understands in full). {help} {CONNECT_MODEL}",
+        quoted_list(parts)
+    ))
+}
+
+/// [`understood`] with the words of the recognised intent.
+pub(crate) fn understood_by_intent(
+    recognised: (Intent, Action),
+    prompt: &str,
+    help: &str,
+) -> (Intent, Action) {
+    let intent = recognised.0;
+    understood(recognised, prompt, |word| intent_knows(intent, word), help)
+}
+
+/// `recognised` if every clause of `prompt` is made of words `known` accepts; otherwise a stop
+/// naming the clauses it could not read, so a half-understood prompt never acts on the half it
+/// read. Commands were matched whole already, and stops stay as they are.
+pub(crate) fn understood(
+    recognised: (Intent, Action),
+    prompt: &str,
+    known: impl Fn(&str) -> bool,
+    help: &str,
+) -> (Intent, Action) {
+    let (intent, action) = recognised;
+    if action.is_err() || intent.is_command() {
+        return (intent, action);
+    }
+    match unclear_parts(prompt, known).as_slice() {
+        [] => (intent, action),
+        parts => (Intent::Help, Err(unclear_stop(parts, help))),
+    }
+}
+
+/// A command form `verbs` + `objects` without a file.
+pub(crate) const fn command(
+    verbs: &'static [&'static str],
+    objects: &'static [&'static str],
+) -> CommandForm {
+    CommandForm {
+        verbs,
+        objects,
+        requires: &[],
+        path: PathRule::Forbidden,
+    }
+}
 
 /// Words that carry no request of their own (articles, pronouns, politeness, question words).
 const FILLERS: &[&str] = &[

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::StudioState;
-use super::server::call_as_page;
+use super::page_calls::call_as_page;
 use crate::kit::responses::{api_error, no_store_json};
 
 /// `GET /api/changes`.

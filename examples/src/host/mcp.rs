@@ -49,8 +49,8 @@ use super::remote_approval::{self, ASK_PATH, RemoteApprovals};
 use super::runs::{AgentRuns, ExternalRun, RunState, call_id_text};
 use super::trace::mcp_session_label;
 use crate::agent::outcome::RunOutcome;
-use crate::catalog::SAFE_ARGUMENT_NAMES;
 use crate::kit::security::SecurityPolicy;
+use crate::surfaces::SAFE_ARGUMENT_NAMES;
 
 /// Path of the streamable HTTP endpoint.
 pub const MCP_PATH: &str = "/mcp";

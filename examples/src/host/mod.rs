@@ -8,6 +8,7 @@ pub mod mcp_state_key;
 pub mod openrouter;
 pub mod orphans;
 pub mod otel;
+pub mod page_calls;
 pub mod rejections;
 pub mod remote_approval;
 pub mod review;
@@ -25,29 +26,24 @@ use std::sync::Arc;
 
 use axum::extract::FromRef;
 use axum::serve::ListenerExt;
-use live_code_editor::WorkspaceFile;
 use live_code_editor::workspace::bridge::PreviewAcks;
-use live_code_editor::workspace::folder::FolderAdapter;
-use live_code_editor::workspace::manager::{ManagerOptions, WorkspaceDocumentManager};
-use live_code_editor::workspace::{ImportGuard, WorkspaceError, WorkspaceErrorCode};
+use live_code_editor::workspace::manager::WorkspaceDocumentManager;
 use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tool_context::{ApprovalQueue, ApprovalQueueConfig, StandardPolicy, ToolRegistry};
 
-use crate::agent::planner::Plan;
-use crate::catalog::{SAFE_ARGUMENT_NAMES, studio_tools};
-use crate::kit::bridge::{PreviewViewers, StudioPreviewBridge};
+use crate::agent::plan::Plan;
+use crate::kit::bridge::PreviewViewers;
 use crate::kit::durable_folder::DurableSaves;
 use crate::kit::events::{EventHub, StudioEvent};
-use crate::kit::preview_http;
+use crate::kit::preview_http::{PreviewDocuments, PreviewRoutes};
 use crate::kit::private_files;
-use crate::kit::repository::open_repository;
 use crate::kit::security::SecurityPolicy;
-use crate::seed::SEED_FILES;
 use crate::surfaces::editor::{self, EditorRoutes, EditorSurface};
 use crate::surfaces::web::{self, WebRoutes, WebSurface};
-use crate::surfaces::{Surface, SurfaceDeps, workspace};
+use crate::surfaces::workspace::{self, WorkspaceRoutes, WorkspaceSurface};
+use crate::surfaces::{SAFE_ARGUMENT_NAMES, Surface, SurfaceDeps};
 use mcp_servers::McpServers;
 use runs::{AgentRuns, RunApprovals, RunPreviewBridge};
 use settings::Settings;
@@ -146,7 +142,10 @@ impl Default for StudioOptions {
 pub struct StudioState {
     /// The one registry every origin calls.
     pub registry: ToolRegistry,
-    /// The workspace.
+    /// The standalone workspace surface (`workspace.*`, `preview.*`).
+    pub workspace: Arc<WorkspaceSurface>,
+    /// The standalone workspace's manager (the surface's own, shared): what the CLI bridge,
+    /// uploads, reviews and embedding tests drive.
     pub manager: Arc<WorkspaceDocumentManager>,
     /// Pending approvals.
     pub approvals: ApprovalQueue,
@@ -162,7 +161,7 @@ pub struct StudioState {
     pub settings: Settings,
     /// The MCP servers mounted into the registry (`<server>.<tool>`).
     pub mcp_servers: McpServers,
-    /// Browser tabs rendering the standalone workspace preview.
+    /// Browser tabs rendering the standalone workspace preview (the surface's own, shared).
     pub viewers: PreviewViewers,
     /// Every attached studio page, whatever its surface (approvals go to the page when one is).
     pub pages: PreviewViewers,
@@ -173,9 +172,7 @@ pub struct StudioState {
     /// Durable records of folder writes (`workspace.saveAll`).
     pub saves: DurableSaves,
     /// Compiled preview documents (each surface's latest revision, compiled once).
-    pub previews: Arc<preview_http::PreviewDocuments>,
-    /// The workspace revisions that differ in stylesheets only (live stylesheet edits).
-    pub stylesheet_run: Arc<crate::kit::bridge::StylesheetRun>,
+    pub previews: Arc<PreviewDocuments>,
     /// Seals MCP approval states (2026-07-28); kept in the data directory.
     pub mcp_state_key: tool_context_mcp::RequestStateKey,
     /// How long a page run's approval may wait with no page of its surface attached.
@@ -227,42 +224,36 @@ impl RunningStudio {
     }
 }
 
-/// The seed workspace files.
-pub fn seed_files() -> Vec<WorkspaceFile> {
-    SEED_FILES
-        .iter()
-        .map(|(path, source)| WorkspaceFile::text(*path, *source))
-        .collect()
-}
-
 /// Builds the studio state: workspace, registry with the catalog, approval queue and trace.
 pub async fn build_state(options: &StudioOptions, port: u16) -> Result<Arc<StudioState>, String> {
     let hub = EventHub::new();
-    let viewers = PreviewViewers::default();
-    let repository = open_repository(&options.data_dir, "default").await;
     let saves = DurableSaves::open(&options.data_dir).await;
     let trace = TraceStore::new(hub.clone());
     trace.name_session(
-        server::UI_SESSION_ID,
+        page_calls::UI_SESSION_ID,
         "palette · direct calls of the pages".into(),
     );
     let runs = AgentRuns::new(hub.clone(), trace.clone());
     let token = uuid::Uuid::new_v4().simple().to_string();
     let security = SecurityPolicy::new(port, token);
-    let previews = Arc::<preview_http::PreviewDocuments>::default();
-    let studio_bridge =
-        StudioPreviewBridge::new(viewers.clone(), hub.clone()).announcing_stylesheets(
-            server::announced_stylesheets(previews.clone(), security.preview_key().to_owned()),
-        );
-    let stylesheet_run = studio_bridge.stylesheet_run();
-    let bridge = Arc::new(RunPreviewBridge::new(studio_bridge, runs.clone()));
-    let manager =
-        WorkspaceDocumentManager::open(seed_files(), repository, bridge, ManagerOptions::default())
-            .await
-            .map_err(|e| e.message)?;
-    let manager = Arc::new(manager);
+    let previews = Arc::<PreviewDocuments>::default();
+    let deps = SurfaceDeps {
+        hub: hub.clone(),
+        data_dir: options.data_dir.clone(),
+        saves: saves.clone(),
+    };
+    let watched_runs = runs.clone();
+    let workspace = WorkspaceSurface::open(
+        &deps,
+        previews.clone(),
+        security.preview_key().to_owned(),
+        |bridge| Arc::new(RunPreviewBridge::new(bridge, watched_runs)),
+    )
+    .await?;
     if let Some(folder) = &options.folder {
-        open_start_folder(&manager, &saves, folder, options.discard_changes).await?;
+        workspace
+            .link_start_folder(folder, options.discard_changes)
+            .await?;
     }
     let approvals = ApprovalQueue::with_config(ApprovalQueueConfig {
         safe_argument_names: SAFE_ARGUMENT_NAMES
@@ -273,14 +264,9 @@ pub async fn build_state(options: &StudioOptions, port: u16) -> Result<Arc<Studi
         review_arguments: true,
         ..ApprovalQueueConfig::default()
     });
-    let deps = SurfaceDeps {
-        hub: hub.clone(),
-        data_dir: options.data_dir.clone(),
-        saves: saves.clone(),
-    };
     let editor = EditorSurface::open(&deps).await?;
     let web = WebSurface::open(&deps).await?;
-    let mut tools = studio_tools(&manager);
+    let mut tools = workspace::tools(&workspace);
     tools.extend(editor::tools(&editor));
     tools.extend(web::tools(&web));
     // A tool's own default decides first (a trusted MCP server's tools run without asking),
@@ -300,7 +286,9 @@ pub async fn build_state(options: &StudioOptions, port: u16) -> Result<Arc<Studi
     let mcp_servers = McpServers::start(&registry, &settings);
     let state = Arc::new(StudioState {
         registry,
-        manager,
+        manager: workspace.manager().clone(),
+        viewers: workspace.viewers().clone(),
+        workspace,
         approvals,
         hub,
         trace,
@@ -308,13 +296,11 @@ pub async fn build_state(options: &StudioOptions, port: u16) -> Result<Arc<Studi
         security,
         settings,
         mcp_servers,
-        viewers,
         pages: PreviewViewers::default(),
         editor,
         web,
         saves,
         previews,
-        stylesheet_run,
         mcp_state_key: mcp_state_key::load_or_create(&options.data_dir),
         stopping: CancellationToken::new(),
         orphan_grace: orphans::OrphanGrace::default(),
@@ -327,52 +313,11 @@ pub async fn build_state(options: &StudioOptions, port: u16) -> Result<Arc<Studi
     Ok(state)
 }
 
-/// Links `--folder` at start-up. Unsaved work stored from that same folder is resumed (kept
-/// dirty, and logged) instead of being replaced by the folder's content; otherwise the folder
-/// is imported, which is refused over unsaved work from elsewhere unless `discard_changes`.
-async fn open_start_folder(
-    manager: &WorkspaceDocumentManager,
-    saves: &DurableSaves,
-    folder: &Path,
-    discard_changes: bool,
-) -> Result<(), String> {
-    let adapter: Arc<dyn FolderAdapter> =
-        Arc::new(saves.open_folder(folder).map_err(|e| describe(&e))?);
-    if !discard_changes
-        && let Some(resumed) = manager
-            .resume_folder(adapter.clone())
-            .await
-            .map_err(|e| describe(&e))?
-    {
-        tracing::warn!(
-            folder = %resumed.folder_name,
-            unsaved = resumed.unsaved_count,
-            paths = %resumed.unsaved_paths.join(", "),
-            "kept the unsaved edits of the last session; they are not saved to the folder yet"
-        );
-        return Ok(());
-    }
-    let guard = ImportGuard::default().discarding(discard_changes);
-    manager.open_folder(adapter, guard).await.map_err(|e| {
-        let hint = if e.code == WorkspaceErrorCode::WorkspaceFolderStateConflict {
-            " Start without --folder to keep working on them, or add --discard-changes to replace them."
-        } else {
-            ""
-        };
-        format!("not opening {}: {}{hint}", folder.display(), describe(&e))
-    })?;
-    Ok(())
-}
-
-fn describe(error: &WorkspaceError) -> String {
-    format!("{} ({})", error.message, error.code.as_str())
-}
-
 impl StudioState {
     /// The preview acknowledgements (and runtime errors) of `surface`'s preview.
     pub fn surface_preview_acks(&self, surface: Surface) -> PreviewAcks {
         match surface {
-            Surface::Workspace => self.manager.preview_acks().clone(),
+            Surface::Workspace => self.workspace.manager().preview_acks().clone(),
             Surface::Editor => self.editor.preview_acks().clone(),
             Surface::Web => self.web.manager().preview_acks().clone(),
         }
@@ -382,7 +327,7 @@ impl StudioState {
     /// state. `metadata` is the run's context metadata (for example a Design Mode selection).
     pub async fn plan(&self, surface: Surface, prompt: &str, metadata: Option<&Value>) -> Plan {
         match surface {
-            Surface::Workspace => workspace::plan(&self.manager, prompt, metadata).await,
+            Surface::Workspace => workspace::plan(&self.workspace, prompt, metadata).await,
             Surface::Editor => editor::plan(&self.editor, prompt).await,
             Surface::Web => web::plan(&self.web, prompt).await,
         }
@@ -399,7 +344,7 @@ impl StudioState {
     /// Browser tabs rendering `surface`'s preview.
     pub fn viewers_for(&self, surface: Surface) -> &PreviewViewers {
         match surface {
-            Surface::Workspace => &self.viewers,
+            Surface::Workspace => self.workspace.viewers(),
             Surface::Editor => self.editor.viewers(),
             Surface::Web => self.web.viewers(),
         }
@@ -488,8 +433,6 @@ impl FromRef<Arc<StudioState>> for EditorRoutes {
     fn from_ref(state: &Arc<StudioState>) -> Self {
         Self {
             editor: state.editor.clone(),
-            previews: state.previews.clone(),
-            security: state.security.clone(),
             approvals: state.approvals.clone(),
         }
     }
@@ -499,8 +442,43 @@ impl FromRef<Arc<StudioState>> for WebRoutes {
     fn from_ref(state: &Arc<StudioState>) -> Self {
         Self {
             web: state.web.clone(),
-            previews: state.previews.clone(),
-            security: state.security.clone(),
         }
+    }
+}
+
+impl FromRef<Arc<StudioState>> for WorkspaceRoutes {
+    fn from_ref(state: &Arc<StudioState>) -> Self {
+        Self {
+            workspace: state.workspace.clone(),
+        }
+    }
+}
+
+impl StudioState {
+    /// What the preview routes of `surface` take from the studio.
+    fn preview_routes<P>(&self, surface: &Arc<P>) -> PreviewRoutes<P> {
+        PreviewRoutes {
+            surface: Arc::clone(surface),
+            previews: self.previews.clone(),
+            security: self.security.clone(),
+        }
+    }
+}
+
+impl FromRef<Arc<StudioState>> for PreviewRoutes<WorkspaceSurface> {
+    fn from_ref(state: &Arc<StudioState>) -> Self {
+        state.preview_routes(&state.workspace)
+    }
+}
+
+impl FromRef<Arc<StudioState>> for PreviewRoutes<EditorSurface> {
+    fn from_ref(state: &Arc<StudioState>) -> Self {
+        state.preview_routes(&state.editor)
+    }
+}
+
+impl FromRef<Arc<StudioState>> for PreviewRoutes<WebSurface> {
+    fn from_ref(state: &Arc<StudioState>) -> Self {
+        state.preview_routes(&state.web)
     }
 }

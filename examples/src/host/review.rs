@@ -19,11 +19,9 @@ use std::sync::Arc;
 use tool_context::{ApprovalDecision, ApprovedChanges};
 
 use super::StudioState;
-use super::server::approval_not_found;
-use crate::catalog::preview::{html_entry_path, stylesheet_path};
 use crate::kit::approval_note::changes_note;
 use crate::kit::responses::{api_error, no_store_json};
-use crate::preview_edits::{self, Theme};
+use crate::preview_edits::{self, Theme, html_entry_path, stylesheet_path};
 use crate::surfaces::is_studio_tool;
 
 /// Most hunk indices one decision may name.
@@ -264,7 +262,9 @@ fn workspace_change(tool: &str, args: &Map<String, Value>, before: &Workspace) -
             None,
         ),
         "reset" => {
-            let after = before.replaced_by(super::seed_files()).ok()?;
+            let after = before
+                .replaced_by(crate::surfaces::workspace::seed_files())
+                .ok()?;
             return Some(Planned {
                 after,
                 narrowing: None,
@@ -731,4 +731,13 @@ impl tool_context_mcp::ChangePreview for McpChangePreview {
         let state = self.0.upgrade()?;
         proposal(&state, tool, arguments).await.summary_text()
     }
+}
+
+/// `404 STUDIO_APPROVAL_NOT_FOUND`: no pending approval has the id asked about.
+pub(super) fn approval_not_found() -> Response {
+    api_error(
+        StatusCode::NOT_FOUND,
+        "STUDIO_APPROVAL_NOT_FOUND",
+        "No pending approval has that id.",
+    )
 }

@@ -10,25 +10,20 @@ use axum::http::{StatusCode, header};
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use live_code_editor::preview::{IncrementalPreviewCompiler, compile_preview};
-use live_code_editor::workspace::bridge::PreviewSnapshot;
-use live_code_editor::workspace::{ImportGuard, WorkspaceErrorCode};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tool_context::{ApprovalDecision, ToolCallOptions};
-use tool_protocol::{ToolCallContext, ToolCallMode, ToolCallSource, ToolListResult};
+use tool_context::ApprovalDecision;
+use tool_protocol::ToolListResult;
 
+use super::page_calls::call_as_page;
+use super::review::approval_not_found;
 use super::{StudioState, changes, review};
 use crate::agent::runner::{RunRequest, run_plan};
 use crate::host::runs::run_metadata;
 use crate::kit::events::StudioEvent;
-use crate::kit::preview_http;
 use crate::kit::responses::{api_error, no_store_json};
 use crate::kit::security;
 use crate::surfaces::Surface;
-
-/// Session id of direct calls from the studio page.
-pub const UI_SESSION_ID: &str = "studio-ui";
 
 /// Builds the router with every route behind the security guard.
 pub fn router(state: Arc<StudioState>) -> Router {
@@ -54,21 +49,12 @@ pub fn router(state: Arc<StudioState>) -> Router {
         .route("/api/settings", get(get_settings).put(put_settings))
         .route("/api/settings/test", post(test_connection))
         .route("/api/models", get(list_models))
-        .route("/api/preview/ack", post(preview_ack))
-        .route("/api/preview/diagnostics", get(preview_diagnostics))
-        .route(
-            "/api/preview/stylesheets/{revision}",
-            get(preview_stylesheets),
-        )
-        .route("/api/export", get(export_html))
-        .route("/api/folder/open", post(open_folder))
         .merge(super::upload::routes())
         .merge(super::mcp_servers::routes())
         .route("/api/events", get(events))
-        .route("/preview/{revision}", get(preview_document))
-        .route("/preview/{revision}/assets/{*path}", get(preview_asset))
         .route("/editor", get(editor_page))
         .route("/web", get(web_page))
+        .merge(crate::surfaces::workspace::routes())
         .merge(crate::surfaces::editor::routes())
         .merge(crate::surfaces::web::routes())
         .merge(super::selection::routes())
@@ -146,7 +132,7 @@ async fn studio_state(State(state): State<Arc<StudioState>>) -> Json<Value> {
     let status = state.manager.status().await;
     let files = state.manager.list_files().await;
     Json(json!({
-        "liveStylesheetsSince": state.stylesheet_run.reload_boundary(status.revision),
+        "liveStylesheetsSince": state.workspace.stylesheet_run().reload_boundary(status.revision),
         "status": status,
         "files": files,
         "approvals": state.approvals.snapshot(),
@@ -177,17 +163,6 @@ async fn call_tool(
     Json(call_as_page(&state, &request).await)
 }
 
-/// Runs a tools/call `request` as the page does: a local, direct call in the page's session.
-pub(super) async fn call_as_page(state: &StudioState, request: &Value) -> Value {
-    let context = ToolCallContext::new(ToolCallSource::Local, ToolCallMode::Direct)
-        .with_session(UI_SESSION_ID);
-    let result = state
-        .registry
-        .call_tool_value(request, ToolCallOptions::default().with_context(context))
-        .await;
-    serde_json::to_value(result).unwrap_or(Value::Null)
-}
-
 async fn pending_approvals(State(state): State<Arc<StudioState>>) -> Json<Value> {
     Json(serde_json::to_value(state.approvals.snapshot()).unwrap_or(Value::Null))
 }
@@ -207,14 +182,6 @@ struct ApprovalBody {
     /// refused. Optional: a client that shows no arguments approves without it.
     #[serde(default)]
     arguments_digest: Option<String>,
-}
-
-pub(super) fn approval_not_found() -> Response {
-    api_error(
-        StatusCode::NOT_FOUND,
-        "STUDIO_APPROVAL_NOT_FOUND",
-        "No pending approval has that id.",
-    )
 }
 
 async fn resolve_approval(
@@ -540,196 +507,6 @@ async fn catalog_response(
             api_error(status, error.code, &error.message)
         }
     }
-}
-
-/// `POST /api/preview/ack`: the page forwards its iframe's bridge message (an acknowledgement
-/// or a runtime error report); stale revisions are ignored by the manager.
-async fn preview_ack(
-    State(state): State<Arc<StudioState>>,
-    Json(message): Json<Value>,
-) -> Response {
-    if let Some(response) =
-        crate::kit::preview_http::runtime_error(state.manager.preview_acks(), &message)
-    {
-        return response;
-    }
-    let (revision, status) = match crate::kit::preview_http::acknowledgement(&message) {
-        Ok(acknowledgement) => acknowledgement,
-        Err(response) => return response,
-    };
-    let accepted = state.manager.acknowledge_preview(revision, status);
-    state.hub.publish(StudioEvent::Preview {
-        state: json!(state.manager.preview_acks().current()),
-    });
-    Json(json!({"accepted": accepted, "revision": revision})).into_response()
-}
-
-/// `GET /api/preview/diagnostics`: the preview compiler's diagnostics (unresolved references,
-/// budget notes) for the current revision, so the page can list them beside the preview.
-async fn preview_diagnostics(State(state): State<Arc<StudioState>>) -> Response {
-    let workspace = state.manager.snapshot().await;
-    match crate::catalog::preview::workspace_diagnostics(&workspace).await {
-        Ok(diagnostics) => {
-            Json(json!({"revision": workspace.revision(), "diagnostics": diagnostics}))
-                .into_response()
-        }
-        Err(error) => api_error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            &error.code,
-            &error.message,
-        ),
-    }
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct OpenFolderBody {
-    path: String,
-    #[serde(default)]
-    expected_revision: Option<u64>,
-    #[serde(default)]
-    discard_changes: bool,
-}
-
-/// `POST /api/folder/open {path, expectedRevision?, discardChanges?}`: imports a host folder
-/// (same limits as every folder import) and links it for save and reload. An empty or
-/// unsupported folder leaves the workspace untouched, and so does any open over unsaved edits
-/// without `discardChanges: true` (`WORKSPACE_FOLDER_STATE_CONFLICT`, listing them).
-async fn open_folder(
-    State(state): State<Arc<StudioState>>,
-    Json(body): Json<OpenFolderBody>,
-) -> Response {
-    let adapter = match state.saves.open_folder(body.path.trim()) {
-        Ok(adapter) => Arc::new(adapter),
-        Err(error) => {
-            let status = if error.code == WorkspaceErrorCode::WorkspaceFolderNotFound {
-                StatusCode::NOT_FOUND
-            } else {
-                StatusCode::BAD_REQUEST
-            };
-            return (
-                status,
-                Json(json!({"error": tool_protocol::ToolCallError::from(error)})),
-            )
-                .into_response();
-        }
-    };
-    match state
-        .manager
-        .open_folder(
-            adapter,
-            ImportGuard::at(body.expected_revision).discarding(body.discard_changes),
-        )
-        .await
-    {
-        Ok(outcome) => Json(json!(outcome)).into_response(),
-        Err(error) => (
-            StatusCode::CONFLICT,
-            Json(json!({"error": tool_protocol::ToolCallError::from(error)})),
-        )
-            .into_response(),
-    }
-}
-
-async fn export_html(State(state): State<Arc<StudioState>>) -> Response {
-    let workspace = state.manager.snapshot().await;
-    let files: Vec<_> = workspace.files().cloned().collect();
-    let options = crate::kit::preview_http::export_options();
-    crate::kit::preview_http::export(compile_preview(&files, &options))
-}
-
-async fn preview_document(
-    State(state): State<Arc<StudioState>>,
-    Path(revision): Path<u64>,
-) -> Response {
-    let workspace = state.manager.snapshot().await;
-    if workspace.revision() != revision {
-        return crate::kit::preview_http::superseded(revision, workspace.revision());
-    }
-    let compile = compile_revision(&state, &workspace);
-    preview_http::cached_document(&state.previews, "workspace", revision, compile).await
-}
-
-/// The compile of `workspace`'s revision that its preview document is.
-fn compile_revision(
-    state: &StudioState,
-    workspace: &live_code_editor::workspace::Workspace,
-) -> impl FnOnce(&mut IncrementalPreviewCompiler) -> preview_http::ServedPreview + Send + 'static {
-    let files = workspace.files().cloned().collect();
-    compile_files(workspace.revision(), files, state.security.preview_key())
-}
-
-/// The compile of revision `revision` made of `files`, its assets under the `key`ed route.
-fn compile_files(
-    revision: u64,
-    files: Vec<live_code_editor::WorkspaceFile>,
-    key: &str,
-) -> impl FnOnce(&mut IncrementalPreviewCompiler) -> preview_http::ServedPreview + Send + 'static {
-    let assets = preview_http::asset_prefix("/preview", revision, key);
-    let options = preview_http::preview_options(Some(revision), assets);
-    move |compiler| compiler.compile(&files, &options).into()
-}
-
-/// The stylesheets a published revision is announced with (see
-/// [`crate::kit::bridge::StudioPreviewBridge::announcing_stylesheets`]), compiled into the
-/// cache its document and stylesheet route are served from.
-pub fn announced_stylesheets(
-    previews: Arc<preview_http::PreviewDocuments>,
-    key: String,
-) -> impl Fn(&PreviewSnapshot) -> Option<Vec<Arc<str>>> + Send + Sync + 'static {
-    move |snapshot| {
-        let files = snapshot.files.iter().map(|file| (**file).clone()).collect();
-        let compile = compile_files(snapshot.revision, files, &key);
-        let served = previews.compile_now("workspace", snapshot.revision, compile)?;
-        served.stylesheets.clone()
-    }
-}
-
-/// `GET /api/preview/stylesheets/{revision}?from=R`: the stylesheets of the current revision
-/// for a preview that shows revision R and can swap them in (live stylesheet edits); `409`
-/// when it must reload, `410` once the revision was superseded.
-async fn preview_stylesheets(
-    State(state): State<Arc<StudioState>>,
-    Path(revision): Path<u64>,
-    Query(query): Query<crate::kit::preview_http::StylesheetsQuery>,
-) -> Response {
-    let workspace = state.manager.snapshot().await;
-    if workspace.revision() != revision {
-        return preview_http::superseded(revision, workspace.revision());
-    }
-    let compile = compile_revision(&state, &workspace);
-    preview_http::live_stylesheets(
-        &state.previews,
-        "workspace",
-        &state.stylesheet_run,
-        (query.from, revision),
-        compile,
-    )
-    .await
-}
-
-async fn preview_asset(
-    State(state): State<Arc<StudioState>>,
-    Path((revision, path)): Path<(u64, String)>,
-) -> Response {
-    let workspace = state.manager.snapshot().await;
-    let Some(path) = preview_http::keyed_asset_path(&path, state.security.preview_key()) else {
-        return preview_http::unknown_asset();
-    };
-    if !state
-        .stylesheet_run
-        .serves_assets_of(revision, workspace.revision())
-    {
-        return preview_http::superseded(revision, workspace.revision());
-    }
-    let Some(file) = workspace.file(path) else {
-        return api_error(
-            StatusCode::NOT_FOUND,
-            "WORKSPACE_FILE_NOT_FOUND",
-            "No workspace file at that path.",
-        );
-    };
-    crate::kit::preview_http::asset(file)
 }
 
 #[derive(Deserialize)]

@@ -2,11 +2,21 @@
 //! trace rows, approval changes, workspace revisions, preview acknowledgements and agent
 //! lifecycle transitions in the order the host produced them.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::broadcast;
 
-use super::bridge::LiveStylesheets;
+/// The stylesheets of an announced revision, for a preview showing any revision from `since`
+/// on (the start of its [`StylesheetRun`](super::stylesheet_run::StylesheetRun)).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LiveStylesheets {
+    /// The oldest revision a preview may show and still take these stylesheets in place.
+    pub since: u64,
+    /// The texts of the revision's inlined stylesheets, in document order.
+    pub stylesheets: Vec<Arc<str>>,
+}
 
 /// Events buffered per subscriber before a slow one starts missing events (it is told so).
 pub const EVENT_BUFFER: usize = 512;

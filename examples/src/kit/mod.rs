@@ -1,5 +1,5 @@
 //! The studio's shared kit: what the host and every surface use (JSON error answers, preview
-//! HTTP responses, live events, the preview bridge and viewer registry, the security layer,
+//! HTTP responses and routes, live events, live stylesheet runs, tool inputs, the preview bridge and viewer registry, the security layer,
 //! durable folder writes, private files and the workspace database). It imports neither
 //! [`crate::host`] nor any surface.
 
@@ -12,3 +12,5 @@ pub mod private_files;
 pub mod repository;
 pub mod responses;
 pub mod security;
+pub mod stylesheet_run;
+pub mod tool_inputs;

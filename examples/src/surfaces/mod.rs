@@ -1,5 +1,6 @@
-//! The studio's three tool surfaces over one registry: the standalone workspace
-//! (`workspace.*` + `preview.*`, one revision clock), the Live Code Editor (`editor.*`, separate
+//! The studio's three tool surfaces over one registry, each a folder owning its state, tools,
+//! routes (its preview through [`crate::kit::preview_http::serving`]) and planner: the
+//! standalone workspace (`workspace.*` + `preview.*`, one revision clock), the Live Code Editor (`editor.*`, separate
 //! workspace and document clocks) and realtime web coding (`web.*`, a three-file workspace).
 //! Every surface shares the registry, policy, approvals, trace and provider settings; each has
 //! its own page, preview iframe and local-agent planner.
@@ -80,6 +81,24 @@ impl Surface {
         }
     }
 }
+
+/// Arguments whose values approval cards show (never file sources: `source`, `search` and
+/// `replace` appear only inside the diff the page asks for).
+pub const SAFE_ARGUMENT_NAMES: &[&str] = &[
+    "path",
+    "fromPath",
+    "toPath",
+    "theme",
+    "scenario",
+    "discardChanges",
+    "title",
+    "subtitle",
+    "description",
+    "occurrence",
+    "expectedRevision",
+    "expectedDocumentRevision",
+    "expectedWorkspaceRevision",
+];
 
 /// The name prefixes of the studio's own tools (`workspace.*`, `preview.*`, `editor.*`,
 /// `web.*`). An MCP server cannot be mounted under one of them, so every other registry tool

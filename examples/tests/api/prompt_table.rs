@@ -5,11 +5,12 @@
 
 use live_code_editor::file::WorkspaceFile;
 use live_code_editor::workspace::Workspace;
-use live_code_studio::agent::planner::{Plan, PlannerContext, Stop, plan};
+use live_code_studio::agent::plan::{Plan, Stop};
 use live_code_studio::seed::SEED_FILES;
 use live_code_studio::surfaces::editor::planner::plan_prompt;
 use live_code_studio::surfaces::web::planner::plan_web;
 use live_code_studio::surfaces::web::seed::WEB_SEED_FILES;
+use live_code_studio::surfaces::workspace::planner::{PlannerContext, plan};
 use serde_json::{Value, json};
 
 /// What a prompt must plan.

@@ -73,9 +73,8 @@ use axum::Router;
 use axum::extract::FromRef;
 use tool_context::Tool;
 
-use crate::agent::planner::Plan;
-use crate::kit::preview_http::PreviewDocuments;
-use crate::kit::security::SecurityPolicy;
+use crate::agent::plan::Plan;
+use crate::kit::preview_http::PreviewRoutes;
 use tool_context::ApprovalQueue;
 
 pub use scenarios::Scenario;
@@ -90,15 +89,12 @@ pub fn tools(surface: &Arc<EditorSurface>) -> Vec<Tool> {
     tools
 }
 
-/// What the editor's routes need from the host that mounts them.
+/// What the editor's routes need from the host that mounts them (its preview routes take a
+/// [`PreviewRoutes`] of the surface).
 #[derive(Clone)]
 pub struct EditorRoutes {
     /// The surface itself.
     pub editor: Arc<EditorSurface>,
-    /// The studio's compiled-preview cache (one slot per surface).
-    pub previews: Arc<PreviewDocuments>,
-    /// The security layer (the preview key in asset URLs).
-    pub security: SecurityPolicy,
     /// Pending approvals (the page's state snapshot lists them).
     pub approvals: ApprovalQueue,
 }
@@ -109,6 +105,7 @@ pub fn routes<S>() -> Router<S>
 where
     S: Clone + Send + Sync + 'static,
     EditorRoutes: FromRef<S>,
+    PreviewRoutes<EditorSurface>: FromRef<S>,
 {
     routes::routes().merge(save_routes::routes())
 }

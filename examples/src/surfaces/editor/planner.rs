@@ -11,13 +11,12 @@ use serde_json::json;
 
 use super::scenarios::Scenario;
 use super::state::text_source;
-use crate::agent::planner::{
-    CommandForm, Intent, Plan, PlannedCall, Stop, checked, command, not_understood, split_quotes,
-    understood,
+use crate::agent::plan::{Intent, Plan, PlannedCall, Stop};
+use crate::agent::prompt::{looks_like_path, split_quotes};
+use crate::agent::targets::{checked, missing_file, patch_path, resolve_path};
+use crate::agent::understanding::{
+    CommandForm, PathRule, command, intent_knows, not_understood, understood,
 };
-use crate::agent::prompt::looks_like_path;
-use crate::agent::targets::{missing_file, patch_path, resolve_path};
-use crate::agent::understanding::{PathRule, intent_knows};
 
 /// What the local editor agent understands (its reply to a prompt it cannot act on).
 pub const EDITOR_HELP: &str = "The local editor agent understands: replace \"X\" with \"Y\" (in the file that holds X; add \"all\" for every match); open or read app.js; use the counter, greeting or todo-list scenario; reset the document; save (the open file) or save all; the editor status.";
@@ -268,7 +267,8 @@ impl Facts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::planner::{CONNECT_MODEL, DOCUMENT_GUARD};
+    use crate::agent::guards::DOCUMENT_GUARD;
+    use crate::agent::understanding::CONNECT_MODEL;
     use live_code_editor::file::WorkspaceFile;
     use serde_json::Value;
 

@@ -1,164 +1,106 @@
-//! The editor's HTTP routes: its preview documents, their acknowledgements, the page's state
-//! snapshot and opening a host folder. Every route sits behind the studio's Host/Origin/token
+//! The editor's HTTP routes: its preview (the shared
+//! [`serving`](crate::kit::preview_http::serving) routes under `/editor/preview` and
+//! `/api/editor/preview`, over the document clock), the page's state snapshot and opening a
+//! host folder. Every route sits behind the studio's Host/Origin/token
 //! guard. Shapes are documented on the module [`super`].
 
 use std::sync::Arc;
 
 use axum::Json;
 use axum::Router;
-use axum::extract::{FromRef, Path, Query, State};
+use axum::extract::{FromRef, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use live_code_editor::preview::IncrementalPreviewCompiler;
-use live_code_editor::workspace::{ImportGuard, OsFolder};
+use live_code_editor::preview::{IncrementalPreviewCompiler, PreviewOptions};
+use live_code_editor::workspace::bridge::{PreviewAcks, PreviewStatus};
+use live_code_editor::workspace::{ImportGuard, OsFolder, Workspace};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 use tool_protocol::ToolCallError;
 
 use super::scenarios::{Scenario, inject_scenario};
 use super::state::PreviewDocument;
+use super::{EditorRoutes, EditorSurface};
 use crate::kit::preview_http::ServedPreview;
-use crate::surfaces::editor::EditorRoutes;
+use crate::kit::preview_http::serving::{self, AckView, PreviewRoutes, PreviewSurface};
+use crate::kit::stylesheet_run::StylesheetRun;
 
-/// Every editor route.
+/// Every editor route but the saves' (see [`super::save_routes`]).
 pub fn routes<S>() -> Router<S>
 where
     S: Clone + Send + Sync + 'static,
     EditorRoutes: FromRef<S>,
+    PreviewRoutes<EditorSurface>: FromRef<S>,
 {
     Router::new()
-        .route("/editor/preview/{revision}", get(preview_document))
-        .route(
-            "/editor/preview/{revision}/assets/{*path}",
-            get(preview_asset),
-        )
-        .route("/api/editor/preview/ack", post(preview_ack))
-        .route(
-            "/api/editor/preview/stylesheets/{revision}",
-            get(preview_stylesheets),
-        )
         .route("/api/editor/state", get(editor_state))
         .route("/api/editor/folder/open", post(open_folder))
+        .merge(serving::routes::<S, EditorSurface>())
 }
 
 fn api_error(status: StatusCode, error: ToolCallError) -> Response {
     (status, Json(json!({"error": error}))).into_response()
 }
 
-/// `GET /editor/preview/{documentRevision}`: the compiled document of the current document
-/// revision with its scenario injected as data; `410 Gone` once it was superseded.
-async fn preview_document(
-    State(state): State<EditorRoutes>,
-    Path(revision): Path<u64>,
-) -> Response {
-    let document = match state.editor.preview_document(revision).await {
-        Ok(document) => document,
-        Err(current) => {
-            return crate::kit::preview_http::superseded(revision, current);
-        }
-    };
-    let compile = compile_document(&state, document);
-    crate::kit::preview_http::cached_document(&state.previews, "editor", revision, compile).await
-}
+impl PreviewSurface for EditorSurface {
+    const NAME: &'static str = "editor";
+    const PAGE: &'static str = "/editor";
+    type Document = PreviewDocument;
 
-/// Compiles `document` with the editor's incremental compiler and injects its scenario. The
-/// injection touches only `<html>` and the start of `<head>`, never the inlined stylesheets,
-/// so the compiled stylesheets are still what the document holds.
-fn compile_document(
-    state: &EditorRoutes,
-    document: PreviewDocument,
-) -> impl FnOnce(&mut IncrementalPreviewCompiler) -> ServedPreview + Send + 'static {
-    let key = state.security.preview_key();
-    let revision = document.revision;
-    let assets = crate::kit::preview_http::asset_prefix("/editor/preview", revision, key);
-    move |compiler| {
+    async fn document(&self, revision: u64) -> Result<PreviewDocument, u64> {
+        self.preview_document(revision).await
+    }
+
+    /// Compiles `document` with the editor's incremental compiler and injects its scenario.
+    /// The injection touches only `<html>` and the start of `<head>`, never the inlined
+    /// stylesheets, so the compiled stylesheets are still what the document holds.
+    fn compile(
+        document: PreviewDocument,
+        compiler: &mut IncrementalPreviewCompiler,
+        options: &PreviewOptions,
+    ) -> ServedPreview {
         let files: Vec<_> = document.files.iter().map(|file| (**file).clone()).collect();
-        let options = crate::kit::preview_http::preview_options(Some(revision), assets);
-        let compiled = compiler.compile(&files, &options);
+        let compiled = compiler.compile(&files, options);
         ServedPreview {
             html: inject_scenario(&compiled.html, document.scenario).into(),
             stylesheets: compiled.stylesheets,
         }
     }
-}
 
-/// `GET /api/editor/preview/stylesheets/{documentRevision}?from=R`: the current document
-/// revision's stylesheets for a preview showing revision R that can swap them in (only
-/// stylesheets changed since, and not the scenario); `409` when it must reload, `410` once the
-/// revision was superseded.
-async fn preview_stylesheets(
-    State(state): State<EditorRoutes>,
-    Path(revision): Path<u64>,
-    Query(query): Query<crate::kit::preview_http::StylesheetsQuery>,
-) -> Response {
-    let document = match state.editor.preview_document(revision).await {
-        Ok(document) => document,
-        Err(current) => return crate::kit::preview_http::superseded(revision, current),
-    };
-    let compile = compile_document(&state, document);
-    crate::kit::preview_http::live_stylesheets(
-        &state.previews,
-        "editor",
-        state.editor.stylesheet_run(),
-        (query.from, revision),
-        compile,
-    )
-    .await
-}
-
-/// `GET /editor/preview/{documentRevision}/assets/{key}/{path}`: a file of the current document;
-/// `410 Gone` once that document revision was superseded.
-async fn preview_asset(
-    State(state): State<EditorRoutes>,
-    Path((revision, path)): Path<(u64, String)>,
-) -> Response {
-    let Some(path) =
-        crate::kit::preview_http::keyed_asset_path(&path, state.security.preview_key())
-    else {
-        return crate::kit::preview_http::unknown_asset();
-    };
-    // A document that took newer stylesheets in place still loads its own revision's assets,
-    // and no asset changed since.
-    if let Err(current) = state.editor.preview_document(revision).await
-        && !state
-            .editor
-            .stylesheet_run()
-            .serves_assets_of(revision, current)
-    {
-        return crate::kit::preview_http::superseded(revision, current);
+    /// The current document revision, and the editor workspace.
+    async fn asset_source(&self, revision: u64) -> (u64, Workspace) {
+        let current = match self.preview_document(revision).await {
+            Ok(_) => revision,
+            Err(current) => current,
+        };
+        (current, self.manager().snapshot().await)
     }
-    let workspace = state.editor.manager().snapshot().await;
-    let Some(file) = workspace.file(path) else {
-        return api_error(
+
+    fn missing_asset() -> Response {
+        api_error(
             StatusCode::NOT_FOUND,
             ToolCallError::new("WORKSPACE_FILE_NOT_FOUND", "No editor file at that path."),
-        );
-    };
-    crate::kit::preview_http::asset(file)
-}
-
-/// `POST /api/editor/preview/ack`: the editor page forwards its iframe's bridge message
-/// (`{type: "context-action.preview.ready"|"context-action.preview.error", revision, message?}`,
-/// `revision` being a document revision, or a runtime error report); stale revisions are
-/// ignored (`accepted: false`).
-async fn preview_ack(State(state): State<EditorRoutes>, Json(message): Json<Value>) -> Response {
-    if let Some(response) =
-        crate::kit::preview_http::runtime_error(state.editor.preview_acks(), &message)
-    {
-        return response;
+        )
     }
-    let (revision, status) = match crate::kit::preview_http::acknowledgement(&message) {
-        Ok(acknowledgement) => acknowledgement,
-        Err(response) => return response,
-    };
-    let accepted = state.editor.acknowledge_preview(revision, status).await;
-    Json(json!({
-        "accepted": accepted,
-        "revision": revision,
-        "preview": state.editor.preview_acks().current(),
-    }))
-    .into_response()
+
+    fn stylesheet_run(&self) -> &StylesheetRun {
+        EditorSurface::stylesheet_run(self)
+    }
+
+    fn preview_acks(&self) -> &PreviewAcks {
+        EditorSurface::preview_acks(self)
+    }
+
+    /// Stale revisions are ignored (`accepted: false`); the answer carries the preview state.
+    async fn acknowledge(&self, revision: u64, status: PreviewStatus) -> AckView {
+        let accepted = self.acknowledge_preview(revision, status).await;
+        AckView {
+            accepted,
+            revision,
+            preview: Some(EditorSurface::preview_acks(self).current()),
+        }
+    }
 }
 
 /// `GET /api/editor/state`: everything the editor page renders at load.

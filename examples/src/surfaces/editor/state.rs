@@ -33,8 +33,9 @@ use tokio::sync::Mutex;
 
 use super::saves::EditorSaves;
 use super::scenarios::{Scenario, seed_files};
-use crate::kit::bridge::{PreviewViewers, StylesheetRun};
+use crate::kit::bridge::PreviewViewers;
 use crate::kit::events::{EventHub, StudioEvent};
+use crate::kit::stylesheet_run::StylesheetRun;
 use crate::surfaces::SurfaceDeps;
 
 /// Workspace id of the editor's files in the studio's workspace database.

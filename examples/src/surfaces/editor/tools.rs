@@ -12,7 +12,7 @@ use tool_protocol::ToolCallError;
 
 use super::scenarios::Scenario;
 use super::state::{EditorContext, EditorSurface};
-use crate::catalog::inputs::{NoInput, OccurrenceInput};
+use crate::kit::tool_inputs::{NoInput, OccurrenceInput};
 
 /// `editor.openFile` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]

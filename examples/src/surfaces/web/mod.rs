@@ -16,24 +16,20 @@ use live_code_editor::workspace::manager::{ManagerOptions, WorkspaceDocumentMana
 use serde_json::{Value, json};
 
 use super::SurfaceDeps;
-use crate::kit::bridge::{PreviewViewers, StudioPreviewBridge, StylesheetRun};
+use crate::kit::bridge::{PreviewViewers, StudioPreviewBridge};
 use crate::kit::events::{EventHub, StudioEvent};
-use crate::kit::preview_http::PreviewDocuments;
-use crate::kit::security::SecurityPolicy;
+use crate::kit::stylesheet_run::StylesheetRun;
 
 pub use planner::plan;
 pub use routes::routes;
 pub use tools::tools;
 
-/// What the web surface's routes need from the host that mounts them.
+/// What the web surface's routes need from the host that mounts them (its preview routes take
+/// a [`PreviewRoutes`](crate::kit::preview_http::PreviewRoutes) of the surface).
 #[derive(Clone)]
 pub struct WebRoutes {
     /// The surface itself.
     pub web: Arc<WebSurface>,
-    /// The studio's compiled-preview cache (one slot per surface).
-    pub previews: Arc<PreviewDocuments>,
-    /// The security layer (the preview key in asset URLs).
-    pub security: SecurityPolicy,
 }
 
 /// The surface's wire name (events, runs, the page's WebSocket).

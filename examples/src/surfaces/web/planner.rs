@@ -7,11 +7,10 @@ use live_code_editor::workspace::Workspace;
 use serde_json::{Value, json};
 
 use super::WebSurface;
-use crate::agent::planner::{
-    Action, DEFAULT_FEATURE_DESCRIPTION, Intent, Plan, PlannedCall, PromptFacts, Stop, checked,
-    first_path, hero_arguments, not_understood, understood_by_intent,
-};
-use crate::agent::targets::{patch_path, resolve_path};
+use crate::agent::plan::{Action, Intent, Plan, PlannedCall, Stop};
+use crate::agent::prompt::{DEFAULT_FEATURE_DESCRIPTION, PromptFacts, first_path, hero_arguments};
+use crate::agent::targets::{checked, patch_path, resolve_path};
+use crate::agent::understanding::{not_understood, understood_by_intent};
 use crate::preview_edits::Theme;
 
 /// What the local web-coding agent understands (its reply to a prompt it cannot act on).
@@ -151,7 +150,8 @@ fn recognise(facts: &PromptFacts, workspace: &Workspace) -> (Intent, Action) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::planner::{CONNECT_MODEL, split_quotes};
+    use crate::agent::prompt::split_quotes;
+    use crate::agent::understanding::CONNECT_MODEL;
     use crate::surfaces::web::seed::WEB_SEED_FILES;
     use live_code_editor::file::WorkspaceFile;
     use serde_json::Map;

@@ -1,43 +1,42 @@
-//! HTTP routes of the web-coding surface: its sandboxed preview documents (410 once superseded),
-//! their assets, the page's acknowledgement forwarding and a state read for the page.
+//! HTTP routes of the web-coding surface: its sandboxed preview (the shared
+//! [`serving`](crate::kit::preview_http::serving) routes under `/web/preview` and
+//! `/api/web/preview`), a state read for the page and the page's drafts.
 
-use axum::extract::{FromRef, Path, Query, State};
+use axum::extract::{FromRef, Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post, put};
+use axum::routing::{get, put};
 use axum::{Json, Router};
-use live_code_editor::preview::IncrementalPreviewCompiler;
+use live_code_editor::WorkspaceFile;
+use live_code_editor::preview::{IncrementalPreviewCompiler, PreviewOptions};
 use live_code_editor::workspace::Workspace;
+use live_code_editor::workspace::bridge::{PreviewAcks, PreviewStatus};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::WEB_PREVIEW_PREFIX;
-use super::WebRoutes;
 use super::drafts::WebDraft;
 use super::tools::workspace_view;
+use super::{WEB_SURFACE, WebRoutes, WebSurface};
 use crate::kit::preview_http::ServedPreview;
+use crate::kit::preview_http::serving::{self, AckView, PreviewRoutes, PreviewSurface};
 use crate::kit::responses::api_error;
+use crate::kit::stylesheet_run::StylesheetRun;
 
 /// The surface's routes.
 pub fn routes<S>() -> Router<S>
 where
     S: Clone + Send + Sync + 'static,
     WebRoutes: FromRef<S>,
+    PreviewRoutes<WebSurface>: FromRef<S>,
 {
     Router::new()
-        .route("/web/preview/{revision}", get(preview_document))
-        .route("/web/preview/{revision}/assets/{*path}", get(preview_asset))
-        .route("/api/web/preview/ack", post(preview_ack))
-        .route(
-            "/api/web/preview/stylesheets/{revision}",
-            get(preview_stylesheets),
-        )
         .route("/api/web/state", get(web_state))
         .route("/api/web/drafts", get(list_drafts))
         .route(
             "/api/web/drafts/{*path}",
             put(put_draft).delete(delete_draft),
         )
+        .merge(serving::routes::<S, WebSurface>())
 }
 
 /// `GET /api/web/drafts`: the page's unsaved drafts, read back when it loads.
@@ -100,95 +99,60 @@ async fn web_state(State(state): State<WebRoutes>) -> Json<Value> {
     Json(value)
 }
 
-/// `POST /api/web/preview/ack`: the page forwards its iframe's bridge message; acknowledgements
-/// of any revision but the current one are ignored.
-async fn preview_ack(State(state): State<WebRoutes>, Json(message): Json<Value>) -> Response {
-    if let Some(response) =
-        crate::kit::preview_http::runtime_error(state.web.manager().preview_acks(), &message)
-    {
-        return response;
-    }
-    let (revision, status) = match crate::kit::preview_http::acknowledgement(&message) {
-        Ok(acknowledgement) => acknowledgement,
-        Err(response) => return response,
-    };
-    let manager = state.web.manager();
-    let accepted = manager.acknowledge_preview(revision, status);
-    let preview = manager.preview_acks().current();
-    state
-        .web
-        .publish(json!({"revision": preview.revision, "preview": preview}));
-    Json(json!({"accepted": accepted, "revision": revision})).into_response()
-}
+impl PreviewSurface for WebSurface {
+    const NAME: &'static str = WEB_SURFACE;
+    const PAGE: &'static str = "/web";
+    type Document = Vec<WorkspaceFile>;
 
-async fn preview_document(State(state): State<WebRoutes>, Path(revision): Path<u64>) -> Response {
-    let workspace = state.web.manager().snapshot().await;
-    if workspace.revision() != revision {
-        return crate::kit::preview_http::superseded(revision, workspace.revision());
+    async fn document(&self, revision: u64) -> Result<Vec<WorkspaceFile>, u64> {
+        let workspace = self.manager().snapshot().await;
+        if workspace.revision() == revision {
+            Ok(workspace.files().cloned().collect())
+        } else {
+            Err(workspace.revision())
+        }
     }
-    let compile = compile_revision(&state, &workspace);
-    crate::kit::preview_http::cached_document(&state.previews, "web", revision, compile).await
-}
 
-/// The compile of `workspace`'s revision that its preview document is.
-fn compile_revision(
-    state: &WebRoutes,
-    workspace: &Workspace,
-) -> impl FnOnce(&mut IncrementalPreviewCompiler) -> ServedPreview + Send + 'static {
-    let revision = workspace.revision();
-    let files: Vec<_> = workspace.files().cloned().collect();
-    let key = state.security.preview_key();
-    let assets = crate::kit::preview_http::asset_prefix(WEB_PREVIEW_PREFIX, revision, key);
-    let options = crate::kit::preview_http::preview_options(Some(revision), assets);
-    move |compiler| compiler.compile(&files, &options).into()
-}
-
-/// `GET /api/web/preview/stylesheets/{revision}?from=R`: the current revision's stylesheets
-/// for a preview showing revision R that can swap them in; `409` when it must reload, `410`
-/// once the revision was superseded.
-async fn preview_stylesheets(
-    State(state): State<WebRoutes>,
-    Path(revision): Path<u64>,
-    Query(query): Query<crate::kit::preview_http::StylesheetsQuery>,
-) -> Response {
-    let workspace = state.web.manager().snapshot().await;
-    if workspace.revision() != revision {
-        return crate::kit::preview_http::superseded(revision, workspace.revision());
+    fn compile(
+        files: Vec<WorkspaceFile>,
+        compiler: &mut IncrementalPreviewCompiler,
+        options: &PreviewOptions,
+    ) -> ServedPreview {
+        compiler.compile(&files, options).into()
     }
-    let compile = compile_revision(&state, &workspace);
-    crate::kit::preview_http::live_stylesheets(
-        &state.previews,
-        "web",
-        state.web.stylesheet_run(),
-        (query.from, revision),
-        compile,
-    )
-    .await
-}
 
-async fn preview_asset(
-    State(state): State<WebRoutes>,
-    Path((revision, path)): Path<(u64, String)>,
-) -> Response {
-    let Some(path) =
-        crate::kit::preview_http::keyed_asset_path(&path, state.security.preview_key())
-    else {
-        return crate::kit::preview_http::unknown_asset();
-    };
-    let workspace = state.web.manager().snapshot().await;
-    if !state
-        .web
-        .stylesheet_run()
-        .serves_assets_of(revision, workspace.revision())
-    {
-        return crate::kit::preview_http::superseded(revision, workspace.revision());
+    async fn asset_source(&self, _revision: u64) -> (u64, Workspace) {
+        let workspace = self.manager().snapshot().await;
+        (workspace.revision(), workspace)
     }
-    let Some(file) = workspace.file(path) else {
-        return api_error(
+
+    fn missing_asset() -> Response {
+        api_error(
             StatusCode::NOT_FOUND,
             "WORKSPACE_FILE_NOT_FOUND",
             "No web workspace file at that path.",
-        );
-    };
-    crate::kit::preview_http::asset(file)
+        )
+    }
+
+    fn stylesheet_run(&self) -> &StylesheetRun {
+        WebSurface::stylesheet_run(self)
+    }
+
+    fn preview_acks(&self) -> &PreviewAcks {
+        self.manager().preview_acks()
+    }
+
+    /// Acknowledgements of any revision but the current one are ignored; the surface's pages
+    /// hear of the preview state.
+    async fn acknowledge(&self, revision: u64, status: PreviewStatus) -> AckView {
+        let manager = self.manager();
+        let accepted = manager.acknowledge_preview(revision, status);
+        let preview = manager.preview_acks().current();
+        self.publish(json!({"revision": preview.revision, "preview": preview}));
+        AckView {
+            accepted,
+            revision,
+            preview: None,
+        }
+    }
 }

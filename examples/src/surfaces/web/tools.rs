@@ -16,12 +16,11 @@ use tool_context::{Tool, ToolInvocation};
 use tool_protocol::ToolCallError;
 
 use super::WebSurface;
-use crate::catalog::inputs::{
+use crate::kit::tool_inputs::{
     FeatureInput, HeroInput, NoInput, OccurrenceInput, PatchInput, PathInput, SourceInput,
     ThemeInput,
 };
-use crate::catalog::preview::{html_entry_path, missing_target, stylesheet_path};
-use crate::preview_edits::{self, PreviewTarget};
+use crate::preview_edits::{self, PreviewTarget, html_entry_path, missing_target, stylesheet_path};
 
 /// One text file of the web workspace.
 #[derive(Debug, Clone, Serialize, JsonSchema)]

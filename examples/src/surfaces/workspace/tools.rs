@@ -11,7 +11,7 @@ use serde::Serialize;
 use tool_context::{Tool, ToolInvocation};
 use tool_protocol::{ToolCallError, ToolCallMode, ToolCallSource};
 
-use super::inputs::{
+use crate::kit::tool_inputs::{
     GuardInput, GuardedPathInput, NoInput, OccurrenceInput, PatchInput, PathInput, RenameInput,
     ReplaceInput, SourceInput,
 };

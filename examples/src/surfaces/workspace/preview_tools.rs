@@ -3,19 +3,17 @@
 
 use std::sync::Arc;
 
-use live_code_editor::file::Language;
 use live_code_editor::preview::{PreviewDiagnostic, compile_preview};
 use live_code_editor::workspace::bridge::RuntimeErrorReport;
 use live_code_editor::workspace::manager::{WorkspaceDocumentManager, WriteOptions};
-use live_code_editor::workspace::{Workspace, WorkspaceError, WorkspaceErrorCode};
+use live_code_editor::workspace::{Workspace, WorkspaceError};
 use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::json;
 use tool_context::{Tool, ToolInvocation};
 use tool_protocol::ToolCallError;
 
-use super::inputs::{FeatureInput, HeroInput, NoInput, ThemeInput};
-use crate::preview_edits::{self, PreviewTarget};
+use crate::kit::tool_inputs::{FeatureInput, HeroInput, NoInput, ThemeInput};
+use crate::preview_edits::{self, PreviewTarget, html_entry_path, missing_target, stylesheet_path};
 
 /// Most diagnostics `preview.getStatus` lists; `diagnosticCount` tells how many there are.
 pub const MAX_STATUS_DIAGNOSTICS: usize = 20;
@@ -61,42 +59,6 @@ fn target_not_found(target: PreviewTarget, path: Option<&str>) -> ToolCallError 
         "The preview has no {target} target to change; read the workspace and edit the file directly."
     );
     missing_target(target, path, message)
-}
-
-/// `PREVIEW_TARGET_NOT_FOUND` naming the target (and the file searched, if any).
-pub(crate) fn missing_target(
-    target: PreviewTarget,
-    path: Option<&str>,
-    message: String,
-) -> ToolCallError {
-    let mut details = json!({"target": target.to_string()});
-    if let Some(path) = path {
-        details["path"] = json!(path);
-    }
-    WorkspaceError::new(WorkspaceErrorCode::PreviewTargetNotFound, message, details).into()
-}
-
-/// `styles.css`, else the first CSS file.
-pub(crate) fn stylesheet_path(workspace: &Workspace) -> Option<String> {
-    entry_path(workspace, "styles.css", Language::Css)
-}
-
-/// `index.html`, else the first HTML file.
-pub(crate) fn html_entry_path(workspace: &Workspace) -> Option<String> {
-    entry_path(workspace, "index.html", Language::Html)
-}
-
-fn entry_path(workspace: &Workspace, preferred: &str, language: Language) -> Option<String> {
-    if workspace
-        .file(preferred)
-        .is_some_and(|file| !file.is_asset())
-    {
-        return Some(preferred.to_owned());
-    }
-    workspace
-        .files()
-        .find(|file| file.language == language && !file.is_asset())
-        .map(|file| file.path.clone())
 }
 
 /// Reads the target file, applies `edit` and writes it back guarded by the revision the edit

@@ -1,29 +1,24 @@
-//! Prompt -> planned tool calls, deterministically, or a stop: a prompt the agent does not
-//! understand, or a change whose target the workspace lacks, plans no call at all (see
-//! [`Stop`]). The runner sends the calls through the registry's model-call path, fills
-//! `expectedRevision` of guarded calls from the revision the preflight observed, and stops at
-//! the first failure.
+//! The standalone workspace's local-agent planner: prompt -> planned `workspace.*` and
+//! `preview.*` calls, deterministically, or a stop: a prompt the agent does not understand, or
+//! a change whose target the workspace lacks, plans no call at all (see [`Stop`]). Mutations
+//! get an inspection preflight; Design Mode prompts restyle the selection in the stylesheet.
 
-use live_code_editor::preview::PreviewSelection;
+use live_code_editor::file::FileContent;
+use live_code_editor::preview::{PreviewSelection, find_preview_stylesheet_file};
 use live_code_editor::workspace::Workspace;
-use serde_json::{Map, Value, json};
-use tool_protocol::ToolCallError;
+use live_code_editor::workspace::manager::WorkspaceDocumentManager;
+use serde_json::{Value, json};
 
-use super::design::{
+use crate::agent::design::{
     CssEdit, base_font_px, css_edit, declarations, refers_to_selection, requested_changes,
 };
-use super::targets::{missing_file, missing_visual_target, patch_path, resolve_path};
-use crate::catalog::preview::missing_target;
-use crate::preview_edits::PreviewTarget;
-
-pub use super::guards::{
-    DOCUMENT_GUARD, EDITOR_DOCUMENT_GUARDED_TOOLS, EDITOR_WORKSPACE_GUARD,
-    EDITOR_WORKSPACE_GUARDED_TOOLS, REVISION_GUARDED_TOOLS, RevisionGuard,
-    WEB_REVISION_GUARDED_TOOLS, WORKSPACE_GUARD, revision_guard,
+use crate::agent::plan::{Action, Intent, Plan, PlannedCall, Stop};
+use crate::agent::prompt::{DEFAULT_FEATURE_DESCRIPTION, PromptFacts, hero_arguments};
+use crate::agent::targets::{checked, patch_path, resolve_path};
+use crate::agent::understanding::{
+    CommandForm, PathRule, command, not_understood, understood_by_intent,
 };
-pub(crate) use super::prompt::{PromptFacts, first_path, split_quotes};
-pub(crate) use super::understanding::{CommandForm, PathRule};
-use super::understanding::{intent_knows, not_understood_parts, quoted_list, unclear_parts};
+use crate::preview_edits::{PreviewTarget, missing_target};
 
 /// Tools that need the file's current source read before they run.
 const READ_BEFORE: &[&str] = &[
@@ -31,9 +26,6 @@ const READ_BEFORE: &[&str] = &[
     "workspace.writeFile",
     "workspace.revertFile",
 ];
-
-/// Text used as a feature description when the prompt quotes only a title.
-pub const DEFAULT_FEATURE_DESCRIPTION: &str = "Added by the local agent.";
 
 /// What the planner knows about the workspace when it plans.
 #[derive(Debug, Clone, Default)]
@@ -60,202 +52,8 @@ pub struct Stylesheet {
     pub source: String,
 }
 
-/// What the prompt asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Intent {
-    /// Inspect the workspace status.
-    Status,
-    /// Remount the preview and await its acknowledgement.
-    RefreshPreview,
-    /// Step back in the edit history.
-    Undo,
-    /// Step forward in the edit history.
-    Redo,
-    /// Change the accent theme.
-    SetTheme,
-    /// Change the hero copy.
-    UpdateHero,
-    /// Add a feature card.
-    AddFeature,
-    /// Create a file.
-    CreateFile,
-    /// Replace exact text in a file.
-    ReplaceText,
-    /// Save to the folder (or the browser checkpoint).
-    Save,
-    /// Re-read the linked folder.
-    ReloadFolder,
-    /// Unlink the folder.
-    DisconnectFolder,
-    /// Download a file.
-    Download,
-    /// Delete a file.
-    DeleteFile,
-    /// Revert a file to its checkpoint.
-    RevertFile,
-    /// Open a file in the editor.
-    OpenFile,
-    /// Read a file.
-    ReadFile,
-    /// Restore the seed workspace.
-    Reset,
-    /// Replace the Live Code Editor document.
-    SetDocument,
-    /// Change the Live Code Editor's safe runner scenario.
-    SetScenario,
-    /// Restyle the Design Mode selection (a CSS rule for its selector).
-    DesignEdit,
-    /// A prompt about the selected element, but no element is selected.
-    SelectionRequired,
-    /// A prompt about the selected element without a change the agent knows.
-    DesignChangeUnknown,
-    /// A Design Mode change, but the workspace has no stylesheet to hold it.
-    StylesheetRequired,
-    /// Nothing recognised: the run calls nothing and lists what the agent understands.
-    Help,
-}
-
 /// What the workspace's local agent understands (its reply to a prompt it cannot act on).
 pub const WORKSPACE_HELP: &str = "The local agent understands: a theme (make it violet, emerald, amber or rose); hero copy (set the hero title to \"…\"); a feature card (add a feature card \"Title\" \"Description\"); replace \"X\" with \"Y\"; create file notes.md \"text\"; read, open, download, delete or revert a file by name; undo, redo, save, reset; refresh the preview; reload or disconnect the folder; the workspace status; and, with an element selected in Design Mode, make the selected element bigger, red, bold or hidden.";
-
-/// How to get a model for what the local agent does not understand (same on every surface).
-pub const CONNECT_MODEL: &str = "To let a model handle any request, open Settings on the studio page, add an OpenRouter API key, and choose OpenRouter as the agent.";
-
-/// The reply to `prompt` when a surface's local agent understands none of it: that it did
-/// nothing, which part it could not read, what it understands (`help`), and how to connect a
-/// model.
-pub fn not_understood(prompt: &str, help: &str) -> Stop {
-    unclear_stop(&not_understood_parts(prompt), help)
-}
-
-fn unclear_stop(parts: &[String], help: &str) -> Stop {
-    Stop::NotUnderstood(format!(
-        "The local agent did not understand {}, so it changed nothing (it acts only on a request it understands in full). {help} {CONNECT_MODEL}",
-        quoted_list(parts)
-    ))
-}
-
-/// [`understood`] with the words of the recognised intent.
-pub(crate) fn understood_by_intent(
-    recognised: (Intent, Action),
-    prompt: &str,
-    help: &str,
-) -> (Intent, Action) {
-    let intent = recognised.0;
-    understood(recognised, prompt, |word| intent_knows(intent, word), help)
-}
-
-/// `recognised` if every clause of `prompt` is made of words `known` accepts; otherwise a stop
-/// naming the clauses it could not read, so a half-understood prompt never acts on the half it
-/// read. Commands were matched whole already, and stops stay as they are.
-pub(crate) fn understood(
-    recognised: (Intent, Action),
-    prompt: &str,
-    known: impl Fn(&str) -> bool,
-    help: &str,
-) -> (Intent, Action) {
-    let (intent, action) = recognised;
-    if action.is_err() || intent.is_command() {
-        return (intent, action);
-    }
-    match unclear_parts(prompt, known).as_slice() {
-        [] => (intent, action),
-        parts => (Intent::Help, Err(unclear_stop(parts, help))),
-    }
-}
-
-/// Why a plan does not act, and what its run answers instead; a stopped plan calls no tool.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Stop {
-    /// The prompt matches nothing the agent can do, or does not say enough (which element,
-    /// which file): the run ends `not-understood` with this reply.
-    NotUnderstood(String),
-    /// The change needs something the workspace lacks: the run fails with the error the tool
-    /// would return, before any approval is asked for.
-    Unavailable(ToolCallError),
-}
-
-/// One call of a plan.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PlannedCall {
-    /// Canonical tool name.
-    pub name: &'static str,
-    /// Arguments, without `expectedRevision` (the runner adds it for guarded tools).
-    pub arguments: Map<String, Value>,
-}
-
-impl PlannedCall {
-    /// A call of `name` with `arguments` (an object; anything else becomes `{}`).
-    pub fn new(name: &'static str, arguments: Value) -> Self {
-        let arguments = match arguments {
-            Value::Object(map) => map,
-            _ => Map::new(),
-        };
-        Self { name, arguments }
-    }
-
-    /// Whether the runner must add an observed revision to the call.
-    pub fn is_revision_guarded(&self) -> bool {
-        self.revision_guard().is_some()
-    }
-
-    /// Which observed revision the runner adds, and as which argument.
-    pub fn revision_guard(&self) -> Option<RevisionGuard> {
-        revision_guard(self.name)
-    }
-}
-
-impl Intent {
-    /// Whether the intent is a destructive or history command, planned only from a prompt that
-    /// is that command (see `understanding::CommandForm::matches`).
-    pub fn is_command(self) -> bool {
-        matches!(
-            self,
-            Self::Undo
-                | Self::Redo
-                | Self::Save
-                | Self::Reset
-                | Self::ReloadFolder
-                | Self::DisconnectFolder
-                | Self::DeleteFile
-                | Self::RevertFile
-        )
-    }
-}
-
-/// A plan: the recognised intent and its calls, preflight first, or why it does not act.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Plan {
-    /// The recognised intent.
-    pub intent: Intent,
-    /// Calls in execution order (inspection preflight, then the action); empty when stopped.
-    pub calls: Vec<PlannedCall>,
-    /// Why the plan does not act, if it does not.
-    pub stop: Option<Stop>,
-}
-
-impl Plan {
-    /// A plan running `calls`.
-    pub fn acting(intent: Intent, calls: Vec<PlannedCall>) -> Self {
-        Self {
-            intent,
-            calls,
-            stop: None,
-        }
-    }
-
-    /// A plan that calls nothing and answers `stop`.
-    pub fn stopped(intent: Intent, stop: Stop) -> Self {
-        Self {
-            intent,
-            calls: Vec::new(),
-            stop: Some(stop),
-        }
-    }
-}
-
-/// A recognised action: the call to make (`None` for a status read), or why there is none.
-pub type Action = Result<Option<PlannedCall>, Stop>;
 
 /// Plans the tool calls for `prompt`.
 pub fn plan(prompt: &str, context: &PlannerContext) -> Plan {
@@ -269,33 +67,6 @@ pub fn plan(prompt: &str, context: &PlannerContext) -> Plan {
         Ok(call) => Plan::acting(intent, with_preflight(call)),
         Err(stop) => Plan::stopped(intent, stop),
     }
-}
-
-/// `call` if the workspace has what it needs: its visual target and the file it names (a
-/// created file excepted). Without a workspace nothing is checked.
-pub(crate) fn checked(
-    workspace: Option<&Workspace>,
-    call: Option<PlannedCall>,
-) -> Result<Option<PlannedCall>, Stop> {
-    let (Some(workspace), Some(planned)) = (workspace, &call) else {
-        return Ok(call);
-    };
-    let path = planned.arguments.get("path").and_then(Value::as_str);
-    let missing = missing_visual_target(workspace, planned).or_else(|| {
-        path.filter(|_| !planned.name.ends_with(".createFile"))
-            .and_then(|path| missing_file(workspace, path, operation_of(planned.name)))
-    });
-    match missing {
-        Some(error) => Err(Stop::Unavailable(error)),
-        None => Ok(call),
-    }
-}
-
-/// The operation word of a tool (`workspace.downloadFile` -> `download`), for error details.
-fn operation_of(tool: &str) -> &str {
-    let name = tool.rsplit('.').next().unwrap_or(tool);
-    let end = name.find(|c: char| c.is_uppercase()).unwrap_or(name.len());
-    &name[..end]
 }
 
 fn recognise(facts: &PromptFacts, context: &PlannerContext) -> (Intent, Action) {
@@ -509,19 +280,6 @@ pub(crate) const RESET_OBJECTS: &[&str] = &[
     "start",
 ];
 
-/// A command form `verbs` + `objects` without a file.
-pub(crate) const fn command(
-    verbs: &'static [&'static str],
-    objects: &'static [&'static str],
-) -> CommandForm {
-    CommandForm {
-        verbs,
-        objects,
-        requires: &[],
-        path: PathRule::Forbidden,
-    }
-}
-
 /// A Design Mode prompt: "the selected element" (or "it"/"this" while a selection exists)
 /// plus a change. Without a selection, a change or a stylesheet, the run does nothing and
 /// explains what is missing.
@@ -592,25 +350,6 @@ fn path_action(facts: &PromptFacts, path: &str) -> Option<(Intent, Action)> {
     Some((planned.0, Ok(Some(planned.1))))
 }
 
-/// `updateHero` arguments from the quotes: a title (and subtitle), or only a subtitle when the
-/// prompt asks for one.
-pub(crate) fn hero_arguments(facts: &PromptFacts) -> Value {
-    let quotes = &facts.quotes;
-    let subtitle_only = quotes.len() == 1
-        && facts.has_any(&["subtitle", "tagline"])
-        && !facts.has_any(&["title", "headline"]);
-    let mut args = Map::new();
-    if subtitle_only {
-        args.insert("subtitle".into(), json!(quotes[0]));
-    } else {
-        args.insert("title".into(), json!(quotes[0]));
-        if let Some(subtitle) = quotes.get(1) {
-            args.insert("subtitle".into(), json!(subtitle));
-        }
-    }
-    Value::Object(args)
-}
-
 /// Inspection preflight: a mutation first reads the status, plus the file list when a file is
 /// involved, plus the file itself before patching, writing or reverting it. Read-only intents
 /// run as they are; a status request (no action) reads the status.
@@ -646,9 +385,49 @@ fn is_mutation(name: &str) -> bool {
     )
 }
 
+/// What the planner knows of `manager`'s workspace now. `metadata` is the run's context
+/// metadata (for example a Design Mode selection).
+pub async fn context(
+    manager: &WorkspaceDocumentManager,
+    metadata: Option<&Value>,
+) -> PlannerContext {
+    let status = manager.status().await;
+    // A selection that does not validate is no selection: the planner then explains that an
+    // element must be selected.
+    let selection = metadata
+        .and_then(|metadata| metadata.get("selection"))
+        .and_then(|value| PreviewSelection::from_value(value).ok());
+    let workspace = manager.snapshot().await;
+    let stylesheet = selection
+        .as_ref()
+        .and_then(|_| workspace_stylesheet(&workspace));
+    PlannerContext {
+        active_path: Some(status.active_path.clone()),
+        folder_linked: status.folder.connected,
+        selection,
+        stylesheet,
+        workspace: Some(workspace),
+    }
+}
+
+/// The stylesheet Design Mode edits go to (`styles.css`, else the first CSS file) and its source.
+fn workspace_stylesheet(workspace: &Workspace) -> Option<Stylesheet> {
+    let files: Vec<_> = workspace.files().cloned().collect();
+    let sheet = find_preview_stylesheet_file(&files)?;
+    match &sheet.content {
+        FileContent::Text { source } => Some(Stylesheet {
+            path: sheet.path.clone(),
+            source: source.clone(),
+        }),
+        FileContent::Asset { .. } => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::prompt::{first_path, split_quotes};
+    use crate::agent::understanding::CONNECT_MODEL;
 
     fn names(plan: &Plan) -> Vec<&'static str> {
         plan.calls.iter().map(|call| call.name).collect()
