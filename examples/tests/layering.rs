@@ -440,7 +440,10 @@ fn the_sibling_check_sees_a_circle_through_nested_modules_but_not_a_parent_link(
     write("registry/frozen.rs", "fn f() { crate::pipeline::run(); }\n");
     write("leaf.rs", "use crate::Registry;\n");
     let circles = sibling_cycles(dir.path());
-    assert_eq!(circles, vec![vec!["pipeline".to_owned(), "registry".to_owned()]]);
+    assert_eq!(
+        circles,
+        vec![vec!["pipeline".to_owned(), "registry".to_owned()]]
+    );
     write("registry/frozen.rs", "fn f() { super::run(); }\n");
     assert!(
         sibling_cycles(dir.path()).is_empty(),
