@@ -1,5 +1,5 @@
 //! The editor's HTTP routes: its preview (the shared
-//! [`serving`](crate::kit::preview_http::serving) routes under `/editor/preview` and
+//! [`serving`] routes under `/editor/preview` and
 //! `/api/editor/preview`, over the document clock), the page's state snapshot and opening a
 //! host folder. Every route sits behind the studio's Host/Origin/token
 //! guard. Shapes are documented on the module [`super`].

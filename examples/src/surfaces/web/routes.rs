@@ -1,5 +1,5 @@
 //! HTTP routes of the web-coding surface: its sandboxed preview (the shared
-//! [`serving`](crate::kit::preview_http::serving) routes under `/web/preview` and
+//! [`serving`] routes under `/web/preview` and
 //! `/api/web/preview`), a state read for the page and the page's drafts.
 
 use axum::extract::{FromRef, Path, State};

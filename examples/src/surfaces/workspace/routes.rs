@@ -1,5 +1,5 @@
 //! HTTP routes of the standalone workspace: its preview (the shared
-//! [`serving`](crate::kit::preview_http::serving) routes under `/preview` and `/api/preview`),
+//! [`serving`] routes under `/preview` and `/api/preview`),
 //! the preview compiler's diagnostics, the standalone export and opening a host folder.
 
 use std::sync::Arc;
