@@ -67,7 +67,8 @@ fn visual_change(c: &mut Criterion) {
         b.to_async(&runtime).iter(|| async {
             let theme = Theme::ALL[turn.fetch_add(1, Ordering::Relaxed) % Theme::ALL.len()];
             let current = state
-                .manager
+                .workspace
+                .manager()
                 .read_file("styles.css")
                 .await
                 .expect("stylesheet");
@@ -76,7 +77,8 @@ fn visual_change(c: &mut Criterion) {
                 .with_expected_revision(Some(current.revision))
                 .with_coalesce(false);
             state
-                .manager
+                .workspace
+                .manager()
                 .write_file("styles.css", &updated, options)
                 .await
                 .expect("write");

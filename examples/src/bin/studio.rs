@@ -264,7 +264,7 @@ async fn serve_ui(options: StudioOptions) -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    let status = studio.state.manager.status().await;
+    let status = studio.state.workspace.manager().status().await;
     println!("Live Code Studio is running at {}", studio.url());
     println!(
         "storage: {}{}",
@@ -294,7 +294,7 @@ async fn serve_ui(options: StudioOptions) -> std::process::ExitCode {
         () = stop_requested() => {
             println!("studio: stopping");
             state.mcp_servers.shutdown().await;
-            let unsaved = state.manager.status().await;
+            let unsaved = state.workspace.manager().status().await;
             if unsaved.is_dirty {
                 println!(
                     "studio: {} unsaved change(s) stay stored in the data directory for the next start",

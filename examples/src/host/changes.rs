@@ -9,17 +9,17 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use live_code_editor::diff::{TextDiff, WorkspaceDiff, narrow};
 use live_code_editor::workspace::manager::WorkspaceDocumentManager;
 use live_code_editor::workspace::{Workspace, WorkspaceErrorCode};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::StudioState;
 use super::page_calls::call_as_page;
-use crate::kit::responses::{api_error, no_store_json};
+use crate::kit::error::StudioError;
+use crate::kit::responses::no_store_json;
 
 /// `GET /api/changes`.
 #[derive(Debug, Serialize)]
@@ -87,7 +87,7 @@ impl Changes {
 
 /// `GET /api/changes`: every change of the workspace against its base.
 pub async fn unsaved_changes(State(state): State<Arc<StudioState>>) -> Response {
-    let changes = Changes::read(&state.manager).await;
+    let changes = Changes::read(state.workspace.manager()).await;
     let view = ChangesView {
         revision: changes.current.revision(),
         base: if changes.folder.is_some() {
@@ -120,25 +120,23 @@ pub struct RevertHunk {
 pub async fn revert_hunk(
     State(state): State<Arc<StudioState>>,
     Json(body): Json<RevertHunk>,
-) -> Response {
-    let changes = Changes::read(&state.manager).await;
+) -> Result<Json<Value>, StudioError> {
+    let changes = Changes::read(state.workspace.manager()).await;
     if changes.diff().digest != body.digest {
-        return api_error(
-            StatusCode::CONFLICT,
+        return Err(StudioError::conflict(
             "STUDIO_DIFF_CHANGED",
             "The unsaved changes moved on since they were shown; review them again.",
-        );
+        ));
     }
-    let Some(source) = reverted_source(&changes, &body.path, body.hunk) else {
-        return api_error(
-            StatusCode::UNPROCESSABLE_ENTITY,
+    let source = reverted_source(&changes, &body.path, body.hunk).ok_or_else(|| {
+        StudioError::unprocessable(
             "STUDIO_UNKNOWN_HUNK",
             "That file has no such hunk to revert (only modified text files revert hunk by hunk; revert the whole file instead).",
-        );
-    };
+        )
+    })?;
     let arguments = json!({"path": body.path, "source": source, "expectedRevision": changes.current.revision()});
     let request = json!({"method": "tools/call", "params": {"name": "workspace.writeFile", "arguments": arguments}});
-    Json(call_as_page(&state, &request).await).into_response()
+    Ok(Json(call_as_page(&state, &request).await))
 }
 
 /// The source of `path` with hunk `hunk` of its diff restored to the base's lines.

@@ -28,8 +28,6 @@ use std::time::{Duration, Instant};
 use axum::Json;
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, State};
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::{Value, json};
 use tokio::sync::watch;
@@ -40,8 +38,8 @@ use tool_context_mcp::client::{
 
 use super::StudioState;
 use super::settings::Settings;
+use crate::kit::error::StudioError;
 use crate::kit::events::{EventHub, StudioEvent};
-use crate::kit::responses::api_error;
 use crate::surfaces::STUDIO_NAMESPACES;
 
 /// The route of the MCP servers API.
@@ -60,9 +58,7 @@ const MIN_MASKED_SECRET_CHARS: usize = 4;
 
 /// The code of a configuration that cannot be used (`400`, `details.path` names where).
 pub const STUDIO_INVALID_MCP_CONFIG: &str = "STUDIO_INVALID_MCP_CONFIG";
-/// The code of a configuration that could not be written to `settings.json` (`500`; nothing
-/// changed).
-pub const STUDIO_SETTINGS_NOT_SAVED: &str = "STUDIO_SETTINGS_NOT_SAVED";
+pub use super::settings::STUDIO_SETTINGS_NOT_SAVED;
 /// The code of a change asked while the studio stops (`503`; nothing changed).
 pub const STUDIO_STOPPING: &str = "STUDIO_STOPPING";
 
@@ -77,34 +73,30 @@ pub enum McpConfigRefusal {
     Stopping,
 }
 
-impl McpConfigRefusal {
-    /// The coded answer: `400 STUDIO_INVALID_MCP_CONFIG` with `details.path` (a JSON pointer
-    /// into the configuration), `500 STUDIO_SETTINGS_NOT_SAVED` or `503 STUDIO_STOPPING`.
-    pub fn into_response(self) -> Response {
-        match self {
-            Self::Invalid(error) => {
+/// The coded answer: `400 STUDIO_INVALID_MCP_CONFIG` with `details.path` (a JSON pointer into
+/// the configuration), `500 STUDIO_SETTINGS_NOT_SAVED` or `503 STUDIO_STOPPING`.
+impl From<McpConfigRefusal> for StudioError {
+    fn from(refusal: McpConfigRefusal) -> Self {
+        match refusal {
+            McpConfigRefusal::Invalid(error) => {
                 let at = if error.path.is_empty() {
                     "the configuration".to_owned()
                 } else {
                     error.path.clone()
                 };
-                let body = json!({"error": {
-                    "code": STUDIO_INVALID_MCP_CONFIG,
-                    "message": format!("{at}: {}", error.reason),
-                    "retryable": false,
-                    "details": {"path": error.path, "reason": error.reason},
-                }});
-                (StatusCode::BAD_REQUEST, Json(body)).into_response()
+                StudioError::bad_request(
+                    STUDIO_INVALID_MCP_CONFIG,
+                    format!("{at}: {}", error.reason),
+                )
+                .with_details(json!({"path": error.path, "reason": error.reason}))
             }
-            Self::NotSaved(error) => api_error(
-                StatusCode::INTERNAL_SERVER_ERROR,
+            McpConfigRefusal::NotSaved(error) => StudioError::internal(
                 STUDIO_SETTINGS_NOT_SAVED,
-                &format!(
+                format!(
                     "The MCP servers could not be saved to settings.json ({error}); nothing changed: the running servers are as they were."
                 ),
             ),
-            Self::Stopping => api_error(
-                StatusCode::SERVICE_UNAVAILABLE,
+            McpConfigRefusal::Stopping => StudioError::unavailable(
                 STUDIO_STOPPING,
                 "The studio is stopping; the MCP servers were not changed.",
             ),
@@ -424,11 +416,11 @@ async fn get_servers(State(state): State<Arc<StudioState>>) -> Json<Value> {
 /// `PUT /api/mcp/servers` with the edited configuration: the new view, or a
 /// coded refusal (a body that is not JSON is coded like every route's, see
 /// [`super::rejections`]).
-async fn put_servers(State(state): State<Arc<StudioState>>, Json(edited): Json<Value>) -> Response {
-    match state.mcp_servers.update(&edited) {
-        Ok(view) => Json(view).into_response(),
-        Err(refusal) => refusal.into_response(),
-    }
+async fn put_servers(
+    State(state): State<Arc<StudioState>>,
+    Json(edited): Json<Value>,
+) -> Result<Json<Value>, StudioError> {
+    Ok(Json(state.mcp_servers.update(&edited)?))
 }
 
 #[cfg(test)]
@@ -492,7 +484,11 @@ mod tests {
             settings.mcp_servers().unwrap()["docs"]["env"]["KEY"],
             "sk-import"
         );
-        assert!(!settings.public_view().to_string().contains("sk-import"));
+        assert!(
+            !serde_json::to_string(&settings.public_view())
+                .unwrap()
+                .contains("sk-import")
+        );
         std::fs::write(&file, r#"{"mcpServers": {"editor": {"command": "x"}}}"#).unwrap();
         let error = import_config_file(dir.path(), &file).unwrap_err();
         assert!(error.contains("/mcpServers/editor"), "{error}");

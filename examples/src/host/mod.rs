@@ -27,7 +27,6 @@ use std::sync::Arc;
 use axum::extract::FromRef;
 use axum::serve::ListenerExt;
 use live_code_editor::workspace::bridge::PreviewAcks;
-use live_code_editor::workspace::manager::WorkspaceDocumentManager;
 use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -144,9 +143,6 @@ pub struct StudioState {
     pub registry: ToolRegistry,
     /// The standalone workspace surface (`workspace.*`, `preview.*`).
     pub workspace: Arc<WorkspaceSurface>,
-    /// The standalone workspace's manager (the surface's own, shared): what the CLI bridge,
-    /// uploads, reviews and embedding tests drive.
-    pub manager: Arc<WorkspaceDocumentManager>,
     /// Pending approvals.
     pub approvals: ApprovalQueue,
     /// Live events.
@@ -161,8 +157,6 @@ pub struct StudioState {
     pub settings: Settings,
     /// The MCP servers mounted into the registry (`<server>.<tool>`).
     pub mcp_servers: McpServers,
-    /// Browser tabs rendering the standalone workspace preview (the surface's own, shared).
-    pub viewers: PreviewViewers,
     /// Every attached studio page, whatever its surface (approvals go to the page when one is).
     pub pages: PreviewViewers,
     /// The Live Code Editor surface (`editor.*`).
@@ -286,8 +280,6 @@ pub async fn build_state(options: &StudioOptions, port: u16) -> Result<Arc<Studi
     let mcp_servers = McpServers::start(&registry, &settings);
     let state = Arc::new(StudioState {
         registry,
-        manager: workspace.manager().clone(),
-        viewers: workspace.viewers().clone(),
         workspace,
         approvals,
         hub,

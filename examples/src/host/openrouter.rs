@@ -3,9 +3,6 @@
 
 use std::sync::Arc;
 
-use axum::Json;
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
 use live_code_editor::workspace::MAX_REPORTED_RUNTIME_ERRORS;
 use live_code_editor::workspace::bridge::{PreviewAcks, PreviewStatus};
 use openrouter_tool_loop::{
@@ -17,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::StudioState;
 use super::runs::{RunRetry, RunState, RunView, run_metadata};
 use crate::agent::outcome::RunOutcome;
+use crate::kit::error::StudioError;
 use crate::surfaces::Surface;
 
 /// The registry as the loop's executor, narrowed to one surface's catalog plus the tools
@@ -33,51 +31,43 @@ fn surface_executor(
         .with_metadata(metadata)
 }
 
-/// Starts an OpenRouter run, or answers with a coded error when no key is configured.
+/// Starts an OpenRouter run, or refuses with a coded error when no key or model is configured.
 pub async fn start(
     state: Arc<StudioState>,
     surface: Surface,
     prompt: String,
     metadata: Option<Value>,
-) -> Response {
+) -> Result<RunView, StudioError> {
     // Streamed: the run's view and the pages show the text and calls as they arrive.
     let Some(config) = state
         .settings
         .client_config()
         .map(|config| config.with_streaming(true))
     else {
-        let message = if state.settings.public_view()["model"] == "" {
+        let message = if state.settings.public_view().model.is_empty() {
             "Model is not configured: pick one in Settings (Test connection lists them)."
         } else {
             "API key is not configured."
         };
-        let body = json!({"error": {"code": "OPENROUTER_CONFIGURATION_ERROR", "message": message, "retryable": false}});
-        return (StatusCode::BAD_REQUEST, Json(body)).into_response();
+        return Err(StudioError::bad_request(
+            openrouter_tool_loop::codes::OPENROUTER_CONFIGURATION_ERROR,
+            message,
+        ));
     };
-    let client = match ChatClient::new(config) {
-        Ok(client) => client,
-        Err(error) => {
-            return (
-                StatusCode::BAD_REQUEST,
-                Json(json!({"error": error.to_tool_call_error()})),
-            )
-                .into_response();
-        }
-    };
+    let client = ChatClient::new(config)?;
     let (view, cancellation) = state.runs.begin("openrouter", &prompt);
     state.note_page_run(&view.run_id, surface);
-    let response = Json(json!(view)).into_response();
     let executor = surface_executor(&state, surface, run_metadata(metadata.as_ref()));
     tokio::spawn(drive(
         state,
         client,
-        view,
+        view.clone(),
         cancellation,
         prompt,
         surface,
         executor,
     ));
-    response
+    Ok(view)
 }
 
 async fn drive(

@@ -16,9 +16,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use axum::Json;
 use axum::extract::State;
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 use tool_context::{
@@ -28,6 +26,7 @@ use tool_context::{
 use tool_protocol::{ToolCallContext, ToolCallMode, ToolCallSource};
 
 use super::StudioState;
+use crate::kit::error::StudioError;
 
 /// Where a running studio takes approvals asked by another process.
 pub const ASK_PATH: &str = "/api/mcp/approvals";
@@ -55,14 +54,16 @@ pub struct AskBody {
 
 /// `POST /api/mcp/approvals`: asks this studio's page and answers `{decision}` once the person
 /// decides. `409` when no page is open. Dropping the request withdraws the approval.
-pub async fn ask(State(state): State<Arc<StudioState>>, Json(body): Json<AskBody>) -> Response {
+pub async fn ask(
+    State(state): State<Arc<StudioState>>,
+    Json(body): Json<AskBody>,
+) -> Result<Json<DecisionView>, StudioError> {
     if state.pages.count() == 0 {
-        let error = json!({"error": {
-            "code": "STUDIO_NO_PAGE_ATTACHED",
-            "message": "No studio page is open to approve this call: open the studio in a browser and retry.",
-            "retryable": true
-        }});
-        return (StatusCode::CONFLICT, Json(error)).into_response();
+        return Err(StudioError::conflict(
+            "STUDIO_NO_PAGE_ATTACHED",
+            "No studio page is open to approve this call: open the studio in a browser and retry.",
+        )
+        .retryable(true));
     }
     let request = InteractionRequest {
         kind: InteractionKind::Approval,
@@ -82,14 +83,22 @@ pub async fn ask(State(state): State<Arc<StudioState>>, Json(body): Json<AskBody
     let _withdraw = cancellation.clone().drop_guard();
     // Asked as a plain request: the call runs in the other process, so a narrowed (per-hunk)
     // answer, which this studio cannot hand over, is never offered for it.
-    match state
+    let decision = match state
         .approvals
         .request(request.approval_call(), &cancellation)
         .await
     {
-        ApprovalDecision::Allow => Json(json!({"decision": APPROVED})).into_response(),
-        ApprovalDecision::Deny => Json(json!({"decision": DENIED})).into_response(),
-    }
+        ApprovalDecision::Allow => APPROVED,
+        ApprovalDecision::Deny => DENIED,
+    };
+    Ok(Json(DecisionView { decision }))
+}
+
+/// The person's answer: [`APPROVED`] or [`DENIED`].
+#[derive(Debug, Serialize)]
+pub struct DecisionView {
+    /// [`APPROVED`] or [`DENIED`].
+    pub decision: &'static str,
 }
 
 /// Asks a running studio's page (see the module docs).

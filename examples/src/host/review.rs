@@ -8,8 +8,7 @@
 
 use axum::Json;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use live_code_editor::diff::{LineTag, WorkspaceDiff, narrow, narrowed_patch};
 use live_code_editor::normalize_workspace_path;
 use live_code_editor::workspace::{Occurrence, Operation, Workspace};
@@ -20,7 +19,8 @@ use tool_context::{ApprovalDecision, ApprovedChanges};
 
 use super::StudioState;
 use crate::kit::approval_note::changes_note;
-use crate::kit::responses::{api_error, no_store_json};
+use crate::kit::error::StudioError;
+use crate::kit::responses::no_store_json;
 use crate::preview_edits::{self, Theme, html_entry_path, stylesheet_path};
 use crate::surfaces::is_studio_tool;
 
@@ -127,7 +127,7 @@ pub async fn proposal(state: &StudioState, name: &str, args: &Map<String, Value>
         // A mounted MCP tool: whatever its name or arguments look like, it does not touch this
         // workspace, so no workspace diff stands for it.
         return Proposal {
-            before: state.manager.snapshot().await,
+            before: state.workspace.manager().snapshot().await,
             after: None,
             narrowing: None,
             effect: None,
@@ -138,7 +138,7 @@ pub async fn proposal(state: &StudioState, name: &str, args: &Map<String, Value>
     let manager = match surface {
         "editor" => state.editor.manager(),
         "web" => state.web.manager(),
-        _ => &state.manager,
+        _ => state.workspace.manager(),
     };
     let (before, planned) = match (surface, tool) {
         ("workspace", "undo" | "redo") => {
@@ -602,6 +602,39 @@ fn source_of<'w>(workspace: &'w Workspace, path: &str) -> Result<&'w str, Review
 
 // ---------------------------------------------------------------- routes
 
+/// What an approval answer resolved: `applied` is `all` (a plain allow), `none` (a denial) or
+/// `some` (the narrowed call, with the hunks it applied and rejected).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Resolved {
+    resolved: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    applied: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    applied_hunks: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rejected_hunks: Option<usize>,
+}
+
+impl Resolved {
+    /// A whole-call answer (allow or deny, no hunks chosen).
+    pub(super) fn whole(id: String) -> Self {
+        Self {
+            resolved: id,
+            applied: None,
+            applied_hunks: None,
+            rejected_hunks: None,
+        }
+    }
+
+    fn applied(id: &str, applied: &'static str) -> Self {
+        Self {
+            applied: Some(applied),
+            ..Self::whole(id.to_owned())
+        }
+    }
+}
+
 /// Allows the hunks a person accepted: all of them is a plain allow, none is a denial, a part
 /// is the narrowed call (see [`super::review`]).
 pub(super) async fn resolve_hunks(
@@ -609,53 +642,38 @@ pub(super) async fn resolve_hunks(
     id: &str,
     hunks: &[usize],
     digest: Option<&str>,
-) -> Response {
+) -> Result<Resolved, StudioError> {
     if hunks.len() > MAX_DECIDED_HUNKS {
-        return api_error(
-            StatusCode::BAD_REQUEST,
+        return Err(StudioError::bad_request(
             "STUDIO_UNKNOWN_HUNK",
             "Too many hunk indices.",
-        );
+        ));
     }
-    let Some(digest) = digest else {
-        return api_error(
-            StatusCode::BAD_REQUEST,
+    let digest = digest.ok_or_else(|| {
+        StudioError::bad_request(
             "STUDIO_INVALID_DECISION",
             "Accepting hunks needs the digest of the diff they were chosen from.",
-        );
-    };
-    let Some(call) = state.approvals.pending_call(id) else {
-        return approval_not_found();
-    };
+        )
+    })?;
+    let call = state
+        .approvals
+        .pending_call(id)
+        .ok_or_else(approval_not_found)?;
     if hunks.is_empty() {
-        return if state.approvals.resolve(id, ApprovalDecision::Deny) {
-            Json(json!({"resolved": id, "applied": "none"})).into_response()
-        } else {
-            approval_not_found()
-        };
+        return resolve(state, id, ApprovalDecision::Deny).map(|()| Resolved::applied(id, "none"));
     }
     if !call.accepts_changes {
         let refusal = ReviewRefusal::NotNarrowable;
-        return api_error(StatusCode::CONFLICT, refusal.code(), &refusal.message());
+        return Err(StudioError::conflict(refusal.code(), refusal.message()));
     }
     let proposal = proposal(state, &call.name, &call.arguments).await;
-    match proposal.narrowed(&call.arguments, hunks, digest) {
-        Err(refusal) => {
-            let status = if refusal == ReviewRefusal::DiffChanged {
-                StatusCode::CONFLICT
-            } else {
-                StatusCode::UNPROCESSABLE_ENTITY
-            };
-            api_error(status, refusal.code(), &refusal.message())
-        }
-        Ok(None) if state.approvals.resolve(id, ApprovalDecision::Allow) => {
-            Json(json!({"resolved": id, "applied": "all"})).into_response()
-        }
-        Ok(Some(Narrowed {
+    match proposal.narrowed(&call.arguments, hunks, digest)? {
+        None => resolve(state, id, ApprovalDecision::Allow).map(|()| Resolved::applied(id, "all")),
+        Some(Narrowed {
             changes,
             applied,
             rejected,
-        })) => {
+        }) => {
             let asked = state
                 .approvals
                 .snapshot()
@@ -663,14 +681,39 @@ pub(super) async fn resolve_hunks(
                 .find(|a| a.id == id)
                 .cloned();
             if !state.approvals.resolve_with_changes(id, changes) {
-                return approval_not_found();
+                return Err(approval_not_found());
             }
             if let Some(asked) = asked {
                 state.trace.approved_with_changes(&asked, applied, rejected);
             }
-            Json(json!({"resolved": id, "applied": "some", "appliedHunks": applied, "rejectedHunks": rejected})).into_response()
+            Ok(Resolved {
+                applied_hunks: Some(applied),
+                rejected_hunks: Some(rejected),
+                ..Resolved::applied(id, "some")
+            })
         }
-        Ok(None) => approval_not_found(),
+    }
+}
+
+/// Answers the pending approval `id`, or `404` when it is not pending.
+fn resolve(state: &StudioState, id: &str, decision: ApprovalDecision) -> Result<(), StudioError> {
+    if state.approvals.resolve(id, decision) {
+        Ok(())
+    } else {
+        Err(approval_not_found())
+    }
+}
+
+/// A refused narrowing: `409` when the diff changed since the person saw it, `422` when the
+/// chosen hunks cannot make a narrowed call.
+impl From<ReviewRefusal> for StudioError {
+    fn from(refusal: ReviewRefusal) -> Self {
+        let (code, message) = (refusal.code(), refusal.message());
+        if refusal == ReviewRefusal::DiffChanged {
+            StudioError::conflict(code, message)
+        } else {
+            StudioError::unprocessable(code, message)
+        }
     }
 }
 
@@ -685,15 +728,15 @@ pub(super) fn check_arguments_digest(
     state: &StudioState,
     id: &str,
     seen: &str,
-) -> Result<(), Response> {
-    let Some(call) = state.approvals.pending_call(id) else {
-        return Err(approval_not_found());
-    };
+) -> Result<(), StudioError> {
+    let call = state
+        .approvals
+        .pending_call(id)
+        .ok_or_else(approval_not_found)?;
     if arguments_digest(&call.name, &call.arguments) == seen {
         return Ok(());
     }
-    Err(api_error(
-        StatusCode::CONFLICT,
+    Err(StudioError::conflict(
         "APPROVAL_ARGUMENTS_CHANGED",
         "The call's arguments are not the ones shown; nothing ran and the approval is still pending. Review the arguments again.",
     ))
@@ -704,10 +747,11 @@ pub(super) fn check_arguments_digest(
 pub async fn approval_diff(
     State(state): State<Arc<StudioState>>,
     Path(id): Path<String>,
-) -> Response {
-    let Some(call) = state.approvals.pending_call(&id) else {
-        return approval_not_found();
-    };
+) -> Result<Response, StudioError> {
+    let call = state
+        .approvals
+        .pending_call(&id)
+        .ok_or_else(approval_not_found)?;
     let proposal = proposal(&state, &call.name, &call.arguments).await;
     let mut view = proposal.view(&id, &call.name, &call.arguments);
     if !call.accepts_changes {
@@ -715,7 +759,7 @@ pub async fn approval_diff(
         view.narrowable_path = None;
         view.note = Some(ELSEWHERE_NOTE.to_owned());
     }
-    no_store_json(&view)
+    Ok(no_store_json(&view))
 }
 
 /// The note of a call that another process asked this studio to approve.
@@ -734,9 +778,8 @@ impl tool_context_mcp::ChangePreview for McpChangePreview {
 }
 
 /// `404 STUDIO_APPROVAL_NOT_FOUND`: no pending approval has the id asked about.
-pub(super) fn approval_not_found() -> Response {
-    api_error(
-        StatusCode::NOT_FOUND,
+pub(super) fn approval_not_found() -> StudioError {
+    StudioError::not_found(
         "STUDIO_APPROVAL_NOT_FOUND",
         "No pending approval has that id.",
     )

@@ -8,13 +8,14 @@ use std::sync::Arc;
 
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
 use live_code_editor::preview::{PreviewSelection, SelectionError, parse_selection_message};
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::StudioState;
+use crate::kit::error::StudioError;
 use crate::kit::events::StudioEvent;
 
 /// Largest request body the selection route reads (the message itself is bounded far lower).
@@ -46,40 +47,41 @@ pub fn selection_event(selection: Option<&PreviewSelection>) -> StudioEvent {
 }
 
 /// The coded 400 answer of a refused selection.
-pub fn invalid_selection(error: &SelectionError) -> Response {
-    let body = json!({"error": {
-        "code": error.code(),
-        "message": error.message,
-        "retryable": false,
-        "details": {"field": error.field},
-    }});
-    (StatusCode::BAD_REQUEST, Json(body)).into_response()
+pub fn invalid_selection(error: &SelectionError) -> StudioError {
+    StudioError::bad_request(error.code(), error.message.clone())
+        .with_details(json!({"field": error.field}))
+}
+
+/// An accepted selection, as run metadata carries it.
+#[derive(Serialize)]
+struct AcceptedView {
+    accepted: bool,
+    selection: Value,
 }
 
 async fn accept_selection(
     State(state): State<Arc<StudioState>>,
     Json(message): Json<Value>,
-) -> Response {
-    let selection = match parse_selection_message(&message) {
-        Ok(selection) => selection,
-        Err(error) => return invalid_selection(&error),
-    };
-    let current = state.manager.revision().await;
+) -> Result<Json<AcceptedView>, StudioError> {
+    let selection = parse_selection_message(&message).map_err(|error| invalid_selection(&error))?;
+    let current = state.workspace.manager().revision().await;
     if selection.revision != current {
-        let body = json!({"error": {
-            "code": PREVIEW_SELECTION_STALE,
-            "message": format!("The selection was made in revision {}; the workspace is at revision {current}. Select the element again.", selection.revision),
-            "retryable": true,
-        }});
-        return (StatusCode::CONFLICT, Json(body)).into_response();
+        let message = format!(
+            "The selection was made in revision {}; the workspace is at revision {current}. Select the element again.",
+            selection.revision
+        );
+        return Err(StudioError::conflict(PREVIEW_SELECTION_STALE, message).retryable(true));
     }
     state.hub.publish(selection_event(Some(&selection)));
-    Json(json!({"accepted": true, "selection": selection.to_metadata()})).into_response()
+    Ok(Json(AcceptedView {
+        accepted: true,
+        selection: selection.to_metadata(),
+    }))
 }
 
-async fn clear_selection(State(state): State<Arc<StudioState>>) -> Response {
+async fn clear_selection(State(state): State<Arc<StudioState>>) -> StatusCode {
     state.hub.publish(selection_event(None));
-    StatusCode::NO_CONTENT.into_response()
+    StatusCode::NO_CONTENT
 }
 
 #[cfg(test)]
@@ -169,7 +171,8 @@ mod tests {
     fn refusals_are_coded_with_the_field() {
         let error =
             parse_selection_message(&json!({"type": PREVIEW_SELECTION_MESSAGE})).unwrap_err();
-        let response = invalid_selection(&error);
-        assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+        let refusal = invalid_selection(&error);
+        assert_eq!(refusal.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(refusal.error().details, Some(json!({"field": error.field})));
     }
 }

@@ -10,18 +10,24 @@ use axum::http::{StatusCode, header};
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use serde::Deserialize;
+use live_code_editor::workspace::{FileSummary, WorkspaceStatus};
+use openrouter_tool_loop::{OpenRouterConfig, ProviderProfile};
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tool_context::ApprovalDecision;
+use tool_context::{ApprovalDecision, ApprovalSnapshot};
 use tool_protocol::ToolListResult;
 
 use super::page_calls::call_as_page;
 use super::review::approval_not_found;
+use super::runs::RunView;
+use super::settings::{SettingsUpdate, SettingsView};
+use super::trace::{TraceRow, TraceSession};
 use super::{StudioState, changes, review};
 use crate::agent::runner::{RunRequest, run_plan};
 use crate::host::runs::run_metadata;
+use crate::kit::error::StudioError;
 use crate::kit::events::StudioEvent;
-use crate::kit::responses::{api_error, no_store_json};
+use crate::kit::responses::no_store_json;
 use crate::kit::security;
 use crate::surfaces::Surface;
 
@@ -71,80 +77,83 @@ pub fn router(state: Arc<StudioState>) -> Router {
 
 /// Any path no route serves (`/favicon.ico` included: the pages link `/ui/favicon.svg`). It is
 /// behind the same Host/Origin/token guard as every route, and says nothing else.
-async fn not_found() -> Response {
-    api_error(
-        StatusCode::NOT_FOUND,
-        "STUDIO_NOT_FOUND",
-        "Nothing is served at this path.",
-    )
+async fn not_found() -> StudioError {
+    StudioError::not_found("STUDIO_NOT_FOUND", "Nothing is served at this path.")
 }
 
-async fn index(State(state): State<Arc<StudioState>>) -> Response {
+async fn index(State(state): State<Arc<StudioState>>) -> Result<Response, StudioError> {
     page(&state, "index.html")
 }
 
-async fn editor_page(State(state): State<Arc<StudioState>>) -> Response {
+async fn editor_page(State(state): State<Arc<StudioState>>) -> Result<Response, StudioError> {
     page(&state, "editor.html")
 }
 
-async fn web_page(State(state): State<Arc<StudioState>>) -> Response {
+async fn web_page(State(state): State<Arc<StudioState>>) -> Result<Response, StudioError> {
     page(&state, "web.html")
 }
 
 /// An embedded studio page with this launch's token filled in.
-fn page(state: &StudioState, file: &str) -> Response {
-    let Some(page) = super::ui::asset(file) else {
-        return api_error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "STUDIO_UI_MISSING",
-            "The studio page is not embedded.",
-        );
-    };
+fn page(state: &StudioState, file: &str) -> Result<Response, StudioError> {
+    let page = super::ui::asset(file).ok_or_else(|| {
+        StudioError::internal("STUDIO_UI_MISSING", "The studio page is not embedded.")
+    })?;
     let html = String::from_utf8_lossy(&page)
         .replace("{{STUDIO_TOKEN}}", state.security.token())
         .replace("{{STUDIO_LAUNCH}}", state.security.launch());
-    (
-        [
-            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
-            (header::CACHE_CONTROL, "no-store"),
-        ],
-        html,
-    )
-        .into_response()
+    let headers = [
+        (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+        (header::CACHE_CONTROL, "no-store"),
+    ];
+    Ok((headers, html).into_response())
 }
 
-async fn ui_asset(Path(file): Path<String>) -> Response {
-    match super::ui::asset(&file) {
-        Some(bytes) => (
-            [(header::CONTENT_TYPE, super::ui::content_type(&file))],
-            bytes,
-        )
-            .into_response(),
-        None => api_error(
-            StatusCode::NOT_FOUND,
-            "STUDIO_NOT_FOUND",
-            "No such studio asset.",
-        ),
-    }
+async fn ui_asset(Path(file): Path<String>) -> Result<Response, StudioError> {
+    let bytes = super::ui::asset(&file)
+        .ok_or_else(|| StudioError::not_found("STUDIO_NOT_FOUND", "No such studio asset."))?;
+    let content_type = [(header::CONTENT_TYPE, super::ui::content_type(&file))];
+    Ok((content_type, bytes).into_response())
 }
 
-async fn studio_state(State(state): State<Arc<StudioState>>) -> Json<Value> {
-    let status = state.manager.status().await;
-    let files = state.manager.list_files().await;
-    Json(json!({
-        "liveStylesheetsSince": state.workspace.stylesheet_run().reload_boundary(status.revision),
-        "status": status,
-        "files": files,
-        "approvals": state.approvals.snapshot(),
-        "sessions": state.trace.sessions(),
-        "settings": state.settings.public_view(),
-    }))
+/// `GET /api/state`: everything the workspace page starts from.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct StudioStateView {
+    live_stylesheets_since: u64,
+    status: WorkspaceStatus,
+    files: Vec<FileSummary>,
+    approvals: ApprovalSnapshot,
+    sessions: Vec<String>,
+    settings: super::settings::SettingsView,
+}
+
+async fn studio_state(State(state): State<Arc<StudioState>>) -> Json<StudioStateView> {
+    let manager = state.workspace.manager();
+    let status = manager.status().await;
+    Json(StudioStateView {
+        live_stylesheets_since: state
+            .workspace
+            .stylesheet_run()
+            .reload_boundary(status.revision),
+        files: manager.list_files().await,
+        status,
+        approvals: state.approvals.snapshot(),
+        sessions: state.trace.sessions(),
+        settings: state.settings.public_view(),
+    })
+}
+
+#[derive(Serialize)]
+struct LaunchView<'a> {
+    launch: &'a str,
 }
 
 /// `GET /api/launch`: this launch's public id (no token needed: a page from an earlier launch
 /// asks it to learn that it must reload).
 async fn launch(State(state): State<Arc<StudioState>>) -> Response {
-    no_store_json(&json!({"launch": state.security.launch()}))
+    no_store_json(&LaunchView {
+        launch: state.security.launch(),
+    })
 }
 
 async fn list_tools(State(state): State<Arc<StudioState>>) -> Json<ToolListResult> {
@@ -163,8 +172,8 @@ async fn call_tool(
     Json(call_as_page(&state, &request).await)
 }
 
-async fn pending_approvals(State(state): State<Arc<StudioState>>) -> Json<Value> {
-    Json(serde_json::to_value(state.approvals.snapshot()).unwrap_or(Value::Null))
+async fn pending_approvals(State(state): State<Arc<StudioState>>) -> Json<ApprovalSnapshot> {
+    Json(state.approvals.snapshot())
 }
 
 #[derive(Deserialize)]
@@ -188,31 +197,36 @@ async fn resolve_approval(
     State(state): State<Arc<StudioState>>,
     Path(id): Path<String>,
     Json(body): Json<ApprovalBody>,
-) -> Response {
-    let Some(decision) = parse_decision(&body.decision) else {
-        return api_error(
-            StatusCode::BAD_REQUEST,
+) -> Result<Json<review::Resolved>, StudioError> {
+    let decision = parse_decision(&body.decision).ok_or_else(|| {
+        StudioError::bad_request(
             "STUDIO_INVALID_DECISION",
             "decision must be \"allow\" or \"deny\".",
-        );
-    };
-    if let (ApprovalDecision::Allow, Some(seen)) = (decision, &body.arguments_digest)
-        && let Err(refusal) = review::check_arguments_digest(&state, &id, seen)
-    {
-        return refusal;
+        )
+    })?;
+    if let (ApprovalDecision::Allow, Some(seen)) = (decision, &body.arguments_digest) {
+        review::check_arguments_digest(&state, &id, seen)?;
     }
     if let (ApprovalDecision::Allow, Some(hunks)) = (decision, &body.hunks) {
-        return review::resolve_hunks(&state, &id, hunks, body.digest.as_deref()).await;
+        return review::resolve_hunks(&state, &id, hunks, body.digest.as_deref())
+            .await
+            .map(Json);
     }
-    if state.approvals.resolve(&id, decision) {
-        Json(json!({"resolved": id})).into_response()
-    } else {
-        approval_not_found()
+    if !state.approvals.resolve(&id, decision) {
+        return Err(approval_not_found());
     }
+    Ok(Json(review::Resolved::whole(id)))
 }
 
-async fn deny_all_approvals(State(state): State<Arc<StudioState>>) -> Json<Value> {
-    Json(json!({"denied": state.approvals.deny_all()}))
+#[derive(Serialize)]
+struct DeniedView {
+    denied: usize,
+}
+
+async fn deny_all_approvals(State(state): State<Arc<StudioState>>) -> Json<DeniedView> {
+    Json(DeniedView {
+        denied: state.approvals.deny_all(),
+    })
 }
 
 #[derive(Deserialize)]
@@ -220,31 +234,44 @@ struct TraceQuery {
     session: Option<String>,
 }
 
+#[derive(Serialize)]
+struct TraceView {
+    rows: Vec<TraceRow>,
+    sessions: Vec<String>,
+}
+
 async fn trace_rows(
     State(state): State<Arc<StudioState>>,
     Query(query): Query<TraceQuery>,
-) -> Json<Value> {
-    Json(
-        json!({"rows": state.trace.rows(query.session.as_deref()), "sessions": state.trace.sessions()}),
-    )
+) -> Json<TraceView> {
+    Json(TraceView {
+        rows: state.trace.rows(query.session.as_deref()),
+        sessions: state.trace.sessions(),
+    })
+}
+
+#[derive(Serialize)]
+struct SessionsView {
+    sessions: Vec<TraceSession>,
 }
 
 /// `GET /api/sessions`: what started each session of the trace, for the session selector (kept
 /// out of `GET /api/trace`, whose rows never hold a prompt).
-async fn trace_sessions(State(state): State<Arc<StudioState>>) -> Json<Value> {
-    Json(json!({"sessions": state.trace.named_sessions()}))
+async fn trace_sessions(State(state): State<Arc<StudioState>>) -> Json<SessionsView> {
+    Json(SessionsView {
+        sessions: state.trace.named_sessions(),
+    })
 }
 
-async fn clear_trace(State(state): State<Arc<StudioState>>) -> Response {
+async fn clear_trace(State(state): State<Arc<StudioState>>) -> Result<StatusCode, StudioError> {
     if state.runs.any_active() {
-        return api_error(
-            StatusCode::CONFLICT,
+        return Err(StudioError::conflict(
             "STUDIO_RUN_ACTIVE",
             "The trace cannot be cleared while an agent run is active.",
-        );
+        ));
     }
     state.trace.clear();
-    StatusCode::NO_CONTENT.into_response()
+    Ok(StatusCode::NO_CONTENT)
 }
 
 #[derive(Deserialize)]
@@ -266,41 +293,45 @@ struct RunBody {
 /// Longest accepted prompt, in characters.
 pub const MAX_PROMPT_CHARS: usize = 4_000;
 
-async fn start_run(State(state): State<Arc<StudioState>>, Json(body): Json<RunBody>) -> Response {
+async fn start_run(
+    State(state): State<Arc<StudioState>>,
+    Json(body): Json<RunBody>,
+) -> Result<Json<RunView>, StudioError> {
     let prompt = body.prompt.trim().to_owned();
     if prompt.is_empty() || prompt.chars().count() > MAX_PROMPT_CHARS {
-        return api_error(
-            StatusCode::BAD_REQUEST,
+        return Err(StudioError::bad_request(
             "STUDIO_INVALID_PROMPT",
             "The prompt must be 1 to 4,000 characters.",
-        );
+        ));
     }
-    let Some(surface) = Surface::parse(body.surface.as_deref().unwrap_or("workspace")) else {
-        return api_error(
-            StatusCode::BAD_REQUEST,
-            "STUDIO_INVALID_SURFACE",
-            "surface must be \"workspace\", \"editor\" or \"web\".",
-        );
-    };
-    let metadata = match checked_run_metadata(body.metadata) {
-        Ok(metadata) => metadata,
-        Err(response) => return response,
-    };
+    let surface = parse_surface(body.surface.as_deref())?;
+    let metadata = checked_run_metadata(body.metadata)?;
     let agent = body.agent.as_deref().unwrap_or("local");
     if agent != "local" {
-        return super::openrouter::start(state, surface, prompt, metadata).await;
+        return super::openrouter::start(state, surface, prompt, metadata)
+            .await
+            .map(Json);
     }
     let (view, cancellation) = state.runs.begin("local", &prompt);
     state.note_page_run(&view.run_id, surface);
-    let response = Json(json!(view)).into_response();
     let run = LocalRun {
         surface,
         prompt,
         metadata,
         call_timeout_ms: body.timeout_ms,
     };
-    tokio::spawn(run_local(state, view, cancellation, run));
-    response
+    tokio::spawn(run_local(state, view.clone(), cancellation, run));
+    Ok(Json(view))
+}
+
+/// The surface a request names (`workspace` when it names none).
+fn parse_surface(surface: Option<&str>) -> Result<Surface, StudioError> {
+    Surface::parse(surface.unwrap_or("workspace")).ok_or_else(|| {
+        StudioError::bad_request(
+            "STUDIO_INVALID_SURFACE",
+            "surface must be \"workspace\", \"editor\" or \"web\".",
+        )
+    })
 }
 
 /// Largest run metadata accepted, serialized (a Design Mode selection is bounded far lower).
@@ -309,20 +340,18 @@ pub const MAX_RUN_METADATA_BYTES: usize = 8 * 1024;
 /// Run metadata reaches every tool call's context, so it is bounded here: an object of at most
 /// [`MAX_RUN_METADATA_BYTES`], whose `selection` (if any) passes the Design Mode validator and is
 /// replaced by its normalized form.
-fn checked_run_metadata(metadata: Option<Value>) -> Result<Option<Value>, Response> {
+fn checked_run_metadata(metadata: Option<Value>) -> Result<Option<Value>, StudioError> {
     let Some(metadata) = metadata.filter(|value| !value.is_null()) else {
         return Ok(None);
     };
     let Value::Object(mut map) = metadata else {
-        return Err(api_error(
-            StatusCode::BAD_REQUEST,
+        return Err(StudioError::bad_request(
             "STUDIO_INVALID_METADATA",
             "metadata must be a JSON object.",
         ));
     };
     if serde_json::to_vec(&map).map_or(usize::MAX, |bytes| bytes.len()) > MAX_RUN_METADATA_BYTES {
-        return Err(api_error(
-            StatusCode::BAD_REQUEST,
+        return Err(StudioError::bad_request(
             "STUDIO_INVALID_METADATA",
             "metadata must be at most 8,192 bytes of JSON.",
         ));
@@ -381,62 +410,63 @@ async fn run_local(
     );
 }
 
-async fn run_status(State(state): State<Arc<StudioState>>, Path(id): Path<String>) -> Response {
-    match state.runs.get(&id) {
-        Some(view) => Json(json!(view)).into_response(),
-        None => api_error(
-            StatusCode::NOT_FOUND,
-            "STUDIO_RUN_NOT_FOUND",
-            "No run has that id.",
-        ),
-    }
+async fn run_status(
+    State(state): State<Arc<StudioState>>,
+    Path(id): Path<String>,
+) -> Result<Json<RunView>, StudioError> {
+    state
+        .runs
+        .get(&id)
+        .map(Json)
+        .ok_or_else(|| StudioError::not_found("STUDIO_RUN_NOT_FOUND", "No run has that id."))
 }
 
-async fn cancel_run(State(state): State<Arc<StudioState>>, Path(id): Path<String>) -> Response {
-    if state.runs.cancel(&id) {
-        Json(json!({"cancelled": id})).into_response()
-    } else {
-        api_error(
-            StatusCode::NOT_FOUND,
+#[derive(Serialize)]
+struct CancelledView {
+    cancelled: String,
+}
+
+async fn cancel_run(
+    State(state): State<Arc<StudioState>>,
+    Path(id): Path<String>,
+) -> Result<Json<CancelledView>, StudioError> {
+    if !state.runs.cancel(&id) {
+        return Err(StudioError::not_found(
             "STUDIO_RUN_NOT_FOUND",
             "No unfinished run has that id.",
-        )
+        ));
     }
+    Ok(Json(CancelledView { cancelled: id }))
 }
 
-async fn get_settings(State(state): State<Arc<StudioState>>) -> Json<Value> {
+async fn get_settings(State(state): State<Arc<StudioState>>) -> Json<SettingsView> {
     Json(state.settings.public_view())
+}
+
+/// A settings body from the dialog; its shape errors are `STUDIO_INVALID_SETTINGS` like its
+/// value errors.
+fn settings_update(body: Value) -> Result<SettingsUpdate, StudioError> {
+    serde_json::from_value(body)
+        .map_err(|error| StudioError::bad_request("STUDIO_INVALID_SETTINGS", error.to_string()))
 }
 
 async fn put_settings(
     State(state): State<Arc<StudioState>>,
-    Json(update): Json<Value>,
-) -> Response {
-    let update = match serde_json::from_value::<super::settings::SettingsUpdate>(update) {
-        Ok(update) => update,
-        Err(error) => {
-            return api_error(
-                StatusCode::BAD_REQUEST,
-                "STUDIO_INVALID_SETTINGS",
-                &error.to_string(),
-            );
-        }
-    };
-    match state.settings.update(update) {
-        Ok(view) => {
-            state.hub.publish(StudioEvent::Settings {
-                settings: view.clone(),
-            });
-            Json(view).into_response()
-        }
-        Err(message) => api_error(StatusCode::BAD_REQUEST, "STUDIO_INVALID_SETTINGS", &message),
-    }
+    Json(body): Json<Value>,
+) -> Result<Json<SettingsView>, StudioError> {
+    let view = state.settings.update(settings_update(body)?)?;
+    state.hub.publish(StudioEvent::Settings {
+        settings: serde_json::to_value(&view).unwrap_or(Value::Null),
+    });
+    Ok(Json(view))
 }
 
 /// `GET /api/models`: the configured provider's catalog, tool-capable models where the
 /// provider says which those are (a key only where the profile needs one).
-async fn list_models(State(state): State<Arc<StudioState>>) -> Response {
-    catalog_response(state.settings.catalog_config(None)).await
+async fn list_models(
+    State(state): State<Arc<StudioState>>,
+) -> Result<Json<CatalogView>, StudioError> {
+    read_catalog(state.settings.catalog_config(None)?).await
 }
 
 /// `POST /api/settings/test`: the dialog's unsaved provider, base URL and key applied to the
@@ -445,68 +475,59 @@ async fn list_models(State(state): State<Arc<StudioState>>) -> Response {
 async fn test_connection(
     State(state): State<Arc<StudioState>>,
     Json(draft): Json<Value>,
-) -> Response {
-    let draft = match serde_json::from_value::<super::settings::SettingsUpdate>(draft) {
-        Ok(draft) => draft,
-        Err(error) => {
-            return api_error(
-                StatusCode::BAD_REQUEST,
-                "STUDIO_INVALID_SETTINGS",
-                &error.to_string(),
-            );
-        }
-    };
-    catalog_response(state.settings.catalog_config(Some(draft))).await
+) -> Result<Json<CatalogView>, StudioError> {
+    let draft = settings_update(draft)?;
+    read_catalog(state.settings.catalog_config(Some(draft))?).await
 }
 
-/// Reads a catalog with `config`: `{provider, toolSupport, models: [{id, label, free, tools}]}`
-/// where `tools` is `null` when the provider does not say; a failure is its coded error (400
-/// for configuration, 502 for the provider).
-async fn catalog_response(
-    config: Result<openrouter_tool_loop::OpenRouterConfig, openrouter_tool_loop::OpenRouterError>,
-) -> Response {
-    let config = match config {
-        Ok(config) => config,
-        Err(error) => return api_error(StatusCode::BAD_REQUEST, error.code, &error.message),
-    };
+/// A provider's model catalog as the settings dialog lists it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CatalogView {
+    provider: &'static str,
+    /// `reported` (OpenRouter filters by tool support), `capabilities` (Ollama marks the
+    /// models it knows have tools) or `unknown`.
+    tool_support: &'static str,
+    models: Vec<CatalogModel>,
+}
+
+#[derive(Serialize)]
+struct CatalogModel {
+    id: String,
+    label: String,
+    free: bool,
+    /// `null` when the provider does not say.
+    tools: Option<bool>,
+}
+
+/// Reads a catalog with `config`; a failure is its coded error (400 for configuration, 502
+/// for the provider).
+async fn read_catalog(config: OpenRouterConfig) -> Result<Json<CatalogView>, StudioError> {
     let profile = config.provider;
-    let client = match openrouter_tool_loop::OpenRouterClient::new(config) {
-        Ok(client) => client,
-        Err(error) => return api_error(StatusCode::BAD_REQUEST, error.code, &error.message),
-    };
-    match client
+    let client = openrouter_tool_loop::OpenRouterClient::new(config)?;
+    let models = client
         .list_models(&tokio_util::sync::CancellationToken::new())
-        .await
-    {
-        Ok(models) => {
-            // OpenRouter's catalog is filtered by tool support; Ollama marks the models it
-            // knows have tools; the others do not say.
-            let says = profile.is_openrouter();
-            let models: Vec<Value> = models
-                .iter()
-                .map(|model| {
-                    let tools = (model.supports_tools() || says).then_some(model.supports_tools());
-                    json!({"id": model.id, "label": model.label(), "free": model.is_free(), "tools": tools})
-                })
-                .collect();
-            let tool_support = match profile {
-                openrouter_tool_loop::ProviderProfile::OpenRouter => "reported",
-                openrouter_tool_loop::ProviderProfile::Ollama => "capabilities",
-                _ => "unknown",
-            };
-            Json(json!({"provider": profile.id(), "toolSupport": tool_support, "models": models}))
-                .into_response()
-        }
-        Err(error) => {
-            let status =
-                if error.code == openrouter_tool_loop::codes::OPENROUTER_CONFIGURATION_ERROR {
-                    StatusCode::BAD_REQUEST
-                } else {
-                    StatusCode::BAD_GATEWAY
-                };
-            api_error(status, error.code, &error.message)
-        }
-    }
+        .await?;
+    let says = profile.is_openrouter();
+    let models = models
+        .iter()
+        .map(|model| CatalogModel {
+            id: model.id.clone(),
+            label: model.label().to_owned(),
+            free: model.is_free(),
+            tools: (model.supports_tools() || says).then_some(model.supports_tools()),
+        })
+        .collect();
+    let tool_support = match profile {
+        ProviderProfile::OpenRouter => "reported",
+        ProviderProfile::Ollama => "capabilities",
+        _ => "unknown",
+    };
+    Ok(Json(CatalogView {
+        provider: profile.id(),
+        tool_support,
+        models,
+    }))
 }
 
 #[derive(Deserialize)]
@@ -524,22 +545,18 @@ async fn events(
     State(state): State<Arc<StudioState>>,
     Query(query): Query<EventsQuery>,
     upgrade: WebSocketUpgrade,
-) -> Response {
-    let Some(surface) = Surface::parse(query.surface.as_deref().unwrap_or("workspace")) else {
-        return api_error(
-            StatusCode::BAD_REQUEST,
-            "STUDIO_INVALID_SURFACE",
-            "surface must be \"workspace\", \"editor\" or \"web\".",
-        );
-    };
+) -> Result<Response, StudioError> {
+    let surface = parse_surface(query.surface.as_deref())?;
     let page = (query.client.as_deref() == Some("ui")).then_some(surface);
-    upgrade.on_upgrade(move |socket| stream_events(state, socket, page))
+    Ok(upgrade.on_upgrade(move |socket| stream_events(state, socket, page)))
 }
 
 async fn stream_events(state: Arc<StudioState>, mut socket: WebSocket, page: Option<Surface>) {
     let _viewer = page.map(|surface| (state.pages.attach(), state.viewers_for(surface).attach()));
     let mut receiver = state.hub.subscribe();
-    let hello = json!({"type": "hello", "revision": state.manager.revision().await, "approvals": state.approvals.snapshot()});
+    let revision = state.workspace.manager().revision().await;
+    let hello =
+        json!({"type": "hello", "revision": revision, "approvals": state.approvals.snapshot()});
     if socket
         .send(Message::Text(hello.to_string().into()))
         .await

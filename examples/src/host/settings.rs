@@ -16,16 +16,23 @@ use openrouter_tool_loop::{
     OpenRouterError, ProviderProfile, base_url_of, chat_completions_url, codes,
 };
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
+
+use crate::kit::error::StudioError;
+
+/// The code of settings (or MCP servers) that could not be written to `settings.json` (`500`;
+/// nothing changed).
+pub const STUDIO_SETTINGS_NOT_SAVED: &str = "STUDIO_SETTINGS_NOT_SAVED";
 
 /// Longest accepted model id or endpoint, in characters.
 pub const MAX_SETTING_CHARS: usize = 512;
 /// Longest accepted API key, in characters.
 pub const MAX_API_KEY_CHARS: usize = 512;
 
-#[derive(Clone, Default, Serialize, Deserialize)]
+/// `settings.json` as written on disk.
+#[derive(Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Stored {
+struct SettingsFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     provider: Option<String>,
     model: Option<String>,
@@ -39,12 +46,65 @@ struct Stored {
     mcp_servers: Option<Value>,
 }
 
-impl Stored {
+/// The settings as the studio holds them: one value behind one lock.
+#[derive(Clone, Default)]
+struct Current {
+    /// `None`: a file from before profiles (OpenRouter), written back without a provider.
+    provider: Option<ProviderProfile>,
+    model: Option<String>,
+    endpoint: Option<String>,
+    data_policy: Option<DataPolicy>,
+    api_key: Option<String>,
+    /// Whether the key is written to the file.
+    key_saved: bool,
+    mcp_servers: Option<Value>,
+}
+
+impl Current {
+    /// The settings of `file`, dropping (with a warning) an endpoint or provider that breaks
+    /// today's rules.
+    fn from_file(file: SettingsFile) -> Self {
+        let endpoint = file
+            .endpoint
+            .filter(|endpoint| match check_endpoint(endpoint) {
+                Ok(_) => true,
+                Err(reason) => {
+                    tracing::warn!(%reason, "ignoring the stored endpoint");
+                    false
+                }
+            });
+        let provider = file.provider.as_deref().and_then(|id| {
+            let profile = ProviderProfile::parse(id);
+            if profile.is_none() {
+                tracing::warn!("ignoring an unknown stored provider");
+            }
+            profile
+        });
+        Self {
+            provider,
+            model: file.model,
+            endpoint,
+            data_policy: file.data_policy.as_deref().and_then(DataPolicy::parse),
+            key_saved: file.api_key.is_some(),
+            api_key: file.api_key,
+            mcp_servers: file.mcp_servers,
+        }
+    }
+
+    /// What `settings.json` holds: the key only when it is saved.
+    fn to_file(&self) -> SettingsFile {
+        SettingsFile {
+            provider: self.provider.map(|profile| profile.id().to_owned()),
+            model: self.model.clone(),
+            endpoint: self.endpoint.clone(),
+            data_policy: self.data_policy.map(|policy| policy_id(policy).to_owned()),
+            api_key: self.api_key.clone().filter(|_| self.key_saved),
+            mcp_servers: self.mcp_servers.clone(),
+        }
+    }
+
     fn profile(&self) -> ProviderProfile {
-        self.provider
-            .as_deref()
-            .and_then(ProviderProfile::parse)
-            .unwrap_or_default()
+        self.provider.unwrap_or_default()
     }
 
     /// The chat-completions URL: the stored one, else the profile's default.
@@ -71,6 +131,127 @@ impl Stored {
 
     fn needs_key(&self) -> bool {
         self.profile().needs_key(&self.endpoint())
+    }
+
+    /// Whether the provider agent can run: a model, and a key where the profile needs one.
+    fn ready(&self) -> bool {
+        !self.model().is_empty() && (self.has_key() || !self.needs_key())
+    }
+
+    fn view(&self) -> SettingsView {
+        let endpoint = self.endpoint();
+        let profile = self.profile();
+        SettingsView {
+            provider: profile.id(),
+            provider_label: profile.label(),
+            model: self.model(),
+            base_url: base_url_of(&endpoint),
+            endpoint,
+            data_policy: policy_id(self.data_policy.unwrap_or_default()),
+            has_api_key: self.has_key(),
+            needs_key: self.needs_key(),
+            ready: self.ready(),
+            key_saved: self.key_saved,
+            profiles: profiles(),
+            key_dropped: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for Current {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Current")
+            .field("provider", &self.provider)
+            .field("model", &self.model)
+            .field("endpoint", &self.endpoint)
+            .field("data_policy", &self.data_policy)
+            .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
+            .field("key_saved", &self.key_saved)
+            .field(
+                "mcp_servers",
+                &self.mcp_servers.as_ref().map(|_| "[redacted]"),
+            )
+            .finish()
+    }
+}
+
+/// The id a data policy is written and shown as.
+fn policy_id(policy: DataPolicy) -> &'static str {
+    match policy {
+        DataPolicy::Allow => "allow",
+        DataPolicy::Deny => "deny",
+        DataPolicy::Zdr => "zdr",
+    }
+}
+
+/// What the page may see of the settings: never the key, only whether one is set, whether the
+/// profile needs one, and whether the provider agent can run (`ready`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SettingsView {
+    /// The profile id (`openrouter`, `openai`, `llamacpp`, `ollama`).
+    pub provider: &'static str,
+    /// The profile's name for people.
+    pub provider_label: &'static str,
+    /// The model id (empty when none is chosen).
+    pub model: String,
+    /// The chat-completions endpoint.
+    pub endpoint: String,
+    /// The endpoint's OpenAI-compatible base URL.
+    pub base_url: String,
+    /// `allow`, `deny` or `zdr`.
+    pub data_policy: &'static str,
+    /// Whether a key is set (from the dialog or the environment).
+    pub has_api_key: bool,
+    /// Whether the profile needs a key at this endpoint.
+    pub needs_key: bool,
+    /// Whether the provider agent can run.
+    pub ready: bool,
+    /// Whether the key is saved in the data directory.
+    pub key_saved: bool,
+    /// The profiles a picker offers.
+    pub profiles: Vec<ProfileView>,
+    /// After a change: whether the key was dropped because the endpoint moved to another origin.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key_dropped: Option<bool>,
+}
+
+/// A provider profile as the settings dialog's picker offers it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProfileView {
+    /// The profile id.
+    pub id: &'static str,
+    /// The profile's name for people.
+    pub label: &'static str,
+    /// Its default base URL.
+    pub base_url: &'static str,
+    /// Whether it needs a key at its default base URL.
+    pub needs_key: bool,
+}
+
+/// Why a settings change was not applied; the settings stay as they were.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    /// A value breaks the rules (length, provider, endpoint, data policy).
+    #[error("{0}")]
+    Invalid(String),
+    /// `settings.json` could not be written.
+    #[error("Settings could not be saved: {0}; nothing changed.")]
+    NotSaved(std::io::Error),
+}
+
+/// `400 STUDIO_INVALID_SETTINGS` or `500 STUDIO_SETTINGS_NOT_SAVED`.
+impl From<SettingsError> for StudioError {
+    fn from(error: SettingsError) -> Self {
+        match error {
+            SettingsError::Invalid(message) => {
+                StudioError::bad_request("STUDIO_INVALID_SETTINGS", message)
+            }
+            SettingsError::NotSaved(_) => {
+                StudioError::internal(STUDIO_SETTINGS_NOT_SAVED, error.to_string())
+            }
+        }
     }
 }
 
@@ -101,28 +282,12 @@ pub struct SettingsUpdate {
     pub save_key: Option<bool>,
 }
 
-impl std::fmt::Debug for Stored {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Stored")
-            .field("provider", &self.provider)
-            .field("model", &self.model)
-            .field("endpoint", &self.endpoint)
-            .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
-            .field(
-                "mcp_servers",
-                &self.mcp_servers.as_ref().map(|_| "[redacted]"),
-            )
-            .finish()
-    }
-}
-
 /// The studio's provider settings.
 #[derive(Debug, Clone)]
 pub struct Settings {
-    inner: Arc<RwLock<Stored>>,
-    key_saved: Arc<RwLock<bool>>,
-    /// One write of the file at a time, each of the state as it is then (never an older one
-    /// over a newer).
+    current: Arc<RwLock<Current>>,
+    /// One change (and write of the file) at a time, so the file always holds the newest
+    /// settings and a failed write leaves them as they were.
     writing: Arc<Mutex<()>>,
     file: PathBuf,
 }
@@ -131,81 +296,68 @@ impl Settings {
     /// Loads `settings.json` from `data_dir` (if any), then the `OPENROUTER_*` environment.
     pub fn load(data_dir: &Path) -> Self {
         let file = data_dir.join("settings.json");
-        let mut stored: Stored = std::fs::read(&file)
+        let stored: SettingsFile = std::fs::read(&file)
             .ok()
             .and_then(|bytes| serde_json::from_slice(&bytes).ok())
             .unwrap_or_default();
-        if let Some(endpoint) = stored.endpoint.take() {
-            match check_endpoint(&endpoint) {
-                Ok(_) => stored.endpoint = Some(endpoint),
-                Err(reason) => tracing::warn!(%reason, "ignoring the stored endpoint"),
-            }
-        }
-        if stored
-            .provider
-            .as_deref()
-            .is_some_and(|id| ProviderProfile::parse(id).is_none())
-        {
-            tracing::warn!("ignoring an unknown stored provider");
-            stored.provider = None;
-        }
-        let key_saved = stored.api_key.is_some();
+        let mut current = Current::from_file(stored);
         if let Ok(key) = std::env::var(openrouter_tool_loop::API_KEY_ENV)
             && !key.trim().is_empty()
         {
-            stored.api_key = Some(key.trim().to_owned());
+            current.api_key = Some(key.trim().to_owned());
         }
         Self {
-            inner: Arc::new(RwLock::new(stored)),
-            key_saved: Arc::new(RwLock::new(key_saved)),
+            current: Arc::new(RwLock::new(current)),
             writing: Arc::default(),
             file,
         }
     }
 
-    /// What the page may see: never the key, only whether one is set, whether the profile
-    /// needs one, and whether the provider agent can run (`ready`).
-    pub fn public_view(&self) -> Value {
-        let stored = self.inner.read().expect("settings lock");
-        let profile = stored.profile();
-        let endpoint = stored.endpoint();
-        let model = stored.model();
-        let has_key = stored.has_key();
-        let needs_key = stored.needs_key();
-        json!({
-            "provider": profile.id(),
-            "providerLabel": profile.label(),
-            "model": model,
-            "endpoint": endpoint,
-            "baseUrl": base_url_of(&endpoint),
-            "dataPolicy": stored.data_policy.clone().unwrap_or_else(|| "allow".to_owned()),
-            "hasApiKey": has_key,
-            "needsKey": needs_key,
-            "ready": !model.is_empty() && (has_key || !needs_key),
-            "keySaved": *self.key_saved.read().expect("settings lock"),
-            "profiles": profiles(),
-        })
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Current> {
+        self.current
+            .read()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    /// What the page may see ([`SettingsView`]).
+    pub fn public_view(&self) -> SettingsView {
+        self.read().view()
     }
 
     /// Applies a change, persisting the non-secret settings (and the key when asked to).
     /// Moving the endpoint to another origin drops the key unless the change supplies it again,
-    /// so a key is never sent to a host it was not given for (`keyDropped` in the view).
-    pub fn update(&self, update: SettingsUpdate) -> Result<Value, String> {
-        validate(&update)?;
-        let save_key_request = update.save_key;
-        let clear_key = update.clear_key;
-        let key_dropped = {
-            let mut stored = self.inner.write().expect("settings lock");
-            apply(&mut stored, update)
-        };
-        let keep_saved = *self.key_saved.read().expect("settings lock");
-        let save_key = save_key_request.unwrap_or(keep_saved) && !clear_key && !key_dropped;
-        self.persist(save_key)
-            .map_err(|error| format!("Settings could not be saved: {error}"))?;
-        *self.key_saved.write().expect("settings lock") = save_key;
-        let mut view = self.public_view();
-        view["keyDropped"] = json!(key_dropped);
-        Ok(view)
+    /// so a key is never sent to a host it was not given for (`keyDropped` in the view). A
+    /// change that is invalid or cannot be written changes nothing.
+    pub fn update(&self, update: SettingsUpdate) -> Result<SettingsView, SettingsError> {
+        validate(&update).map_err(SettingsError::Invalid)?;
+        self.change(|current| {
+            let save_key_request = update.save_key;
+            let clear_key = update.clear_key;
+            let key_dropped = apply(current, update);
+            current.key_saved =
+                save_key_request.unwrap_or(current.key_saved) && !clear_key && !key_dropped;
+            let mut view = current.view();
+            view.key_dropped = Some(key_dropped);
+            view
+        })
+        .map_err(SettingsError::NotSaved)
+    }
+
+    /// Runs `edit` on a copy of the settings, writes the copy to the file and only then makes
+    /// it the settings: a failed write changes nothing.
+    fn change<T>(&self, edit: impl FnOnce(&mut Current) -> T) -> std::io::Result<T> {
+        let _writing = self
+            .writing
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        let mut next = self.read().clone();
+        let answer = edit(&mut next);
+        self.write_file(&next)?;
+        *self
+            .current
+            .write()
+            .unwrap_or_else(|poison| poison.into_inner()) = next;
+        Ok(answer)
     }
 
     /// The settings file (`settings.json` in the data directory).
@@ -215,46 +367,18 @@ impl Settings {
 
     /// The saved MCP servers (the `mcpServers` map, secrets included), if any.
     pub fn mcp_servers(&self) -> Option<Value> {
-        self.inner
-            .read()
-            .expect("settings lock")
-            .mcp_servers
-            .clone()
+        self.read().mcp_servers.clone()
     }
 
     /// Replaces the saved MCP servers with `servers` (the `mcpServers` map; `None` removes
     /// them) and writes the file. When the file cannot be written the settings stay as they
     /// were and the error says why.
     pub fn save_mcp_servers(&self, servers: Option<Value>) -> std::io::Result<()> {
-        let _writing = self.writing();
-        let previous = std::mem::replace(
-            &mut self.inner.write().expect("settings lock").mcp_servers,
-            servers,
-        );
-        let include_key = *self.key_saved.read().expect("settings lock");
-        self.write_file(include_key).inspect_err(|_| {
-            self.inner.write().expect("settings lock").mcp_servers = previous;
-        })
+        self.change(|current| current.mcp_servers = servers)
     }
 
-    fn writing(&self) -> std::sync::MutexGuard<'_, ()> {
-        self.writing
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
-    }
-
-    fn persist(&self, include_key: bool) -> std::io::Result<()> {
-        let _writing = self.writing();
-        self.write_file(include_key)
-    }
-
-    /// Writes the settings as they are now (the caller holds [`Self::writing`]).
-    fn write_file(&self, include_key: bool) -> std::io::Result<()> {
-        let mut stored = self.inner.read().expect("settings lock").clone();
-        if !include_key {
-            stored.api_key = None;
-        }
-        let bytes = serde_json::to_vec_pretty(&stored).map_err(std::io::Error::other)?;
+    fn write_file(&self, current: &Current) -> std::io::Result<()> {
+        let bytes = serde_json::to_vec_pretty(&current.to_file()).map_err(std::io::Error::other)?;
         if let Some(dir) = self.file.parent() {
             crate::kit::private_files::create_private_dir(dir)?;
         }
@@ -264,9 +388,8 @@ impl Settings {
     /// The client configuration of the agent, or `None` until it can run (a key where the
     /// profile needs one, and a model).
     pub fn client_config(&self) -> Option<OpenRouterConfig> {
-        let stored = self.inner.read().expect("settings lock");
-        let ready = !stored.model().is_empty() && (stored.has_key() || !stored.needs_key());
-        ready.then(|| config_of(&stored))
+        let current = self.read();
+        current.ready().then(|| config_of(&current))
     }
 
     /// The configuration the model catalog is read with: the saved settings, or those settings
@@ -277,51 +400,51 @@ impl Settings {
         &self,
         draft: Option<SettingsUpdate>,
     ) -> Result<OpenRouterConfig, OpenRouterError> {
-        let mut stored = self.inner.read().expect("settings lock").clone();
+        let mut current = self.read().clone();
         if let Some(draft) = draft {
             validate(&draft).map_err(|message| {
                 OpenRouterError::new(codes::OPENROUTER_CONFIGURATION_ERROR, message)
             })?;
-            apply(&mut stored, draft);
+            apply(&mut current, draft);
         }
-        if !stored.has_key() && stored.needs_key() {
+        if !current.has_key() && current.needs_key() {
             let message = format!(
                 "{} needs an API key: enter one to test the connection.",
-                stored.profile().label()
+                current.profile().label()
             );
             return Err(OpenRouterError::new(
                 codes::OPENROUTER_CONFIGURATION_ERROR,
                 message,
             ));
         }
-        Ok(config_of(&stored))
+        Ok(config_of(&current))
     }
 }
 
 /// The profiles a picker offers, with their default base URL and key rule.
-fn profiles() -> Vec<Value> {
+fn profiles() -> Vec<ProfileView> {
     ProviderProfile::ALL
         .iter()
         .map(|profile| {
             let base = profile.default_base_url();
-            json!({
-                "id": profile.id(),
-                "label": profile.label(),
-                "baseUrl": base,
-                "needsKey": profile.needs_key(&chat_completions_url(base)),
-            })
+            ProfileView {
+                id: profile.id(),
+                label: profile.label(),
+                base_url: base,
+                needs_key: profile.needs_key(&chat_completions_url(base)),
+            }
         })
         .collect()
 }
 
 /// Applies a validated change to `stored`; returns whether the key was dropped because the
 /// endpoint moved to another origin without the change supplying a key again.
-fn apply(stored: &mut Stored, update: SettingsUpdate) -> bool {
+fn apply(stored: &mut Current, update: SettingsUpdate) -> bool {
     let before = stored.endpoint();
     if let Some(provider) = update.provider.as_deref().and_then(ProviderProfile::parse)
         && provider != stored.profile()
     {
-        stored.provider = Some(provider.id().to_owned());
+        stored.provider = Some(provider);
         // A model id and an endpoint of one provider mean nothing to another.
         stored.model = None;
         stored.endpoint = None;
@@ -341,7 +464,7 @@ fn apply(stored: &mut Stored, update: SettingsUpdate) -> bool {
     let moved = origin_of(&before) != origin_of(&stored.endpoint());
     let key_dropped = moved && update.api_key.is_none() && stored.api_key.take().is_some();
     if let Some(policy) = update.data_policy {
-        stored.data_policy = DataPolicy::parse(&policy).map(|_| policy.trim().to_ascii_lowercase());
+        stored.data_policy = DataPolicy::parse(&policy);
     }
     if update.clear_key {
         stored.api_key = None;
@@ -353,7 +476,7 @@ fn apply(stored: &mut Stored, update: SettingsUpdate) -> bool {
 }
 
 /// The client configuration of `stored` (key, model and endpoints as they are).
-fn config_of(stored: &Stored) -> OpenRouterConfig {
+fn config_of(stored: &Current) -> OpenRouterConfig {
     let endpoint = stored.endpoint();
     let key = ApiKey::new(stored.api_key.clone().unwrap_or_default());
     let mut config = OpenRouterConfig::new(key)
@@ -362,7 +485,7 @@ fn config_of(stored: &Stored) -> OpenRouterConfig {
         .with_model(stored.model())
         .with_endpoint(endpoint.clone())
         .with_models_endpoint(models_endpoint_of(&endpoint));
-    if let Some(policy) = stored.data_policy.as_deref().and_then(DataPolicy::parse) {
+    if let Some(policy) = stored.data_policy {
         config = config.with_data_policy(policy);
     }
     config
@@ -418,19 +541,34 @@ fn models_endpoint_of(endpoint: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+
+    /// The change's view as the page receives it.
+    fn update(settings: &Settings, change: SettingsUpdate) -> Result<Value, SettingsError> {
+        settings
+            .update(change)
+            .map(|view| serde_json::to_value(view).unwrap())
+    }
+
+    fn view_of(settings: &Settings) -> Value {
+        serde_json::to_value(settings.public_view()).unwrap()
+    }
 
     #[test]
     fn the_key_never_appears_in_views_or_unsaved_files() {
         let dir = tempfile::tempdir().unwrap();
         let settings = Settings::load(dir.path());
-        let view = settings
-            .update(SettingsUpdate {
+        let view = update(
+            &settings,
+            SettingsUpdate {
                 api_key: Some("sk-test-not-real".into()),
                 model: Some("openai/gpt-4o-mini".into()),
                 ..SettingsUpdate::default()
-            })
-            .unwrap();
+            },
+        )
+        .unwrap();
         assert_eq!(view["hasApiKey"], true);
         assert!(!view.to_string().contains("sk-test"));
         let file = std::fs::read_to_string(dir.path().join("settings.json")).unwrap();
@@ -448,16 +586,18 @@ mod tests {
         let settings = Settings::load(dir.path());
         let servers = json!({"docs": {"command": "x", "env": {"TOKEN": "sk-mcp-not-real"}}});
         settings.save_mcp_servers(Some(servers.clone())).unwrap();
-        settings
-            .update(SettingsUpdate {
+        update(
+            &settings,
+            SettingsUpdate {
                 model: Some("openai/gpt-4o-mini".into()),
                 ..SettingsUpdate::default()
-            })
-            .unwrap();
+            },
+        )
+        .unwrap();
         let reloaded = Settings::load(dir.path());
         assert_eq!(reloaded.mcp_servers(), Some(servers.clone()));
-        assert_eq!(reloaded.public_view()["model"], "openai/gpt-4o-mini");
-        assert!(!reloaded.public_view().to_string().contains("sk-mcp"));
+        assert_eq!(view_of(&reloaded)["model"], "openai/gpt-4o-mini");
+        assert!(!view_of(&reloaded).to_string().contains("sk-mcp"));
         assert!(!format!("{reloaded:?}").contains("sk-mcp"));
         // A write that fails leaves the settings as they were.
         std::fs::remove_file(dir.path().join("settings.json")).unwrap();
@@ -470,21 +610,25 @@ mod tests {
     fn a_saved_key_survives_a_restart_and_can_be_cleared() {
         let dir = tempfile::tempdir().unwrap();
         let settings = Settings::load(dir.path());
-        settings
-            .update(SettingsUpdate {
+        update(
+            &settings,
+            SettingsUpdate {
                 api_key: Some("sk-saved".into()),
                 save_key: Some(true),
                 ..SettingsUpdate::default()
-            })
-            .unwrap();
+            },
+        )
+        .unwrap();
         let reloaded = Settings::load(dir.path());
-        assert_eq!(reloaded.public_view()["keySaved"], true);
-        reloaded
-            .update(SettingsUpdate {
+        assert_eq!(view_of(&reloaded)["keySaved"], true);
+        update(
+            &reloaded,
+            SettingsUpdate {
                 clear_key: true,
                 ..SettingsUpdate::default()
-            })
-            .unwrap();
+            },
+        )
+        .unwrap();
         assert!(reloaded.client_config().is_none() || std::env::var("OPENROUTER_API_KEY").is_ok());
         assert!(
             !std::fs::read_to_string(dir.path().join("settings.json"))
@@ -493,11 +637,14 @@ mod tests {
         );
     }
 
-    fn endpoint(settings: &Settings, endpoint: &str) -> Result<Value, String> {
-        settings.update(SettingsUpdate {
-            endpoint: Some(endpoint.into()),
-            ..SettingsUpdate::default()
-        })
+    fn endpoint(settings: &Settings, endpoint: &str) -> Result<Value, SettingsError> {
+        update(
+            settings,
+            SettingsUpdate {
+                endpoint: Some(endpoint.into()),
+                ..SettingsUpdate::default()
+            },
+        )
     }
 
     #[test]
@@ -517,7 +664,7 @@ mod tests {
             assert!(endpoint(&settings, refused).is_err(), "{refused}");
         }
         assert_eq!(
-            settings.public_view()["endpoint"],
+            view_of(&settings)["endpoint"],
             openrouter_tool_loop::DEFAULT_CHAT_COMPLETIONS_URL
         );
         for accepted in [
@@ -535,12 +682,14 @@ mod tests {
     fn moving_the_endpoint_to_another_host_drops_the_key_unless_given_again() {
         let dir = tempfile::tempdir().unwrap();
         let settings = Settings::load(dir.path());
-        settings
-            .update(SettingsUpdate {
+        update(
+            &settings,
+            SettingsUpdate {
                 api_key: Some("sk-test-not-real".into()),
                 ..SettingsUpdate::default()
-            })
-            .unwrap();
+            },
+        )
+        .unwrap();
         let same_host = "https://openrouter.ai/api/v1/chat/completions?x=1";
         let view = endpoint(&settings, same_host).unwrap();
         assert_eq!(
@@ -553,13 +702,15 @@ mod tests {
             (json!(false), json!(true))
         );
         assert!(settings.client_config().is_none() || std::env::var("OPENROUTER_API_KEY").is_ok());
-        let view = settings
-            .update(SettingsUpdate {
+        let view = update(
+            &settings,
+            SettingsUpdate {
                 endpoint: Some("http://127.0.0.1:9/v1/chat/completions".into()),
                 api_key: Some("sk-test-again".into()),
                 ..SettingsUpdate::default()
-            })
-            .unwrap();
+            },
+        )
+        .unwrap();
         assert_eq!(view["hasApiKey"], true, "a key given with the move is kept");
         let config = settings.client_config().unwrap();
         assert_eq!(config.models_endpoint, "http://127.0.0.1:9/v1/models");
@@ -575,7 +726,7 @@ mod tests {
         .unwrap();
         let settings = Settings::load(dir.path());
         assert_eq!(
-            settings.public_view()["endpoint"],
+            view_of(&settings)["endpoint"],
             openrouter_tool_loop::DEFAULT_CHAT_COMPLETIONS_URL
         );
     }
@@ -584,29 +735,35 @@ mod tests {
     fn a_change_without_save_key_keeps_a_saved_key_saved() {
         let dir = tempfile::tempdir().unwrap();
         let settings = Settings::load(dir.path());
-        settings
-            .update(SettingsUpdate {
+        update(
+            &settings,
+            SettingsUpdate {
                 api_key: Some("sk-saved-not-real".into()),
                 save_key: Some(true),
                 ..SettingsUpdate::default()
-            })
-            .unwrap();
-        let view = settings
-            .update(SettingsUpdate {
+            },
+        )
+        .unwrap();
+        let view = update(
+            &settings,
+            SettingsUpdate {
                 model: Some("openai/gpt-4o-mini".into()),
                 ..SettingsUpdate::default()
-            })
-            .unwrap();
+            },
+        )
+        .unwrap();
         assert_eq!(view["keySaved"], true);
         let file = std::fs::read_to_string(dir.path().join("settings.json")).unwrap();
         assert!(file.contains("sk-saved-not-real"), "still saved");
         assert!(file.contains("gpt-4o-mini"), "the other change applied");
-        let view = settings
-            .update(SettingsUpdate {
+        let view = update(
+            &settings,
+            SettingsUpdate {
                 save_key: Some(false),
                 ..SettingsUpdate::default()
-            })
-            .unwrap();
+            },
+        )
+        .unwrap();
         assert_eq!(view["keySaved"], false);
         let file = std::fs::read_to_string(dir.path().join("settings.json")).unwrap();
         assert!(!file.contains("sk-saved-not-real"), "unsaved on request");
@@ -618,30 +775,36 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let settings = Settings::load(dir.path());
         assert!(
-            settings
-                .update(SettingsUpdate {
+            update(
+                &settings,
+                SettingsUpdate {
                     endpoint: Some("ftp://x".into()),
                     ..SettingsUpdate::default()
-                })
-                .is_err()
+                }
+            )
+            .is_err()
         );
         assert!(
-            settings
-                .update(SettingsUpdate {
+            update(
+                &settings,
+                SettingsUpdate {
                     data_policy: Some("maybe".into()),
                     ..SettingsUpdate::default()
-                })
-                .is_err()
+                }
+            )
+            .is_err()
         );
         assert!(
-            settings
-                .update(SettingsUpdate {
+            update(
+                &settings,
+                SettingsUpdate {
                     model: Some("m".repeat(513)),
                     ..SettingsUpdate::default()
-                })
-                .is_err()
+                }
+            )
+            .is_err()
         );
-        assert_eq!(settings.public_view()["dataPolicy"], "allow");
+        assert_eq!(view_of(&settings)["dataPolicy"], "allow");
     }
 
     #[test]
@@ -653,7 +816,7 @@ mod tests {
         )
         .unwrap();
         let settings = Settings::load(dir.path());
-        let view = settings.public_view();
+        let view = view_of(&settings);
         assert_eq!(
             (
                 &view["provider"],
@@ -677,12 +840,14 @@ mod tests {
         );
         assert_eq!(config.data_policy, DataPolicy::Deny);
         // Saving an unrelated change keeps the old file's key saved and writes no provider.
-        settings
-            .update(SettingsUpdate {
+        update(
+            &settings,
+            SettingsUpdate {
                 model: Some("openai/gpt-4o-mini".into()),
                 ..SettingsUpdate::default()
-            })
-            .unwrap();
+            },
+        )
+        .unwrap();
         let file = std::fs::read_to_string(dir.path().join("settings.json")).unwrap();
         assert!(file.contains("sk-or-legacy-not-real"));
         assert!(!file.contains("provider"), "{file}");
@@ -692,18 +857,22 @@ mod tests {
     fn switching_to_a_local_profile_needs_no_key_and_forgets_the_other_providers_model() {
         let dir = tempfile::tempdir().unwrap();
         let settings = Settings::load(dir.path());
-        settings
-            .update(SettingsUpdate {
+        update(
+            &settings,
+            SettingsUpdate {
                 api_key: Some("sk-or-not-real".into()),
                 ..SettingsUpdate::default()
-            })
-            .unwrap();
-        let view = settings
-            .update(SettingsUpdate {
+            },
+        )
+        .unwrap();
+        let view = update(
+            &settings,
+            SettingsUpdate {
                 provider: Some("ollama".into()),
                 ..SettingsUpdate::default()
-            })
-            .unwrap();
+            },
+        )
+        .unwrap();
         assert_eq!(view["baseUrl"], "http://127.0.0.1:11434/v1");
         assert_eq!(
             view["model"], "",
@@ -717,13 +886,15 @@ mod tests {
             (&view["needsKey"], &view["ready"]),
             (&json!(false), &json!(false))
         );
-        let view = settings
-            .update(SettingsUpdate {
+        let view = update(
+            &settings,
+            SettingsUpdate {
                 model: Some("qwen3:8b".into()),
                 base_url: Some("http://127.0.0.1:11500/v1/".into()),
                 ..SettingsUpdate::default()
-            })
-            .unwrap();
+            },
+        )
+        .unwrap();
         assert_eq!(view["ready"], true);
         let config = settings.client_config().unwrap();
         assert_eq!(
@@ -740,23 +911,27 @@ mod tests {
         );
         assert!(config.api_key.is_empty() || std::env::var("OPENROUTER_API_KEY").is_ok());
         let reloaded = Settings::load(dir.path());
-        assert_eq!(reloaded.public_view()["provider"], "ollama");
-        assert_eq!(reloaded.public_view()["model"], "qwen3:8b");
+        assert_eq!(view_of(&reloaded)["provider"], "ollama");
+        assert_eq!(view_of(&reloaded)["model"], "qwen3:8b");
         assert!(
-            settings
-                .update(SettingsUpdate {
+            update(
+                &settings,
+                SettingsUpdate {
                     provider: Some("anthropic".into()),
                     ..SettingsUpdate::default()
-                })
-                .is_err()
+                }
+            )
+            .is_err()
         );
         assert!(
-            settings
-                .update(SettingsUpdate {
+            update(
+                &settings,
+                SettingsUpdate {
                     base_url: Some("http://192.168.1.5:11434/v1".into()),
                     ..SettingsUpdate::default()
-                })
-                .is_err(),
+                }
+            )
+            .is_err(),
             "plain http off loopback is refused, by the crate's rule"
         );
     }
@@ -765,12 +940,14 @@ mod tests {
     fn a_draft_is_tested_under_the_saving_rules_without_being_saved() {
         let dir = tempfile::tempdir().unwrap();
         let settings = Settings::load(dir.path());
-        settings
-            .update(SettingsUpdate {
+        update(
+            &settings,
+            SettingsUpdate {
                 api_key: Some("sk-or-not-real".into()),
                 ..SettingsUpdate::default()
-            })
-            .unwrap();
+            },
+        )
+        .unwrap();
         let draft = |provider: &str, base: &str| SettingsUpdate {
             provider: Some(provider.into()),
             base_url: Some(base.into()),
@@ -797,10 +974,44 @@ mod tests {
             .unwrap_err();
         assert_eq!(error.code, codes::OPENROUTER_CONFIGURATION_ERROR);
         assert_eq!(
-            settings.public_view()["provider"],
+            view_of(&settings)["provider"],
             "openrouter",
             "nothing saved"
         );
-        assert_eq!(settings.public_view()["hasApiKey"], true);
+        assert_eq!(view_of(&settings)["hasApiKey"], true);
+    }
+
+    #[test]
+    fn a_change_that_cannot_be_written_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = Settings::load(dir.path());
+        std::fs::create_dir_all(dir.path().join("settings.json").join("x")).unwrap();
+        let error = settings
+            .update(SettingsUpdate {
+                model: Some("openai/gpt-4o-mini".into()),
+                ..SettingsUpdate::default()
+            })
+            .unwrap_err();
+        assert!(matches!(error, SettingsError::NotSaved(_)), "{error}");
+        assert_eq!(
+            settings.public_view().model,
+            DEFAULT_MODEL,
+            "nothing changed"
+        );
+        let answer = StudioError::from(error);
+        assert_eq!(
+            (answer.status().as_u16(), answer.error().code.as_str()),
+            (500, "STUDIO_SETTINGS_NOT_SAVED")
+        );
+        let refused = settings
+            .update(SettingsUpdate {
+                data_policy: Some("maybe".into()),
+                ..SettingsUpdate::default()
+            })
+            .unwrap_err();
+        assert_eq!(
+            StudioError::from(refused).error().code,
+            "STUDIO_INVALID_SETTINGS"
+        );
     }
 }

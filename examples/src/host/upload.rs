@@ -24,19 +24,19 @@ use axum::Router;
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use base64::Engine;
 use live_code_editor::workspace::folder::Admission;
 use live_code_editor::workspace::{
-    FolderImport, ImportBuilder, ImportGuard, MAX_ASSET_FILE_BYTES, MAX_IMPORT_FILES,
-    MAX_IMPORT_TOTAL_BYTES, MAX_SCANNED_ENTRIES, MAX_TEXT_FILE_BYTES, SkipReason,
+    FolderImport, ImportBuilder, ImportGuard, ImportOutcome, MAX_ASSET_FILE_BYTES,
+    MAX_IMPORT_FILES, MAX_IMPORT_TOTAL_BYTES, MAX_SCANNED_ENTRIES, MAX_TEXT_FILE_BYTES, SkipReason,
 };
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 use tool_protocol::ToolCallError;
 
 use super::StudioState;
+use crate::kit::error::StudioError;
 
 /// Route of the upload.
 pub const UPLOAD_PATH: &str = "/api/folder/upload";
@@ -103,44 +103,51 @@ struct UploadBody {
 }
 
 /// `GET /api/folder/upload`: the limits the page builds its request with.
-async fn limits() -> Json<Value> {
-    Json(json!({
-        "maxEntries": MAX_UPLOAD_ENTRIES,
-        "maxFiles": MAX_IMPORT_FILES,
-        "maxTextFileBytes": MAX_TEXT_FILE_BYTES,
-        "maxFileBytes": MAX_ASSET_FILE_BYTES,
-        "maxTotalBytes": MAX_IMPORT_TOTAL_BYTES,
-        "maxBodyBytes": MAX_UPLOAD_BODY_BYTES,
-    }))
+async fn limits() -> Json<UploadLimits> {
+    Json(UploadLimits {
+        max_entries: MAX_UPLOAD_ENTRIES,
+        max_files: MAX_IMPORT_FILES,
+        max_text_file_bytes: MAX_TEXT_FILE_BYTES,
+        max_file_bytes: MAX_ASSET_FILE_BYTES,
+        max_total_bytes: MAX_IMPORT_TOTAL_BYTES,
+        max_body_bytes: MAX_UPLOAD_BODY_BYTES,
+    })
+}
+
+/// The folder import limits, as the page builds its upload with them.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct UploadLimits {
+    max_entries: usize,
+    max_files: usize,
+    max_text_file_bytes: u64,
+    max_file_bytes: u64,
+    max_total_bytes: u64,
+    max_body_bytes: usize,
 }
 
 /// `POST /api/folder/upload`: imports the listed files and unlinks any folder.
 async fn upload(
     State(state): State<Arc<StudioState>>,
     body: Result<Json<UploadBody>, JsonRejection>,
-) -> Response {
-    let body = match body {
-        Ok(Json(body)) => body,
-        Err(rejection) => return rejected(&rejection),
-    };
+) -> Result<Json<ImportOutcome>, StudioError> {
+    let Json(body) = body.map_err(|rejection| rejected(&rejection))?;
     if body.files.len() > MAX_UPLOAD_ENTRIES {
-        return coded(
-            StatusCode::PAYLOAD_TOO_LARGE,
+        return Err(StudioError::too_large(
             "STUDIO_UPLOAD_TOO_LARGE",
-            &format!("An upload lists at most {MAX_UPLOAD_ENTRIES} files."),
-            json!({"maxEntries": MAX_UPLOAD_ENTRIES, "entries": body.files.len()}),
-        );
+            format!("An upload lists at most {MAX_UPLOAD_ENTRIES} files."),
+        )
+        .with_details(json!({"maxEntries": MAX_UPLOAD_ENTRIES, "entries": body.files.len()})));
     }
     let guard = ImportGuard::at(body.expected_revision).discarding(body.discard_changes);
     let import = build_import(root_name(body.root_name.as_deref()), body.files);
-    match state.manager.import_files(import, guard).await {
-        Ok(outcome) => Json(json!(outcome)).into_response(),
-        Err(error) => (
-            StatusCode::CONFLICT,
-            Json(json!({"error": ToolCallError::from(error)})),
-        )
-            .into_response(),
-    }
+    let outcome = state
+        .workspace
+        .manager()
+        .import_files(import, guard)
+        .await
+        .map_err(|error| StudioError::Conflict(ToolCallError::from(error)))?;
+    Ok(Json(outcome))
 }
 
 /// The folder name shown for the import: the page's `rootName` when it is a plain name.
@@ -193,34 +200,23 @@ fn parent_of(path: &str) -> &str {
     path.rsplit_once('/').map_or("", |(parent, _)| parent)
 }
 
-fn rejected(rejection: &JsonRejection) -> Response {
+fn rejected(rejection: &JsonRejection) -> StudioError {
     if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-        return coded(
-            StatusCode::PAYLOAD_TOO_LARGE,
+        return StudioError::too_large(
             "STUDIO_UPLOAD_TOO_LARGE",
-            &format!(
+            format!(
                 "The upload is larger than {MAX_UPLOAD_BODY_BYTES} bytes (the folder import limits plus encoding)."
             ),
-            json!({"maxBodyBytes": MAX_UPLOAD_BODY_BYTES}),
-        );
+        )
+        .with_details(json!({"maxBodyBytes": MAX_UPLOAD_BODY_BYTES}));
     }
-    coded(
-        StatusCode::BAD_REQUEST,
+    StudioError::bad_request(
         "STUDIO_INVALID_UPLOAD",
-        &format!(
+        format!(
             "The upload must be JSON {{rootName, expectedRevision?, files: [{{path, size, data?}}]}}: {}",
             rejection.body_text()
         ),
-        Value::Null,
     )
-}
-
-fn coded(status: StatusCode, code: &str, message: &str, details: Value) -> Response {
-    let mut error = json!({"code": code, "message": message, "retryable": false});
-    if !details.is_null() {
-        error["details"] = details;
-    }
-    (status, Json(json!({ "error": error }))).into_response()
 }
 
 #[cfg(test)]

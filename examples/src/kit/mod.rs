@@ -6,6 +6,7 @@
 pub mod approval_note;
 pub mod bridge;
 pub mod durable_folder;
+pub mod error;
 pub mod events;
 pub mod preview_http;
 pub mod private_files;

@@ -76,7 +76,8 @@ async fn start(dir: &std::path::Path) -> RunningStudio {
 async fn seed_file(studio: &RunningStudio, path: &str, source: &str) {
     studio
         .state
-        .manager
+        .workspace
+        .manager()
         .create_file(path, source, Default::default())
         .await
         .expect("created");
@@ -167,7 +168,8 @@ async fn a_pending_write_shows_its_diff_and_one_of_two_hunks_can_be_applied() {
     assert!(text.contains("rejected: 1"), "{text}");
     let source = studio
         .state
-        .manager
+        .workspace
+        .manager()
         .read_file("notes.txt")
         .await
         .unwrap()
@@ -236,7 +238,8 @@ async fn a_partial_patch_becomes_the_narrowed_patch_under_the_same_revision() {
     assert!(result.get("isError").is_none(), "{result}");
     let source = studio
         .state
-        .manager
+        .workspace
+        .manager()
         .read_file("theme.txt")
         .await
         .unwrap()
@@ -285,7 +288,7 @@ async fn a_stale_revision_guard_is_named_and_a_narrowed_call_keeps_it() {
     let client = Client::new(&studio);
     let (old, new) = two_hunk_texts();
     seed_file(&studio, "notes.txt", &old).await;
-    let stale = studio.state.manager.revision().await - 1;
+    let stale = studio.state.workspace.manager().revision().await - 1;
     let call = model_call(
         &studio,
         "workspace.writeFile",
@@ -313,7 +316,8 @@ async fn a_stale_revision_guard_is_named_and_a_narrowed_call_keeps_it() {
     );
     let source = studio
         .state
-        .manager
+        .workspace
+        .manager()
         .read_file("notes.txt")
         .await
         .unwrap()
@@ -330,11 +334,12 @@ async fn an_undo_shows_the_step_it_would_take() {
     seed_file(&studio, "notes.txt", "before\n").await;
     studio
         .state
-        .manager
+        .workspace
+        .manager()
         .write_file("notes.txt", "after\n", Default::default())
         .await
         .unwrap();
-    let revision = studio.state.manager.revision().await;
+    let revision = studio.state.workspace.manager().revision().await;
     let call = model_call(
         &studio,
         "workspace.undo",
@@ -354,7 +359,7 @@ async fn an_undo_shows_the_step_it_would_take() {
     assert_eq!(lines[0]["tag"], "removed");
     assert_eq!(lines[1]["text"], "before");
     assert_eq!(
-        studio.state.manager.revision().await,
+        studio.state.workspace.manager().revision().await,
         revision,
         "previewing took no step"
     );
@@ -368,7 +373,8 @@ async fn an_undo_shows_the_step_it_would_take() {
     assert!(result.get("isError").is_none(), "{result}");
     let source = studio
         .state
-        .manager
+        .workspace
+        .manager()
         .read_file("notes.txt")
         .await
         .unwrap()
@@ -431,7 +437,8 @@ async fn the_changes_of_a_linked_folder_are_measured_against_the_disk_and_revert
         .replace("<p>19</p>", "<p>nineteen</p>");
     studio
         .state
-        .manager
+        .workspace
+        .manager()
         .write_file("index.html", &edited, Default::default())
         .await
         .unwrap();
@@ -457,7 +464,8 @@ async fn the_changes_of_a_linked_folder_are_measured_against_the_disk_and_revert
     assert!(result.get("isError").is_none(), "{result}");
     let source = studio
         .state
-        .manager
+        .workspace
+        .manager()
         .read_file("index.html")
         .await
         .unwrap()

@@ -322,7 +322,7 @@ async fn a_running_studio_is_driven_with_its_url_and_token() {
     );
 
     let write = r#"{"path":"styles.css","source":"h1 { color: red; }"}"#;
-    let stored = studio.state.manager.status().await.revision;
+    let stored = studio.state.workspace.manager().status().await.revision;
     let refused = remote(
         args(&["call", "workspace.writeFile", "--args", write]),
         Some(&token),
@@ -335,7 +335,7 @@ async fn a_running_studio_is_driven_with_its_url_and_token() {
         stderr(&refused)
     );
     assert_eq!(
-        studio.state.manager.status().await.revision,
+        studio.state.workspace.manager().status().await.revision,
         stored,
         "a refused call never reaches the studio"
     );
@@ -376,7 +376,10 @@ async fn a_running_studio_is_driven_with_its_url_and_token() {
     .await;
     let revision = ok_json(&approved)["revision"].as_u64().unwrap();
     assert!(revision > stored, "{stored} -> {revision}");
-    assert_eq!(studio.state.manager.status().await.revision, revision);
+    assert_eq!(
+        studio.state.workspace.manager().status().await.revision,
+        revision
+    );
 
     // Without --token or STUDIO_TOKEN, the token file in the studio's data directory is used.
     let from_file = remote(

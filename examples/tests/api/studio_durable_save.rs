@@ -120,10 +120,15 @@ async fn studio(data_dir: &Path, root: &Path, fs: Arc<FaultFs>) -> Studio {
         .expect("folder opens");
     // As `--folder` at start-up: unsaved work stored from this folder is resumed, else imported.
     let adapter: Arc<dyn FolderAdapter> = Arc::new(folder.clone());
-    let resumed = state.manager.resume_folder(adapter.clone()).await;
+    let resumed = state
+        .workspace
+        .manager()
+        .resume_folder(adapter.clone())
+        .await;
     if resumed.expect("folder resumes").is_none() {
         state
-            .manager
+            .workspace
+            .manager()
             .open_folder(adapter, ImportGuard::default())
             .await
             .expect("folder links");
@@ -140,7 +145,8 @@ fn folder_with_index(source: &str) -> tempfile::TempDir {
 impl Studio {
     async fn edit(&self, source: &str) {
         self.state
-            .manager
+            .workspace
+            .manager()
             .write_file("index.html", source, WriteOptions::default())
             .await
             .expect("edit applies");
@@ -158,7 +164,12 @@ impl Studio {
     }
 
     async fn dirty(&self) -> Vec<String> {
-        self.state.manager.snapshot().await.dirty_paths()
+        self.state
+            .workspace
+            .manager()
+            .snapshot()
+            .await
+            .dirty_paths()
     }
 
     async fn record_state(&self, source: &str) -> Option<OperationState> {
@@ -352,7 +363,7 @@ async fn a_reload_reconciles_an_unresolved_write_and_the_next_save_writes() {
     fs.set(Fault::None);
     // The edit is still dirty, so only an explicit discard may reload over it.
     let guard = ImportGuard::default().discarding(true);
-    let reloaded = studio.state.manager.reload_folder(guard).await;
+    let reloaded = studio.state.workspace.manager().reload_folder(guard).await;
     assert!(reloaded.is_ok(), "{reloaded:?}");
     assert!(
         studio.dirty().await.is_empty(),
@@ -421,7 +432,8 @@ async fn an_ambiguous_deletion_is_unknown_then_reconciled_when_the_file_is_gone(
     let studio = studio(data.path(), root.path(), fs.clone()).await;
     studio
         .state
-        .manager
+        .workspace
+        .manager()
         .delete_file("extra.txt", None)
         .await
         .expect("delete applies");

@@ -117,7 +117,7 @@ impl Session {
         let manager = if self.surface.tools == "web" {
             self.studio.state.web.manager().clone()
         } else {
-            self.studio.state.manager.clone()
+            self.studio.state.workspace.manager().clone()
         };
         manager.preview_acks().current()
     }

@@ -240,7 +240,7 @@ async fn with_a_page_attached_the_studio_queue_decides() {
     // A studio page routes approvals to the studio's queue; rendering the workspace preview, it
     // also acknowledges revisions (below) instead of the headless compiler.
     let _page = studio.state.pages.attach();
-    let _viewer = studio.state.viewers.attach();
+    let _viewer = studio.state.workspace.viewers().attach();
     let person = Person::approving();
     let client = connect(&studio, person.clone()).await;
     let (revision, _) = read(&client, "styles.css").await;
@@ -262,7 +262,7 @@ async fn with_a_page_attached_the_studio_queue_decides() {
     });
     // The attached page renders the new revision and acknowledges it once the call has
     // reported a progress heartbeat while waiting for that acknowledgement.
-    let manager = studio.state.manager.clone();
+    let manager = studio.state.workspace.manager().clone();
     let progress = person.progress.clone();
     let before = revision;
     let page = tokio::spawn(async move {

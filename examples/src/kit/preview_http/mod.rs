@@ -13,7 +13,7 @@ use live_code_editor::WorkspaceFile;
 use live_code_editor::file::FileContent;
 use live_code_editor::preview::{CompiledPreview, PreviewOptions};
 
-use super::responses::api_error;
+use super::error::StudioError;
 
 pub use cache::{PreviewDocuments, ServedPreview, lock_compiler};
 pub use serving::PreviewRoutes;
@@ -101,12 +101,8 @@ pub fn keyed_asset_path<'a>(requested: &'a str, key: &str) -> Option<&'a str> {
 }
 
 /// `404` for an asset request without the preview key: it says nothing about what exists.
-pub fn unknown_asset() -> Response {
-    api_error(
-        StatusCode::NOT_FOUND,
-        "STUDIO_NOT_FOUND",
-        "Nothing is served at this path.",
-    )
+pub fn unknown_asset() -> StudioError {
+    StudioError::not_found("STUDIO_NOT_FOUND", "Nothing is served at this path.")
 }
 
 /// One workspace file as a preview asset, with its own MIME type and the preview's CSP.
@@ -135,13 +131,12 @@ pub const STUDIO_EXPORT_OUTPUT_LIMIT: &str = "STUDIO_EXPORT_OUTPUT_LIMIT";
 
 /// The standalone export as a download, or a coded `422` when the output limit left content
 /// out: the file would look complete while missing stylesheets, scripts or assets.
-pub fn export(compiled: CompiledPreview) -> Response {
+pub fn export(compiled: CompiledPreview) -> Result<Response, StudioError> {
     if compiled.output_limited() {
-        return api_error(
-            StatusCode::UNPROCESSABLE_ENTITY,
+        return Err(StudioError::unprocessable(
             STUDIO_EXPORT_OUTPUT_LIMIT,
             "The export exceeds the output limit; content was left out.",
-        );
+        ));
     }
     let mut response = (
         [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
@@ -152,7 +147,7 @@ pub fn export(compiled: CompiledPreview) -> Response {
         header::CONTENT_DISPOSITION,
         HeaderValue::from_static("attachment; filename=\"standalone.html\""),
     );
-    response
+    Ok(response)
 }
 
 #[cfg(test)]
@@ -169,7 +164,7 @@ mod tests {
         ];
         let mut options = PreviewOptions::export();
         options.max_output_bytes = max_output_bytes;
-        let response = export(compile_preview(&files, &options));
+        let response = export(compile_preview(&files, &options)).into_response();
         let status = response.status();
         let body = axum::body::to_bytes(response.into_body(), usize::MAX)
             .await

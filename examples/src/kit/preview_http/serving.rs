@@ -9,7 +9,6 @@ use std::future::Future;
 use std::sync::Arc;
 
 use axum::extract::{FromRef, Path, Query, State};
-use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -27,7 +26,7 @@ use super::{
     STUDIO_PREVIEW_RELOAD_REQUIRED, asset, asset_prefix, keyed_asset_path, preview_options,
     superseded, unknown_asset,
 };
-use crate::kit::responses::api_error;
+use crate::kit::error::StudioError;
 use crate::kit::security::SecurityPolicy;
 use crate::kit::stylesheet_run::StylesheetRun;
 
@@ -57,7 +56,7 @@ pub trait PreviewSurface: Send + Sync + 'static {
     fn asset_source(&self, revision: u64) -> impl Future<Output = (u64, Workspace)> + Send;
 
     /// The `404` answer for an asset path the workspace lacks.
-    fn missing_asset() -> Response;
+    fn missing_asset() -> StudioError;
 
     /// The published revisions that differ in stylesheets only.
     fn stylesheet_run(&self) -> &StylesheetRun;
@@ -149,20 +148,18 @@ pub fn compile_for<P: PreviewSurface>(
 async fn preview_document<P: PreviewSurface>(
     State(routes): State<PreviewRoutes<P>>,
     Path(revision): Path<u64>,
-) -> Response {
+) -> Result<Response, StudioError> {
     let document = match routes.surface.document(revision).await {
         Ok(document) => document,
-        Err(current) => return superseded(revision, current),
+        Err(current) => return Ok(superseded(revision, current)),
     };
     let compile = compile_for::<P>(document, revision, routes.security.preview_key());
-    match routes
+    let served = routes
         .previews
         .get_or_compile(P::NAME, revision, compile)
         .await
-    {
-        Some(served) => super::document(served.html.clone()),
-        None => compiler_failed(),
-    }
+        .ok_or_else(compiler_failed)?;
+    Ok(super::document(served.html.clone()))
 }
 
 /// The query of the stylesheet route: `?from=R`, the revision the asking preview shows.
@@ -186,10 +183,10 @@ async fn preview_stylesheets<P: PreviewSurface>(
     State(routes): State<PreviewRoutes<P>>,
     Path(revision): Path<u64>,
     Query(query): Query<StylesheetsQuery>,
-) -> Response {
+) -> Result<Response, StudioError> {
     let document = match routes.surface.document(revision).await {
         Ok(document) => document,
-        Err(current) => return superseded(revision, current),
+        Err(current) => return Ok(superseded(revision, current)),
     };
     let compile = compile_for::<P>(document, revision, routes.security.preview_key());
     live_stylesheets(
@@ -212,37 +209,37 @@ async fn live_stylesheets(
     run: &StylesheetRun,
     (from, to): (u64, u64),
     compile: impl FnOnce(&mut IncrementalPreviewCompiler) -> ServedPreview + Send + 'static,
-) -> Response {
+) -> Result<Response, StudioError> {
     if !run.live_from(from, to) {
-        return reload_required(from, to);
+        return Err(reload_required(from, to));
     }
-    match previews.get_or_compile(surface, to, compile).await {
-        Some(served) => match &served.stylesheets {
-            Some(stylesheets) => Json(StylesheetsView {
-                revision: to,
-                from,
-                stylesheets,
-            })
-            .into_response(),
-            None => reload_required(from, to),
-        },
-        None => compiler_failed(),
-    }
+    let served = previews
+        .get_or_compile(surface, to, compile)
+        .await
+        .ok_or_else(compiler_failed)?;
+    let stylesheets = served
+        .stylesheets
+        .as_deref()
+        .ok_or_else(|| reload_required(from, to))?;
+    let view = StylesheetsView {
+        revision: to,
+        from,
+        stylesheets,
+    };
+    Ok(Json(view).into_response())
 }
 
-fn reload_required(from: u64, to: u64) -> Response {
-    api_error(
-        StatusCode::CONFLICT,
+fn reload_required(from: u64, to: u64) -> StudioError {
+    StudioError::conflict(
         STUDIO_PREVIEW_RELOAD_REQUIRED,
-        &format!(
+        format!(
             "Revision {to} changed more than stylesheets since revision {from}; reload the preview."
         ),
     )
 }
 
-fn compiler_failed() -> Response {
-    api_error(
-        StatusCode::INTERNAL_SERVER_ERROR,
+fn compiler_failed() -> StudioError {
+    StudioError::internal(
         "STUDIO_PREVIEW_FAILED",
         "The preview compiler stopped unexpectedly.",
     )
@@ -254,22 +251,18 @@ fn compiler_failed() -> Response {
 async fn preview_asset<P: PreviewSurface>(
     State(routes): State<PreviewRoutes<P>>,
     Path((revision, path)): Path<(u64, String)>,
-) -> Response {
-    let Some(path) = keyed_asset_path(&path, routes.security.preview_key()) else {
-        return unknown_asset();
-    };
+) -> Result<Response, StudioError> {
+    let path = keyed_asset_path(&path, routes.security.preview_key()).ok_or_else(unknown_asset)?;
     let (current, workspace) = routes.surface.asset_source(revision).await;
     if !routes
         .surface
         .stylesheet_run()
         .serves_assets_of(revision, current)
     {
-        return superseded(revision, current);
+        return Ok(superseded(revision, current));
     }
-    match workspace.file(path) {
-        Some(file) => asset(file),
-        None => P::missing_asset(),
-    }
+    let file = workspace.file(path).ok_or_else(P::missing_asset)?;
+    Ok(asset(file))
 }
 
 /// `POST /api{page}/preview/ack`: the page forwards its iframe's bridge message (an
@@ -278,16 +271,15 @@ async fn preview_asset<P: PreviewSurface>(
 async fn preview_ack<P: PreviewSurface>(
     State(routes): State<PreviewRoutes<P>>,
     Json(message): Json<Value>,
-) -> Response {
+) -> Result<Json<AckView>, StudioError> {
     if let Some(error) = parse_runtime_error_message(&message) {
         let revision = error.revision;
         let accepted = routes.surface.preview_acks().record_runtime_error(error);
-        return Json(AckView {
+        return Ok(Json(AckView {
             accepted,
             revision,
             preview: None,
-        })
-        .into_response();
+        }));
     }
     let (revision, status) = match parse_bridge_message(&message) {
         Some(PreviewBridgeMessage::Ready { revision }) => (revision, PreviewStatus::Ready),
@@ -295,18 +287,18 @@ async fn preview_ack<P: PreviewSurface>(
             (revision, PreviewStatus::Error { message })
         }
         None => {
-            return api_error(
-                StatusCode::BAD_REQUEST,
+            return Err(StudioError::bad_request(
                 "STUDIO_INVALID_PREVIEW_MESSAGE",
                 "Not a preview bridge message.",
-            );
+            ));
         }
     };
-    Json(routes.surface.acknowledge(revision, status).await).into_response()
+    Ok(Json(routes.surface.acknowledge(revision, status).await))
 }
 
 #[cfg(test)]
 mod tests {
+    use axum::http::StatusCode;
     use live_code_editor::WorkspaceFile;
     use serde_json::json;
 
@@ -330,7 +322,8 @@ mod tests {
         let response = live_stylesheets(previews, "web", run, (from, to), move |compiler| {
             compiler.compile(&files, &options).into()
         })
-        .await;
+        .await
+        .into_response();
         let status = response.status();
         let body = axum::body::to_bytes(response.into_body(), usize::MAX)
             .await

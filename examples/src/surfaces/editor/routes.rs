@@ -9,19 +9,19 @@ use std::sync::Arc;
 use axum::Json;
 use axum::Router;
 use axum::extract::{FromRef, State};
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use live_code_editor::preview::{IncrementalPreviewCompiler, PreviewOptions};
 use live_code_editor::workspace::bridge::{PreviewAcks, PreviewStatus};
+use live_code_editor::workspace::{FileSummary, ImportOutcome};
 use live_code_editor::workspace::{ImportGuard, OsFolder, Workspace};
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
+use tool_context::ApprovalSnapshot;
 use tool_protocol::ToolCallError;
 
-use super::scenarios::{Scenario, inject_scenario};
-use super::state::PreviewDocument;
+use super::scenarios::{Scenario, ScenarioInfo, inject_scenario};
+use super::state::{EditorContext, EditorDocument, EditorStatus, PreviewDocument};
 use super::{EditorRoutes, EditorSurface};
+use crate::kit::error::StudioError;
 use crate::kit::preview_http::ServedPreview;
 use crate::kit::preview_http::serving::{self, AckView, PreviewRoutes, PreviewSurface};
 use crate::kit::stylesheet_run::StylesheetRun;
@@ -37,10 +37,6 @@ where
         .route("/api/editor/state", get(editor_state))
         .route("/api/editor/folder/open", post(open_folder))
         .merge(serving::routes::<S, EditorSurface>())
-}
-
-fn api_error(status: StatusCode, error: ToolCallError) -> Response {
-    (status, Json(json!({"error": error}))).into_response()
 }
 
 impl PreviewSurface for EditorSurface {
@@ -77,11 +73,8 @@ impl PreviewSurface for EditorSurface {
         (current, self.manager().snapshot().await)
     }
 
-    fn missing_asset() -> Response {
-        api_error(
-            StatusCode::NOT_FOUND,
-            ToolCallError::new("WORKSPACE_FILE_NOT_FOUND", "No editor file at that path."),
-        )
+    fn missing_asset() -> StudioError {
+        StudioError::not_found("WORKSPACE_FILE_NOT_FOUND", "No editor file at that path.")
     }
 
     fn stylesheet_run(&self) -> &StylesheetRun {
@@ -104,27 +97,44 @@ impl PreviewSurface for EditorSurface {
 }
 
 /// `GET /api/editor/state`: everything the editor page renders at load.
-async fn editor_state(State(state): State<EditorRoutes>) -> Response {
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct EditorStateView {
+    live_stylesheets_since: u64,
+    status: EditorStatus,
+    files: Vec<FileSummary>,
+    document: DocumentView,
+    scenarios: Vec<ScenarioInfo>,
+    approvals: ApprovalSnapshot,
+}
+
+/// The open document, or why there is none.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum DocumentView {
+    Document(EditorDocument),
+    Error { error: ToolCallError },
+}
+
+async fn editor_state(State(state): State<EditorRoutes>) -> Json<EditorStateView> {
     let editor = &state.editor;
     let status = editor.status().await;
-    let files = editor.manager().list_files().await;
     let document = match editor.document().await {
-        Ok(document) => json!(document),
-        Err(error) => json!({"error": ToolCallError::from(error)}),
+        Ok(document) => DocumentView::Document(document),
+        Err(error) => DocumentView::Error {
+            error: error.into(),
+        },
     };
-    let scenarios: Vec<_> = Scenario::ALL.into_iter().map(Scenario::info).collect();
-    let live_since = editor
-        .stylesheet_run()
-        .reload_boundary(status.context.document_revision);
-    Json(json!({
-        "liveStylesheetsSince": live_since,
-        "status": status,
-        "files": files,
-        "document": document,
-        "scenarios": scenarios,
-        "approvals": state.approvals.snapshot(),
-    }))
-    .into_response()
+    Json(EditorStateView {
+        live_stylesheets_since: editor
+            .stylesheet_run()
+            .reload_boundary(status.context.document_revision),
+        files: editor.manager().list_files().await,
+        status,
+        document,
+        scenarios: Scenario::ALL.into_iter().map(Scenario::info).collect(),
+        approvals: state.approvals.snapshot(),
+    })
 }
 
 #[derive(Deserialize)]
@@ -144,28 +154,26 @@ struct OpenFolderBody {
 async fn open_folder(
     State(state): State<EditorRoutes>,
     Json(body): Json<OpenFolderBody>,
-) -> Response {
-    let adapter = match OsFolder::open(body.path.trim()) {
-        Ok(adapter) => Arc::new(adapter),
-        Err(error) => return api_error(StatusCode::BAD_REQUEST, error.into()),
-    };
+) -> Result<Json<OpenedView>, StudioError> {
+    let adapter =
+        OsFolder::open(body.path.trim()).map_err(|error| StudioError::BadRequest(error.into()))?;
     let editor = &state.editor;
-    let opened = editor
+    let guard = ImportGuard::at(body.expected_workspace_revision).discarding(body.discard_changes);
+    let outcome = editor
         .manager()
-        .open_folder(
-            adapter,
-            ImportGuard::at(body.expected_workspace_revision).discarding(body.discard_changes),
-        )
-        .await;
-    match opened {
-        Ok(outcome) => {
-            editor.publish_change().await;
-            Json(json!({
-                "import": outcome,
-                "context": editor.result_context().await,
-            }))
-            .into_response()
-        }
-        Err(error) => api_error(StatusCode::CONFLICT, error.into()),
-    }
+        .open_folder(Arc::new(adapter), guard)
+        .await
+        .map_err(|error| StudioError::Conflict(error.into()))?;
+    editor.publish_change().await;
+    Ok(Json(OpenedView {
+        import: outcome,
+        context: editor.result_context().await,
+    }))
+}
+
+/// An opened folder: the import and the editor's context after it.
+#[derive(Serialize)]
+struct OpenedView {
+    import: ImportOutcome,
+    context: EditorContext,
 }

@@ -2,19 +2,16 @@
 //! (read-back reconciliation, or an operator's "did not happen").
 
 use axum::extract::{FromRef, State};
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use live_code_editor::workspace::WorkspaceError;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
 use tool_durable_operations::record::MAX_OPERATION_KEY_BYTES;
 use tool_durable_operations::{
     DurableOperationError, DurableOperationStore, OperationRecord, OperationState,
     SideEffectRecovery, SideEffectResolution,
 };
-use tool_protocol::ToolCallError;
 
 use super::EditorRoutes;
 use super::EditorSurface;
@@ -25,6 +22,8 @@ use super::saves::codes::{
 };
 use super::saves::readback::{confirm_matches, mismatch_error, read_back};
 use super::saves::record::{EDITOR_SAVE_KEY_PREFIX, MAX_LISTED_SAVES, SaveRecord, short_digest};
+use super::state::EditorContext;
+use crate::kit::error::StudioError;
 
 /// Records read per page while listing.
 const LIST_PAGE_SIZE: usize = 200;
@@ -95,11 +94,11 @@ pub enum RecoverResolution {
     Failed,
 }
 
-async fn list(State(state): State<EditorRoutes>) -> Response {
-    match list_unknown(state.editor.saves().store()).await {
-        Ok(listing) => Json(listing).into_response(),
-        Err(error) => store_error(&error),
-    }
+async fn list(State(state): State<EditorRoutes>) -> Result<Json<SaveListing>, StudioError> {
+    let listing = list_unknown(state.editor.saves().store())
+        .await
+        .map_err(|error| store_failure(&error))?;
+    Ok(Json(listing))
 }
 
 /// The unknown editor save records, scanning the key range of [`EDITOR_SAVE_KEY_PREFIX`].
@@ -173,20 +172,51 @@ fn listed(record: &OperationRecord) -> UnknownSave {
 async fn recover(
     State(state): State<EditorRoutes>,
     Json(request): Json<RecoverRequest>,
-) -> Response {
-    match recover_save(&state.editor, &request).await {
-        Ok(body) => Json(body).into_response(),
-        Err((status, error)) => error_response(status, &error),
-    }
+) -> Result<Json<Recovery>, StudioError> {
+    recover_save(&state.editor, &request).await.map(Json)
 }
 
-type RouteError = (StatusCode, ToolCallError);
+/// What a recovery did to an editor save record.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Recovery {
+    operation_key: String,
+    state: OperationState,
+    /// Whether this request resolved the record (`false`: it was not unknown, or is still).
+    recovered: bool,
+    /// After a read-back: the manifest's paths, found identical in the folder.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    confirmed_paths: Option<Vec<String>>,
+    /// After a read-back: the paths marked clean (the workspace still holds those bytes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cleaned_paths: Option<Vec<String>>,
+    /// After a read-back: the paths still unsaved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dirty_paths: Option<Vec<String>>,
+    /// After a read-back: the editor's context.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    context: Option<EditorContext>,
+}
+
+impl Recovery {
+    fn of(key: &str, state: OperationState, recovered: bool) -> Self {
+        Self {
+            operation_key: key.to_owned(),
+            state,
+            recovered,
+            confirmed_paths: None,
+            cleaned_paths: None,
+            dirty_paths: None,
+            context: None,
+        }
+    }
+}
 
 /// Status-first recovery of one editor save record.
 pub async fn recover_save(
     surface: &EditorSurface,
     request: &RecoverRequest,
-) -> Result<Value, RouteError> {
+) -> Result<Recovery, StudioError> {
     let key = request.key.as_str();
     if !is_save_key(key) {
         return Err(invalid(
@@ -200,15 +230,11 @@ pub async fn recover_save(
         .await
         .map_err(|error| store_failure(&error))?
         .ok_or_else(|| {
-            coded(
-                StatusCode::NOT_FOUND,
-                EDITOR_SAVE_NOT_FOUND,
-                "No editor save record has that key.",
-                json!({"operationKey": key}),
-            )
+            StudioError::not_found(EDITOR_SAVE_NOT_FOUND, "No editor save record has that key.")
+                .with_details(json!({"operationKey": key}))
         })?;
     if record.state != OperationState::Unknown {
-        return Ok(json!({"operationKey": key, "state": record.state, "recovered": false}));
+        return Ok(Recovery::of(key, record.state, false));
     }
     match request.resolution {
         RecoverResolution::Failed => record_failed(saves, &record).await,
@@ -221,15 +247,14 @@ pub async fn recover_save(
 async fn read_back_and_complete(
     surface: &EditorSurface,
     record: &OperationRecord,
-) -> Result<Value, RouteError> {
+) -> Result<Recovery, StudioError> {
     let key = record.key.as_str();
     let manifest_invalid = |why: String| {
-        coded(
-            StatusCode::CONFLICT,
+        StudioError::conflict(
             EDITOR_SAVE_MANIFEST_INVALID,
             "The save record has no usable manifest, so it cannot be checked by read-back; it stays unknown.",
-            json!({"operationKey": key, "state": "unknown", "cause": why}),
         )
+        .with_details(json!({"operationKey": key, "state": "unknown", "cause": why}))
     };
     let save = SaveRecord::of_operation(record)
         .ok_or_else(|| manifest_invalid("no save payload".to_owned()))?;
@@ -238,25 +263,21 @@ async fn read_back_and_complete(
         .map_err(|error| manifest_invalid(error.to_string()))?;
     let manager = surface.manager();
     let folder = manager.folder_adapter().await.ok_or_else(|| {
-        (
-            StatusCode::CONFLICT,
-            WorkspaceError::folder_not_connected("recover").into(),
-        )
+        StudioError::Conflict(WorkspaceError::folder_not_connected("recover").into())
     })?;
     if short_digest(&folder.scope()) != save.scope {
-        return Err(coded(
-            StatusCode::CONFLICT,
+        return Err(StudioError::conflict(
             EDITOR_SAVE_FOLDER_MISMATCH,
-            &format!(
+            format!(
                 "The save wrote to another folder ({}); open that folder, then recover.",
                 save.folder
             ),
-            json!({"operationKey": key, "state": "unknown", "folder": save.folder}),
-        ));
+        )
+        .with_details(json!({"operationKey": key, "state": "unknown", "folder": save.folder})));
     }
     let checks = read_back(folder.as_ref(), &manifest).await;
     if let Some(error) = mismatch_error(&checks, key) {
-        return Err((StatusCode::CONFLICT, error));
+        return Err(StudioError::Conflict(error));
     }
     let mut completed = save.clone();
     completed.completed_paths = manifest.paths();
@@ -272,24 +293,25 @@ async fn read_back_and_complete(
         .await
         .map_err(|error| store_failure(&error))?;
     if let SideEffectRecovery::NotUnknown { state, .. } = recovery {
-        return Ok(json!({"operationKey": key, "state": state, "recovered": false}));
+        return Ok(Recovery::of(key, state, false));
     }
     let cleaned = confirm_matches(manager, &checks).await;
     surface.publish_change().await;
-    Ok(json!({
-        "operationKey": key,
-        "state": OperationState::Completed,
-        "recovered": true,
-        "confirmedPaths": manifest.paths(),
-        "cleanedPaths": cleaned,
-        "dirtyPaths": manager.status().await.dirty_paths,
-        "context": surface.result_context().await,
-    }))
+    Ok(Recovery {
+        confirmed_paths: Some(manifest.paths()),
+        cleaned_paths: Some(cleaned),
+        dirty_paths: Some(manager.status().await.dirty_paths),
+        context: Some(surface.result_context().await),
+        ..Recovery::of(key, OperationState::Completed, true)
+    })
 }
 
 /// An operator's decision that the save did not happen: the record fails, so the next
 /// identical save runs a new generation and writes.
-async fn record_failed(saves: &EditorSaves, record: &OperationRecord) -> Result<Value, RouteError> {
+async fn record_failed(
+    saves: &EditorSaves,
+    record: &OperationRecord,
+) -> Result<Recovery, StudioError> {
     let resolution = match SaveRecord::of_operation(record) {
         Some(save) => {
             SideEffectResolution::failed(OPERATOR_FAILED_REASON).with_diagnostic(save.to_value())
@@ -308,7 +330,7 @@ async fn record_failed(saves: &EditorSaves, record: &OperationRecord) -> Result<
         SideEffectRecovery::Resolved { operation, .. } => (operation.state, true),
         SideEffectRecovery::Missing => (OperationState::Unknown, false),
     };
-    Ok(json!({"operationKey": record.key, "state": state, "recovered": recovered}))
+    Ok(Recovery::of(&record.key, state, recovered))
 }
 
 fn is_save_key(key: &str) -> bool {
@@ -318,42 +340,12 @@ fn is_save_key(key: &str) -> bool {
             .any(|prefix| key.starts_with(prefix))
 }
 
-fn coded(status: StatusCode, code: &str, message: &str, details: Value) -> RouteError {
-    (
-        status,
-        ToolCallError {
-            code: code.to_owned(),
-            message: message.to_owned(),
-            retryable: Some(false),
-            details: Some(details),
-        },
-    )
+fn invalid(message: &str) -> StudioError {
+    StudioError::bad_request(EDITOR_SAVE_RECOVER_INVALID, message).with_details(json!({}))
 }
 
-fn invalid(message: &str) -> RouteError {
-    coded(
-        StatusCode::BAD_REQUEST,
-        EDITOR_SAVE_RECOVER_INVALID,
-        message,
-        json!({}),
-    )
-}
-
-fn store_failure(error: &DurableOperationError) -> RouteError {
-    (
-        StatusCode::SERVICE_UNAVAILABLE,
-        WorkspaceError::durable_state_unavailable(&error.to_string()).into(),
-    )
-}
-
-fn store_error(error: &DurableOperationError) -> Response {
-    let (status, error) = store_failure(error);
-    error_response(status, &error)
-}
-
-/// `{"error": {code, message, retryable, details}}`, the studio API's error shape.
-fn error_response(status: StatusCode, error: &ToolCallError) -> Response {
-    (status, Json(json!({"error": error}))).into_response()
+fn store_failure(error: &DurableOperationError) -> StudioError {
+    StudioError::Unavailable(WorkspaceError::durable_state_unavailable(&error.to_string()).into())
 }
 
 #[cfg(test)]

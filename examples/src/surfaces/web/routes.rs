@@ -3,23 +3,21 @@
 //! `/api/web/preview`), a state read for the page and the page's drafts.
 
 use axum::extract::{FromRef, Path, State};
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
 use axum::routing::{get, put};
 use axum::{Json, Router};
 use live_code_editor::WorkspaceFile;
 use live_code_editor::preview::{IncrementalPreviewCompiler, PreviewOptions};
 use live_code_editor::workspace::Workspace;
 use live_code_editor::workspace::bridge::{PreviewAcks, PreviewStatus};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 
 use super::drafts::WebDraft;
-use super::tools::workspace_view;
+use super::tools::{WebWorkspace, workspace_view};
 use super::{WEB_SURFACE, WebRoutes, WebSurface};
+use crate::kit::error::StudioError;
 use crate::kit::preview_http::ServedPreview;
 use crate::kit::preview_http::serving::{self, AckView, PreviewRoutes, PreviewSurface};
-use crate::kit::responses::api_error;
 use crate::kit::stylesheet_run::StylesheetRun;
 
 /// The surface's routes.
@@ -40,8 +38,15 @@ where
 }
 
 /// `GET /api/web/drafts`: the page's unsaved drafts, read back when it loads.
-async fn list_drafts(State(state): State<WebRoutes>) -> Json<Value> {
-    Json(json!({"drafts": state.web.drafts().list()}))
+async fn list_drafts(State(state): State<WebRoutes>) -> Json<DraftsView> {
+    Json(DraftsView {
+        drafts: state.web.drafts().list(),
+    })
+}
+
+#[derive(Serialize)]
+struct DraftsView {
+    drafts: Vec<WebDraft>,
 }
 
 #[derive(Deserialize)]
@@ -57,7 +62,7 @@ async fn put_draft(
     State(state): State<WebRoutes>,
     Path(path): Path<String>,
     Json(body): Json<DraftBody>,
-) -> Response {
+) -> Result<Json<StoredView>, StudioError> {
     let files: Vec<String> = state
         .web
         .manager()
@@ -71,32 +76,60 @@ async fn put_draft(
         source: body.source,
         base: body.base,
     };
-    let path = draft.path.clone();
-    match state.web.drafts().put(draft, &files) {
-        Ok(()) => Json(json!({"stored": path, "base": body.base})).into_response(),
-        Err(error) => (
-            StatusCode::BAD_REQUEST,
-            Json(json!({"error": tool_protocol::ToolCallError::from(error)})),
-        )
-            .into_response(),
-    }
+    let stored = StoredView {
+        stored: draft.path.clone(),
+        base: body.base,
+    };
+    state
+        .web
+        .drafts()
+        .put(draft, &files)
+        .map_err(|error| StudioError::BadRequest(error.into()))?;
+    Ok(Json(stored))
+}
+
+#[derive(Serialize)]
+struct StoredView {
+    stored: String,
+    base: u64,
+}
+
+#[derive(Serialize)]
+struct RemovedView {
+    removed: bool,
 }
 
 /// `DELETE /api/web/drafts/{path}`: the draft was saved or discarded.
-async fn delete_draft(State(state): State<WebRoutes>, Path(path): Path<String>) -> Json<Value> {
-    Json(json!({"removed": state.web.drafts().remove(&path)}))
+async fn delete_draft(
+    State(state): State<WebRoutes>,
+    Path(path): Path<String>,
+) -> Json<RemovedView> {
+    Json(RemovedView {
+        removed: state.web.drafts().remove(&path),
+    })
+}
+
+/// What `web.getWorkspace` reports, with the revision live stylesheets start from.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct WebStateView {
+    #[serde(flatten)]
+    workspace: WebWorkspace,
+    live_stylesheets_since: u64,
 }
 
 /// `GET /api/web/state`: what `web.getWorkspace` reports, read without a trace row (the page
 /// polls it on every revision event).
-async fn web_state(State(state): State<WebRoutes>) -> Json<Value> {
-    let view = workspace_view(&state.web).await;
-    let live_since = state.web.stylesheet_run().reload_boundary(view.revision);
-    let mut value = serde_json::to_value(view).unwrap_or(Value::Null);
-    if let Some(object) = value.as_object_mut() {
-        object.insert("liveStylesheetsSince".into(), json!(live_since));
-    }
-    Json(value)
+async fn web_state(State(state): State<WebRoutes>) -> Json<WebStateView> {
+    let workspace = workspace_view(&state.web).await;
+    let live_stylesheets_since = state
+        .web
+        .stylesheet_run()
+        .reload_boundary(workspace.revision);
+    Json(WebStateView {
+        workspace,
+        live_stylesheets_since,
+    })
 }
 
 impl PreviewSurface for WebSurface {
@@ -126,9 +159,8 @@ impl PreviewSurface for WebSurface {
         (workspace.revision(), workspace)
     }
 
-    fn missing_asset() -> Response {
-        api_error(
-            StatusCode::NOT_FOUND,
+    fn missing_asset() -> StudioError {
+        StudioError::not_found(
             "WORKSPACE_FILE_NOT_FOUND",
             "No web workspace file at that path.",
         )

@@ -5,23 +5,25 @@
 use std::sync::Arc;
 
 use axum::extract::{FromRef, State};
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use live_code_editor::WorkspaceFile;
-use live_code_editor::preview::{IncrementalPreviewCompiler, PreviewOptions, compile_preview};
+use live_code_editor::preview::{
+    IncrementalPreviewCompiler, PreviewDiagnostic, PreviewOptions, compile_preview,
+};
 use live_code_editor::workspace::bridge::{PreviewAcks, PreviewStatus};
-use live_code_editor::workspace::{ImportGuard, Workspace, WorkspaceErrorCode};
-use serde::Deserialize;
+use live_code_editor::workspace::{ImportGuard, ImportOutcome, Workspace, WorkspaceErrorCode};
+use serde::{Deserialize, Serialize};
 use serde_json::json;
+use tool_protocol::ToolCallError;
 
 use super::WorkspaceSurface;
 use super::preview_tools::workspace_diagnostics;
+use crate::kit::error::StudioError;
 use crate::kit::events::StudioEvent;
 use crate::kit::preview_http::serving::{self, AckView, PreviewRoutes, PreviewSurface};
 use crate::kit::preview_http::{ServedPreview, export, export_options};
-use crate::kit::responses::api_error;
 use crate::kit::stylesheet_run::StylesheetRun;
 
 /// What the workspace's routes need from the host that mounts them.
@@ -72,9 +74,8 @@ impl PreviewSurface for WorkspaceSurface {
         (workspace.revision(), workspace)
     }
 
-    fn missing_asset() -> Response {
-        api_error(
-            StatusCode::NOT_FOUND,
+    fn missing_asset() -> StudioError {
+        StudioError::not_found(
             "WORKSPACE_FILE_NOT_FOUND",
             "No workspace file at that path.",
         )
@@ -103,23 +104,28 @@ impl PreviewSurface for WorkspaceSurface {
 
 /// `GET /api/preview/diagnostics`: the preview compiler's diagnostics (unresolved references,
 /// budget notes) for the current revision, so the page can list them beside the preview.
-async fn preview_diagnostics(State(routes): State<WorkspaceRoutes>) -> Response {
+async fn preview_diagnostics(
+    State(routes): State<WorkspaceRoutes>,
+) -> Result<Json<DiagnosticsView>, StudioError> {
     let workspace = routes.workspace.manager.snapshot().await;
-    match workspace_diagnostics(&workspace).await {
-        Ok(diagnostics) => {
-            Json(json!({"revision": workspace.revision(), "diagnostics": diagnostics}))
-                .into_response()
-        }
-        Err(error) => api_error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            &error.code,
-            &error.message,
-        ),
-    }
+    let diagnostics = workspace_diagnostics(&workspace)
+        .await
+        .map_err(|error| StudioError::internal(&error.code, error.message))?;
+    Ok(Json(DiagnosticsView {
+        revision: workspace.revision(),
+        diagnostics,
+    }))
+}
+
+/// The preview compiler's diagnostics of one revision.
+#[derive(Serialize)]
+struct DiagnosticsView {
+    revision: u64,
+    diagnostics: Vec<PreviewDiagnostic>,
 }
 
 /// `GET /api/export`: the workspace as one standalone HTML file.
-async fn export_html(State(routes): State<WorkspaceRoutes>) -> Response {
+async fn export_html(State(routes): State<WorkspaceRoutes>) -> Result<Response, StudioError> {
     let workspace = routes.workspace.manager.snapshot().await;
     let files: Vec<_> = workspace.files().cloned().collect();
     export(compile_preview(&files, &export_options()))
@@ -142,36 +148,25 @@ struct OpenFolderBody {
 async fn open_folder(
     State(routes): State<WorkspaceRoutes>,
     Json(body): Json<OpenFolderBody>,
-) -> Response {
+) -> Result<Json<ImportOutcome>, StudioError> {
     let workspace = &routes.workspace;
-    let adapter = match workspace.saves.open_folder(body.path.trim()) {
-        Ok(adapter) => Arc::new(adapter),
-        Err(error) => {
-            let status = if error.code == WorkspaceErrorCode::WorkspaceFolderNotFound {
-                StatusCode::NOT_FOUND
+    let adapter = workspace
+        .saves
+        .open_folder(body.path.trim())
+        .map_err(|error| {
+            let not_found = error.code == WorkspaceErrorCode::WorkspaceFolderNotFound;
+            let error = ToolCallError::from(error);
+            if not_found {
+                StudioError::NotFound(error)
             } else {
-                StatusCode::BAD_REQUEST
-            };
-            return (
-                status,
-                Json(json!({"error": tool_protocol::ToolCallError::from(error)})),
-            )
-                .into_response();
-        }
-    };
-    match workspace
+                StudioError::BadRequest(error)
+            }
+        })?;
+    let guard = ImportGuard::at(body.expected_revision).discarding(body.discard_changes);
+    let outcome = workspace
         .manager
-        .open_folder(
-            adapter,
-            ImportGuard::at(body.expected_revision).discarding(body.discard_changes),
-        )
+        .open_folder(Arc::new(adapter), guard)
         .await
-    {
-        Ok(outcome) => Json(json!(outcome)).into_response(),
-        Err(error) => (
-            StatusCode::CONFLICT,
-            Json(json!({"error": tool_protocol::ToolCallError::from(error)})),
-        )
-            .into_response(),
-    }
+        .map_err(|error| StudioError::Conflict(error.into()))?;
+    Ok(Json(outcome))
 }

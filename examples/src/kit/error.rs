@@ -1,0 +1,222 @@
+//! The studio API's typed error boundary: a handler returns `Result<_, StudioError>` and uses
+//! `?`; the error answers itself as the coded JSON body every route shares,
+//! `{"error": {code, message, retryable, details?}}`, with its status.
+
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use openrouter_tool_loop::OpenRouterError;
+use serde::Serialize;
+use serde_json::Value;
+use tool_protocol::ToolCallError;
+
+/// A refused or failed studio API request. The variant is the kind of failure (and so its
+/// HTTP status); the payload is the coded error the body carries.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StudioError {
+    /// `400`: the request breaks a rule of the API.
+    BadRequest(ToolCallError),
+    /// `404`: nothing has that id or path.
+    NotFound(ToolCallError),
+    /// `409`: the studio's state refuses it now (a run is active, the revision moved on...).
+    Conflict(ToolCallError),
+    /// `413`: the body is larger than the route accepts.
+    TooLarge(ToolCallError),
+    /// `422`: well-formed, but the studio cannot act on it.
+    Unprocessable(ToolCallError),
+    /// `500`: the studio could not do its part (a write failed, an embedded asset is missing).
+    Internal(ToolCallError),
+    /// `502`: the provider behind the request failed.
+    BadGateway(ToolCallError),
+    /// `503`: a service the request needs is unavailable (the studio is stopping, a store is
+    /// down).
+    Unavailable(ToolCallError),
+}
+
+impl StudioError {
+    /// A `400` with `code` and `message`, not retryable.
+    pub fn bad_request(code: &str, message: impl Into<String>) -> Self {
+        Self::BadRequest(coded(code, message))
+    }
+
+    /// A `404` with `code` and `message`, not retryable.
+    pub fn not_found(code: &str, message: impl Into<String>) -> Self {
+        Self::NotFound(coded(code, message))
+    }
+
+    /// A `409` with `code` and `message`, not retryable.
+    pub fn conflict(code: &str, message: impl Into<String>) -> Self {
+        Self::Conflict(coded(code, message))
+    }
+
+    /// A `413` with `code` and `message`, not retryable.
+    pub fn too_large(code: &str, message: impl Into<String>) -> Self {
+        Self::TooLarge(coded(code, message))
+    }
+
+    /// A `422` with `code` and `message`, not retryable.
+    pub fn unprocessable(code: &str, message: impl Into<String>) -> Self {
+        Self::Unprocessable(coded(code, message))
+    }
+
+    /// A `500` with `code` and `message`, not retryable.
+    pub fn internal(code: &str, message: impl Into<String>) -> Self {
+        Self::Internal(coded(code, message))
+    }
+
+    /// A `503` with `code` and `message`, not retryable.
+    pub fn unavailable(code: &str, message: impl Into<String>) -> Self {
+        Self::Unavailable(coded(code, message))
+    }
+
+    /// The same error, saying whether retrying the request may succeed.
+    #[must_use]
+    pub fn retryable(mut self, retryable: bool) -> Self {
+        self.error_mut().retryable = Some(retryable);
+        self
+    }
+
+    /// The same error with structured `details`.
+    #[must_use]
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.error_mut().details = Some(details);
+        self
+    }
+
+    /// The HTTP status of this kind of failure.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            Self::BadRequest(_) => StatusCode::BAD_REQUEST,
+            Self::NotFound(_) => StatusCode::NOT_FOUND,
+            Self::Conflict(_) => StatusCode::CONFLICT,
+            Self::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::BadGateway(_) => StatusCode::BAD_GATEWAY,
+            Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+        }
+    }
+
+    /// The coded error the body carries.
+    pub fn error(&self) -> &ToolCallError {
+        match self {
+            Self::BadRequest(error)
+            | Self::NotFound(error)
+            | Self::Conflict(error)
+            | Self::TooLarge(error)
+            | Self::Unprocessable(error)
+            | Self::Internal(error)
+            | Self::BadGateway(error)
+            | Self::Unavailable(error) => error,
+        }
+    }
+
+    fn error_mut(&mut self) -> &mut ToolCallError {
+        match self {
+            Self::BadRequest(error)
+            | Self::NotFound(error)
+            | Self::Conflict(error)
+            | Self::TooLarge(error)
+            | Self::Unprocessable(error)
+            | Self::Internal(error)
+            | Self::BadGateway(error)
+            | Self::Unavailable(error) => error,
+        }
+    }
+}
+
+fn coded(code: &str, message: impl Into<String>) -> ToolCallError {
+    ToolCallError::new(code, message).with_retryable(false)
+}
+
+/// A provider failure: its configuration errors are the request's fault (`400`), anything
+/// else is the provider's (`502`). Its code and `retryable` pass through unchanged.
+impl From<OpenRouterError> for StudioError {
+    fn from(error: OpenRouterError) -> Self {
+        let configuration =
+            error.code == openrouter_tool_loop::codes::OPENROUTER_CONFIGURATION_ERROR;
+        let error = error.to_tool_call_error();
+        if configuration {
+            Self::BadRequest(error)
+        } else {
+            Self::BadGateway(error)
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct ErrorBody<'a> {
+    error: &'a ToolCallError,
+}
+
+impl IntoResponse for StudioError {
+    fn into_response(self) -> Response {
+        (
+            self.status(),
+            Json(ErrorBody {
+                error: self.error(),
+            }),
+        )
+            .into_response()
+    }
+}
+
+impl std::fmt::Display for StudioError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.status().as_u16(), self.error())
+    }
+}
+
+impl std::error::Error for StudioError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn body_of(error: StudioError) -> (StatusCode, Value) {
+        let response = error.into_response();
+        let status = response.status();
+        let bytes = axum::body::to_bytes(response.into_body(), 1 << 16)
+            .await
+            .unwrap();
+        (status, serde_json::from_slice(&bytes).unwrap())
+    }
+
+    #[tokio::test]
+    async fn an_error_answers_its_status_and_the_coded_body_in_key_order() {
+        let (status, body) =
+            body_of(StudioError::not_found("STUDIO_RUN_NOT_FOUND", "No run.")).await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        assert_eq!(
+            body.to_string(),
+            r#"{"error":{"code":"STUDIO_RUN_NOT_FOUND","message":"No run.","retryable":false}}"#
+        );
+        let stale = StudioError::conflict("PREVIEW_SELECTION_STALE", "Select again.")
+            .retryable(true)
+            .with_details(serde_json::json!({"revision": 3}));
+        let (status, body) = body_of(stale).await;
+        assert_eq!(status, StatusCode::CONFLICT);
+        assert_eq!(body["error"]["retryable"], true);
+        assert_eq!(body["error"]["details"]["revision"], 3);
+    }
+
+    #[tokio::test]
+    async fn a_provider_failure_is_the_requests_fault_only_when_it_is_configuration() {
+        let configuration = OpenRouterError::new(
+            openrouter_tool_loop::codes::OPENROUTER_CONFIGURATION_ERROR,
+            "No key.",
+        );
+        assert_eq!(
+            StudioError::from(configuration).status(),
+            StatusCode::BAD_REQUEST
+        );
+        let upstream = OpenRouterError::new(
+            openrouter_tool_loop::codes::OPENROUTER_PROVIDER_ERROR,
+            "503",
+        );
+        let error = StudioError::from(upstream);
+        assert_eq!(error.status(), StatusCode::BAD_GATEWAY);
+        let (_, body) = body_of(error).await;
+        assert_eq!(body["error"]["code"], "OPENROUTER_PROVIDER_ERROR");
+    }
+}
