@@ -20,6 +20,8 @@
 //!
 //! The library crates sit below all of them.
 
+#![warn(unreachable_pub)]
+
 pub mod agent;
 pub mod cli;
 pub mod host;

@@ -7,14 +7,14 @@ use live_code_editor::preview::PreviewSelection;
 use serde_json::{Map, Value};
 
 /// Longest `search`/`replace` text `workspace.applyPatch` accepts, in characters.
-pub const MAX_PATCH_TEXT_CHARS: usize = 20_000;
+pub(crate) const MAX_PATCH_TEXT_CHARS: usize = 20_000;
 /// Factor of "bigger"; "smaller" divides by it.
-pub const SIZE_STEP: f64 = 1.25;
+pub(crate) const SIZE_STEP: f64 = 1.25;
 /// Font size used when the selection's computed size is not in pixels.
-pub const FALLBACK_FONT_SIZE_PX: f64 = 16.0;
+pub(crate) const FALLBACK_FONT_SIZE_PX: f64 = 16.0;
 
 /// Colour words the local agent understands, with the CSS colour each one sets.
-pub const DESIGN_COLORS: &[(&str, &str)] = &[
+pub(crate) const DESIGN_COLORS: &[(&str, &str)] = &[
     ("red", "#dc2626"),
     ("orange", "#ea580c"),
     ("yellow", "#ca8a04"),
@@ -32,7 +32,7 @@ pub const DESIGN_COLORS: &[(&str, &str)] = &[
 
 /// One CSS declaration.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Declaration {
+pub(crate) struct Declaration {
     /// Property name (lowercase).
     pub property: &'static str,
     /// Value.
@@ -41,7 +41,7 @@ pub struct Declaration {
 
 /// A change the prompt asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DesignChange {
+pub(crate) enum DesignChange {
     /// Text colour.
     Color(&'static str),
     /// Background colour.
@@ -62,7 +62,7 @@ pub enum DesignChange {
 
 /// Whether a prompt talks about the Design Mode selection ("the selected element", "the
 /// selection", "this element").
-pub fn refers_to_selection(words: &[&str]) -> bool {
+pub(crate) fn refers_to_selection(words: &[&str]) -> bool {
     words
         .iter()
         .any(|word| matches!(*word, "selected" | "selection"))
@@ -73,7 +73,7 @@ pub fn refers_to_selection(words: &[&str]) -> bool {
 
 /// The changes `words` (lowercase tokens of the prompt) ask for, in a stable order; empty when
 /// none is recognised.
-pub fn requested_changes(words: &[&str]) -> Vec<DesignChange> {
+pub(crate) fn requested_changes(words: &[&str]) -> Vec<DesignChange> {
     let has = |wanted: &[&str]| words.iter().any(|word| wanted.contains(word));
     let mut changes = Vec::new();
     let color = DESIGN_COLORS
@@ -135,7 +135,7 @@ const DESIGN_WORDS: &[&str] = &[
 
 /// Whether `word` is one a Design Mode prompt may use: a change, a colour, or the words around
 /// them (the planner's clause check).
-pub fn knows_word(word: &str) -> bool {
+pub(crate) fn knows_word(word: &str) -> bool {
     DESIGN_COLORS.iter().any(|(name, _)| *name == word)
         || [
             BACKGROUND_WORDS,
@@ -154,7 +154,7 @@ pub fn knows_word(word: &str) -> bool {
 /// The font size "bigger"/"smaller" start from: the pixel `font-size` of the selector's rule in
 /// `css` (so a second "bigger" grows again even though the selection's computed style is from
 /// before the first), else the selection's computed size, else [`FALLBACK_FONT_SIZE_PX`].
-pub fn base_font_px(css: &str, selection: &PreviewSelection) -> f64 {
+pub(crate) fn base_font_px(css: &str, selection: &PreviewSelection) -> f64 {
     let from_rule = rule_for(css, &selection.selector).and_then(|rule| {
         split_declarations(&css[rule.open + 1..rule.end - 1])
             .iter()
@@ -168,7 +168,7 @@ pub fn base_font_px(css: &str, selection: &PreviewSelection) -> f64 {
 }
 
 /// The declarations of `changes`; sizes scale `font_px` (see [`base_font_px`]).
-pub fn declarations(changes: &[DesignChange], font_px: f64) -> Vec<Declaration> {
+pub(crate) fn declarations(changes: &[DesignChange], font_px: f64) -> Vec<Declaration> {
     changes
         .iter()
         .map(|change| {
@@ -200,7 +200,7 @@ fn px(value: f64) -> String {
 /// `system` followed by a context block describing the Design Mode selection in `metadata`
 /// (the run's `metadata.selection`), or `system` unchanged when there is none or it does not
 /// validate. Page content is quoted as data, never as instructions.
-pub fn system_prompt_with_selection(system: &str, metadata: &Map<String, Value>) -> String {
+pub(crate) fn system_prompt_with_selection(system: &str, metadata: &Map<String, Value>) -> String {
     match metadata
         .get("selection")
         .and_then(|value| PreviewSelection::from_value(value).ok())
@@ -211,7 +211,7 @@ pub fn system_prompt_with_selection(system: &str, metadata: &Map<String, Value>)
 }
 
 /// The context block of a selection (every part is bounded by the selection's own bounds).
-pub fn selection_context(selection: &PreviewSelection) -> String {
+pub(crate) fn selection_context(selection: &PreviewSelection) -> String {
     let id = selection
         .id
         .as_deref()
@@ -256,7 +256,7 @@ To restyle it, read the stylesheet with workspace.readFile and add or update a r
 
 /// How the stylesheet changes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CssEdit {
+pub(crate) enum CssEdit {
     /// Replace the first occurrence of `search` (found exactly once, where the edit belongs).
     Patch {
         /// Existing text (the old rule, or a unique tail of the file).
@@ -272,8 +272,9 @@ pub enum CssEdit {
 }
 
 impl CssEdit {
-    /// The stylesheet after the edit (what the tool call will produce).
-    pub fn apply(&self, css: &str) -> String {
+    /// The stylesheet after the edit (what the tool call will produce; the tests check it).
+    #[cfg(test)]
+    pub(crate) fn apply(&self, css: &str) -> String {
         match self {
             Self::Patch { search, replace } => css.replacen(search.as_str(), replace, 1),
             Self::Write { source } => source.clone(),
@@ -285,7 +286,7 @@ impl CssEdit {
 /// selector is exactly `selector` gets them (other declarations kept), or a new rule is
 /// appended. A patch is content-guarded (its search text must still be there), so an edit
 /// planned against an older source fails instead of overwriting newer work.
-pub fn css_edit(css: &str, selector: &str, declarations: &[Declaration]) -> CssEdit {
+pub(crate) fn css_edit(css: &str, selector: &str, declarations: &[Declaration]) -> CssEdit {
     let (start, end, replacement) = match rule_for(css, selector) {
         Some(rule) => (rule.start, rule.end, rebuild_rule(css, &rule, declarations)),
         None => {

@@ -2,7 +2,7 @@
 //! the runner observed.
 
 /// Tools whose calls carry the observed revision as `expectedRevision`.
-pub const REVISION_GUARDED_TOOLS: &[&str] = &[
+pub(crate) const REVISION_GUARDED_TOOLS: &[&str] = &[
     "workspace.reset",
     "workspace.createFile",
     "workspace.renameFile",
@@ -18,7 +18,7 @@ pub const REVISION_GUARDED_TOOLS: &[&str] = &[
 ];
 
 /// `web.*` mutations: guarded by the realtime workspace's single `revision`.
-pub const WEB_REVISION_GUARDED_TOOLS: &[&str] = &[
+pub(crate) const WEB_REVISION_GUARDED_TOOLS: &[&str] = &[
     "web.applyPatch",
     "web.writeFile",
     "web.setTheme",
@@ -27,7 +27,7 @@ pub const WEB_REVISION_GUARDED_TOOLS: &[&str] = &[
 ];
 
 /// `editor.*` document mutations: guarded by the editor's document clock.
-pub const EDITOR_DOCUMENT_GUARDED_TOOLS: &[&str] = &[
+pub(crate) const EDITOR_DOCUMENT_GUARDED_TOOLS: &[&str] = &[
     "editor.setDocument",
     "editor.applyPatch",
     "editor.setScenario",
@@ -35,7 +35,7 @@ pub const EDITOR_DOCUMENT_GUARDED_TOOLS: &[&str] = &[
 ];
 
 /// `editor.*` folder writes: guarded by the editor's workspace clock.
-pub const EDITOR_WORKSPACE_GUARDED_TOOLS: &[&str] = &["editor.saveFile", "editor.saveAll"];
+pub(crate) const EDITOR_WORKSPACE_GUARDED_TOOLS: &[&str] = &["editor.saveFile", "editor.saveAll"];
 
 /// Which revision an earlier result reported and which argument of a guarded call carries it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,25 +47,25 @@ pub struct RevisionGuard {
 }
 
 /// The single clock of the standalone and realtime workspaces.
-pub const WORKSPACE_GUARD: RevisionGuard = RevisionGuard {
+pub(crate) const WORKSPACE_GUARD: RevisionGuard = RevisionGuard {
     result_field: "revision",
     argument: "expectedRevision",
 };
 
 /// The Live Code Editor's document clock.
-pub const DOCUMENT_GUARD: RevisionGuard = RevisionGuard {
+pub(crate) const DOCUMENT_GUARD: RevisionGuard = RevisionGuard {
     result_field: "documentRevision",
     argument: "expectedDocumentRevision",
 };
 
 /// The Live Code Editor's workspace clock.
-pub const EDITOR_WORKSPACE_GUARD: RevisionGuard = RevisionGuard {
+pub(crate) const EDITOR_WORKSPACE_GUARD: RevisionGuard = RevisionGuard {
     result_field: "workspaceRevision",
     argument: "expectedWorkspaceRevision",
 };
 
 /// The guard of `tool`, if its calls are revision-guarded.
-pub fn revision_guard(tool: &str) -> Option<RevisionGuard> {
+pub(crate) fn revision_guard(tool: &str) -> Option<RevisionGuard> {
     if REVISION_GUARDED_TOOLS.contains(&tool) || WEB_REVISION_GUARDED_TOOLS.contains(&tool) {
         Some(WORKSPACE_GUARD)
     } else if EDITOR_DOCUMENT_GUARDED_TOOLS.contains(&tool) {

@@ -3,12 +3,12 @@
 //! targets, Design Mode CSS edits), typed run outcomes with recovery actions, and the runner
 //! that sends planned calls through the registry. Each surface owns its planner.
 
-pub mod design;
-pub mod guards;
+pub(crate) mod design;
+pub(crate) mod guards;
 pub mod outcome;
 pub mod plan;
-pub mod prompt;
-pub mod reply;
+pub(crate) mod prompt;
+pub(crate) mod reply;
 pub mod runner;
-pub mod targets;
-pub mod understanding;
+pub(crate) mod targets;
+pub(crate) mod understanding;

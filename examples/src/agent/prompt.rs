@@ -111,7 +111,7 @@ pub(crate) fn looks_like_path(token: &str) -> bool {
             || live_code_editor::file::is_asset_path(token))
 }
 /// Text used as a feature description when the prompt quotes only a title.
-pub const DEFAULT_FEATURE_DESCRIPTION: &str = "Added by the local agent.";
+pub(crate) const DEFAULT_FEATURE_DESCRIPTION: &str = "Added by the local agent.";
 
 /// `updateHero` arguments from the quotes: a title (and subtitle), or only a subtitle when the
 /// prompt asks for one.

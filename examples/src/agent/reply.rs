@@ -7,14 +7,14 @@ use serde_json::Value;
 use super::outcome::{HandedFile, RunOutcome};
 
 /// Most characters of a file shown in a reply; the rest is counted, not shown.
-pub const MAX_SHOWN_CHARS: usize = 4_000;
+pub(crate) const MAX_SHOWN_CHARS: usize = 4_000;
 /// Largest download (encoded) a run hands to the page in its report.
-pub const MAX_HANDED_BYTES: usize = 1024 * 1024;
+pub(crate) const MAX_HANDED_BYTES: usize = 1024 * 1024;
 /// Most paths listed in a status summary.
 const MAX_LISTED_PATHS: usize = 10;
 
 /// The outcome of a run whose last call was `tool` with structured result `result`.
-pub fn completed(tool: &str, result: Option<&Value>, revision: Option<u64>) -> RunOutcome {
+pub(crate) fn completed(tool: &str, result: Option<&Value>, revision: Option<u64>) -> RunOutcome {
     let result = result.unwrap_or(&Value::Null);
     match tool {
         "workspace.readFile" | "web.readFile" | "editor.getDocument" => {

@@ -15,7 +15,10 @@ use crate::preview_edits::{
 /// The `PREVIEW_TARGET_NOT_FOUND` error a visual call (`*.setTheme`, `*.updateHero`,
 /// `*.addFeature`) would fail with in `workspace`, found by running the tool's own edit on the
 /// current source; `None` when the target is there or the call is not a visual one.
-pub fn missing_visual_target(workspace: &Workspace, call: &PlannedCall) -> Option<ToolCallError> {
+pub(crate) fn missing_visual_target(
+    workspace: &Workspace,
+    call: &PlannedCall,
+) -> Option<ToolCallError> {
     let text = |name: &str| call.arguments.get(name).and_then(Value::as_str);
     let (path, outcome) = match call.name.rsplit('.').next()? {
         "setTheme" => {
@@ -97,7 +100,7 @@ fn what_it_needs(target: PreviewTarget, path: Option<&str>) -> String {
 
 /// The workspace path a prompt's `named` path means: itself when the workspace has it, else the
 /// one file whose path ends in `/named` (a bare "app.js" for a folder's "js/app.js").
-pub fn resolve_path(workspace: &Workspace, named: &str) -> String {
+pub(crate) fn resolve_path(workspace: &Workspace, named: &str) -> String {
     if workspace.file(named).is_some() {
         return named.to_owned();
     }
@@ -112,7 +115,11 @@ pub fn resolve_path(workspace: &Workspace, named: &str) -> String {
 }
 
 /// `WORKSPACE_FILE_NOT_FOUND` when the prompt names a path `workspace` does not have.
-pub fn missing_file(workspace: &Workspace, path: &str, operation: &str) -> Option<ToolCallError> {
+pub(crate) fn missing_file(
+    workspace: &Workspace,
+    path: &str,
+    operation: &str,
+) -> Option<ToolCallError> {
     // An invalid path is the tool's to report, with its own code.
     let path = live_code_editor::workspace::model::validate_path(path).ok()?;
     workspace
@@ -124,7 +131,7 @@ pub fn missing_file(workspace: &Workspace, path: &str, operation: &str) -> Optio
 /// The file a `replace "X" with "Y"` patches: the named one if it holds the text, else the one
 /// text file that holds it. Several holders make the planner ask which; none fails before any
 /// approval, as the patch itself would.
-pub fn patch_path(
+pub(crate) fn patch_path(
     workspace: &Workspace,
     named: Option<&str>,
     search: &str,

@@ -14,12 +14,12 @@ use super::prompt::{looks_like_path, split_quotes};
 use crate::preview_edits::Theme;
 
 /// How to get a model for what the local agent does not understand (same on every surface).
-pub const CONNECT_MODEL: &str = "To let a model handle any request, open Settings on the studio page, add an OpenRouter API key, and choose OpenRouter as the agent.";
+pub(crate) const CONNECT_MODEL: &str = "To let a model handle any request, open Settings on the studio page, add an OpenRouter API key, and choose OpenRouter as the agent.";
 
 /// The reply to `prompt` when a surface's local agent understands none of it: that it did
 /// nothing, which part it could not read, what it understands (`help`), and how to connect a
 /// model.
-pub fn not_understood(prompt: &str, help: &str) -> Stop {
+pub(crate) fn not_understood(prompt: &str, help: &str) -> Stop {
     unclear_stop(&not_understood_parts(prompt), help)
 }
 

@@ -9,7 +9,7 @@ const READ_ONLY_TAG: &str = "[read-only]";
 const APPROVAL_TAG: &str = "[approval]";
 
 /// One `name  [read-only|approval]  description` line per tool, names padded to one column.
-pub fn list_lines(tools: &[ToolDefinition]) -> String {
+pub(super) fn list_lines(tools: &[ToolDefinition]) -> String {
     let width = tools.iter().map(|tool| tool.name.len()).max().unwrap_or(0);
     let tag_width = READ_ONLY_TAG.len().max(APPROVAL_TAG.len());
     tools
@@ -34,7 +34,7 @@ pub fn list_lines(tools: &[ToolDefinition]) -> String {
 }
 
 /// The canonical tools/list result, pretty-printed.
-pub fn list_json(tools: Vec<ToolDefinition>) -> String {
+pub(super) fn list_json(tools: Vec<ToolDefinition>) -> String {
     let listing = ToolListResult {
         tools,
         next_cursor: None,
@@ -43,7 +43,7 @@ pub fn list_json(tools: Vec<ToolDefinition>) -> String {
 }
 
 /// A successful result's structured content, pretty-printed (its text content when it has none).
-pub fn result_json(result: &ToolCallResult) -> String {
+pub(super) fn result_json(result: &ToolCallResult) -> String {
     match &result.structured_content {
         Some(value) => pretty(value),
         None => stringify_tool_content(&result.content),

@@ -24,7 +24,7 @@ use crate::kit::responses::no_store_json;
 /// `GET /api/changes`.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ChangesView {
+pub(crate) struct ChangesView {
     /// The revision the diff was computed at.
     pub revision: u64,
     /// What the files are compared with: `folder` (read now) or `checkpoint`.
@@ -86,7 +86,7 @@ impl Changes {
 }
 
 /// `GET /api/changes`: every change of the workspace against its base.
-pub async fn unsaved_changes(State(state): State<Arc<StudioState>>) -> Response {
+pub(crate) async fn unsaved_changes(State(state): State<Arc<StudioState>>) -> Response {
     let changes = Changes::read(state.workspace.manager()).await;
     let view = ChangesView {
         revision: changes.current.revision(),
@@ -104,7 +104,7 @@ pub async fn unsaved_changes(State(state): State<Arc<StudioState>>) -> Response 
 /// The body of `POST /api/changes/revert-hunk`.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct RevertHunk {
+pub(crate) struct RevertHunk {
     /// The file (its current path).
     pub path: String,
     /// The hunk to revert, as `GET /api/changes` numbered it.
@@ -117,7 +117,7 @@ pub struct RevertHunk {
 /// lines with `workspace.writeFile` (guarded by the revision the diff was computed at) and
 /// answers with that call's result. `409 STUDIO_DIFF_CHANGED` when the changes moved on since
 /// they were shown; `422 STUDIO_UNKNOWN_HUNK` for a hunk or file that has none to revert.
-pub async fn revert_hunk(
+pub(crate) async fn revert_hunk(
     State(state): State<Arc<StudioState>>,
     Json(body): Json<RevertHunk>,
 ) -> Result<Json<Value>, StudioError> {

@@ -1,23 +1,23 @@
 //! The studio host: one registry, workspace manager, approval queue, trace and event hub,
 //! served over HTTP and a WebSocket on loopback.
 
-pub mod changes;
+pub(crate) mod changes;
 pub mod mcp;
 pub mod mcp_servers;
 pub mod mcp_state_key;
-pub mod openrouter;
+pub(crate) mod openrouter;
 pub mod orphans;
 pub mod otel;
-pub mod page_calls;
-pub mod rejections;
+pub(crate) mod page_calls;
+pub(crate) mod rejections;
 pub mod remote_approval;
-pub mod review;
+pub(crate) mod review;
 pub mod runs;
-pub mod selection;
+pub(crate) mod selection;
 pub mod server;
 pub mod settings;
 pub mod trace;
-pub mod ui;
+pub(crate) mod ui;
 pub mod upload;
 
 use std::net::SocketAddr;

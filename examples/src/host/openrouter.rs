@@ -32,7 +32,7 @@ fn surface_executor(
 }
 
 /// Starts an OpenRouter run, or refuses with a coded error when no key or model is configured.
-pub async fn start(
+pub(crate) async fn start(
     state: Arc<StudioState>,
     surface: Surface,
     prompt: String,

@@ -8,10 +8,10 @@ use tool_protocol::{ToolCallContext, ToolCallMode, ToolCallSource};
 use super::StudioState;
 
 /// Session id of direct calls from the studio page.
-pub const UI_SESSION_ID: &str = "studio-ui";
+pub(crate) const UI_SESSION_ID: &str = "studio-ui";
 
 /// Runs a tools/call `request` as the page does: a local, direct call in the page's session.
-pub async fn call_as_page(state: &StudioState, request: &Value) -> Value {
+pub(crate) async fn call_as_page(state: &StudioState, request: &Value) -> Value {
     let context = ToolCallContext::new(ToolCallSource::Local, ToolCallMode::Direct)
         .with_session(UI_SESSION_ID);
     let result = state

@@ -19,7 +19,7 @@ const MAX_REJECTION_CHARS: usize = 300;
 const MAX_REJECTION_BODY_BYTES: usize = 4 * 1024;
 
 /// Axum middleware: replaces a plain-text client-error answer with a coded JSON one.
-pub async fn code_rejections(request: Request, next: Next) -> Response {
+pub(crate) async fn code_rejections(request: Request, next: Next) -> Response {
     let path = request.uri().path().to_owned();
     let response = next.run(request).await;
     if !needs_coding(&response, &path) {

@@ -28,11 +28,11 @@ use crate::surfaces::is_studio_tool;
 const MAX_DECIDED_HUNKS: usize = live_code_editor::diff::MAX_DIFF_HUNKS;
 
 /// Longest literal a narrowed patch may carry (the patch tools' own bound).
-pub const MAX_NARROWED_PATCH_CHARS: usize = 20_000;
+pub(crate) const MAX_NARROWED_PATCH_CHARS: usize = 20_000;
 
 /// What a call would do to its surface's workspace.
 #[derive(Debug)]
-pub struct Proposal {
+pub(crate) struct Proposal {
     before: Workspace,
     after: Option<Workspace>,
     narrowing: Option<Narrowing>,
@@ -63,7 +63,7 @@ enum NarrowStyle {
 /// The diff answer of `GET /api/approvals/{id}/diff`.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ReviewView {
+pub(crate) struct ReviewView {
     /// The approval.
     pub approval_id: String,
     /// The tool asked for.
@@ -121,7 +121,11 @@ impl ReviewRefusal {
 }
 
 /// The proposal of tool `name` called with `args`, from the state of the surface it belongs to.
-pub async fn proposal(state: &StudioState, name: &str, args: &Map<String, Value>) -> Proposal {
+pub(crate) async fn proposal(
+    state: &StudioState,
+    name: &str,
+    args: &Map<String, Value>,
+) -> Proposal {
     let (surface, tool) = name.split_once('.').unwrap_or(("", name));
     if !is_studio_tool(name) {
         // A mounted MCP tool: whatever its name or arguments look like, it does not touch this
@@ -443,7 +447,7 @@ const SUMMARY_LINES_PER_FILE: usize = 3;
 impl Proposal {
     /// A few lines for a confirmation outside the page (an MCP client): the effect, and per
     /// file its change, `+N/−M` and its first changed lines. `None` when there is nothing to say.
-    pub fn summary_text(&self) -> Option<String> {
+    pub(crate) fn summary_text(&self) -> Option<String> {
         if let Some(server) = &self.remote {
             return Some(remote_note(server));
         }
@@ -483,7 +487,7 @@ impl Proposal {
     }
 
     /// The view the page shows.
-    pub fn view(
+    pub(crate) fn view(
         &self,
         approval_id: &str,
         tool: &str,
@@ -523,7 +527,7 @@ impl Proposal {
     /// The narrowed call for accepting only `accepted` hunks of the narrowable file, checked
     /// against the digest of the diff the person saw. `Ok(None)` when every hunk is accepted
     /// (the call runs as sent).
-    pub fn narrowed(
+    pub(crate) fn narrowed(
         &self,
         arguments: &Map<String, Value>,
         accepted: &[usize],
@@ -584,7 +588,7 @@ impl Proposal {
 
 /// A partial acceptance: the narrowed call and its hunk counts.
 #[derive(Debug)]
-pub struct Narrowed {
+pub(crate) struct Narrowed {
     /// What the call runs with instead.
     pub changes: ApprovedChanges,
     /// Hunks applied.
@@ -606,7 +610,7 @@ fn source_of<'w>(workspace: &'w Workspace, path: &str) -> Result<&'w str, Review
 /// `some` (the narrowed call, with the hunks it applied and rejected).
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Resolved {
+pub(crate) struct Resolved {
     resolved: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     applied: Option<&'static str>,
@@ -744,7 +748,7 @@ pub(super) fn check_arguments_digest(
 
 /// `GET /api/approvals/{id}/diff`: the pending call's change, computed now for the page (the
 /// route needs the studio token). `404` for an unknown or settled approval.
-pub async fn approval_diff(
+pub(crate) async fn approval_diff(
     State(state): State<Arc<StudioState>>,
     Path(id): Path<String>,
 ) -> Result<Response, StudioError> {
@@ -763,11 +767,11 @@ pub async fn approval_diff(
 }
 
 /// The note of a call that another process asked this studio to approve.
-pub const ELSEWHERE_NOTE: &str = "This call runs in another process that asked this studio for approval; the diff is computed against this studio's workspace, which may differ from the one it will change.";
+pub(crate) const ELSEWHERE_NOTE: &str = "This call runs in another process that asked this studio for approval; the diff is computed against this studio's workspace, which may differ from the one it will change.";
 
 /// What a call would change, for the confirmation an MCP client shows (the studio's page shows
 /// the full diff instead). Holds the state weakly: the server it is part of may outlive it.
-pub struct McpChangePreview(pub std::sync::Weak<StudioState>);
+pub(crate) struct McpChangePreview(pub std::sync::Weak<StudioState>);
 
 #[async_trait::async_trait]
 impl tool_context_mcp::ChangePreview for McpChangePreview {

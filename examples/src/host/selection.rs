@@ -19,14 +19,14 @@ use crate::kit::error::StudioError;
 use crate::kit::events::StudioEvent;
 
 /// Largest request body the selection route reads (the message itself is bounded far lower).
-pub const MAX_SELECTION_BODY_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_SELECTION_BODY_BYTES: usize = 64 * 1024;
 /// Error code of a selection picked in a revision the workspace has moved past.
-pub const PREVIEW_SELECTION_STALE: &str = "PREVIEW_SELECTION_STALE";
+pub(crate) const PREVIEW_SELECTION_STALE: &str = "PREVIEW_SELECTION_STALE";
 /// `kind` of the surface event that carries a selection (or `null` once it was removed).
-pub const SELECTION_EVENT_KIND: &str = "selection";
+pub(crate) const SELECTION_EVENT_KIND: &str = "selection";
 
 /// `POST /api/preview/selection` (accept and publish) and `DELETE` (remove it everywhere).
-pub fn routes() -> Router<Arc<StudioState>> {
+pub(crate) fn routes() -> Router<Arc<StudioState>> {
     Router::new()
         .route(
             "/api/preview/selection",
@@ -36,7 +36,7 @@ pub fn routes() -> Router<Arc<StudioState>> {
 }
 
 /// The surface event announcing `selection` (`None`: removed).
-pub fn selection_event(selection: Option<&PreviewSelection>) -> StudioEvent {
+pub(crate) fn selection_event(selection: Option<&PreviewSelection>) -> StudioEvent {
     StudioEvent::Surface {
         surface: crate::surfaces::Surface::Workspace.as_str().to_owned(),
         data: json!({
@@ -47,7 +47,7 @@ pub fn selection_event(selection: Option<&PreviewSelection>) -> StudioEvent {
 }
 
 /// The coded 400 answer of a refused selection.
-pub fn invalid_selection(error: &SelectionError) -> StudioError {
+pub(crate) fn invalid_selection(error: &SelectionError) -> StudioError {
     StudioError::bad_request(error.code(), error.message.clone())
         .with_details(json!({"field": error.field}))
 }

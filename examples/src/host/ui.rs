@@ -7,12 +7,12 @@ use rust_embed::RustEmbed;
 struct UiAssets;
 
 /// The bytes of an embedded UI file.
-pub fn asset(path: &str) -> Option<Vec<u8>> {
+pub(crate) fn asset(path: &str) -> Option<Vec<u8>> {
     UiAssets::get(path).map(|file| file.data.into_owned())
 }
 
 /// The content type of a UI file by extension.
-pub fn content_type(path: &str) -> &'static str {
+pub(crate) fn content_type(path: &str) -> &'static str {
     match path.rsplit('.').next() {
         Some("html") => "text/html; charset=utf-8",
         Some("css") => "text/css; charset=utf-8",

@@ -3,10 +3,10 @@
 //! reply repeats it, so no run reports a partial change as simply done.
 
 /// How every such note starts.
-pub const APPROVED_WITH_CHANGES: &str = "Approved with changes:";
+pub(crate) const APPROVED_WITH_CHANGES: &str = "Approved with changes:";
 
 /// The note for applying the `accepted` hunks (0-based, sorted) of `count` hunks of `path`.
-pub fn changes_note(path: &str, accepted: &[usize], count: usize) -> String {
+pub(crate) fn changes_note(path: &str, accepted: &[usize], count: usize) -> String {
     let numbers = |indices: &mut dyn Iterator<Item = usize>| {
         indices
             .map(|index| (index + 1).to_string())
@@ -26,7 +26,7 @@ pub fn changes_note(path: &str, accepted: &[usize], count: usize) -> String {
 }
 
 /// Whether a result text block is such a note.
-pub fn is_changes_note(text: &str) -> bool {
+pub(crate) fn is_changes_note(text: &str) -> bool {
     text.starts_with(APPROVED_WITH_CHANGES)
 }
 

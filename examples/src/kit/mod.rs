@@ -3,15 +3,15 @@
 //! durable folder writes, private files and the workspace database). It imports neither
 //! [`crate::host`] nor any surface.
 
-pub mod approval_note;
+pub(crate) mod approval_note;
 pub mod bridge;
 pub mod durable_folder;
 pub mod error;
 pub mod events;
 pub mod preview_http;
-pub mod private_files;
-pub mod repository;
-pub mod responses;
+pub(crate) mod private_files;
+pub(crate) mod repository;
+pub(crate) mod responses;
 pub mod security;
 pub mod stylesheet_run;
-pub mod tool_inputs;
+pub(crate) mod tool_inputs;

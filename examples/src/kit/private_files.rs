@@ -14,7 +14,7 @@ const FILE_MODE: u32 = 0o600;
 
 /// Creates `dir` (and missing parents) owner-only; an existing directory keeps its mode, since
 /// it may be one the person chose for other things too.
-pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+pub(crate) fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]
@@ -27,7 +27,7 @@ pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
 
 /// Makes sure `path` exists owner-only before another library (SQLite) opens it: a missing
 /// file is created empty with the private mode, an existing one is narrowed to it.
-pub fn prepare_private_file(path: &Path) -> std::io::Result<()> {
+pub(crate) fn prepare_private_file(path: &Path) -> std::io::Result<()> {
     let mut options = std::fs::OpenOptions::new();
     options.create(true).append(true);
     #[cfg(unix)]
@@ -40,7 +40,7 @@ pub fn prepare_private_file(path: &Path) -> std::io::Result<()> {
 }
 
 /// Replaces `path` with `bytes` atomically: a fresh temp file created owner-only, then renamed.
-pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let temp = path.with_extension(format!("tmp-{}", std::process::id()));
     let _ = std::fs::remove_file(&temp);
     let mut options = std::fs::OpenOptions::new();

@@ -17,7 +17,10 @@ pub const WORKSPACE_DB_FILE: &str = "workspace.sqlite";
 
 /// Opens workspace `workspace_id` of the workspace database in `data_dir`; when it cannot be
 /// opened the manager runs in memory mode and reports why in every result.
-pub async fn open_repository(data_dir: &Path, workspace_id: &str) -> Arc<dyn WorkspaceRepository> {
+pub(crate) async fn open_repository(
+    data_dir: &Path,
+    workspace_id: &str,
+) -> Arc<dyn WorkspaceRepository> {
     let file = data_dir.join(WORKSPACE_DB_FILE);
     let prepared = private_files::create_private_dir(data_dir)
         .and_then(|()| private_files::prepare_private_file(&file));

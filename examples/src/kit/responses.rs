@@ -6,7 +6,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
 /// A JSON answer that holds file source: never cached by the browser or anything in between.
-pub fn no_store_json(value: &impl Serialize) -> Response {
+pub(crate) fn no_store_json(value: &impl Serialize) -> Response {
     let mut response = Json(value).into_response();
     response
         .headers_mut()

@@ -11,12 +11,12 @@ use crate::preview_edits::Theme;
 /// No arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct NoInput {}
+pub(crate) struct NoInput {}
 
 /// Only a revision guard.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct GuardInput {
+pub(crate) struct GuardInput {
     /// The revision the caller last read; a different current revision rejects the call.
     #[schemars(range(min = 0))]
     pub expected_revision: Option<u64>,
@@ -25,7 +25,7 @@ pub struct GuardInput {
 /// A revision guard for an operation that replaces the whole workspace.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct ReplaceInput {
+pub(crate) struct ReplaceInput {
     /// The revision the caller last read; a different current revision rejects the call.
     #[schemars(range(min = 0))]
     pub expected_revision: Option<u64>,
@@ -37,7 +37,7 @@ pub struct ReplaceInput {
 
 impl ReplaceInput {
     /// The manager's guard for these arguments.
-    pub fn guard(&self) -> ImportGuard {
+    pub(crate) fn guard(&self) -> ImportGuard {
         ImportGuard::at(self.expected_revision).discarding(self.discard_changes)
     }
 }
@@ -45,7 +45,7 @@ impl ReplaceInput {
 /// A workspace path.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct PathInput {
+pub(crate) struct PathInput {
     /// Workspace-relative path (slashes, no `..`).
     #[schemars(length(min = 1, max = 160))]
     pub path: String,
@@ -54,7 +54,7 @@ pub struct PathInput {
 /// A workspace path with a revision guard.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct GuardedPathInput {
+pub(crate) struct GuardedPathInput {
     /// Workspace-relative path (slashes, no `..`).
     #[schemars(length(min = 1, max = 160))]
     pub path: String,
@@ -66,7 +66,7 @@ pub struct GuardedPathInput {
 /// A path and its full source.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct SourceInput {
+pub(crate) struct SourceInput {
     /// Workspace-relative path (slashes, no `..`).
     #[schemars(length(min = 1, max = 160))]
     pub path: String,
@@ -81,7 +81,7 @@ pub struct SourceInput {
 /// A rename.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct RenameInput {
+pub(crate) struct RenameInput {
     /// Current path.
     #[schemars(length(min = 1, max = 160))]
     pub from_path: String,
@@ -96,7 +96,7 @@ pub struct RenameInput {
 /// Which matches a patch replaces.
 #[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum OccurrenceInput {
+pub(crate) enum OccurrenceInput {
     /// Only the first match.
     #[default]
     First,
@@ -107,7 +107,7 @@ pub enum OccurrenceInput {
 /// A literal search/replace.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct PatchInput {
+pub(crate) struct PatchInput {
     /// Workspace-relative path of a text file.
     #[schemars(length(min = 1, max = 160))]
     pub path: String,
@@ -128,7 +128,7 @@ pub struct PatchInput {
 /// A theme change.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct ThemeInput {
+pub(crate) struct ThemeInput {
     /// One of `violet`, `emerald`, `amber`, `rose`.
     pub theme: Theme,
     /// The revision the caller last read.
@@ -139,7 +139,7 @@ pub struct ThemeInput {
 /// A feature card.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct FeatureInput {
+pub(crate) struct FeatureInput {
     /// Card title (1 to 70 characters).
     #[schemars(length(min = 1, max = 70))]
     pub title: String,
@@ -155,7 +155,7 @@ pub struct FeatureInput {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[schemars(extend("anyOf" = [{"required": ["title"]}, {"required": ["subtitle"]}]))]
-pub struct HeroInput {
+pub(crate) struct HeroInput {
     /// Hero title (1 to 90 characters).
     #[schemars(length(min = 1, max = 90))]
     pub title: Option<String>,

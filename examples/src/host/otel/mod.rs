@@ -4,12 +4,12 @@
 //! nothing is installed and nothing is exported.
 //!
 //! Exporting never slows or fails a call: spans go through a bounded queue to one export
-//! thread ([`queue`]), metrics through the SDK's periodic reader on its own thread. The
+//! thread (`queue`), metrics through the SDK's periodic reader on its own thread. The
 //! standard `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES` name the service (default
 //! `live-code-studio`); `OTEL_METRICS_EXPORTER=none` turns metrics off (for a backend that takes
 //! traces only, such as Arize Phoenix).
 
-pub mod queue;
+pub(crate) mod queue;
 
 use std::sync::Arc;
 use std::time::Duration;

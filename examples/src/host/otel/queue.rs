@@ -16,11 +16,11 @@ use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 use opentelemetry_sdk::trace::{Span, SpanData, SpanExporter, SpanProcessor};
 
 /// Spans waiting for export at most; more are dropped (and counted).
-pub const MAX_QUEUED_SPANS: usize = 2_048;
+pub(crate) const MAX_QUEUED_SPANS: usize = 2_048;
 /// Spans sent in one export request at most.
-pub const MAX_BATCH_SPANS: usize = 512;
+pub(crate) const MAX_BATCH_SPANS: usize = 512;
 /// How long a span waits for its batch to fill before it is sent anyway.
-pub const FLUSH_INTERVAL: Duration = Duration::from_secs(1);
+pub(crate) const FLUSH_INTERVAL: Duration = Duration::from_secs(1);
 
 /// What the queue did: spans exported, dropped (queue full, or the export failed) and export
 /// requests that failed.
@@ -56,14 +56,14 @@ enum Message {
 
 /// The processor the tracer provider holds.
 #[derive(Debug)]
-pub struct BoundedSpanProcessor {
+pub(crate) struct BoundedSpanProcessor {
     sender: SyncSender<Message>,
     stats: Arc<ExportStats>,
 }
 
 impl BoundedSpanProcessor {
     /// Starts the export thread; `make_exporter` runs on it.
-    pub fn start<E, F>(make_exporter: F) -> Self
+    pub(crate) fn start<E, F>(make_exporter: F) -> Self
     where
         E: SpanExporter + 'static,
         F: FnOnce() -> E + Send + 'static,
@@ -83,7 +83,7 @@ impl BoundedSpanProcessor {
     }
 
     /// The counters, shared.
-    pub fn stats(&self) -> Arc<ExportStats> {
+    pub(crate) fn stats(&self) -> Arc<ExportStats> {
         Arc::clone(&self.stats)
     }
 

@@ -14,7 +14,7 @@ use serde::Serialize;
 /// response's worth.
 pub const MAX_STREAMED_BYTES: usize = MAX_RESPONSE_BODY_BYTES;
 /// Most tool calls a run's stream lists.
-pub const MAX_STREAMED_CALLS: usize = 64;
+pub(super) const MAX_STREAMED_CALLS: usize = 64;
 /// Deltas are forwarded at most this often per run...
 pub const FLUSH_INTERVAL: Duration = Duration::from_millis(16);
 /// ...unless this many bytes are waiting.
@@ -204,7 +204,7 @@ impl RunStream {
 /// event, sent at most every [`FLUSH_INTERVAL`] (or at [`FLUSH_BYTES`]); any other event sends
 /// what waits first, so order is kept.
 #[derive(Debug)]
-pub struct Outbox {
+pub(super) struct Outbox {
     pending: Option<RunEvent>,
     last_flush: Instant,
     /// A timer will flush the pending delta.
@@ -223,7 +223,7 @@ impl Default for Outbox {
 
 /// What to do after [`Outbox::push`]: send these events now, and maybe flush after a delay.
 #[derive(Debug, Default)]
-pub struct Push {
+pub(super) struct Push {
     /// Events to publish now, in order.
     pub send: Vec<RunEvent>,
     /// Flush the pending delta after this long.
@@ -232,7 +232,7 @@ pub struct Push {
 
 impl Outbox {
     /// Queues `event` (already cut to what the view kept).
-    pub fn push(&mut self, event: RunEvent) -> Push {
+    pub(super) fn push(&mut self, event: RunEvent) -> Push {
         let mut push = Push::default();
         let event = match self.pending.take() {
             Some(mut waiting) => {
@@ -265,7 +265,7 @@ impl Outbox {
     }
 
     /// The waiting delta, if any (the timer fired, or the run changed state).
-    pub fn flush(&mut self) -> Option<RunEvent> {
+    pub(super) fn flush(&mut self) -> Option<RunEvent> {
         self.scheduled = false;
         let pending = self.pending.take();
         if pending.is_some() {

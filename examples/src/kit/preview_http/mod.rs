@@ -1,9 +1,9 @@
 //! HTTP responses of preview documents and their assets, shared by the three surfaces' preview
 //! routes (`/preview/…`, `/editor/preview/…`, `/web/preview/…`), and of the standalone export.
-//! [`serving`] is the one set of preview routes every surface mounts; [`cache`] compiles each
+//! [`serving`] is the one set of preview routes every surface mounts; `cache` compiles each
 //! surface's latest revision once.
 
-pub mod cache;
+pub(crate) mod cache;
 pub mod serving;
 
 use axum::body::Body;

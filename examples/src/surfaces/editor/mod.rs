@@ -2,7 +2,7 @@
 //!
 //! The editor has its own workspace (files persisted under workspace id `editor` of the
 //! studio's workspace database) and a *document* clock for what its preview shows: see
-//! [`state`]. Scenarios ([`scenarios`]) are data handed to the preview, never executed source;
+//! `state`. Scenarios (`scenarios`) are data handed to the preview, never executed source;
 //! there is no tool that runs scripts.
 //!
 //! # Result context
@@ -59,13 +59,13 @@
 //! iframe's acknowledgement; while attached, mutations wait for that browser acknowledgement.
 
 pub mod planner;
-pub mod routes;
-pub mod save_routes;
-pub mod save_tools;
+pub(crate) mod routes;
+pub(crate) mod save_routes;
+pub(crate) mod save_tools;
 pub mod saves;
-pub mod scenarios;
-pub mod state;
-pub mod tools;
+pub(crate) mod scenarios;
+pub(crate) mod state;
+pub(crate) mod tools;
 
 use std::sync::Arc;
 

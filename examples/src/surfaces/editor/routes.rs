@@ -27,7 +27,7 @@ use crate::kit::preview_http::serving::{self, AckView, PreviewRoutes, PreviewSur
 use crate::kit::stylesheet_run::StylesheetRun;
 
 /// Every editor route but the saves' (see [`super::save_routes`]).
-pub fn routes<S>() -> Router<S>
+pub(crate) fn routes<S>() -> Router<S>
 where
     S: Clone + Send + Sync + 'static,
     EditorRoutes: FromRef<S>,

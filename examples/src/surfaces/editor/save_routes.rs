@@ -29,13 +29,13 @@ use crate::kit::error::StudioError;
 const LIST_PAGE_SIZE: usize = 200;
 /// Most pages one listing scans (completed records are skipped over); past it the listing is
 /// marked truncated.
-pub const MAX_LISTED_PAGES: usize = 20;
+pub(crate) const MAX_LISTED_PAGES: usize = 20;
 /// Reason stored when an operator records that an unknown save did not happen.
-pub const OPERATOR_FAILED_REASON: &str =
+pub(crate) const OPERATOR_FAILED_REASON: &str =
     "an operator recorded that the save did not happen; the next identical save writes again";
 
 /// The routes.
-pub fn routes<S>() -> Router<S>
+pub(crate) fn routes<S>() -> Router<S>
 where
     S: Clone + Send + Sync + 'static,
     EditorRoutes: FromRef<S>,
@@ -48,7 +48,7 @@ where
 /// One unknown save as listed (manifest, never contents).
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct UnknownSave {
+pub(crate) struct UnknownSave {
     /// The operation key to recover.
     pub key: String,
     /// Why the outcome is unknown.
@@ -64,7 +64,7 @@ pub struct UnknownSave {
 /// `GET /api/editor/saves`.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct SaveListing {
+pub(crate) struct SaveListing {
     /// Unknown editor save records in key order (at most [`MAX_LISTED_SAVES`]).
     pub unknown: Vec<UnknownSave>,
     /// Whether more may exist than were listed.
@@ -74,7 +74,7 @@ pub struct SaveListing {
 /// `POST /api/editor/saves/recover` body.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct RecoverRequest {
+pub(crate) struct RecoverRequest {
     /// The unknown record's key.
     pub key: String,
     /// `readBack` (default): complete only when every file reads back identical; `failed`: an
@@ -86,7 +86,7 @@ pub struct RecoverRequest {
 /// How to resolve an unknown save.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub enum RecoverResolution {
+pub(crate) enum RecoverResolution {
     /// Read every manifest file back and compare.
     #[default]
     ReadBack,
@@ -102,7 +102,7 @@ async fn list(State(state): State<EditorRoutes>) -> Result<Json<SaveListing>, St
 }
 
 /// The unknown editor save records, scanning the key range of [`EDITOR_SAVE_KEY_PREFIX`].
-pub async fn list_unknown(
+pub(crate) async fn list_unknown(
     store: &DurableOperationStore,
 ) -> Result<SaveListing, DurableOperationError> {
     list_within(store, ListBounds::DEFAULT).await
@@ -179,7 +179,7 @@ async fn recover(
 /// What a recovery did to an editor save record.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Recovery {
+pub(crate) struct Recovery {
     operation_key: String,
     state: OperationState,
     /// Whether this request resolved the record (`false`: it was not unknown, or is still).
@@ -213,7 +213,7 @@ impl Recovery {
 }
 
 /// Status-first recovery of one editor save record.
-pub async fn recover_save(
+pub(crate) async fn recover_save(
     surface: &EditorSurface,
     request: &RecoverRequest,
 ) -> Result<Recovery, StudioError> {

@@ -21,7 +21,7 @@ use super::{EditorContext, EditorSurface};
 /// `editor.saveFile` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct SaveFileInput {
+pub(crate) struct SaveFileInput {
     /// Workspace-relative path of the text file to write (slashes, no `..`).
     #[schemars(length(min = 1, max = 160))]
     pub path: String,
@@ -33,7 +33,7 @@ pub struct SaveFileInput {
 /// `editor.saveAll` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct SaveAllInput {
+pub(crate) struct SaveAllInput {
     /// The workspace revision the caller last read; a different current one writes nothing.
     #[schemars(range(min = 0))]
     pub expected_workspace_revision: Option<u64>,
@@ -42,7 +42,7 @@ pub struct SaveAllInput {
 /// The result of a save.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct EditorSaveResult {
+pub(crate) struct EditorSaveResult {
     /// `saveFile` or `saveAll`.
     pub operation: String,
     /// Both clocks (a save moves neither), the preview state and persistence.
@@ -60,7 +60,7 @@ pub struct EditorSaveResult {
 }
 
 /// Both save tools.
-pub fn tools(surface: &Arc<EditorSurface>) -> Vec<Tool> {
+pub(crate) fn tools(surface: &Arc<EditorSurface>) -> Vec<Tool> {
     vec![
         save_file(Arc::clone(surface)),
         save_all(Arc::clone(surface)),

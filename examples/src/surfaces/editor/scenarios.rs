@@ -11,9 +11,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 /// `id` of the JSON block carrying the scenario in the preview document.
-pub const SCENARIO_BLOCK_ID: &str = "editor-scenario";
+pub(crate) const SCENARIO_BLOCK_ID: &str = "editor-scenario";
 /// Attribute of the preview's `<html>` element naming the scenario.
-pub const SCENARIO_ATTRIBUTE: &str = "data-scenario";
+pub(crate) const SCENARIO_ATTRIBUTE: &str = "data-scenario";
 
 /// One of the editor's named scenarios.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -111,7 +111,7 @@ impl Scenario {
 }
 
 /// The editor's seed workspace: the default scenario's examples and one image asset.
-pub fn seed_files() -> Vec<WorkspaceFile> {
+pub(crate) fn seed_files() -> Vec<WorkspaceFile> {
     let scenario = Scenario::DEFAULT;
     let example = |language| scenario.example(language).unwrap_or_default();
     vec![
@@ -125,7 +125,7 @@ pub fn seed_files() -> Vec<WorkspaceFile> {
 /// Adds the scenario to a compiled preview document: `data-scenario` on `<html>` and a
 /// `<script type="application/json" id="editor-scenario">` block at the start of `<head>`
 /// (or of the document when it has no head). JSON is escaped so it cannot close the block.
-pub fn inject_scenario(html: &str, scenario: Scenario) -> String {
+pub(crate) fn inject_scenario(html: &str, scenario: Scenario) -> String {
     let block = scenario_block(scenario);
     let mut injected = false;
     let settings = RewriteStrSettings::new()

@@ -39,10 +39,10 @@ use crate::kit::stylesheet_run::StylesheetRun;
 use crate::surfaces::SurfaceDeps;
 
 /// Workspace id of the editor's files in the studio's workspace database.
-pub const EDITOR_WORKSPACE_ID: &str = "editor";
+pub(crate) const EDITOR_WORKSPACE_ID: &str = "editor";
 /// `details.reason` of a reset refused because the scenario has no example for the open
 /// file's language (the error code is `WORKSPACE_FILE_TYPE_CONFLICT`).
-pub const EDITOR_SCENARIO_EXAMPLE_MISSING: &str = "EDITOR_SCENARIO_EXAMPLE_MISSING";
+pub(crate) const EDITOR_SCENARIO_EXAMPLE_MISSING: &str = "EDITOR_SCENARIO_EXAMPLE_MISSING";
 
 /// The two clocks and the acknowledged preview: what every preview-aware `editor.*` result
 /// carries.
@@ -117,7 +117,7 @@ impl std::fmt::Debug for EditorSurface {
 
 impl EditorSurface {
     /// Opens the editor: its files live in the studio's workspace database under
-    /// [`EDITOR_WORKSPACE_ID`] (memory mode when the database cannot be opened).
+    /// `EDITOR_WORKSPACE_ID` (memory mode when the database cannot be opened).
     pub async fn open(deps: &SurfaceDeps) -> Result<Arc<Self>, String> {
         let repository =
             crate::kit::repository::open_repository(&deps.data_dir, EDITOR_WORKSPACE_ID).await;

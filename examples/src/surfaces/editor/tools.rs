@@ -17,7 +17,7 @@ use crate::kit::tool_inputs::{NoInput, OccurrenceInput};
 /// `editor.openFile` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct OpenFileInput {
+pub(crate) struct OpenFileInput {
     /// Workspace-relative path of a text file (slashes, no `..`).
     #[schemars(length(min = 1, max = 160))]
     pub path: String,
@@ -26,7 +26,7 @@ pub struct OpenFileInput {
 /// `editor.setDocument` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct SetDocumentInput {
+pub(crate) struct SetDocumentInput {
     /// The document's complete source (at most 80,000 characters); stored, never executed.
     #[schemars(length(max = 80_000))]
     pub source: String,
@@ -38,7 +38,7 @@ pub struct SetDocumentInput {
 /// `editor.applyPatch` arguments (the limits of `workspace.applyPatch`).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct DocumentPatchInput {
+pub(crate) struct DocumentPatchInput {
     /// Exact text to find in the document (1 to 20,000 characters).
     #[schemars(length(min = 1, max = 20_000))]
     pub search: String,
@@ -56,7 +56,7 @@ pub struct DocumentPatchInput {
 /// `editor.setScenario` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct ScenarioInput {
+pub(crate) struct ScenarioInput {
     /// One of the fixed scenarios (`counter`, `greeting`, `todo-list`).
     pub scenario: Scenario,
     /// The document revision the caller last read.
@@ -67,7 +67,7 @@ pub struct ScenarioInput {
 /// Only a document revision guard.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct DocumentGuardInput {
+pub(crate) struct DocumentGuardInput {
     /// The document revision the caller last read.
     #[schemars(range(min = 0))]
     pub expected_document_revision: Option<u64>,
@@ -76,7 +76,7 @@ pub struct DocumentGuardInput {
 /// `editor.getPreviewStatus`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct PreviewStatusOutput {
+pub(crate) struct PreviewStatusOutput {
     /// Both clocks and the latest acknowledgement (`preview`).
     #[serde(flatten)]
     pub context: EditorContext,
@@ -89,7 +89,7 @@ fn err(error: WorkspaceError) -> ToolCallError {
 }
 
 /// The editor's own tools (everything but the saves).
-pub fn tools(surface: &Arc<EditorSurface>) -> Vec<Tool> {
+pub(crate) fn tools(surface: &Arc<EditorSurface>) -> Vec<Tool> {
     vec![
         get_status(surface.clone()),
         list_files(surface.clone()),

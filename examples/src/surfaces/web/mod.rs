@@ -4,11 +4,11 @@
 //! fails) and preview bridge, a small tool palette, HTTP routes for its
 //! sandboxed preview, and a deterministic local-agent planner.
 
-pub mod drafts;
+pub(crate) mod drafts;
 pub mod planner;
-pub mod routes;
+pub(crate) mod routes;
 pub mod seed;
-pub mod tools;
+pub(crate) mod tools;
 
 use std::sync::Arc;
 

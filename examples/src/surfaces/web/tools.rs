@@ -25,7 +25,7 @@ use crate::preview_edits::{self, PreviewTarget, html_entry_path, missing_target,
 /// One text file of the web workspace.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct WebFile {
+pub(crate) struct WebFile {
     /// Workspace path.
     pub path: String,
     /// Source language.
@@ -39,7 +39,7 @@ pub struct WebFile {
 /// What `web.getWorkspace` (and `GET /api/web/state`) reports.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct WebWorkspace {
+pub(crate) struct WebWorkspace {
     /// The workspace revision; pass it as `expectedRevision` to the next mutation.
     pub revision: u64,
     /// The active entry point (the HTML file the preview renders).
@@ -56,7 +56,7 @@ pub struct WebWorkspace {
 /// What `web.readFile` reports.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct WebFileRead {
+pub(crate) struct WebFileRead {
     /// Workspace path.
     pub path: String,
     /// Source language.
@@ -70,7 +70,7 @@ pub struct WebFileRead {
 /// What every `web.*` mutation reports once the preview acknowledged its revision.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct WebMutation {
+pub(crate) struct WebMutation {
     /// `write` or `patch` (visual tools rewrite one file, so they report `write`).
     pub operation: String,
     /// The file that changed.
@@ -101,7 +101,7 @@ impl From<MutationOutcome> for WebMutation {
 }
 
 /// The workspace with every text file's source.
-pub async fn workspace_view(surface: &WebSurface) -> WebWorkspace {
+pub(crate) async fn workspace_view(surface: &WebSurface) -> WebWorkspace {
     let manager = surface.manager();
     let status = manager.status().await;
     let workspace = manager.snapshot().await;

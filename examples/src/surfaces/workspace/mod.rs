@@ -1,13 +1,13 @@
 //! `workspace.*` + `preview.*`: the standalone workspace surface on `/`. One workspace with one
 //! revision clock (persisted as workspace `default` of the studio's workspace database, and
-//! linkable to a host folder whose writes are durable records), its tool catalog ([`tools`](mod@tools)
-//! and [`preview_tools`]), its HTTP routes ([`routes`](mod@routes)) and its local-agent plan
+//! linkable to a host folder whose writes are durable records), its tool catalog (`tools`
+//! and `preview_tools`), its HTTP routes (`routes`) and its local-agent plan
 //! ([`planner`]).
 
 pub mod planner;
-pub mod preview_tools;
-pub mod routes;
-pub mod tools;
+pub(crate) mod preview_tools;
+pub(crate) mod routes;
+pub(crate) mod tools;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -16,12 +16,12 @@ use crate::kit::tool_inputs::{FeatureInput, HeroInput, NoInput, ThemeInput};
 use crate::preview_edits::{self, PreviewTarget, html_entry_path, missing_target, stylesheet_path};
 
 /// Most diagnostics `preview.getStatus` lists; `diagnosticCount` tells how many there are.
-pub const MAX_STATUS_DIAGNOSTICS: usize = 20;
+pub(crate) const MAX_STATUS_DIAGNOSTICS: usize = 20;
 
 /// The preview acknowledgement and diagnostics as `preview.getStatus` reports them.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct PreviewStatusOutput {
+pub(crate) struct PreviewStatusOutput {
     /// Current workspace revision.
     pub revision: u64,
     /// Revision the preview last reported on.
@@ -44,7 +44,7 @@ pub struct PreviewStatusOutput {
 }
 
 /// Every `preview.*` tool.
-pub fn tools(manager: &Arc<WorkspaceDocumentManager>) -> Vec<Tool> {
+pub(crate) fn tools(manager: &Arc<WorkspaceDocumentManager>) -> Vec<Tool> {
     vec![
         set_theme(manager.clone()),
         add_feature(manager.clone()),
@@ -154,7 +154,7 @@ fn get_status(manager: Arc<WorkspaceDocumentManager>) -> Tool {
 
 /// The preview compiler's diagnostics of `workspace` (what `preview.getStatus` and
 /// `GET /api/preview/diagnostics` report), compiled off the async workers: it is CPU work.
-pub async fn workspace_diagnostics(
+pub(crate) async fn workspace_diagnostics(
     workspace: &Workspace,
 ) -> Result<Vec<PreviewDiagnostic>, ToolCallError> {
     let files: Vec<_> = workspace.files().cloned().collect();

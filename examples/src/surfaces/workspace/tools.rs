@@ -19,7 +19,7 @@ use crate::kit::tool_inputs::{
 /// Files as `workspace.listFiles` reports them.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct FileList {
+pub(crate) struct FileList {
     /// Current workspace revision.
     pub revision: u64,
     /// Active file.
@@ -31,7 +31,7 @@ pub struct FileList {
 /// A file's bytes for a browser download.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct FileDownload {
+pub(crate) struct FileDownload {
     /// Workspace path.
     pub path: String,
     /// File name for the download.
@@ -53,7 +53,7 @@ fn err(error: WorkspaceError) -> ToolCallError {
 }
 
 /// Every `workspace.*` tool, sharing one manager.
-pub fn tools(manager: &Arc<WorkspaceDocumentManager>) -> Vec<Tool> {
+pub(crate) fn tools(manager: &Arc<WorkspaceDocumentManager>) -> Vec<Tool> {
     vec![
         get_status(manager.clone()),
         list_files(manager.clone()),

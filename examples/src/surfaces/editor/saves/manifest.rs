@@ -125,12 +125,12 @@ impl Manifest {
 }
 
 /// `files` cut into consecutive groups of at most [`MAX_MANIFEST_FILES`], in order.
-pub fn chunks(files: &[Arc<WorkspaceFile>]) -> impl Iterator<Item = &[Arc<WorkspaceFile>]> {
+pub(crate) fn chunks(files: &[Arc<WorkspaceFile>]) -> impl Iterator<Item = &[Arc<WorkspaceFile>]> {
     files.chunks(MAX_MANIFEST_FILES)
 }
 
 /// The bytes a folder write of `file` puts on disk.
-pub fn file_bytes(file: &WorkspaceFile) -> &[u8] {
+pub(crate) fn file_bytes(file: &WorkspaceFile) -> &[u8] {
     match &file.content {
         FileContent::Text { source } => source.as_bytes(),
         FileContent::Asset { bytes, .. } => bytes,

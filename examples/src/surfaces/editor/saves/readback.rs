@@ -14,7 +14,7 @@ use super::manifest::{Manifest, ManifestEntry};
 
 /// What the folder holds for one manifest entry.
 #[derive(Debug)]
-pub enum Check {
+pub(crate) enum Check {
     /// Exactly the manifest's bytes (kept to mark the workspace path clean).
     Matches(Vec<u8>),
     /// No such file.
@@ -27,7 +27,7 @@ pub enum Check {
 
 /// One entry and what the folder holds for it.
 #[derive(Debug)]
-pub struct FileCheck {
+pub(crate) struct FileCheck {
     /// The manifest entry.
     pub entry: ManifestEntry,
     /// The comparison.
@@ -36,7 +36,7 @@ pub struct FileCheck {
 
 impl FileCheck {
     /// Whether the folder holds the entry's bytes.
-    pub fn matches(&self) -> bool {
+    pub(crate) fn matches(&self) -> bool {
         matches!(self.check, Check::Matches(_))
     }
 
@@ -51,7 +51,7 @@ impl FileCheck {
     }
 
     /// The bounded JSON view (no contents): path, expected and actual digest/length, state.
-    pub fn to_value(&self) -> Value {
+    pub(crate) fn to_value(&self) -> Value {
         let mut view = json!({
             "path": self.entry.path,
             "state": self.state(),
@@ -69,7 +69,7 @@ impl FileCheck {
 }
 
 /// Reads every manifest file back (at most one byte more than expected each) and compares.
-pub async fn read_back(folder: &dyn FolderAdapter, manifest: &Manifest) -> Vec<FileCheck> {
+pub(crate) async fn read_back(folder: &dyn FolderAdapter, manifest: &Manifest) -> Vec<FileCheck> {
     let mut checks = Vec::with_capacity(manifest.entries().len());
     for entry in manifest.entries() {
         let limit = entry.length.saturating_add(1);
@@ -88,13 +88,13 @@ pub async fn read_back(folder: &dyn FolderAdapter, manifest: &Manifest) -> Vec<F
 }
 
 /// Whether every file matched.
-pub fn all_match(checks: &[FileCheck]) -> bool {
+pub(crate) fn all_match(checks: &[FileCheck]) -> bool {
     checks.iter().all(FileCheck::matches)
 }
 
 /// The coded error of the first file that does not match, naming its path and listing every
 /// check; `None` when all match.
-pub fn mismatch_error(checks: &[FileCheck], operation_key: &str) -> Option<ToolCallError> {
+pub(crate) fn mismatch_error(checks: &[FileCheck], operation_key: &str) -> Option<ToolCallError> {
     let first = checks.iter().find(|check| !check.matches())?;
     let path = &first.entry.path;
     let (code, message) = match &first.check {
@@ -130,7 +130,7 @@ pub fn mismatch_error(checks: &[FileCheck], operation_key: &str) -> Option<ToolC
 
 /// Marks clean every matching path whose workspace file still holds the confirmed bytes;
 /// returns those paths.
-pub async fn confirm_matches(
+pub(crate) async fn confirm_matches(
     manager: &WorkspaceDocumentManager,
     checks: &[FileCheck],
 ) -> Vec<String> {

@@ -14,7 +14,7 @@ pub const EDITOR_SAVE_KEY_PREFIX: &str = "editor.save";
 /// Most unknown records `GET /api/editor/saves` lists.
 pub const MAX_LISTED_SAVES: usize = 50;
 /// Longest session id kept in a record (longer ids are cut; the key uses their digest).
-pub const MAX_RECORD_SESSION_CHARS: usize = 128;
+pub(crate) const MAX_RECORD_SESSION_CHARS: usize = 128;
 /// Hex characters of the session and folder digests in a key.
 const SHORT_DIGEST_CHARS: usize = 16;
 

@@ -20,7 +20,7 @@ use super::readback::{all_match, confirm_matches, read_back};
 use super::record::{MAX_SAVE_GENERATIONS, SaveRecord, save_key};
 
 /// Where recovery of an unknown save is requested (named in errors).
-pub const RECOVER_ROUTE: &str = "POST /api/editor/saves/recover";
+pub(crate) const RECOVER_ROUTE: &str = "POST /api/editor/saves/recover";
 
 /// What one save call writes, captured at one workspace revision.
 pub struct SavePlan {
@@ -382,7 +382,7 @@ fn previous_unknown(key: &str, manifest: &Manifest, reason: &str) -> ToolCallErr
 }
 
 /// Merges `extra` into the error's details.
-pub fn add_details(error: &mut ToolCallError, extra: Value) {
+pub(crate) fn add_details(error: &mut ToolCallError, extra: Value) {
     let mut details = match error.details.take() {
         Some(Value::Object(details)) => details,
         _ => serde_json::Map::new(),
