@@ -10,7 +10,10 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
+use tool_protocol::ToolCallError;
+
 use super::mcp::MCP_PATH;
+use crate::kit::error::StudioError;
 use crate::kit::security::is_preview_path;
 
 /// Longest rejection text kept in the coded message, in characters.
@@ -88,12 +91,8 @@ fn message_of(status: StatusCode, text: &str) -> String {
 }
 
 fn studio_error(status: StatusCode, text: &str) -> Response {
-    let body = json!({"error": {
-        "code": code_of(status),
-        "message": message_of(status, text),
-        "retryable": false,
-    }});
-    (status, axum::Json(body)).into_response()
+    let error = ToolCallError::new(code_of(status), message_of(status, text)).with_retryable(false);
+    StudioError::Rejected(status, error).into_response()
 }
 
 /// A JSON-RPC error without an id (the request could not be read far enough to have one):

@@ -16,6 +16,10 @@ use tool_protocol::ToolCallError;
 pub enum StudioError {
     /// `400`: the request breaks a rule of the API.
     BadRequest(ToolCallError),
+    /// `401`: the request lacks the studio's per-launch token.
+    Unauthorized(ToolCallError),
+    /// `403`: the request comes from a foreign Host or Origin.
+    Forbidden(ToolCallError),
     /// `404`: nothing has that id or path.
     NotFound(ToolCallError),
     /// `409`: the studio's state refuses it now (a run is active, the revision moved on...).
@@ -31,6 +35,9 @@ pub enum StudioError {
     /// `503`: a service the request needs is unavailable (the studio is stopping, a store is
     /// down).
     Unavailable(ToolCallError),
+    /// A request axum's extractors refused before any handler ran, with the client-error
+    /// status they chose (`400`, `405`, `413`, `415`, `422`...).
+    Rejected(StatusCode, ToolCallError),
 }
 
 impl StudioError {
@@ -87,6 +94,8 @@ impl StudioError {
     pub fn status(&self) -> StatusCode {
         match self {
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
+            Self::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
@@ -94,6 +103,7 @@ impl StudioError {
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
             Self::BadGateway(_) => StatusCode::BAD_GATEWAY,
             Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Rejected(status, _) => *status,
         }
     }
 
@@ -101,26 +111,32 @@ impl StudioError {
     pub fn error(&self) -> &ToolCallError {
         match self {
             Self::BadRequest(error)
+            | Self::Unauthorized(error)
+            | Self::Forbidden(error)
             | Self::NotFound(error)
             | Self::Conflict(error)
             | Self::TooLarge(error)
             | Self::Unprocessable(error)
             | Self::Internal(error)
             | Self::BadGateway(error)
-            | Self::Unavailable(error) => error,
+            | Self::Unavailable(error)
+            | Self::Rejected(_, error) => error,
         }
     }
 
     fn error_mut(&mut self) -> &mut ToolCallError {
         match self {
             Self::BadRequest(error)
+            | Self::Unauthorized(error)
+            | Self::Forbidden(error)
             | Self::NotFound(error)
             | Self::Conflict(error)
             | Self::TooLarge(error)
             | Self::Unprocessable(error)
             | Self::Internal(error)
             | Self::BadGateway(error)
-            | Self::Unavailable(error) => error,
+            | Self::Unavailable(error)
+            | Self::Rejected(_, error) => error,
         }
     }
 }

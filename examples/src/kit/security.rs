@@ -7,10 +7,12 @@
 //! and other HTTP tools expect).
 
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::http::{HeaderMap, Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use serde_json::json;
+use tool_protocol::ToolCallError;
+
+use super::error::StudioError;
 
 /// Header carrying the per-launch token.
 pub const TOKEN_HEADER: &str = "x-studio-token";
@@ -71,15 +73,15 @@ impl Refusal {
     /// The refusal as a response: `401` with a Bearer challenge for a missing token, `403`
     /// for a foreign Host or Origin; a coded JSON body either way.
     pub fn into_response_with(self, message: &str) -> Response {
-        let body = json!({"error": {"code": self.code(), "message": message, "retryable": false}});
+        let error = ToolCallError::new(self.code(), message).with_retryable(false);
         if self != Self::MissingToken {
-            return (StatusCode::FORBIDDEN, axum::Json(body)).into_response();
+            return StudioError::Forbidden(error).into_response();
         }
         let challenge = format!(
             "Bearer realm=\"{AUTH_REALM}\", error=\"invalid_token\", error_description=\"{}\"",
             "Send the studio's per-launch token as Authorization: Bearer <token> or x-studio-token."
         );
-        let mut response = (StatusCode::UNAUTHORIZED, axum::Json(body)).into_response();
+        let mut response = StudioError::Unauthorized(error).into_response();
         if let Ok(value) = axum::http::HeaderValue::from_str(&challenge) {
             response
                 .headers_mut()
@@ -284,6 +286,8 @@ pub async fn protect_responses(request: Request, next: Next) -> Response {
 
 #[cfg(test)]
 mod tests {
+    use axum::http::StatusCode;
+
     use super::*;
     use axum::http::HeaderValue;
 
