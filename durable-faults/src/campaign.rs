@@ -21,6 +21,7 @@ use tokio::time::Instant;
 
 use crate::checker::{self, Report};
 use crate::history::{History, now_ms};
+use crate::mutant::Mutant;
 use crate::servers::{PostgresServer, RedisDurability, RedisServer, SqliteFile};
 use crate::worker::{self, Backend, WorkerConfig};
 
@@ -44,6 +45,8 @@ pub struct CampaignConfig {
     /// How the Redis server persists (the guarantee needs [`RedisDurability::AofAlways`]; the
     /// others show what a restart loses).
     pub redis_durability: RedisDurability,
+    /// The guarantee to break on purpose (the campaign must then find a violation).
+    pub mutant: Option<Mutant>,
 }
 
 /// What a campaign did and what the checker found.
@@ -65,6 +68,22 @@ pub struct CampaignReport {
     pub unknowns_reconciled: usize,
     /// Keys whose linearizability search gave up.
     pub inconclusive_keys: usize,
+    /// Violations by kind.
+    pub violation_kinds: BTreeMap<String, usize>,
+    /// How long the checker took (s).
+    pub check_seconds: f64,
+}
+
+impl CampaignReport {
+    /// The violation kinds found, with counts (`LostWrite 2, NotLinearizable 1`).
+    pub fn kinds(&self) -> String {
+        let kinds: Vec<String> = self
+            .violation_kinds
+            .iter()
+            .map(|(kind, count)| format!("{kind} {count}"))
+            .collect();
+        kinds.join(", ")
+    }
 }
 
 /// The name of a backend.
@@ -86,7 +105,7 @@ enum Database {
 impl Database {
     async fn start(config: &CampaignConfig, dir: &Path) -> Result<Self, String> {
         let started = match config.backend {
-            Backend::Redis => RedisServer::start(dir, config.redis_durability)
+            Backend::Redis => RedisServer::start(dir, redis_durability(config))
                 .await
                 .map(Self::Redis),
             Backend::Postgres => PostgresServer::start(dir).await.map(Self::Postgres),
@@ -157,6 +176,15 @@ struct Slot {
     child: Option<Child>,
 }
 
+/// The Redis persistence a campaign runs with: none for the `redis-no-persistence` mutant.
+fn redis_durability(config: &CampaignConfig) -> RedisDurability {
+    if config.mutant == Some(Mutant::RedisNoPersistence) {
+        RedisDurability::None
+    } else {
+        config.redis_durability
+    }
+}
+
 /// Runs the campaign and checks its history.
 pub async fn run(config: &CampaignConfig) -> Result<CampaignReport, String> {
     let name = backend_name(config.backend);
@@ -202,8 +230,10 @@ pub async fn run(config: &CampaignConfig) -> Result<CampaignReport, String> {
     stop_all(&mut slots).await;
     final_pass(&base, config.workers, &histories).await?;
     let history = History::load(&histories, &base.ledger).map_err(|e| e.to_string())?;
+    let started = std::time::Instant::now();
     let report = checker::check(&history);
-    Ok(campaign_report(name, &report, faults.counts))
+    let check_seconds = started.elapsed().as_secs_f64();
+    Ok(campaign_report(name, &report, faults.counts, check_seconds))
 }
 
 fn worker_base(config: &CampaignConfig, database: &Database, dir: &Path) -> WorkerConfig {
@@ -222,6 +252,7 @@ fn worker_base(config: &CampaignConfig, database: &Database, dir: &Path) -> Work
         // Long enough that a prune never removes a record the campaign still works on
         // mid-lease; short enough that prunes do delete settled records.
         retention: config.lease * 5,
+        mutant: config.mutant,
     }
 }
 
@@ -246,7 +277,7 @@ fn start(slot: &mut Slot, deadline: Instant, histories: &Path) -> Result<(), Str
 
 /// The command line of a worker process (parsed back by the binary's `worker` command).
 pub fn worker_args(config: &WorkerConfig, run_for: Duration) -> Vec<String> {
-    vec![
+    let mut args = vec![
         "worker".into(),
         format!("--backend={}", backend_name(config.backend)),
         format!("--url={}", config.url),
@@ -261,7 +292,11 @@ pub fn worker_args(config: &WorkerConfig, run_for: Duration) -> Vec<String> {
         format!("--lease-ms={}", config.lease.as_millis()),
         format!("--retention-ms={}", config.retention.as_millis()),
         format!("--run-for-ms={}", run_for.as_millis()),
-    ]
+    ];
+    if let Some(mutant) = config.mutant {
+        args.push(format!("--mutant={}", mutant.name()));
+    }
+    args
 }
 
 /// Workers that exited early (a database fault made them give up) start again.
@@ -364,6 +399,8 @@ async fn final_pass(base: &WorkerConfig, workers: u32, histories: &Path) -> Resu
         worker: workers,
         process: 1,
         history: histories.join(format!("w{workers}-p1.jsonl")),
+        // The final pass reads what the store holds, unbroken.
+        mutant: None,
         ..base.clone()
     };
     worker::final_pass(config).await
@@ -373,7 +410,14 @@ fn campaign_report(
     backend: &'static str,
     report: &Report,
     faults: BTreeMap<&'static str, usize>,
+    check_seconds: f64,
 ) -> CampaignReport {
+    let mut violation_kinds = BTreeMap::new();
+    for violation in &report.violations {
+        *violation_kinds
+            .entry(format!("{:?}", violation.kind))
+            .or_default() += 1;
+    }
     CampaignReport {
         backend,
         ops: report.ops,
@@ -387,6 +431,8 @@ fn campaign_report(
         indeterminate: report.indeterminate,
         unknowns_reconciled: report.unknowns_reconciled,
         inconclusive_keys: report.inconclusive_keys,
+        violation_kinds,
+        check_seconds,
     }
 }
 

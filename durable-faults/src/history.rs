@@ -20,8 +20,13 @@
 //!   state the record has after the call (`settle_to` when it was written; a `recover` that
 //!   found the record not `unknown` reports that state, or `absent`).
 //! - `settle_to`: for `Settle` and `Reconcile`, the state requested (recorded on the invoke).
-//! - A store-wide `Prune` has an empty `key`; it applies to every key.
-//! - Lease renewals are not recorded: they only advance a pending record's revision.
+//! - A store-wide `Prune` has an empty `key`; it excuses nothing by itself: what a prune
+//!   removed is in its `Write`s (below), one per deleted record.
+//! - `Get` and `Write` are the calls the store made to its backend, recorded beneath it (see
+//!   [`crate::recording`]): every read, and every compare-and-set with its precondition
+//!   (`fence`: the expected fence, absent for "no record") and the record it writes (`value`,
+//!   absent for a delete), answered by `applied`. So every write is in the history, whoever
+//!   made it: a claim, a settle, the runner's lease renewals, a prune's deletes, a reconcile.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -32,7 +37,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use tool_durable_operations::{ClaimStatus, Fence, OperationState};
+use tool_durable_operations::{ClaimStatus, Fence, OperationRecord, OperationState};
 
 /// Extension of the history and ledger files.
 pub const HISTORY_EXTENSION: &str = "jsonl";
@@ -65,6 +70,10 @@ pub enum OpKind {
     Read,
     /// `prune`.
     Prune,
+    /// A backend read (beneath the store).
+    Get,
+    /// A backend compare-and-set (beneath the store).
+    Write,
 }
 
 /// A record state as seen by a worker, with `absent` for no record.
@@ -163,6 +172,43 @@ impl fmt::Display for FenceView {
     }
 }
 
+/// A stored record as the backend holds it: what a `Get` returned or a `Write` wrote.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct RecordValue {
+    /// The record's fence.
+    pub fence: FenceView,
+    /// Its state (never `absent`).
+    pub state: StateView,
+    /// Its owner.
+    pub owner: String,
+    /// Its fingerprint.
+    pub fingerprint: String,
+    /// When it was written, in the writer's clock (ms).
+    pub updated_at: u64,
+    /// The lease deadline of a pending record, in the granting owner's clock (ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease_expires_at: Option<u64>,
+}
+
+impl From<&OperationRecord> for RecordValue {
+    fn from(record: &OperationRecord) -> Self {
+        Self {
+            fence: FenceView::from(&record.fence()),
+            state: record.state.into(),
+            owner: record.owner_id.clone(),
+            fingerprint: record.fingerprint.clone(),
+            updated_at: record.updated_at,
+            lease_expires_at: record.lease_expires_at,
+        }
+    }
+}
+
+impl fmt::Display for RecordValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?} {} by {}", self.state, self.fence, self.owner)
+    }
+}
+
 /// One line of a worker's history file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Event {
@@ -198,6 +244,40 @@ pub struct Event {
     /// The `DurableOperationError` code of a failed call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// `Get`: the record read (absent: none). `Write`: the record written (absent: a delete).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<RecordValue>,
+    /// `Write`: whether the compare-and-set applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applied: Option<bool>,
+    /// `Write`: the clock skew the harness gave the writing process (ms), so a lease decision
+    /// can be judged in real time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skew_ms: Option<i64>,
+}
+
+impl Event {
+    /// An invoke of `op` on `key`, every optional field empty.
+    pub fn invoke(op_ref: OpRef, time_ms: u64, op: OpKind, key: &str, fingerprint: &str) -> Self {
+        Self {
+            time_ms,
+            worker: op_ref.worker,
+            process: op_ref.process,
+            op_id: op_ref.op_id,
+            phase: Phase::Invoke,
+            op,
+            key: key.to_owned(),
+            fingerprint: fingerprint.to_owned(),
+            fence: None,
+            observed: None,
+            claim: None,
+            settle_to: None,
+            error: None,
+            value: None,
+            applied: None,
+            skew_ms: None,
+        }
+    }
 }
 
 /// One line of the effect ledger, written by the side effect itself when it runs.
@@ -499,6 +579,25 @@ impl Operation {
             .or_else(|| self.completion.as_ref().and_then(|c| c.settle_to))
     }
 
+    /// `Get`: the record an `Ok` read returned (`None`: no record). `Write`: the record it
+    /// writes (`None`: a delete).
+    pub fn value(&self) -> Option<&RecordValue> {
+        match self.kind() {
+            OpKind::Write => self.invoke.value.as_ref(),
+            _ => self.ok_completion().and_then(|c| c.value.as_ref()),
+        }
+    }
+
+    /// `Write`: whether an `Ok` compare-and-set applied.
+    pub fn applied(&self) -> Option<bool> {
+        self.ok_completion().and_then(|c| c.applied)
+    }
+
+    /// Whether this is a store call beneath the store (`Get`, `Write`).
+    pub fn is_backend(&self) -> bool {
+        matches!(self.kind(), OpKind::Get | OpKind::Write)
+    }
+
     /// The error code of the completion, if any.
     pub fn error(&self) -> Option<&str> {
         self.completion.as_ref().and_then(|c| c.error.as_deref())
@@ -526,6 +625,25 @@ impl Operation {
         add("observed", self.observed().map(|s| format!("{s:?}")));
         add("settle_to", self.settle_to().map(|s| format!("{s:?}")));
         add("error", self.error().map(str::to_owned));
+        if self.kind() == OpKind::Write {
+            add(
+                "expects",
+                Some(
+                    self.input_fence()
+                        .map_or("none".into(), ToString::to_string),
+                ),
+            );
+            add(
+                "writes",
+                Some(self.value().map_or("delete".into(), ToString::to_string)),
+            );
+            add("applied", self.applied().map(|a| a.to_string()));
+        } else if self.kind() == OpKind::Get && self.is_ok() {
+            add(
+                "read",
+                Some(self.value().map_or("none".into(), ToString::to_string)),
+            );
+        }
         text
     }
 }
@@ -622,20 +740,15 @@ mod tests {
     use super::*;
 
     fn event(op_id: u64, phase: Phase, time_ms: u64) -> Event {
-        Event {
-            time_ms,
+        let op = OpRef {
             worker: 1,
             process: 0,
             op_id,
+        };
+        Event {
             phase,
-            op: OpKind::Read,
-            key: "k".into(),
-            fingerprint: "fp".into(),
-            fence: None,
             observed: (phase == Phase::Ok).then_some(StateView::Absent),
-            claim: None,
-            settle_to: None,
-            error: None,
+            ..Event::invoke(op, time_ms, OpKind::Read, "k", "fp")
         }
     }
 

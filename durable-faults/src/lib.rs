@@ -7,11 +7,15 @@
 //! - [`servers`]: throwaway Redis, PostgreSQL and SQLite instances on free loopback ports, which
 //!   the harness may kill, restart, pause and disconnect.
 //! - [`worker`]: one worker process's random operations, recorded as they happen.
+//! - [`recording`]: every read and write the store makes to its backend, recorded beneath it.
+//! - [`mutant`]: deliberately broken builds the checker must catch.
 //! - [`campaign`]: workers plus a nemesis against one backend, then the checker's verdict.
 #![deny(missing_docs)]
 
 pub mod campaign;
 pub mod checker;
 pub mod history;
+pub mod mutant;
+pub mod recording;
 pub mod servers;
 pub mod worker;

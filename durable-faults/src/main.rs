@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use durable_faults::campaign::{self, CampaignConfig, CampaignReport};
+use durable_faults::mutant::Mutant;
 use durable_faults::servers::RedisDurability;
 use durable_faults::worker::{self, Backend, WorkerConfig};
 
@@ -52,6 +53,10 @@ struct CampaignArgs {
     /// `everysec` or `none` (to see what a restart loses without it).
     #[arg(long, value_enum, default_value = "always")]
     redis_durability: Durability,
+    /// Break one guarantee on purpose: the campaign then exits 0 only if the checker found a
+    /// violation (`redis-no-persistence` applies to Redis only; the others to every backend).
+    #[arg(long, value_enum)]
+    mutant: Option<Mutant>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -109,6 +114,8 @@ struct WorkerArgs {
     retention_ms: u64,
     #[arg(long)]
     run_for_ms: u64,
+    #[arg(long, value_enum)]
+    mutant: Option<Mutant>,
 }
 
 fn backends(which: Which) -> Vec<Backend> {
@@ -145,6 +152,7 @@ async fn run_worker(args: WorkerArgs) -> ExitCode {
         clock_skew_ms: args.clock_skew_ms,
         lease: Duration::from_millis(args.lease_ms),
         retention: Duration::from_millis(args.retention_ms),
+        mutant: args.mutant,
     };
     match worker::run(config, Duration::from_millis(args.run_for_ms)).await {
         Ok(()) => ExitCode::SUCCESS,
@@ -161,16 +169,20 @@ async fn run_campaigns(args: CampaignArgs) -> ExitCode {
     let out = args.out.unwrap_or_else(|| {
         std::env::temp_dir().join(format!("durable-faults-{}", uuid::Uuid::new_v4().simple()))
     });
+    let mutant = args.mutant.map_or("none", Mutant::name);
     println!(
-        "durable-faults: seed {seed}, {seconds} s per backend, output in {}",
+        "durable-faults: seed {seed}, {seconds} s per backend, mutant {mutant}, output in {}",
         out.display()
     );
     println!(
-        "| Backend | Ops | Effects | Faults | Violations | Indeterminate | Unknowns reconciled | Inconclusive keys |"
+        "| Backend | Ops | Effects | Faults | Violations | Indeterminate | Unknowns reconciled | Inconclusive keys | Check time |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|");
     let mut code = ExitCode::SUCCESS;
-    for backend in backends(args.backend) {
+    let applicable = backends(args.backend)
+        .into_iter()
+        .filter(|&backend| args.mutant.is_none_or(|m| m.applies_to(backend)));
+    for backend in applicable {
         let config = CampaignConfig {
             backend,
             duration: Duration::from_secs(seconds),
@@ -184,14 +196,12 @@ async fn run_campaigns(args: CampaignArgs) -> ExitCode {
                 Durability::Everysec => RedisDurability::AofEverySec,
                 Durability::None => RedisDurability::None,
             },
+            mutant: args.mutant,
         };
         match campaign::run(&config).await {
             Ok(report) => {
                 println!("{}", table_row(&report));
-                for violation in &report.violations {
-                    eprintln!("durable-faults {}: violation: {violation}", report.backend);
-                }
-                if !report.violations.is_empty() {
+                if !judge(&report, args.mutant) {
                     code = ExitCode::from(1);
                 }
             }
@@ -205,6 +215,34 @@ async fn run_campaigns(args: CampaignArgs) -> ExitCode {
         }
     }
     code
+}
+
+/// Prints the verdict of one campaign; `false` when it failed: a violation on the clean build,
+/// or none on a mutant.
+fn judge(report: &CampaignReport, mutant: Option<Mutant>) -> bool {
+    for violation in &report.violations {
+        eprintln!("durable-faults {}: violation: {violation}", report.backend);
+    }
+    match mutant {
+        None => report.violations.is_empty(),
+        Some(mutant) if report.violations.is_empty() => {
+            eprintln!(
+                "durable-faults {}: mutant {} NOT caught: the checker found no violation",
+                report.backend,
+                mutant.name()
+            );
+            false
+        }
+        Some(mutant) => {
+            eprintln!(
+                "durable-faults {}: mutant {} caught ({})",
+                report.backend,
+                mutant.name(),
+                report.kinds()
+            );
+            true
+        }
+    }
 }
 
 fn check_again(dir: &std::path::Path) -> ExitCode {
@@ -246,7 +284,7 @@ fn table_row(report: &CampaignReport) -> String {
         .map(|(kind, count)| format!("{kind} {count}"))
         .collect();
     format!(
-        "| {} | {} | {} | {faults} ({}) | {} | {} | {} | {} |",
+        "| {} | {} | {} | {faults} ({}) | {} | {} | {} | {} | {:.1} s |",
         report.backend,
         report.ops,
         report.effects,
@@ -254,6 +292,7 @@ fn table_row(report: &CampaignReport) -> String {
         report.violations.len(),
         report.indeterminate,
         report.unknowns_reconciled,
-        report.inconclusive_keys
+        report.inconclusive_keys,
+        report.check_seconds
     )
 }

@@ -27,6 +27,8 @@ use crate::history::{
     ClaimView, Effect, Event, FenceView, HistoryWriter, LedgerWriter, OpKind, Phase, StateView,
     now_ms, read_json_lines,
 };
+use crate::mutant::{self, Mutant};
+use crate::recording::{Recorder, RecordingBackend};
 
 /// The fingerprint of the operation every key stands for.
 pub const FINGERPRINT: &str = "fp-main";
@@ -71,6 +73,8 @@ pub struct WorkerConfig {
     pub lease: Duration,
     /// Retention of settled records before a prune may delete them.
     pub retention: Duration,
+    /// The guarantee this process breaks on purpose, if any.
+    pub mutant: Option<Mutant>,
 }
 
 /// The wall clock moved by a fixed skew.
@@ -124,7 +128,7 @@ pub async fn prepare(config: &WorkerConfig) -> Result<(), String> {
 struct RunnerEffect {
     claim_op: Event,
     settle_op: Event,
-    history: PathBuf,
+    recorder: Recorder,
     ledger: PathBuf,
     reached: Arc<AtomicBool>,
 }
@@ -137,14 +141,13 @@ impl RunnerEffect {
     ) -> Result<SideEffectOutcome, BoxError> {
         self.reached.store(true, Ordering::SeqCst);
         let fence = FenceView::from(&context.fence);
-        let mut history = HistoryWriter::open(&self.history)?;
         let mut claimed = self.claim_op.clone();
         claimed.time_ms = now_ms();
         claimed.phase = Phase::Ok;
         claimed.claim = Some(ClaimView::Owner);
         claimed.observed = Some(StateView::Pending);
         claimed.fence = Some(fence.clone());
-        history.append(&claimed)?;
+        self.recorder.record(&claimed)?;
         LedgerWriter::open(&self.ledger)?.append(&Effect {
             time_ms: now_ms(),
             worker: claimed.worker,
@@ -157,7 +160,7 @@ impl RunnerEffect {
         let mut settling = self.settle_op;
         settling.time_ms = now_ms();
         settling.fence = Some(fence);
-        history.append(&settling)?;
+        self.recorder.record(&settling)?;
         Ok(outcome)
     }
 }
@@ -222,7 +225,12 @@ pub async fn final_pass(config: WorkerConfig) -> Result<(), String> {
     Ok(())
 }
 
-async fn connect(config: &WorkerConfig) -> Result<DurableOperationStore, String> {
+/// The store of this process: the real backend, broken by the mutant (if any), beneath the
+/// recording, so the history holds what the store was told.
+async fn connect(
+    config: &WorkerConfig,
+    recorder: &Recorder,
+) -> Result<DurableOperationStore, String> {
     let backend: Arc<dyn DurableOperationBackend> = match config.backend {
         Backend::Redis => Arc::new(
             RedisBackend::connect(&config.url, &config.namespace)
@@ -243,20 +251,27 @@ async fn connect(config: &WorkerConfig) -> Result<DurableOperationStore, String>
             Arc::new(backend)
         }
     };
+    let backend = mutant::wrap(backend, config.mutant);
+    let backend = RecordingBackend::new(backend, recorder.clone(), config.clock_skew_ms);
     let options = StoreOptions::default()
         .with_default_lease(config.lease)
         .with_retention(config.retention);
-    let store = DurableOperationStore::with_options(backend, options).map_err(|e| e.to_string())?;
-    Ok(store.with_clock(Arc::new(SkewedClock(config.clock_skew_ms))))
+    let store = DurableOperationStore::with_options(Arc::new(backend), options)
+        .map_err(|e| e.to_string())?;
+    let lease_ms = u64::try_from(config.lease.as_millis()).unwrap_or(u64::MAX);
+    let hidden = config
+        .mutant
+        .map_or(0, |m| m.hidden_skew_ms(config.worker, lease_ms));
+    let skew = config.clock_skew_ms.saturating_add(hidden);
+    Ok(store.with_clock(Arc::new(SkewedClock(skew))))
 }
 
 struct Worker {
     config: WorkerConfig,
     store: DurableOperationStore,
-    history: HistoryWriter,
+    recorder: Recorder,
     ledger: LedgerWriter,
     choices: Choices,
-    next_op: u64,
 }
 
 /// How a store call ended, as the history records it.
@@ -305,12 +320,13 @@ impl Completion {
 impl Worker {
     /// Connects to the store and opens this process's history and the ledger.
     async fn open(config: WorkerConfig) -> Result<Self, String> {
+        let history = HistoryWriter::open(&config.history).map_err(|e| e.to_string())?;
+        let recorder = Recorder::new(history, config.worker, config.process);
         Ok(Self {
-            store: connect(&config).await?,
-            history: HistoryWriter::open(&config.history).map_err(|e| e.to_string())?,
+            store: connect(&config, &recorder).await?,
+            recorder,
             ledger: LedgerWriter::open(&config.ledger).map_err(|e| e.to_string())?,
             choices: Choices(config.seed | 1),
-            next_op: 0,
             config,
         })
     }
@@ -327,37 +343,15 @@ impl Worker {
     }
 
     fn event(&mut self, op: OpKind, key: &str, fingerprint: &str) -> Event {
-        self.next_op += 1;
-        Event {
-            time_ms: now_ms(),
-            worker: self.config.worker,
-            process: self.config.process,
-            op_id: self.next_op,
-            phase: Phase::Invoke,
-            op,
-            key: key.to_owned(),
-            fingerprint: fingerprint.to_owned(),
-            fence: None,
-            observed: None,
-            claim: None,
-            settle_to: None,
-            error: None,
-        }
+        self.recorder.invoke(op, key, fingerprint)
     }
 
     fn record(&mut self, event: &Event) -> Result<(), String> {
-        self.history.append(event).map_err(|e| e.to_string())
+        self.recorder.record(event)
     }
 
     fn complete(&mut self, invoke: &Event, done: Completion) -> Result<(), String> {
-        let mut event = invoke.clone();
-        event.time_ms = now_ms();
-        event.phase = done.phase;
-        event.observed = done.observed;
-        event.fence = done.fence.or(event.fence);
-        event.claim = done.claim;
-        event.error = done.error;
-        self.record(&event)
+        complete(&self.recorder, invoke, done)
     }
 
     /// Claims `key`; as its owner, runs the effect and settles (or, now and then, walks away
@@ -383,10 +377,14 @@ impl Worker {
             return Ok(());
         }
         self.run_effect(&invoke, &claim)?;
-        if self.choices.below(100) < 5 {
-            return Ok(());
+        match self.choices.below(200) {
+            0..=4 => Ok(()),
+            5..=9 => {
+                self.settle_late(key, claim);
+                Ok(())
+            }
+            _ => self.settle(key, &claim).await,
         }
-        self.settle(key, &claim).await
     }
 
     /// The side effect: one fsynced ledger line under the claim's fence.
@@ -404,7 +402,36 @@ impl Worker {
     }
 
     async fn settle(&mut self, key: &str, claim: &Claim) -> Result<(), String> {
-        let (settlement, to) = match self.choices.below(100) {
+        let (settlement, to) = self.pick_settlement(key);
+        let settle = Settle {
+            store: self.store.clone(),
+            recorder: self.recorder.clone(),
+            ignore_fence: self.config.mutant == Some(Mutant::SettleIgnoresFence),
+        };
+        settle.run(key, claim, settlement, to).await
+    }
+
+    /// An owner that stalls past its lease, then settles: the fence must refuse it once
+    /// another owner took over. Runs on its own task, so the worker goes on meanwhile.
+    fn settle_late(&mut self, key: &str, claim: Claim) {
+        let (settlement, to) = self.pick_settlement(key);
+        let settle = Settle {
+            store: self.store.clone(),
+            recorder: self.recorder.clone(),
+            ignore_fence: self.config.mutant == Some(Mutant::SettleIgnoresFence),
+        };
+        let (key, stall) = (key.to_owned(), self.config.lease + self.config.lease / 5);
+        tokio::spawn(async move {
+            tokio::time::sleep(stall).await;
+            // A history that cannot be written ends this task only; the worker stops on its
+            // own next write.
+            let _ = settle.run(&key, &claim, settlement, to).await;
+        });
+    }
+
+    /// A settlement to ask for: mostly completed, sometimes failed or unknown.
+    fn pick_settlement(&mut self, key: &str) -> (Settlement, StateView) {
+        match self.choices.below(100) {
             0..=79 => (
                 Settlement::Completed {
                     result: json!({"done": key}),
@@ -425,16 +452,7 @@ impl Worker {
                 },
                 StateView::Unknown,
             ),
-        };
-        let mut invoke = self.event(OpKind::Settle, key, &claim.record.fingerprint);
-        invoke.fence = Some(FenceView::from(&claim.fence));
-        invoke.settle_to = Some(to);
-        self.record(&invoke)?;
-        let done = match self.store.settle(claim, settlement).await {
-            Ok(record) => Completion::of_record(Some(&record)),
-            Err(error) => Completion::of_error(&error),
-        };
-        self.complete(&invoke, done)
+        }
     }
 
     /// The same operation through the side-effect runner, which claims, keeps the lease and
@@ -453,7 +471,7 @@ impl Worker {
         let effect = RunnerEffect {
             claim_op: claim_op.clone(),
             settle_op: settle_op.clone(),
-            history: self.config.history.clone(),
+            recorder: self.recorder.clone(),
             ledger: self.config.ledger.clone(),
             reached: reached.clone(),
         };
@@ -581,4 +599,98 @@ impl Worker {
         };
         self.complete(&invoke, done)
     }
+}
+
+/// Writes `invoke`'s completion as `done` says.
+fn complete(recorder: &Recorder, invoke: &Event, done: Completion) -> Result<(), String> {
+    let mut event = invoke.clone();
+    event.time_ms = now_ms();
+    event.phase = done.phase;
+    event.observed = done.observed;
+    event.fence = done.fence.or(event.fence);
+    event.claim = done.claim;
+    event.error = done.error;
+    recorder.record(&event)
+}
+
+/// One recorded settle of an owner claim.
+struct Settle {
+    store: DurableOperationStore,
+    recorder: Recorder,
+    /// The `settle-ignores-fence` mutant: a refused settle is written over the record anyway.
+    ignore_fence: bool,
+}
+
+impl Settle {
+    async fn run(
+        &self,
+        key: &str,
+        claim: &Claim,
+        settlement: Settlement,
+        to: StateView,
+    ) -> Result<(), String> {
+        let mut invoke = self
+            .recorder
+            .invoke(OpKind::Settle, key, &claim.record.fingerprint);
+        invoke.fence = Some(FenceView::from(&claim.fence));
+        invoke.settle_to = Some(to);
+        self.recorder.record(&invoke)?;
+        let settled = match self.store.settle(claim, settlement.clone()).await {
+            Err(error) if self.ignore_fence && is_refusal(&error) => {
+                self.overwrite(key, settlement).await
+            }
+            other => other,
+        };
+        let done = match settled {
+            Ok(record) => Completion::of_record(Some(&record)),
+            Err(error) => Completion::of_error(&error),
+        };
+        complete(&self.recorder, &invoke, done)
+    }
+
+    /// The mutant's settle: whatever record is there now gets the settlement, fence or not.
+    async fn overwrite(
+        &self,
+        key: &str,
+        settlement: Settlement,
+    ) -> Result<OperationRecord, DurableOperationError> {
+        let backend = self.store.backend();
+        let current = backend
+            .read(key)
+            .await?
+            .ok_or_else(|| DurableOperationError::Missing { key: key.into() })?;
+        let (state, result, reason) = match settlement {
+            Settlement::Completed { result } => (OperationState::Completed, Some(result), None),
+            Settlement::Failed { reason, result } => (OperationState::Failed, result, Some(reason)),
+            Settlement::Unknown { reason, .. } => (OperationState::Unknown, None, Some(reason)),
+        };
+        let next = OperationRecord {
+            revision: current.revision + 1,
+            state,
+            result,
+            reason,
+            updated_at: self.store.now_ms(),
+            lease_expires_at: None,
+            ..current.clone()
+        };
+        if backend
+            .compare_and_set(key, Some(&current.fence()), Some(&next))
+            .await?
+        {
+            Ok(next)
+        } else {
+            Err(DurableOperationError::FenceChangedDuringTransition { key: key.into() })
+        }
+    }
+}
+
+/// The store refused a settle because the claim no longer holds the record.
+fn is_refusal(error: &DurableOperationError) -> bool {
+    matches!(
+        error,
+        DurableOperationError::StaleFence { .. }
+            | DurableOperationError::LeaseExpired { .. }
+            | DurableOperationError::OwnerMismatch { .. }
+            | DurableOperationError::AlreadySettled { .. }
+    )
 }

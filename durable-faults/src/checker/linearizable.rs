@@ -1,27 +1,31 @@
-//! Per-key linearizability: a Wing–Gong search with memoization, as Knossos does it.
+//! Per-key linearizability of the backend register: a Wing–Gong search with memoization (as
+//! Knossos and Porcupine do it), cut into independent segments so every key is decided.
 //!
-//! The search looks for one total order of the key's operations that respects real time and
-//! that the sequential record model (`checker::model`) accepts. A search state is the set of ops
-//! already linearized plus the model state they left; a state seen once is never expanded
-//! again, which turns the exponential search into one bounded by the distinct (set, model)
-//! pairs. `Ok` ops must all be linearized, each between its invoke and its completion; `Fail`
-//! ops are dropped (they did not take effect); indeterminate ops may be linearized anywhere
-//! after their invoke, or never.
+//! The search looks for one total order of the key's backend calls that respects real time and
+//! that the register ([`super::register`]) accepts. A search state is the set of calls already
+//! placed plus the register's value; a state seen once is never expanded again.
 //!
-//! Why bounded: the number of distinct sets grows with the number of ops open at once. A key
-//! with more than [`MAX_CONCURRENT_OPS`] ops open at one instant, or a search longer than
-//! [`STEP_BUDGET`] states, is reported as inconclusive instead of hanging the checker.
+//! Three things keep it small enough to finish on every key of a long campaign:
+//! - **Windows for indeterminate writes.** A write whose answer was lost may take effect, if at
+//!   all, only while the register holds its expected fence. Fences never repeat (a revision only
+//!   grows, a new record gets a new incarnation), so such a write is decided by the first
+//!   observation that shows its value (it must have applied before that observer completed), or
+//!   by the first observation of another record after it (a delete expecting a fence that has
+//!   moved on can no longer apply). A write whose value is never seen by anyone never applied:
+//!   any later write or read of its record would have shown it.
+//! - **Segments.** Once every call that started has ended (its completion, or its window), no
+//!   later call can be ordered before them: the history is cut there, and each segment is
+//!   searched from the set of values the previous one can end in.
+//! - **Observations first.** A read or refused write that fits the current value and may go
+//!   next is placed at once: it changes nothing, so no order is lost by placing it early.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashSet};
+use std::collections::HashSet;
 
-use super::model::{self, Model};
-use crate::history::{OpKind, Operation, Outcome};
+use super::register::{Call, CasOutcome, Interner, State};
+use crate::history::{OpKind, Operation};
 
-/// Most ops that may be open at one instant on one key before the key is inconclusive.
-pub const MAX_CONCURRENT_OPS: usize = 64;
-/// Most search states expanded for one key before it is inconclusive.
-pub const STEP_BUDGET: usize = 200_000;
+/// Most search states expanded for one segment before the key is inconclusive.
+pub const SEGMENT_BUDGET: usize = 2_000_000;
 
 /// The verdict on one key.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,54 +38,134 @@ pub(crate) enum Verdict {
     Inconclusive(String),
 }
 
-/// Checks the ops of one key (in invoke order).
+/// One backend call, timed, with what it did.
+#[derive(Debug, Clone, Copy)]
+struct Timed<'a> {
+    op: &'a Operation,
+    call: Call,
+    invoked: u64,
+    /// Its completion, or the end of its window when indeterminate.
+    end: u64,
+    /// Whether it must be placed (acknowledged), or may be skipped (indeterminate).
+    required: bool,
+}
+
+/// Checks the backend calls (`Get`, `Write`) among the ops of one key.
 pub(crate) fn check_key(ops: &[&Operation]) -> Verdict {
-    let ops: Vec<&Operation> = ops.iter().copied().filter(|op| can_matter(op)).collect();
-    let width = max_open_ops(&ops);
-    if width > MAX_CONCURRENT_OPS {
-        return Verdict::Inconclusive(format!(
-            "{width} ops open at once (more than {MAX_CONCURRENT_OPS})"
-        ));
-    }
-    Search::new(ops).run()
-}
-
-/// `Fail` ops had no effect, and an indeterminate read neither changed nor reported anything.
-fn can_matter(op: &Operation) -> bool {
-    match op.outcome() {
-        Outcome::Ok => true,
-        Outcome::Fail => false,
-        Outcome::Indeterminate => op.kind() != OpKind::Read,
-    }
-}
-
-/// The most `Ok` ops open at any invoke instant.
-fn max_open_ops(ops: &[&Operation]) -> usize {
-    let mut open: BinaryHeap<Reverse<u64>> = BinaryHeap::new();
-    let mut widest = 0;
-    for op in ops {
-        while open
-            .peek()
-            .is_some_and(|Reverse(end)| *end < op.invoked_ms())
-        {
-            open.pop();
+    let backend: Vec<&Operation> = ops.iter().copied().filter(|op| op.is_backend()).collect();
+    let mut interner = Interner::default();
+    let calls = timed_calls(&backend, &mut interner);
+    let mut states: HashSet<State> = HashSet::from([None]);
+    for segment in segments(&calls) {
+        match Search::new(segment, &interner, &states).run() {
+            Ok(ends) => states = ends,
+            Err(verdict) => return verdict,
         }
-        // An indeterminate op can be placed (or skipped) any time later, so it does not keep
-        // the window open: it counts at its invoke.
-        let closes = if op.is_ok() {
-            op.done_by_ms()
-        } else {
-            op.invoked_ms()
-        };
-        open.push(Reverse(closes));
-        widest = widest.max(open.len());
     }
-    widest
+    Verdict::Linearizable
 }
 
-/// Which ops are placed (linearized, or skipped as never taking effect): every op before `lo`,
-/// and the indices in `beyond` (sorted, all above `lo`). Keeping the placed prefix as one
-/// number keeps states small and every scan within the window of open ops, not the history.
+/// The calls with their windows, by invoke time; indeterminate writes nobody saw are dropped.
+fn timed_calls<'a>(ops: &[&'a Operation], interner: &mut Interner<'a>) -> Vec<Timed<'a>> {
+    let mut calls: Vec<Timed<'a>> = ops
+        .iter()
+        .filter_map(|&op| {
+            let call = interner.call(op)?;
+            Some(Timed {
+                op,
+                call,
+                invoked: op.invoked_ms(),
+                end: op.done_by_ms(),
+                required: op.is_ok(),
+            })
+        })
+        .collect();
+    let windows: Vec<Option<u64>> = calls
+        .iter()
+        .map(|call| {
+            (!call.required)
+                .then(|| window_end(call, &calls, interner))
+                .flatten()
+        })
+        .collect();
+    let mut kept = Vec::with_capacity(calls.len());
+    for (mut call, window) in calls.drain(..).zip(windows) {
+        if !call.required {
+            match window {
+                Some(end) => call.end = end,
+                None => continue,
+            }
+        }
+        kept.push(call);
+    }
+    kept.sort_by_key(|call| (call.invoked, call.op.op_ref()));
+    kept
+}
+
+/// What an acknowledged call shows of the register: the value a read returned, or the fence
+/// an applied write found.
+fn shows(call: &Timed<'_>, interner: &Interner<'_>) -> Option<Option<u32>> {
+    match call.call {
+        Call::Observe(seen) if call.required => Some(interner.fence_of(seen)),
+        Call::Cas {
+            expected,
+            outcome: CasOutcome::Applied,
+            ..
+        } => Some(expected),
+        _ => None,
+    }
+}
+
+/// The end of an indeterminate write's window, or `None` when it never applied.
+fn window_end(write: &Timed<'_>, calls: &[Timed<'_>], interner: &Interner<'_>) -> Option<u64> {
+    let Call::Cas { expected, next, .. } = write.call else {
+        return None;
+    };
+    let later = calls
+        .iter()
+        .filter(|other| other.required && other.end > write.invoked);
+    match next {
+        // Applied iff someone saw its record; then before the first such observer completed.
+        Some(_) => {
+            let fence = interner.fence_of(next);
+            later
+                .filter(|other| shows(other, interner) == Some(fence))
+                .map(|other| other.end)
+                .min()
+        }
+        // A delete: live until a record other than the one it expects is seen after it.
+        None => Some(
+            later
+                .filter(|other| other.invoked > write.invoked)
+                .filter(
+                    |other| matches!(shows(other, interner), Some(Some(f)) if Some(f) != expected),
+                )
+                .map(|other| other.end)
+                .min()
+                .unwrap_or(u64::MAX),
+        ),
+    }
+}
+
+/// Splits the calls where everything started before has ended.
+fn segments<'c, 'a>(calls: &'c [Timed<'a>]) -> Vec<&'c [Timed<'a>]> {
+    let mut cuts = Vec::new();
+    let (mut start, mut reach) = (0, 0);
+    for (i, call) in calls.iter().enumerate() {
+        if i > start && call.invoked > reach {
+            cuts.push(&calls[start..i]);
+            start = i;
+        }
+        reach = reach.max(call.end);
+    }
+    if start < calls.len() {
+        cuts.push(&calls[start..]);
+    }
+    cuts
+}
+
+/// Which calls are placed (linearized, or skipped as never taking effect): every call before
+/// `lo`, and the indices in `beyond` (sorted, all above `lo`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Placed {
     lo: usize,
@@ -111,136 +195,143 @@ impl Placed {
     }
 }
 
-/// The deepest point a failed search reached, for the report.
-struct Deepest {
-    linearized: usize,
-    done: Placed,
-    model: Model,
+struct Search<'s, 'a> {
+    calls: &'s [Timed<'a>],
+    interner: &'s Interner<'a>,
+    seen: HashSet<(Placed, State)>,
+    stack: Vec<(Placed, State)>,
+    ends: HashSet<State>,
+    deepest: (usize, Placed, State),
 }
 
-struct Search<'a> {
-    ops: Vec<&'a Operation>,
-    seen: HashSet<(Placed, Model)>,
-    stack: Vec<(Placed, Model)>,
-    deepest: Deepest,
-}
-
-impl<'a> Search<'a> {
-    fn new(ops: Vec<&'a Operation>) -> Self {
-        let start = (
-            Placed {
-                lo: 0,
-                beyond: Vec::new(),
-            },
-            None,
-        );
+impl<'s, 'a> Search<'s, 'a> {
+    fn new(calls: &'s [Timed<'a>], interner: &'s Interner<'a>, starts: &HashSet<State>) -> Self {
+        let empty = Placed {
+            lo: 0,
+            beyond: Vec::new(),
+        };
+        let stack: Vec<(Placed, State)> = starts.iter().map(|&s| (empty.clone(), s)).collect();
         Self {
-            deepest: Deepest {
-                linearized: 0,
-                done: start.0.clone(),
-                model: None,
-            },
-            seen: HashSet::from([start.clone()]),
-            stack: vec![start],
-            ops,
+            calls,
+            interner,
+            seen: stack.iter().cloned().collect(),
+            deepest: (0, empty, starts.iter().next().copied().flatten()),
+            stack,
+            ends: HashSet::new(),
         }
     }
 
-    fn run(mut self) -> Verdict {
+    /// Every value the segment can end in, or why it cannot be ordered.
+    fn run(mut self) -> Result<HashSet<State>, Verdict> {
         let mut steps = 0;
-        while let Some((done, model)) = self.stack.pop() {
+        while let Some((placed, state)) = self.stack.pop() {
             steps += 1;
-            if steps > STEP_BUDGET {
-                return Verdict::Inconclusive(format!(
-                    "search exceeded {STEP_BUDGET} states over {} ops",
-                    self.ops.len()
-                ));
+            if steps > SEGMENT_BUDGET {
+                return Err(Verdict::Inconclusive(format!(
+                    "a segment of {} calls took more than {SEGMENT_BUDGET} states",
+                    self.calls.len()
+                )));
             }
-            // Indeterminate ops may be skipped, so everything placed means every `Ok` op is.
-            if done.lo == self.ops.len() {
-                return Verdict::Linearizable;
+            let placed = self.place_observations(placed, state);
+            if self.all_required_placed(&placed) {
+                self.ends.insert(state);
             }
-            self.note_depth(&done, &model);
-            self.expand(&done, &model);
+            self.note_depth(&placed, state);
+            self.expand(&placed, state);
         }
-        Verdict::NotLinearizable(self.explain())
+        if self.ends.is_empty() {
+            return Err(Verdict::NotLinearizable(self.explain()));
+        }
+        Ok(self.ends)
     }
 
-    /// The earliest completion of an `Ok` op not yet placed: no op invoked after it may go
-    /// next, or real time would be violated. Ops are in invoke order, so the scan stops once
-    /// an invoke passes the earliest completion seen.
-    fn horizon(&self, done: &Placed) -> u64 {
+    fn all_required_placed(&self, placed: &Placed) -> bool {
+        (placed.lo..self.calls.len()).all(|i| placed.has(i) || !self.calls[i].required)
+    }
+
+    /// The earliest end of a call not yet placed: no call invoked after it may go next.
+    fn horizon(&self, placed: &Placed) -> u64 {
         let mut horizon = u64::MAX;
-        for i in done.lo..self.ops.len() {
-            let op = self.ops[i];
-            if op.invoked_ms() > horizon {
+        for i in placed.lo..self.calls.len() {
+            let call = &self.calls[i];
+            if call.invoked > horizon {
                 break;
             }
-            if !done.has(i) && op.is_ok() {
-                horizon = horizon.min(op.done_by_ms());
+            if !placed.has(i) {
+                horizon = horizon.min(call.end);
             }
         }
         horizon
     }
 
-    /// Pushes every state reachable by placing one more op: linearizing it, or, for an
-    /// indeterminate op, deciding it never took effect. The earliest op is tried first (and an
-    /// indeterminate op's effect before its absence), so a history that is linearizable is
-    /// usually walked in order with few placed ops beyond the prefix.
-    fn expand(&mut self, done: &Placed, model: &Model) {
-        let horizon = self.horizon(done);
+    /// The calls that may go next.
+    fn candidates(&self, placed: &Placed) -> Vec<usize> {
+        let horizon = self.horizon(placed);
+        (placed.lo..self.calls.len())
+            .take_while(|&i| self.calls[i].invoked <= horizon)
+            .filter(|&i| !placed.has(i))
+            .collect()
+    }
+
+    /// Places, repeatedly, every candidate observation that fits `state`.
+    fn place_observations(&self, mut placed: Placed, state: State) -> Placed {
+        loop {
+            let fitting = self.candidates(&placed).into_iter().find(|&i| {
+                let call = self.calls[i];
+                call.required
+                    && call.call.is_observation()
+                    && call.call.step(state, self.interner).is_some()
+            });
+            match fitting {
+                Some(i) => placed = placed.with(i),
+                None => return placed,
+            }
+        }
+    }
+
+    /// Pushes every state reachable by placing one more call: taking effect, or, for an
+    /// indeterminate call, not taking effect.
+    fn expand(&mut self, placed: &Placed, state: State) {
         let mut next_states = Vec::new();
-        for i in done.lo..self.ops.len() {
-            if self.ops[i].invoked_ms() > horizon {
-                break;
+        for i in self.candidates(placed) {
+            let call = self.calls[i];
+            let with = placed.with(i);
+            if let Some(next) = call.call.step(state, self.interner) {
+                next_states.push((with.clone(), next));
             }
-            if done.has(i) {
-                continue;
-            }
-            let placed = done.with(i);
-            for next in model::step(model, self.ops[i]) {
-                next_states.push((placed.clone(), next));
-            }
-            if !self.ops[i].is_ok() {
-                next_states.push((placed, model.clone()));
+            if !call.required {
+                next_states.push((with, state));
             }
         }
-        // The stack pops the last pushed first.
-        for (placed, next) in next_states.into_iter().rev() {
-            self.push(placed, next);
+        for next in next_states.into_iter().rev() {
+            if self.seen.insert(next.clone()) {
+                self.stack.push(next);
+            }
         }
     }
 
-    fn push(&mut self, placed: Placed, model: Model) {
-        let state = (placed, model);
-        if self.seen.insert(state.clone()) {
-            self.stack.push(state);
-        }
-    }
-
-    fn note_depth(&mut self, done: &Placed, model: &Model) {
-        let linearized = done.count();
-        if linearized > self.deepest.linearized {
-            self.deepest = Deepest {
-                linearized,
-                done: done.clone(),
-                model: model.clone(),
-            };
+    fn note_depth(&mut self, placed: &Placed, state: State) {
+        if placed.count() > self.deepest.0 {
+            self.deepest = (placed.count(), placed.clone(), state);
         }
     }
 
     fn explain(&self) -> String {
-        let deepest = &self.deepest;
-        let stuck = (0..self.ops.len())
-            .find(|&i| !deepest.done.has(i) && self.ops[i].is_ok())
-            .map_or_else(|| "none".to_owned(), |i| self.ops[i].describe());
+        let (count, placed, state) = &self.deepest;
+        let stuck: Vec<String> = (0..self.calls.len())
+            .filter(|&i| !placed.has(i) && self.calls[i].required)
+            .take(3)
+            .map(|i| self.calls[i].op.describe())
+            .collect();
+        let kind = |k: OpKind| self.calls.iter().filter(|c| c.op.kind() == k).count();
         format!(
-            "no order of {} ops fits the record model; at best {} linearized, leaving {:?} \
-             (state {:?}), then the first required op that could not follow: {stuck}",
-            self.ops.len(),
-            deepest.linearized,
-            deepest.model,
-            model::state_of(&deepest.model),
+            "no order of {} backend calls ({} reads, {} writes) fits the register; at best {count} \
+             placed, holding {}, then none of these could follow: {}",
+            self.calls.len(),
+            kind(OpKind::Get),
+            kind(OpKind::Write),
+            self.interner.show(*state),
+            stuck.join(" | ")
         )
     }
 }

@@ -1,7 +1,9 @@
 //! Judges a [`History`]: the exactly-once promises, then per-key linearizability.
 //!
-//! Why two layers: linearizability against the record model is the complete correctness
-//! criterion for the store, but "not linearizable" says little about what went wrong. The
+//! Why two layers: linearizability of the backend register (every read and write the store made,
+//! recorded beneath it) is the complete correctness criterion for what was stored, but "not
+//! linearizable" says little about what went wrong, and says nothing about the store's own
+//! decisions (a takeover before the lease ended writes a perfectly linearizable value). The
 //! [`properties`] name the anomalies that matter to a user (an effect ran twice, a settlement
 //! vanished, a stale owner won, a conflicting request ran, an `unknown` turned terminal with
 //! nobody reconciling it) and look at the effect ledger, which the model never sees. A key with
@@ -13,8 +15,8 @@
 //! complete, so they may take effect at any time after their invoke.
 
 pub mod linearizable;
-mod model;
 pub mod properties;
+mod register;
 
 #[cfg(test)]
 mod tests;
@@ -29,10 +31,11 @@ use linearizable::Verdict;
 /// The kinds of violation the checker reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum ViolationKind {
-    /// An effect ran after a completed record was acknowledged, or twice under one fence.
+    /// An effect ran after a completed record was acknowledged (in its lifetime, or in a new
+    /// one while nobody deleted the completed record), or twice under one fence.
     DoubleExecution,
     /// An acknowledged settlement or reconciliation later read as absent, pending or another
-    /// state, with no prune that could explain it.
+    /// state, with no delete of that record that could explain it.
     LostWrite,
     /// A settle with a superseded fence was acknowledged, or two settles with different fences.
     StaleFence,
@@ -40,6 +43,8 @@ pub enum ViolationKind {
     ConflictExecuted,
     /// An `unknown` record later read as completed/failed without any reconcile in between.
     SilentUnknownResolution,
+    /// A pending record was taken over before its lease ended, in the taker's own clock.
+    EarlyTakeover,
     /// No order of the key's operations fits the sequential record model.
     NotLinearizable,
 }
@@ -95,8 +100,8 @@ impl Report {
     }
 }
 
-/// Everything about one key: its ops (store-wide prunes included) and its effects, in time
-/// order.
+/// Everything about one key: its ops (the store's calls and the backend calls beneath them) and
+/// its effects, in time order.
 #[derive(Debug, Default)]
 pub struct KeyView<'a> {
     /// The key.
@@ -156,21 +161,16 @@ fn resolves_unknown(op: &Operation) -> bool {
         && op.observed().is_none_or(|seen| Some(seen) == to)
 }
 
-/// Whether an op is a store-wide prune (empty key).
-fn is_global_prune(op: &Operation) -> bool {
-    op.kind() == OpKind::Prune && op.key().is_empty()
-}
-
-/// Groups ops and effects by key; a store-wide prune joins every key.
+/// Groups ops and effects by key. A store-wide prune joins no key: what it removed is in its
+/// backend deletes, each under its key.
 pub fn key_views(history: &History) -> BTreeMap<&str, KeyView<'_>> {
     let mut views: BTreeMap<&str, KeyView<'_>> = BTreeMap::new();
-    for op in history.ops.iter().filter(|op| !is_global_prune(op)) {
+    for op in history.ops.iter().filter(|op| op.kind() != OpKind::Prune) {
         view_of(&mut views, op.key()).ops.push(op);
     }
     for effect in &history.effects {
         view_of(&mut views, &effect.key).effects.push(effect);
     }
-    add_global_prunes(history, &mut views);
     views
 }
 
@@ -183,20 +183,4 @@ fn view_of<'a, 'm>(
         key,
         ..KeyView::default()
     })
-}
-
-/// Adds every store-wide prune to every key, keeping invoke order.
-fn add_global_prunes<'a>(history: &'a History, views: &mut BTreeMap<&'a str, KeyView<'a>>) {
-    let prunes: Vec<&Operation> = history
-        .ops
-        .iter()
-        .filter(|op| is_global_prune(op))
-        .collect();
-    if prunes.is_empty() {
-        return;
-    }
-    for view in views.values_mut() {
-        view.ops.extend(&prunes);
-        view.ops.sort_by_key(|op| (op.invoked_ms(), op.op_ref()));
-    }
 }

@@ -16,6 +16,7 @@ pub fn check_key(view: &KeyView<'_>, out: &mut Vec<Violation>) {
     stale_fence(view, out);
     conflict_executed(view, out);
     silent_unknown_resolution(view, out);
+    early_takeover(view, out);
 }
 
 fn violation(kind: ViolationKind, view: &KeyView<'_>, detail: String) -> Violation {
@@ -45,7 +46,7 @@ fn state_after(op: &Operation) -> Option<StateView> {
         OpKind::Claim if op.claim_status() == Some(ClaimView::Owner) => Some(StateView::Pending),
         OpKind::Claim | OpKind::Read => op.observed(),
         OpKind::Settle | OpKind::Reconcile => op.observed().or(op.settle_to()),
-        OpKind::Prune => None,
+        OpKind::Prune | OpKind::Get | OpKind::Write => None,
     }
 }
 
@@ -60,20 +61,23 @@ fn state_before(op: &Operation) -> Option<StateView> {
     state_after(op)
 }
 
-/// Operations of some kinds (not known to have failed) as time windows, to ask in O(log n)
-/// whether one of them may have run between two instants: sorted by invoke, with the latest
-/// completion among each prefix.
+/// A backend delete that may have applied (not refused): what a prune removed.
+fn is_delete(op: &Operation) -> bool {
+    op.kind() == OpKind::Write && op.value().is_none() && op.applied() != Some(false)
+}
+
+/// Operations (not known to have failed) as time windows, to ask in O(log n) whether one of
+/// them may have run between two instants: sorted by invoke, with the latest completion among
+/// each prefix.
 struct Windows {
     invoked: Vec<u64>,
     latest_done: Vec<u64>,
 }
 
 impl Windows {
-    fn of(view: &KeyView<'_>, kinds: &[OpKind]) -> Self {
-        let mut spans: Vec<(u64, u64)> = view
-            .ops
-            .iter()
-            .filter(|op| kinds.contains(&op.kind()) && !op.is_fail())
+    fn of<'a>(ops: impl Iterator<Item = &'a Operation>) -> Self {
+        let mut spans: Vec<(u64, u64)> = ops
+            .filter(|op| !op.is_fail())
             .map(|op| (op.invoked_ms(), op.done_by_ms()))
             .collect();
         spans.sort_unstable();
@@ -105,6 +109,17 @@ fn double_execution(view: &KeyView<'_>, out: &mut Vec<Violation>) {
     effects_after_completion(view, out);
 }
 
+/// Whether a delete of a record of `incarnation` may have applied before `before_ms`.
+fn deleted_before(view: &KeyView<'_>, incarnation: &str, before_ms: u64) -> bool {
+    view.ops.iter().any(|op| {
+        is_delete(op)
+            && op.invoked_ms() < before_ms
+            && op
+                .input_fence()
+                .is_some_and(|f| f.incarnation == incarnation)
+    })
+}
+
 /// Two effects under the same fence: one ownership ran the effect twice.
 fn effects_under_one_fence(view: &KeyView<'_>, out: &mut Vec<Violation>) {
     let mut by_fence: HashMap<&FenceView, Vec<&Effect>> = HashMap::new();
@@ -124,7 +139,10 @@ fn effects_under_one_fence(view: &KeyView<'_>, out: &mut Vec<Violation>) {
     }
 }
 
-/// An effect that started after a completed record of its incarnation was acknowledged.
+/// An effect that started after a completed record was acknowledged: in the same record
+/// lifetime, or in a new one although nobody deleted the completed record (it was lost, and the
+/// operation ran again). A second effect after a delete of that record (a prune past
+/// retention), or after a failed outcome, is legitimate.
 fn effects_after_completion(view: &KeyView<'_>, out: &mut Vec<Violation>) {
     let acks: Vec<&Operation> = view
         .ops
@@ -133,16 +151,26 @@ fn effects_after_completion(view: &KeyView<'_>, out: &mut Vec<Violation>) {
         .filter(|op| state_after(op) == Some(StateView::Completed))
         .collect();
     for effect in &view.effects {
-        let same_lifetime = |op: &&Operation| {
-            op.fence()
-                .is_none_or(|f| f.incarnation == effect.fence.incarnation)
+        let rerun = |op: &&&Operation| match op.fence() {
+            None => true,
+            Some(f) if f.incarnation == effect.fence.incarnation => true,
+            Some(f) => !deleted_before(view, &f.incarnation, effect.time_ms),
         };
         let earlier = acks
             .iter()
-            .find(|op| op.done_by_ms() < effect.time_ms && same_lifetime(op));
+            .filter(|op| op.done_by_ms() < effect.time_ms)
+            .find(rerun);
         if let Some(ack) = earlier {
+            let lifetime = if ack
+                .fence()
+                .is_some_and(|f| f.incarnation != effect.fence.incarnation)
+            {
+                " (a new record lifetime, and no delete of the completed record)"
+            } else {
+                ""
+            };
             let detail = format!(
-                "{} ran after completion was acknowledged by {}",
+                "{} ran after completion was acknowledged by {}{lifetime}",
                 describe_effect(effect),
                 ack.describe()
             );
@@ -176,12 +204,18 @@ fn may_follow(written: StateView, found: StateView) -> bool {
 }
 
 fn lost_write(view: &KeyView<'_>, out: &mut Vec<Violation>) {
-    let prunes = Windows::of(view, &[OpKind::Prune]);
     for ack in &view.ops {
         let Some(written) = acknowledged_write(ack) else {
             continue;
         };
-        if let Some(detail) = first_contradiction(view, &prunes, ack, written) {
+        // Only a delete of this very record lifetime excuses its disappearance.
+        let incarnation = ack.fence().map(|f| f.incarnation.as_str());
+        let deletes = Windows::of(view.ops.iter().copied().filter(|op| {
+            is_delete(op)
+                && incarnation
+                    .is_none_or(|mine| op.input_fence().is_some_and(|f| f.incarnation == mine))
+        }));
+        if let Some(detail) = first_contradiction(view, &deletes, ack, written) {
             out.push(violation(ViolationKind::LostWrite, view, detail));
         }
     }
@@ -355,7 +389,12 @@ fn silent_unknown_resolution(view: &KeyView<'_>, out: &mut Vec<Violation>) {
         };
         latest.push(keep);
     }
-    let interventions = Windows::of(view, &[OpKind::Reconcile, OpKind::Prune]);
+    let interventions = Windows::of(
+        view.ops
+            .iter()
+            .copied()
+            .filter(|op| op.kind() == OpKind::Reconcile || is_delete(op)),
+    );
     let settled_reads = view.ops.iter().filter(|op| {
         op.kind() != OpKind::Reconcile && state_after(op).is_some_and(StateView::is_settled)
     });
@@ -376,6 +415,49 @@ fn silent_unknown_resolution(view: &KeyView<'_>, out: &mut Vec<Violation>) {
                 view,
                 detail,
             ));
+        }
+    }
+}
+
+// --- EarlyTakeover ---------------------------------------------------------------------------
+
+/// A backend write that took a pending record from its owner (same lifetime, another owner,
+/// still pending) while the lease it replaced had not ended in the taker's configured clock.
+///
+/// The store decides a takeover with its clock at some instant before the write is invoked, so
+/// `invoked + skew` bounds the taker's clock at that decision from above: a deadline later than
+/// that means the lease was still live when it was taken. Exact, so it never cries wolf; a
+/// clock the harness did not configure (the `lease-ignores-clock` mutant) shows up here.
+fn early_takeover(view: &KeyView<'_>, out: &mut Vec<Violation>) {
+    let mut written: HashMap<&FenceView, &crate::history::RecordValue> = HashMap::new();
+    for op in &view.ops {
+        if let Some(value) = op.value().filter(|_| op.is_backend()) {
+            written.insert(&value.fence, value);
+        }
+    }
+    for op in &view.ops {
+        let taken = op.kind() == OpKind::Write && op.applied() == Some(true);
+        let (Some(next), Some(expected)) = (op.value().filter(|_| taken), op.input_fence()) else {
+            continue;
+        };
+        let Some(previous) = written.get(expected) else {
+            continue;
+        };
+        let takeover = previous.state == StateView::Pending
+            && next.state == StateView::Pending
+            && next.owner != previous.owner
+            && next.fence.incarnation == previous.fence.incarnation;
+        let clock = op
+            .invoked_ms()
+            .saturating_add_signed(op.invoke.skew_ms.unwrap_or(0));
+        if let Some(deadline) = previous.lease_expires_at.filter(|&d| takeover && clock < d) {
+            let detail = format!(
+                "{} took over {previous} whose lease ran until {deadline}, {} ms later than the \
+                 taker's clock at its write",
+                op.describe(),
+                deadline - clock
+            );
+            out.push(violation(ViolationKind::EarlyTakeover, view, detail));
         }
     }
 }
