@@ -499,6 +499,28 @@ ensure_fault_servers() {
   fi
 }
 
+# Each backend also runs one campaign against a deliberately broken build (`--mutant`): the
+# harness exits 0 only when the checker caught it, so a checker that stops seeing violations
+# fails the run (Jepsen's rule: a checker counts only once it has failed on a known-bad system).
+MUTANT_CAMPAIGNS="redis:redis-no-persistence postgres:settle-ignores-fence sqlite:lease-ignores-clock"
+run_mutant_campaigns() {
+  local pair backend mutant out
+  for pair in $MUTANT_CAMPAIGNS; do
+    backend=${pair%%:*}
+    mutant=${pair#*:}
+    out=$(mktemp -d "${TMPDIR:-/tmp}/durable-faults-mutant.XXXXXX")
+    chmod 755 "$out"
+    log "mutant campaign: $mutant on $backend, $FAULT_SECONDS s (must be caught)"
+    if cargo run --quiet -p durable-faults -- --backend "$backend" --mutant "$mutant" \
+      --seconds "$FAULT_SECONDS" --out "$out"; then
+      rm -rf "$out"
+    else
+      log "mutant $mutant on $backend was not caught (or could not run); histories kept in $out"
+      exit 1
+    fi
+  done
+}
+
 run_fault_campaigns() {
   # Under /tmp, readable by others: PostgreSQL runs as the postgres user and must reach its
   # data directory (a home directory such as /root is closed to it).
@@ -543,6 +565,7 @@ else
 fi
 
 run_fault_campaigns
+run_mutant_campaigns
 
 log "doc tests"
 cargo test --workspace --all-features --doc
