@@ -22,6 +22,7 @@ use tokio::time::Instant;
 use crate::checker::{self, Report};
 use crate::history::{History, now_ms};
 use crate::mutant::Mutant;
+use crate::report;
 use crate::servers::{PostgresServer, RedisDurability, RedisServer, SqliteFile};
 use crate::worker::{self, Backend, WorkerConfig};
 
@@ -72,6 +73,8 @@ pub struct CampaignReport {
     pub violation_kinds: BTreeMap<String, usize>,
     /// How long the checker took (s).
     pub check_seconds: f64,
+    /// The HTML report beside the histories.
+    pub html: PathBuf,
 }
 
 impl CampaignReport {
@@ -233,7 +236,25 @@ pub async fn run(config: &CampaignConfig) -> Result<CampaignReport, String> {
     let started = std::time::Instant::now();
     let report = checker::check(&history);
     let check_seconds = started.elapsed().as_secs_f64();
-    Ok(campaign_report(name, &report, faults.counts, check_seconds))
+    let heading = report::Heading {
+        title: format!(
+            "durable-faults: {name}, seed {}, mutant {}",
+            config.seed,
+            config.mutant.map_or("none", Mutant::name)
+        ),
+        check_seconds,
+    };
+    let html = report::write(
+        &dir,
+        &heading,
+        &history,
+        &report::read_faults(&dir),
+        &report,
+    )
+    .map_err(|e| format!("writing the report: {e}"))?;
+    let mut summary = campaign_report(name, &report, faults.counts, check_seconds);
+    summary.html = html;
+    Ok(summary)
 }
 
 fn worker_base(config: &CampaignConfig, database: &Database, dir: &Path) -> WorkerConfig {
@@ -433,6 +454,7 @@ fn campaign_report(
         inconclusive_keys: report.inconclusive_keys,
         violation_kinds,
         check_seconds,
+        html: PathBuf::new(),
     }
 }
 

@@ -9,6 +9,7 @@
 //! - [`worker`]: one worker process's random operations, recorded as they happen.
 //! - [`recording`]: every read and write the store makes to its backend, recorded beneath it.
 //! - [`mutant`]: deliberately broken builds the checker must catch.
+//! - [`report`]: the campaign's HTML report (timeline, latency, throughput, violations).
 //! - [`campaign`]: workers plus a nemesis against one backend, then the checker's verdict.
 #![deny(missing_docs)]
 
@@ -17,5 +18,6 @@ pub mod checker;
 pub mod history;
 pub mod mutant;
 pub mod recording;
+pub mod report;
 pub mod servers;
 pub mod worker;

@@ -223,6 +223,11 @@ fn judge(report: &CampaignReport, mutant: Option<Mutant>) -> bool {
     for violation in &report.violations {
         eprintln!("durable-faults {}: violation: {violation}", report.backend);
     }
+    eprintln!(
+        "durable-faults {}: report {}",
+        report.backend,
+        report.html.display()
+    );
     match mutant {
         None => report.violations.is_empty(),
         Some(mutant) if report.violations.is_empty() => {
@@ -250,7 +255,17 @@ fn check_again(dir: &std::path::Path) -> ExitCode {
         durable_faults::history::History::load(&dir.join("history"), &dir.join("ledger.jsonl"));
     match history {
         Ok(history) => {
+            let started = std::time::Instant::now();
             let report = durable_faults::checker::check(&history);
+            let heading = durable_faults::report::Heading {
+                title: format!("durable-faults: {}", dir.display()),
+                check_seconds: started.elapsed().as_secs_f64(),
+            };
+            let faults = durable_faults::report::read_faults(dir);
+            match durable_faults::report::write(dir, &heading, &history, &faults, &report) {
+                Ok(path) => println!("report {}", path.display()),
+                Err(error) => eprintln!("durable-faults check: writing the report: {error}"),
+            }
             println!(
                 "{} ops, {} effects, {} violations, {} indeterminate, {} unknowns reconciled, {} inconclusive keys",
                 report.ops,

@@ -32,8 +32,14 @@ pub const SEGMENT_BUDGET: usize = 2_000_000;
 pub(crate) enum Verdict {
     /// Some order explains every observation.
     Linearizable,
-    /// No order does; the detail names where the search got stuck.
-    NotLinearizable(String),
+    /// No order does; the detail names where the search got stuck, at the invoke of the first
+    /// call that could not follow.
+    NotLinearizable {
+        /// Where the search got stuck.
+        detail: String,
+        /// When (ms since the epoch).
+        at_ms: u64,
+    },
     /// The search was too large to finish.
     Inconclusive(String),
 }
@@ -240,7 +246,7 @@ impl<'s, 'a> Search<'s, 'a> {
             self.expand(&placed, state);
         }
         if self.ends.is_empty() {
-            return Err(Verdict::NotLinearizable(self.explain()));
+            return Err(self.explain());
         }
         Ok(self.ends)
     }
@@ -316,15 +322,17 @@ impl<'s, 'a> Search<'s, 'a> {
         }
     }
 
-    fn explain(&self) -> String {
+    fn explain(&self) -> Verdict {
         let (count, placed, state) = &self.deepest;
-        let stuck: Vec<String> = (0..self.calls.len())
+        let stuck: Vec<&Timed<'_>> = (0..self.calls.len())
             .filter(|&i| !placed.has(i) && self.calls[i].required)
             .take(3)
-            .map(|i| self.calls[i].op.describe())
+            .map(|i| &self.calls[i])
             .collect();
+        let at_ms = stuck.first().map_or(0, |call| call.invoked);
+        let stuck: Vec<String> = stuck.iter().map(|call| call.op.describe()).collect();
         let kind = |k: OpKind| self.calls.iter().filter(|c| c.op.kind() == k).count();
-        format!(
+        let detail = format!(
             "no order of {} backend calls ({} reads, {} writes) fits the register; at best {count} \
              placed, holding {}, then none of these could follow: {}",
             self.calls.len(),
@@ -332,6 +340,7 @@ impl<'s, 'a> Search<'s, 'a> {
             kind(OpKind::Write),
             self.interner.show(*state),
             stuck.join(" | ")
-        )
+        );
+        Verdict::NotLinearizable { detail, at_ms }
     }
 }

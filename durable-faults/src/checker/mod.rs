@@ -56,6 +56,8 @@ pub struct Violation {
     pub kind: ViolationKind,
     /// The key.
     pub key: String,
+    /// When it happened: the time of the op or effect that makes it one (ms since the epoch).
+    pub time_ms: u64,
     /// The operations and effects involved.
     pub detail: String,
 }
@@ -139,10 +141,11 @@ fn check_view(view: &KeyView<'_>, report: &mut Report) {
     let explained = report.violations.len() > before;
     match linearizable::check_key(&view.ops) {
         Verdict::Linearizable => {}
-        Verdict::NotLinearizable(_) if explained => {}
-        Verdict::NotLinearizable(detail) => report.violations.push(Violation {
+        Verdict::NotLinearizable { .. } if explained => {}
+        Verdict::NotLinearizable { detail, at_ms } => report.violations.push(Violation {
             kind: ViolationKind::NotLinearizable,
             key: view.key.to_owned(),
+            time_ms: at_ms,
             detail,
         }),
         Verdict::Inconclusive(reason) => report.inconclusive.push(Inconclusive {

@@ -19,10 +19,11 @@ pub fn check_key(view: &KeyView<'_>, out: &mut Vec<Violation>) {
     early_takeover(view, out);
 }
 
-fn violation(kind: ViolationKind, view: &KeyView<'_>, detail: String) -> Violation {
+fn violation(kind: ViolationKind, view: &KeyView<'_>, time_ms: u64, detail: String) -> Violation {
     Violation {
         kind,
         key: view.key.to_owned(),
+        time_ms,
         detail,
     }
 }
@@ -109,15 +110,49 @@ fn double_execution(view: &KeyView<'_>, out: &mut Vec<Violation>) {
     effects_after_completion(view, out);
 }
 
-/// Whether a delete of a record of `incarnation` may have applied before `before_ms`.
-fn deleted_before(view: &KeyView<'_>, incarnation: &str, before_ms: u64) -> bool {
-    view.ops.iter().any(|op| {
-        is_delete(op)
-            && op.invoked_ms() < before_ms
-            && op
-                .input_fence()
-                .is_some_and(|f| f.incarnation == incarnation)
-    })
+/// The key's deletes (what prunes removed), by the record lifetime they deleted.
+struct Deletes<'a> {
+    all: Vec<&'a Operation>,
+    by_incarnation: HashMap<&'a str, Vec<&'a Operation>>,
+}
+
+impl<'a> Deletes<'a> {
+    fn of(view: &KeyView<'a>) -> Self {
+        let all: Vec<&Operation> = view
+            .ops
+            .iter()
+            .copied()
+            .filter(|op| is_delete(op))
+            .collect();
+        let mut by_incarnation: HashMap<&str, Vec<&Operation>> = HashMap::new();
+        for op in &all {
+            if let Some(fence) = op.input_fence() {
+                by_incarnation
+                    .entry(fence.incarnation.as_str())
+                    .or_default()
+                    .push(op);
+            }
+        }
+        Self {
+            all,
+            by_incarnation,
+        }
+    }
+
+    /// The deletes of `incarnation` (every delete when it is not known).
+    fn of_lifetime(&self, incarnation: Option<&str>) -> &[&'a Operation] {
+        match incarnation {
+            None => &self.all,
+            Some(mine) => self.by_incarnation.get(mine).map_or(&[], Vec::as_slice),
+        }
+    }
+
+    /// Whether a delete of a record of `incarnation` may have applied before `before_ms`.
+    fn before(&self, incarnation: &str, before_ms: u64) -> bool {
+        self.of_lifetime(Some(incarnation))
+            .iter()
+            .any(|op| op.invoked_ms() < before_ms)
+    }
 }
 
 /// Two effects under the same fence: one ownership ran the effect twice.
@@ -135,7 +170,8 @@ fn effects_under_one_fence(view: &KeyView<'_>, out: &mut Vec<Violation>) {
             effects.len(),
             list.join("; ")
         );
-        out.push(violation(ViolationKind::DoubleExecution, view, detail));
+        let at = effects.iter().map(|e| e.time_ms).max().unwrap_or(0);
+        out.push(violation(ViolationKind::DoubleExecution, view, at, detail));
     }
 }
 
@@ -144,6 +180,7 @@ fn effects_under_one_fence(view: &KeyView<'_>, out: &mut Vec<Violation>) {
 /// operation ran again). A second effect after a delete of that record (a prune past
 /// retention), or after a failed outcome, is legitimate.
 fn effects_after_completion(view: &KeyView<'_>, out: &mut Vec<Violation>) {
+    let deletes = Deletes::of(view);
     let acks: Vec<&Operation> = view
         .ops
         .iter()
@@ -154,7 +191,7 @@ fn effects_after_completion(view: &KeyView<'_>, out: &mut Vec<Violation>) {
         let rerun = |op: &&&Operation| match op.fence() {
             None => true,
             Some(f) if f.incarnation == effect.fence.incarnation => true,
-            Some(f) => !deleted_before(view, &f.incarnation, effect.time_ms),
+            Some(f) => !deletes.before(&f.incarnation, effect.time_ms),
         };
         let earlier = acks
             .iter()
@@ -174,7 +211,12 @@ fn effects_after_completion(view: &KeyView<'_>, out: &mut Vec<Violation>) {
                 describe_effect(effect),
                 ack.describe()
             );
-            out.push(violation(ViolationKind::DoubleExecution, view, detail));
+            out.push(violation(
+                ViolationKind::DoubleExecution,
+                view,
+                effect.time_ms,
+                detail,
+            ));
         }
     }
 }
@@ -204,19 +246,16 @@ fn may_follow(written: StateView, found: StateView) -> bool {
 }
 
 fn lost_write(view: &KeyView<'_>, out: &mut Vec<Violation>) {
+    let all_deletes = Deletes::of(view);
     for ack in &view.ops {
         let Some(written) = acknowledged_write(ack) else {
             continue;
         };
         // Only a delete of this very record lifetime excuses its disappearance.
         let incarnation = ack.fence().map(|f| f.incarnation.as_str());
-        let deletes = Windows::of(view.ops.iter().copied().filter(|op| {
-            is_delete(op)
-                && incarnation
-                    .is_none_or(|mine| op.input_fence().is_some_and(|f| f.incarnation == mine))
-        }));
-        if let Some(detail) = first_contradiction(view, &deletes, ack, written) {
-            out.push(violation(ViolationKind::LostWrite, view, detail));
+        let deletes = Windows::of(all_deletes.of_lifetime(incarnation).iter().copied());
+        if let Some((at, detail)) = first_contradiction(view, &deletes, ack, written) {
+            out.push(violation(ViolationKind::LostWrite, view, at, detail));
         }
     }
 }
@@ -228,7 +267,7 @@ fn first_contradiction(
     prunes: &Windows,
     ack: &Operation,
     written: StateView,
-) -> Option<String> {
+) -> Option<(u64, String)> {
     let acked_ms = ack.completed_ms()?;
     let incarnation = ack.fence().map(|f| f.incarnation.as_str());
     for later in view.ops.iter().filter(|op| op.invoked_ms() > acked_ms) {
@@ -243,11 +282,12 @@ fn first_contradiction(
             (Some(mine), Some(theirs)) if mine != theirs.incarnation
         );
         if !may_follow(written, found) || other_lifetime {
-            return Some(format!(
+            let detail = format!(
                 "{} was acknowledged as {written:?}, then {} found {found:?}",
                 ack.describe(),
                 later.describe()
-            ));
+            );
+            return Some((later.invoked_ms(), detail));
         }
     }
     None
@@ -275,7 +315,12 @@ fn stale_fence(view: &KeyView<'_>, out: &mut Vec<Violation>) {
                 settle.describe(),
                 newer.describe()
             );
-            out.push(violation(ViolationKind::StaleFence, view, detail));
+            out.push(violation(
+                ViolationKind::StaleFence,
+                view,
+                settle.invoked_ms(),
+                detail,
+            ));
         }
     }
     rival_settles(view, &settles, out);
@@ -321,7 +366,12 @@ fn rival_settles(view: &KeyView<'_>, settles: &[&Operation], out: &mut Vec<Viola
                 first.describe(),
                 rival.describe()
             );
-            out.push(violation(ViolationKind::StaleFence, view, detail));
+            out.push(violation(
+                ViolationKind::StaleFence,
+                view,
+                rival.invoked_ms(),
+                detail,
+            ));
         }
     }
 }
@@ -331,7 +381,12 @@ fn rival_settles(view: &KeyView<'_>, settles: &[&Operation], out: &mut Vec<Viola
 fn conflict_executed(view: &KeyView<'_>, out: &mut Vec<Violation>) {
     for effect in &view.effects {
         if let Some(detail) = conflict_of(view, effect) {
-            out.push(violation(ViolationKind::ConflictExecuted, view, detail));
+            out.push(violation(
+                ViolationKind::ConflictExecuted,
+                view,
+                effect.time_ms,
+                detail,
+            ));
         }
     }
 }
@@ -413,6 +468,7 @@ fn silent_unknown_resolution(view: &KeyView<'_>, out: &mut Vec<Violation>) {
             out.push(violation(
                 ViolationKind::SilentUnknownResolution,
                 view,
+                later.invoked_ms(),
                 detail,
             ));
         }
@@ -457,7 +513,12 @@ fn early_takeover(view: &KeyView<'_>, out: &mut Vec<Violation>) {
                 op.describe(),
                 deadline - clock
             );
-            out.push(violation(ViolationKind::EarlyTakeover, view, detail));
+            out.push(violation(
+                ViolationKind::EarlyTakeover,
+                view,
+                op.invoked_ms(),
+                detail,
+            ));
         }
     }
 }

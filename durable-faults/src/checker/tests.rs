@@ -460,7 +460,7 @@ fn a_renewal_is_a_recorded_write_and_explains_the_settle_revision() {
     owner_inserted(&mut h);
     rest(&mut h);
     match verdict(h, "k") {
-        Verdict::NotLinearizable(detail) => {
+        Verdict::NotLinearizable { detail, .. } => {
             assert!(detail.contains("fits the register"), "{detail}")
         }
         other => panic!("a write nobody recorded must not fit: {other:?}"),
