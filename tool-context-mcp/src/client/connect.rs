@@ -20,6 +20,7 @@ use tokio::process::{Child, ChildStderr, Command};
 use tokio::sync::Notify;
 
 use super::config::{MASK, McpServerConfig, McpTransportConfig, ProtocolRevision};
+use super::environment;
 use super::limits::ClientLimits;
 use super::line_cap::LineCap;
 use super::link::InFlight;
@@ -186,9 +187,9 @@ fn spawn(
         unreachable!("spawn is called for stdio servers only");
     };
     let mut process = Command::new(command);
+    environment::apply(&mut process, env);
     process
         .args(args)
-        .envs(env)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -5,7 +5,9 @@
 //!
 //! - **Reaching servers**: stdio (a command, its arguments and environment) or streamable HTTP
 //!   (a URL and headers such as `Authorization: Bearer …`), on either protocol revision:
-//!   2026-07-28 through `server/discover`, else 2025-11-25 through `initialize`.
+//!   2026-07-28 through `server/discover`, else 2025-11-25 through `initialize`. A stdio server
+//!   starts with a minimal environment ([`INHERITED_ENV_VARS`]) plus what its `env` names: a key
+//!   in the host's environment reaches no server unless configured for it.
 //! - **Untrusted input**: names are checked against the MCP tool-name rules, schemas are
 //!   bounded ([`ClientLimits`]) and compiled, the list is bounded in pages and tools; anything
 //!   unusable is skipped with its reason ([`ServerStatus::skipped`]), never a panic.
@@ -29,6 +31,7 @@ mod catalog;
 pub mod codes;
 mod config;
 mod connect;
+mod environment;
 mod limits;
 mod line_cap;
 mod link;
@@ -41,6 +44,7 @@ pub use config::{
     ConfigError, MASK, MAX_SERVER_NAME_CHARS, MAX_SERVERS, McpServerConfig, McpServersConfig,
     McpTransportConfig, ProtocolRevision, valid_server_name,
 };
+pub use environment::INHERITED_ENV_VARS;
 pub use limits::ClientLimits;
 pub use mounts::McpMounts;
 pub use status::{ServerState, ServerStatus, SkippedView};
