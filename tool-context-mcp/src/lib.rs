@@ -39,6 +39,7 @@ pub mod change_preview;
 pub mod client;
 pub mod convert;
 pub mod discovery;
+pub mod idempotency;
 pub mod input_required;
 pub mod lifecycle;
 mod list_changes;

@@ -31,6 +31,7 @@ use crate::convert::{mcp_result, mcp_tool};
 use crate::discovery::{
     MAX_PROTOCOL_VERSION_WITH_INITIALIZE, supported_protocol_versions, uses_request_lifecycle,
 };
+use crate::idempotency;
 use crate::input_required::{StateSealing, approval_request, awaiting_client, client_round};
 use crate::lifecycle::{CallIdentity, CallObserver, FinishGuard, McpCall};
 use crate::list_changes;
@@ -513,8 +514,15 @@ impl McpToolServer {
         if hidden || self.registry.tool_definition(&name).is_none() {
             return Err(unknown_tool(&name));
         }
-        let seal = self.seal();
         let owner = self.owner(&context);
+        let key = match idempotency::key_of_request(&params, &context) {
+            Ok(key) => key,
+            Err(refused) => {
+                let refused = tool_protocol::ToolCallResult::failure(refused);
+                return Ok(self.sent_result(refused, &name, &owner).await.into());
+            }
+        };
+        let seal = self.seal();
         let sealing = StateSealing {
             seal: &seal,
             store: self.store(),
@@ -549,11 +557,17 @@ impl McpToolServer {
             .with_change_preview(self.settings.change_preview.clone()),
         );
         let arguments = params.arguments.clone();
+        let mut call_context = self.call_context(principal::of_request(&context));
+        if key.is_some() {
+            // A retry comes on a new connection (2025-11-25) or with no session at all
+            // (2026-07-28): the key is scoped by who calls, not by the transport's session.
+            call_context.session_id = Some(idempotency::scope(&owner));
+        }
         let mut options = self
             .settings
             .call_options
             .clone()
-            .with_context(self.call_context(principal::of_request(&context)))
+            .with_context(call_context)
             .with_cancellation(cancellation)
             .with_interaction(approval.clone())
             .with_span(span);
@@ -562,6 +576,9 @@ impl McpToolServer {
         }
         if let Some(budget) = self.output_budget(&name) {
             options = options.with_max_output_bytes(budget);
+        }
+        if let Some(key) = key {
+            options = options.with_idempotency_key(key);
         }
         let request = ToolCallRequest {
             id: Some(call.tool_call_id().clone()),
@@ -604,6 +621,13 @@ impl ServerHandler for McpToolServer {
         if self.settings.result_links.is_some() {
             capabilities.resources = Some(rmcp::model::ResourcesCapability::default());
         }
+        capabilities
+            .experimental
+            .get_or_insert_with(Default::default)
+            .insert(
+                idempotency::IDEMPOTENCY_CAPABILITY.to_owned(),
+                idempotency::capability(),
+            );
         let config = ServerConfig::new(capabilities)
             .with_protocol_version(MAX_PROTOCOL_VERSION_WITH_INITIALIZE)
             .with_server_info(self.settings.implementation.clone());
