@@ -6,7 +6,9 @@
 //!   `MCP_REMOTE_RESULT_TOO_LARGE`; a server that is down is `MCP_REMOTE_UNAVAILABLE`
 //!   (retryable: nothing was sent).
 //! - A connection lost after the request was sent is `TOOL_EXECUTION_UNKNOWN`: the server may
-//!   have acted, so a durable record asks for reconciliation instead of a silent retry.
+//!   have acted, so a durable record asks for reconciliation instead of a silent retry. On a
+//!   server that honours idempotency keys, a call of a tool that is not read-only carries a key
+//!   and is resent with it instead ([`super::retry`]), so it runs once.
 //! - Cancellation, timeout and shutdown drop the request, which sends
 //!   `notifications/cancelled` to the server.
 
@@ -25,6 +27,7 @@ use super::codes::{
 };
 use super::line_cap::TOO_LARGE_MARKER;
 use super::link::{LinkKind, ServerLink};
+use super::retry;
 
 /// The longest remote error text kept in a message.
 const MAX_ERROR_TEXT_CHARS: usize = 1000;
@@ -33,13 +36,16 @@ const MAX_ERROR_TEXT_CHARS: usize = 1000;
 pub(crate) struct RemoteToolHandler {
     link: Arc<ServerLink>,
     remote_name: Arc<str>,
+    /// The server says the tool only reads: nothing to protect from a second run.
+    read_only: bool,
 }
 
 impl RemoteToolHandler {
-    pub(crate) fn new(link: Arc<ServerLink>, remote_name: &str) -> Self {
+    pub(crate) fn new(link: Arc<ServerLink>, remote_name: &str, read_only: bool) -> Self {
         Self {
             link,
             remote_name: Arc::from(remote_name),
+            read_only,
         }
     }
 
@@ -63,7 +69,7 @@ impl ToolHandler for RemoteToolHandler {
         invocation: ToolInvocation,
     ) -> Result<HandlerOutput, ToolCallError> {
         let server = &self.link.server;
-        let Some(peer) = self.link.peer() else {
+        let Some(mut peer) = self.link.peer() else {
             return Err(self.error(
                 MCP_REMOTE_UNAVAILABLE,
                 true,
@@ -76,14 +82,30 @@ impl ToolHandler for RemoteToolHandler {
         }
         #[cfg(feature = "otel")]
         carry_trace_context(&mut params);
+        let keyed = !self.read_only && retry::advertises(&peer);
+        if keyed {
+            params.meta = Some(retry::with_key(params.meta.take(), &retry::new_key()));
+        }
         let running = self.link.in_flight.enter();
-        // Dropping the request (cancelled, timed out, shut down) sends notifications/cancelled.
-        let answer = tokio::select! {
-            answer = peer.call_tool_once(params) => answer,
-            () = invocation.cancellation.cancelled() => {
-                return Err(ToolCallError::new(codes::TOOL_CANCELLED, format!(
-                    "The call to MCP server \"{server}\" was cancelled; the server was told."
-                )));
+        let mut resends = 0;
+        let answer = loop {
+            // Dropping the request (cancelled, timed out, shut down) sends notifications/cancelled.
+            let answer = tokio::select! {
+                answer = peer.call_tool_once(params.clone()) => answer,
+                () = invocation.cancellation.cancelled() => {
+                    return Err(ToolCallError::new(codes::TOOL_CANCELLED, format!(
+                        "The call to MCP server \"{server}\" was cancelled; the server was told."
+                    )));
+                }
+            };
+            let lost = matches!(&answer, Err(error) if self.lost_after_send(error));
+            if !(keyed && lost && resends < retry::MAX_RESENDS) {
+                break answer;
+            }
+            resends += 1;
+            match retry::reconnected(&self.link, resends, invocation.cancellation.token()).await {
+                Some(next) => peer = next,
+                None => break answer,
             }
         };
         let declined = running.declined();
@@ -202,6 +224,15 @@ impl RemoteToolHandler {
                 false,
                 format!("MCP server \"{server}\": {other}"),
             ),
+        }
+    }
+
+    /// Whether the connection was lost after the request may have reached the server.
+    fn lost_after_send(&self, error: &ServiceError) -> bool {
+        match error {
+            ServiceError::TransportSend(_) => !self.never_sent(error),
+            ServiceError::TransportClosed => true,
+            _ => false,
         }
     }
 

@@ -60,9 +60,14 @@ pub(crate) fn registry_tools(
             break;
         }
         let trusted = config.trusts_tool(&remote_name);
+        let read_only = tool
+            .annotations
+            .as_ref()
+            .and_then(|hints| hints.read_only_hint)
+            == Some(true);
         match definition(&config.name, tool, trusted, limits) {
             Ok(definition) => {
-                let handler = RemoteToolHandler::new(Arc::clone(link), &remote_name);
+                let handler = RemoteToolHandler::new(Arc::clone(link), &remote_name, read_only);
                 let tool = Tool::from_handler(definition, handler);
                 // Untrusted: no default, so the host's policy decides on a definition that
                 // claims nothing (the standard policies then ask every origin but a person's

@@ -36,6 +36,7 @@ mod limits;
 mod line_cap;
 mod link;
 mod mounts;
+mod retry;
 mod status;
 mod supervisor;
 
