@@ -301,6 +301,44 @@ impl ApprovalQueue {
         }
     }
 
+    /// Answers every approval with `decide`, on a task of its own, until the queue closes; the
+    /// task's output is how many it answered. One line for a fixed policy, a bot or a test.
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// use tokio_util::sync::CancellationToken;
+    /// use tool_context::{ApprovalDecision, ApprovalQueue};
+    /// use tool_protocol::approval::ApprovalCall;
+    ///
+    /// let queue = ApprovalQueue::new();
+    /// let answering = queue.answer_with(|approval| {
+    ///     if approval.name.ends_with(".read") { ApprovalDecision::Allow } else { ApprovalDecision::Deny }
+    /// });
+    /// let token = CancellationToken::new();
+    /// let read = queue.request(ApprovalCall { name: "fs.read", ..ApprovalCall::default() }, &token);
+    /// assert_eq!(read.await, ApprovalDecision::Allow);
+    /// let delete = queue.request(ApprovalCall { name: "fs.delete", ..ApprovalCall::default() }, &token);
+    /// assert_eq!(delete.await, ApprovalDecision::Deny);
+    /// queue.close();
+    /// assert_eq!(answering.await.unwrap(), 2);
+    /// # });
+    /// ```
+    pub fn answer_with<F>(&self, mut decide: F) -> tokio::task::JoinHandle<usize>
+    where
+        F: FnMut(&ToolApprovalSnapshot) -> ApprovalDecision + Send + 'static,
+    {
+        let queue = self.clone();
+        tokio::spawn(async move {
+            let mut answered = 0;
+            while let Some(approval) = queue.next_pending().await {
+                if queue.resolve(&approval.id, decide(&approval)) {
+                    answered += 1;
+                }
+            }
+            answered
+        })
+    }
+
     /// Marks the oldest approval not yet handed out as handed out and returns it.
     fn take_next(&self) -> Taken {
         let mut state = self.lock();

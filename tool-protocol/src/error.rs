@@ -137,6 +137,28 @@ impl ToolCallError {
     }
 }
 
+/// An I/O failure in a handler: `TOOL_EXECUTION_FAILED`, not retryable (a retry rarely fixes a
+/// missing file or a permission), with the error kind in `details.ioKind`; so a handler can use
+/// `?` on file and socket calls.
+///
+/// ```
+/// use tool_protocol::{ToolCallError, codes};
+/// fn read() -> Result<String, ToolCallError> {
+///     Ok(std::fs::read_to_string("/no/such/file")?)
+/// }
+/// let error = read().unwrap_err();
+/// assert_eq!(error.code, codes::TOOL_EXECUTION_FAILED);
+/// assert_eq!(error.retryable, Some(false));
+/// assert_eq!(error.details.unwrap()["ioKind"], "NotFound");
+/// ```
+impl From<std::io::Error> for ToolCallError {
+    fn from(error: std::io::Error) -> Self {
+        Self::new(crate::codes::TOOL_EXECUTION_FAILED, error.to_string())
+            .with_retryable(false)
+            .with_details(serde_json::json!({ "ioKind": format!("{:?}", error.kind()) }))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

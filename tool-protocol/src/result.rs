@@ -50,6 +50,29 @@ pub const REPLAYED_META_KEY: &str = "replayed";
 pub const ORIGINAL_AT_META_KEY: &str = "originalAt";
 
 impl ToolCallResult {
+    /// The result as a `Result`, so a caller can use `?`: `Err` with the failure when the call
+    /// failed, else the success itself.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tool_protocol::{ToolCallError, ToolCallResult, codes};
+    /// fn run() -> Result<(), ToolCallError> {
+    ///     let ok = ToolCallResult::success(json!({"n": 1})).into_result()?;
+    ///     assert_eq!(ok.to_string(), r#"{"n":1}"#);
+    ///     let failed = ToolCallResult::failure(ToolCallError::new(codes::TOOL_TIMEOUT, "too slow"));
+    ///     assert_eq!(failed.to_string(), "[TOOL_TIMEOUT] too slow");
+    ///     failed.into_result()?;
+    ///     unreachable!()
+    /// }
+    /// assert_eq!(run().unwrap_err().code, codes::TOOL_TIMEOUT);
+    /// ```
+    pub fn into_result(self) -> Result<Self, ToolCallError> {
+        match self.error {
+            Some(error) => Err(error),
+            None => Ok(self),
+        }
+    }
+
     /// A success carrying `value` as structured content and its JSON text as content
     /// (a string value is used as the text itself).
     ///
@@ -183,6 +206,16 @@ fn replay_meta(replay: &Replay) -> Value {
         meta.insert(ORIGINAL_AT_META_KEY.into(), Value::from(at));
     }
     Value::Object(meta)
+}
+
+/// A failure shows as its error (`[CODE] message`); a success as the text of its content.
+impl std::fmt::Display for ToolCallResult {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.error {
+            Some(error) => error.fmt(f),
+            None => f.write_str(&crate::stringify_tool_content(&self.content)),
+        }
+    }
 }
 
 #[cfg(test)]
