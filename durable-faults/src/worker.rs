@@ -377,9 +377,12 @@ impl Worker {
             return Ok(());
         }
         self.run_effect(&invoke, &claim)?;
+        // Now and then the owner walks away (a crash) or stalls past its lease and settles late
+        // (a long GC pause, a slow effect): the fence must refuse that settle once another owner
+        // took over.
         match self.choices.below(200) {
             0..=4 => Ok(()),
-            5..=9 => {
+            5..=39 => {
                 self.settle_late(key, claim);
                 Ok(())
             }
