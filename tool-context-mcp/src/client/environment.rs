@@ -5,7 +5,8 @@
 //! (`OPENROUTER_API_KEY`, cloud credentials). Inherited, every key reaches every server the host
 //! starts, including ones it does not trust. The list follows the MCP TypeScript SDK's default
 //! (`getDefaultEnvironment`), plus locale, time zone and temp directory, which programs need to
-//! format text and write scratch files.
+//! format text and write scratch files, and the trusted-certificate locations. Proxy variables are
+//! not inherited (a proxy URL may carry credentials): name them in the server's `env`.
 
 use std::collections::BTreeMap;
 
@@ -15,8 +16,23 @@ use tokio::process::Command;
 /// withheld unless the server's `env` names it.
 #[cfg(not(windows))]
 pub const INHERITED_ENV_VARS: &[&str] = &[
-    "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TZ",
+    "HOME",
+    "LOGNAME",
+    "PATH",
+    "SHELL",
+    "TERM",
+    "USER",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
     "TMPDIR",
+    // Where the machine's trusted certificates are (paths, never secrets): without them a
+    // server behind a TLS-inspecting proxy cannot reach anything over HTTPS.
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+    "REQUESTS_CA_BUNDLE",
 ];
 
 /// Variables a stdio server inherits from the host when they are set; every other variable is
