@@ -6,13 +6,14 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use rmcp::transport::StreamableHttpServerConfig;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use tool_context::{ReadOnlyOrDirectLocal, Tool, ToolInvocation, ToolRegistry};
-use tool_context_mcp::{McpToolServer, streamable_http_service};
+use tool_context_mcp::McpToolServer;
 use tool_protocol::ToolCallError;
+
+mod python_support;
 
 #[derive(Deserialize, JsonSchema)]
 struct Write {
@@ -42,30 +43,8 @@ fn registry(writes: &Arc<AtomicU64>) -> ToolRegistry {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_python_client_retries_a_keyed_call_and_it_runs_once() {
     let writes = Arc::new(AtomicU64::new(0));
-    let server = McpToolServer::new(registry(&writes));
-    let service = streamable_http_service(&server, StreamableHttpServerConfig::default());
-    let app = axum::Router::new().nest_service("/mcp", service);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move { axum::serve(listener, app).await });
-
-    let script = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/peers/python_idempotency_peer.py"
-    );
-    let output = tokio::process::Command::new("python3")
-        .arg(script)
-        .arg(format!("http://127.0.0.1:{port}/mcp"))
-        .output()
-        .await
-        .expect("python3 runs (install the client with `pip install mcp`)");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "python peer failed ({}):\n{stdout}\n{stderr}",
-        output.status
-    );
+    let url = python_support::serve(&McpToolServer::new(registry(&writes))).await;
+    let stdout = python_support::run_peer("python_idempotency_peer.py", &url).await;
     assert!(
         stdout.contains("python idempotency peer passed"),
         "{stdout}"

@@ -7,13 +7,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use rmcp::transport::StreamableHttpServerConfig;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use tool_context::{ReadOnlyOrDirectLocal, Tool, ToolInvocation, ToolRegistry};
-use tool_context_mcp::{McpToolServer, streamable_http_service};
+use tool_context_mcp::McpToolServer;
 use tool_protocol::ToolCallError;
+
+mod python_support;
 
 #[derive(Deserialize, JsonSchema)]
 struct Empty {}
@@ -71,29 +72,8 @@ fn registry(writes: &Arc<AtomicU64>) -> ToolRegistry {
 async fn the_python_peer_speaks_2026_07_28_with_approvals_and_tasks() {
     let writes = Arc::new(AtomicU64::new(0));
     let server = McpToolServer::new(registry(&writes)).with_task_after(Duration::from_millis(100));
-    let service = streamable_http_service(&server, StreamableHttpServerConfig::default());
-    let app = axum::Router::new().nest_service("/mcp", service);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move { axum::serve(listener, app).await });
-
-    let script = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/peers/python_2026_peer.py"
-    );
-    let output = tokio::process::Command::new("python3")
-        .arg(script)
-        .arg(format!("http://127.0.0.1:{port}/mcp"))
-        .output()
-        .await
-        .expect("python3 runs (install the client with `pip install mcp`)");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "python peer failed ({}):\n{stdout}\n{stderr}",
-        output.status
-    );
+    let url = python_support::serve(&server).await;
+    let stdout = python_support::run_peer("python_2026_peer.py", &url).await;
     assert!(stdout.contains("python 2026-07-28 peer passed"), "{stdout}");
     // Two approved writes ran (the SDK's round and the manual one); declined and refused ones
     // never did.
