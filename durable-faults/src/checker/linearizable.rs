@@ -2,8 +2,8 @@
 //! Knossos and Porcupine do it), cut into independent segments so every key is decided.
 //!
 //! The search looks for one total order of the key's backend calls that respects real time and
-//! that the register ([`super::register`]) accepts. A search state is the set of calls already
-//! placed plus the register's value; a state seen once is never expanded again.
+//! that the register (the private `register` module) accepts. A search state is the set of calls
+//! already placed plus the register's value; a state seen once is never expanded again.
 //!
 //! Three things keep it small enough to finish on every key of a long campaign:
 //! - **Windows for indeterminate writes.** A write whose answer was lost may take effect, if at
