@@ -10,9 +10,11 @@
 //! - [`recording`]: every read and write the store makes to its backend, recorded beneath it.
 //! - [`mutant`]: deliberately broken builds the checker must catch.
 //! - [`report`]: the campaign's HTML report (timeline, latency, throughput, violations).
+//! - [`backend`]: which store a campaign runs against.
 //! - [`campaign`]: workers plus a nemesis against one backend, then the checker's verdict.
 #![deny(missing_docs)]
 
+pub mod backend;
 pub mod campaign;
 pub mod checker;
 pub mod history;

@@ -14,7 +14,7 @@ use clap::ValueEnum;
 use tool_durable_operations::backend::{DurableOperationBackend, RecordPage};
 use tool_durable_operations::{DurableOperationError, Fence, OperationRecord, OperationState};
 
-use crate::worker::Backend;
+use crate::backend::Backend;
 
 /// A known way to break exactly-once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ValueEnum)]

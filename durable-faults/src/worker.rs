@@ -23,6 +23,7 @@ use tool_durable_operations::{
     SideEffectResult, SideEffectRunner, StoreOptions,
 };
 
+pub use crate::backend::Backend;
 use crate::history::{
     ClaimView, Effect, Event, FenceView, HistoryWriter, LedgerWriter, OpKind, Phase, StateView,
     now_ms, read_json_lines,
@@ -34,17 +35,6 @@ use crate::recording::{Recorder, RecordingBackend};
 pub const FINGERPRINT: &str = "fp-main";
 /// The fingerprint of an occasional conflicting request.
 pub const CONFLICTING_FINGERPRINT: &str = "fp-other";
-
-/// Which store the workers share.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    /// Redis (`url` is a `redis://` URL).
-    Redis,
-    /// PostgreSQL (`url` is a `postgres://` URL).
-    Postgres,
-    /// SQLite (`url` is the database file).
-    Sqlite,
-}
 
 /// What one worker process does.
 #[derive(Debug, Clone)]
