@@ -85,7 +85,7 @@ impl RecordingBackend {
         }
     }
 
-    /// Records `invoke`'s completion; a history that cannot be written stops the worker.
+    /// `invoke` turned into its completion event (stamped now, with `phase`), not yet written.
     fn complete(&self, mut event: Event, phase: Phase) -> Event {
         event.time_ms = now_ms();
         event.phase = phase;
