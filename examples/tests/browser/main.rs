@@ -7,6 +7,7 @@ pub mod support;
 mod browser_code_editor;
 mod browser_controls;
 mod browser_design;
+mod browser_edit_together;
 mod browser_editor;
 mod browser_folder;
 mod browser_live_css;

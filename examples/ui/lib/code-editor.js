@@ -11,6 +11,7 @@
 import { commandKey, el, escapeHtml } from './dom.js';
 import { editForKey, matchingBracket } from './editing.js';
 import { highlight } from './highlight.js';
+import { diff, mapPosition } from './merge.js';
 
 /** Most matches find marks in one file. */
 export const MAX_FIND_MATCHES = 10000;
@@ -243,9 +244,24 @@ export function createCodeEditor({ textarea, idPrefix = '', language = () => 'pl
     textarea.focus();
   }
 
-  /** Shows `text` (keeping the caret when it did not change) and re-renders. */
+  /**
+   * Shows `text` and re-renders. The caret, the selection and the scroll position stay on the
+   * same characters while the person is in the editor: text changed elsewhere (another tab,
+   * the agent) moves them only by what changed before them, so the next key lands where they
+   * were typing. (Out of the editor, say a file opened from the explorer, nothing is mapped.)
+   */
   function setText(text) {
-    if (textarea.value !== text) textarea.value = text;
+    const old = textarea.value;
+    if (old !== text && document.activeElement !== textarea) {
+      textarea.value = text;
+    } else if (old !== text) {
+      const changes = diff(old, text);
+      const { selectionStart, selectionEnd, selectionDirection, scrollTop, scrollLeft } = textarea;
+      textarea.value = text;
+      textarea.setSelectionRange(mapPosition(selectionStart, changes), mapPosition(selectionEnd, changes), selectionDirection);
+      textarea.scrollTop = scrollTop;
+      textarea.scrollLeft = scrollLeft;
+    }
     refresh();
   }
 

@@ -6,6 +6,7 @@ import { callTool, downloadWorkspaceFile, isCommitted, unconfirmedText } from '.
 import { keepDraft, keptDraft } from './launch.js';
 import { $, el } from './dom.js';
 import { createCodeEditor } from './code-editor.js';
+import { merge3 } from './merge.js';
 import { offerRefresh } from './preview.js';
 import { MAX_SOURCE_CHARS, actions, busy, fileAt, state, typing } from './store.js';
 
@@ -44,7 +45,8 @@ export async function loadActiveFile() {
       showEditorStatus(`${result.error.code}: ${result.error.message}`, true);
       return;
     }
-    if (state.draft) return; // the person typed while the read was in flight
+    // The person typed while the read was in flight, or a write of theirs has not settled yet.
+    if (state.draft || writing > 0 || conflict) return;
     state.source = result.structuredContent.source;
     state.sourceRevision = result.structuredContent.revision;
     code.setText(state.source);
@@ -92,6 +94,9 @@ export function draftPending() {
   return writing > 0 || (draft !== null && !(draft.source === state.source && draft.path === state.activePath));
 }
 
+/** Merge-and-retry rounds one flush makes before it leaves the text unsaved and says so. */
+const MAX_MERGE_ROUNDS = 8;
+
 async function flushOnce(keepalive) {
   clearTimeout(draftTimer);
   if (state.draft === null) return true;
@@ -100,30 +105,132 @@ async function flushOnce(keepalive) {
   if (source === state.source && path === state.activePath) return true;
   showEditorStatus('Writing…');
   writing += 1;
-  // keepalive lets the write outlive the page when it is sent from pagehide.
-  const result = await callTool('workspace.writeFile', { path, source, expectedRevision: state.status.revision }, { keepalive })
-    .finally(() => { writing -= 1; });
+  try {
+    return await writeMerging(path, source, keepalive);
+  } finally {
+    writing -= 1;
+  }
+}
+
+/**
+ * Writes `source` (typed over `state.source`) guarded by the revision that text was read at, so
+ * a write from elsewhere in between is never overwritten: on a revision conflict the file is
+ * read again, this tab's changes are merged onto it (lib/merge.js), the editor shows the merge
+ * with the caret where it was, and the merge is written. Overlapping changes stop with the
+ * conflict bar; nothing is ever dropped.
+ */
+async function writeMerging(path, source, keepalive) {
+  let ours = source;
+  for (let round = 0; round < MAX_MERGE_ROUNDS; round += 1) {
+    // keepalive lets the write outlive the page when it is sent from pagehide.
+    const result = await callTool('workspace.writeFile', { path, source: ours, expectedRevision: state.sourceRevision ?? undefined }, { keepalive })
+      .catch((error) => ({ isError: true, error }));
+    if (result.error?.code !== 'WORKSPACE_REVISION_CONFLICT') return settleWrite(path, ours, result);
+    const merged = await mergeWithCurrent(path, ours);
+    if (merged === null) return false;
+    ours = merged;
+  }
+  return keepUnsaved(path, ours, { code: 'WORKSPACE_REVISION_CONFLICT', message: 'The file kept changing while this tab wrote it.' });
+}
+
+/** Records a write's outcome; a refused write keeps the text in the editor, unsaved. */
+async function settleWrite(path, source, result) {
   if (isCommitted(result)) {
     // Stored: only the preview did not confirm it. Never kept as unsaved, never written again.
-    state.source = source;
-    state.status.revision = result.error.details.revision;
+    wrote(source, result.error.details.revision);
     showEditorStatus(`Written · ${unconfirmedText(result)}`);
     offerRefresh(true);
     return true;
   }
-  if (result.isError) {
-    // Keep the text: a refused write must not lose what the person typed.
-    if (state.draft === null) state.draft = { path, source };
-    showEditorStatus(`${result.error.code}: ${result.error.message} Your text is kept in the editor, unsaved.`, true);
-    await actions.refreshState();
-    renderTabs();
-    return false;
-  }
-  state.source = source;
-  state.status.revision = result.structuredContent.revision;
+  if (result.isError) return keepUnsaved(path, source, result.error);
+  wrote(source, result.structuredContent.revision);
   if (state.draft === null) keepDraft(SURFACE, null);
   showEditorStatus(`Written · revision ${result.structuredContent.revision}`);
   return true;
+}
+
+function wrote(source, revision) {
+  state.source = source;
+  state.sourceRevision = revision;
+  state.status.revision = Math.max(state.status.revision, revision);
+}
+
+async function keepUnsaved(path, source, error) {
+  if (state.draft === null) state.draft = { path, source };
+  showEditorStatus(`${error.code ?? 'WRITE_FAILED'}: ${error.message} Your text is kept in the editor, unsaved.`, true);
+  await actions.refreshState();
+  renderTabs();
+  return false;
+}
+
+/**
+ * Merges `ours` (typed over `state.source`) onto the file as it is now and moves the editor's
+ * base there. Returns the merged text to write, or null when the changes overlap (the conflict
+ * bar then shows both versions) or the file cannot be read.
+ */
+async function mergeWithCurrent(path, ours) {
+  const read = await callTool('workspace.readFile', { path }).catch((error) => ({ isError: true, error }));
+  if (read.isError) {
+    await keepUnsaved(path, ours, read.error);
+    return null;
+  }
+  const { source: theirs, revision } = read.structuredContent;
+  const merged = merge3(state.source, ours, theirs);
+  // Whatever the person typed while this write was in flight rides on top of the merge.
+  const shown = merged.conflict ? merged : merge3(ours, $('editor').value, merged.text);
+  if (shown.conflict) {
+    state.draft = { path, source: $('editor').value };
+    showConflict(path, theirs, revision);
+    return null;
+  }
+  state.source = theirs;
+  state.sourceRevision = revision;
+  if (path === state.activePath) code.setText(shown.text);
+  state.draft = shown.text === merged.text ? null : { path, source: shown.text };
+  return merged.text;
+}
+
+// ---------------------------------------------------------------- conflicts
+
+/** The other version of a conflicting file, while the conflict bar shows it. */
+let conflict = null;
+
+/** Shows the conflict bar: both versions, and the two ways out. Typing stays unsaved meanwhile. */
+function showConflict(path, theirs, revision) {
+  conflict = { path, theirs, revision };
+  $('editor-conflict-text').textContent = `${path} was changed elsewhere where you were typing. Your version stays in the editor, unsaved, until you choose.`;
+  $('editor-conflict-theirs').textContent = theirs;
+  $('editor-conflict').hidden = false;
+  showEditorStatus('Conflict: choose a version in the bar above the editor.', true);
+  renderTabs();
+}
+
+/** Writes the editor's text over the other version (the person chose theirs to go). */
+async function keepMine() {
+  if (!conflict) return;
+  state.source = conflict.theirs;
+  state.sourceRevision = conflict.revision;
+  state.draft = { path: conflict.path, source: $('editor').value };
+  closeConflict();
+  await actions.flushDraft();
+}
+
+/** Drops this tab's unsaved text for the other version. */
+function takeTheirs() {
+  if (!conflict) return;
+  state.source = conflict.theirs;
+  state.sourceRevision = conflict.revision;
+  state.draft = null;
+  keepDraft(SURFACE, null);
+  code.setText(conflict.theirs);
+  closeConflict();
+  showEditorStatus(`Showing the other version of ${state.activePath}; your unsaved text was dropped.`);
+}
+
+function closeConflict() {
+  conflict = null;
+  $('editor-conflict').hidden = true;
+  renderTabs();
 }
 
 const SURFACE = 'workspace';
@@ -154,10 +261,11 @@ export async function restoreKeptDraft() {
 
 function onInput() {
   state.draft = { path: state.activePath, source: $('editor').value };
-  keepDraft(SURFACE, { path: state.activePath, text: state.draft.source, baseSource: state.source, baseRevision: state.status?.revision ?? null });
+  keepDraft(SURFACE, { path: state.activePath, text: state.draft.source, baseSource: state.source, baseRevision: state.sourceRevision });
   renderTabs();
   clearTimeout(draftTimer);
-  draftTimer = setTimeout(actions.flushDraft, typing.draftIdleMs);
+  // While the conflict bar is up, nothing is written until the person chooses.
+  if (!conflict) draftTimer = setTimeout(actions.flushDraft, typing.draftIdleMs);
 }
 
 // ---------------------------------------------------------------- tabs
@@ -255,4 +363,6 @@ export function wireEditor() {
   editor.addEventListener('blur', () => actions.flushDraft());
   $('find-button').addEventListener('click', openFind);
   $('download-file-button').addEventListener('click', downloadActiveFile);
+  $('editor-conflict-keep-mine').addEventListener('click', keepMine);
+  $('editor-conflict-take-theirs').addEventListener('click', takeTheirs);
 }

@@ -209,6 +209,18 @@ impl WorkspaceError {
         )
     }
 
+    /// A new file at `path` differs from `existing` only in case: one file on case-insensitive
+    /// disks (Windows, macOS), so a save would write one over the other.
+    pub fn case_clash(path: &str, existing: &str, operation: &str) -> Self {
+        Self::new(
+            WorkspaceErrorCode::WorkspaceFileConflict,
+            format!(
+                "{path} differs from the existing {existing} only in case: on Windows and macOS they are one file. Choose another name, or rename {existing}."
+            ),
+            json!({ "path": path, "existing": existing, "operation": operation, "reason": "case" }),
+        )
+    }
+
     /// A new file at `path` would clash with `existing`: one of them would have to be a
     /// folder of the other's name.
     pub fn folder_clash(path: &str, existing: &str, operation: &str) -> Self {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::paths::{compare_order, folder_clash, validate_path};
+use super::paths::{check_new_name, compare_order, folder_clash, validate_path};
 use super::{
     MAX_PATCH_REPLACEMENT_CHARS, MAX_PATCH_SEARCH_CHARS, Workspace, check_source_limit, has_html,
     repair_active_path,
@@ -130,24 +130,33 @@ impl Workspace {
         source: &str,
     ) -> WorkspaceResult<()> {
         let path = validate_path(raw_path)?;
+        check_new_name(raw_path, &path)?;
         if is_asset_path(&path) {
             return Err(WorkspaceError::file_type_conflict(
                 &path, "create", "asset", "text",
             ));
         }
-        self.check_free(&path, "create")?;
+        self.check_free(&path, None, "create")?;
         check_source_limit(&format!("Source of {path}"), source)?;
         self.insert_file(WorkspaceFile::text(path.clone(), source));
         self.content.active_path = path;
         Ok(())
     }
 
-    /// Fails unless a new file can live at `path`: no file there, none at a folder `path`
-    /// would need (`a.js` for `a.js/b.js`), and no files inside a folder named `path`
-    /// (`sub/x.js` for `sub`), since a folder cannot hold both on disk.
-    fn check_free(&self, path: &str, operation: &str) -> WorkspaceResult<()> {
+    /// Fails unless a new file can live at `path`: no file there, nor one whose path differs
+    /// only in case (one file on case-insensitive disks; `moving` is the file being renamed,
+    /// which may change its own case), none at a folder `path` would need (`a.js` for
+    /// `a.js/b.js`), and no files inside a folder named `path` (`sub/x.js` for `sub`), since a
+    /// folder cannot hold both on disk.
+    fn check_free(&self, path: &str, moving: Option<&str>, operation: &str) -> WorkspaceResult<()> {
         if self.index_of(path).is_some() {
             return Err(WorkspaceError::file_exists(path, operation));
+        }
+        let same_but_case = self.content.files.iter().find(|file| {
+            Some(file.path.as_str()) != moving && file.path.to_lowercase() == path.to_lowercase()
+        });
+        if let Some(file) = same_but_case {
+            return Err(WorkspaceError::case_clash(path, &file.path, operation));
         }
         let clash = self
             .content
@@ -225,6 +234,7 @@ impl Workspace {
     ) -> WorkspaceResult<()> {
         let from = validate_path(raw_from)?;
         let to = validate_path(raw_to)?;
+        check_new_name(raw_to, &to)?;
         let index = self.require_index(&from, "rename")?;
         if from == to {
             return Err(WorkspaceError::rename_conflict(&from, &to, true));
@@ -232,7 +242,7 @@ impl Workspace {
         if self.index_of(&to).is_some() {
             return Err(WorkspaceError::rename_conflict(&from, &to, false));
         }
-        self.check_free(&to, "rename")?;
+        self.check_free(&to, Some(&from), "rename")?;
         let file = Arc::clone(&self.content.files[index]);
         let moved = match (&file.content, is_asset_path(&to)) {
             (FileContent::Text { source }, false) => {
@@ -440,11 +450,14 @@ pub(super) mod tests {
     #[test]
     fn a_file_and_a_folder_of_the_same_name_cannot_both_exist() {
         let ws = seed().apply(&create("sub/a.js", "")).unwrap();
-        for raw in ["sub/.", "sub/", "sub"] {
+        for raw in ["sub/.", "sub"] {
             let error = ws.apply(&create(raw, "")).unwrap_err();
             assert_eq!(error.code, Code::WorkspaceFileConflict, "{raw}");
             assert_eq!(error.details["conflictingPath"], "sub/a.js");
         }
+        // A name ending in a slash names a folder: refused before any clash is looked for.
+        let error = ws.apply(&create("sub/", "")).unwrap_err();
+        assert_eq!(error.details["reason"], "folder-name");
         let error = ws.apply(&create("sub/a.js/b.js", "")).unwrap_err();
         assert_eq!(error.details["conflictingPath"], "sub/a.js");
         let error = ws.apply(&rename("app.js", "sub")).unwrap_err();
@@ -604,6 +617,57 @@ pub(super) mod tests {
             "other.js",
             "the active tab follows the rename"
         );
+    }
+
+    /// The reason a refused new name gives (`details.reason`).
+    fn reason(result: WorkspaceResult<Workspace>) -> String {
+        let error = result.expect_err("the name should be refused");
+        error.details["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    #[test]
+    fn new_names_that_would_not_survive_a_common_file_system_are_refused() {
+        let ws = seed();
+        assert_eq!(reason(ws.apply(&create("dir/", ""))), "folder-name");
+        assert_eq!(
+            reason(ws.apply(&create("x?y.js", ""))),
+            "reserved-character"
+        );
+        assert_eq!(
+            reason(ws.apply(&create("#hash.js", ""))),
+            "reserved-character"
+        );
+        assert_eq!(
+            reason(ws.apply(&create("notes:2.js", ""))),
+            "reserved-character"
+        );
+        assert_eq!(reason(ws.apply(&create("CON", ""))), "reserved-name");
+        assert_eq!(
+            reason(ws.apply(&create("sub/nul.txt", ""))),
+            "reserved-name"
+        );
+        assert_eq!(reason(ws.apply(&create("notes.", ""))), "trailing-dot");
+        assert_eq!(reason(ws.apply(&create("dir./a.js", ""))), "trailing-dot");
+        assert_eq!(reason(ws.apply(&create("Index.html", ""))), "case");
+        assert_eq!(reason(ws.apply(&rename("app.js", "INDEX.html"))), "case");
+        assert_eq!(
+            reason(ws.apply(&rename("app.js", "lpt1.js"))),
+            "reserved-name"
+        );
+        // Names close to the refused ones, and a file changing its own case, are fine.
+        for fine in [
+            "console.js",
+            "com10.js",
+            "a.b.js",
+            "sub/index.html",
+            "x-y_z.js",
+        ] {
+            assert!(ws.apply(&create(fine, "")).is_ok(), "{fine} is a fine name");
+        }
+        assert!(ws.apply(&rename("app.js", "App.js")).is_ok());
     }
 
     #[test]
