@@ -1969,3 +1969,69 @@ async fn a_tsx_runtime_error_is_listed_at_its_line_and_reported_to_the_caller() 
         .await;
     session.close().await;
 }
+
+/// Types `name` into the New file dialog and submits it; returns the dialog's error line.
+async fn refused_new_file(browser: &Browser, name: &str) -> String {
+    browser.click("#new-file-button").await;
+    browser
+        .eval(
+            "document.getElementById('new-file-path').value = '';",
+            json!([]),
+        )
+        .await;
+    browser.type_into("#new-file-path", name).await;
+    browser.press(keys::ENTER).await;
+    let error = browser
+        .wait_for(
+            &format!("the refusal of {name:?}"),
+            "return document.getElementById('new-file-error').textContent;",
+        )
+        .await;
+    let typed = browser
+        .eval(
+            "return document.getElementById('new-file-path').value;",
+            json!([]),
+        )
+        .await;
+    assert_eq!(typed, name, "the name is never cut");
+    if name == "Index.html" {
+        browser.screenshot("new-file-name-refused").await;
+    }
+    browser.press(keys::ESCAPE).await;
+    error.as_str().unwrap_or_default().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn new_file_names_that_clash_on_common_file_systems_are_refused_with_the_reason() {
+    let session = Session::open(1280, 800).await;
+    session.wait_ready().await;
+    let browser = &session.browser;
+    let long = format!("{}.js", "n".repeat(197));
+    let cases = [
+        (long.as_str(), "160"),
+        ("dir/", "names a folder"),
+        ("Index.html", "only in case"),
+        ("CON", "device name"),
+        ("x?y.js", "cannot hold '?'"),
+        ("#hash.js", "cannot hold '#'"),
+        ("notes.", "ends with a dot"),
+    ];
+    for (name, says) in cases {
+        let error = refused_new_file(browser, name).await;
+        assert!(error.contains(says), "{name:?}: {error}");
+    }
+    let files = session.api("/api/state").await["files"].clone();
+    let paths: Vec<&str> = files
+        .as_array()
+        .expect("files")
+        .iter()
+        .filter_map(|file| file["path"].as_str())
+        .collect();
+    assert!(
+        !paths
+            .iter()
+            .any(|path| path.starts_with('n') && path.len() > 100 || *path == "dir"),
+        "nothing was created: {paths:?}"
+    );
+    session.close().await;
+}

@@ -208,6 +208,15 @@ function wireDialogForm(formId, dialogId, errorId, submit) {
   });
 }
 
+/**
+ * A refusal the way the dialogs show it: the message, what the validator found (the tool's own
+ * bounds, such as the path length), and the code.
+ */
+function refusalText(error) {
+  const issues = (error.details?.issues ?? []).map((issue) => `${issue.pointer.replace(/^\//, '') || 'arguments'} ${issue.message}`);
+  return `${error.message}${issues.length ? `: ${issues.join('; ')}` : ''} (${error.code})`;
+}
+
 /** Wires the explorer and folder controls. */
 export function wireExplorer() {
   $('file-tree').addEventListener('keydown', onTreeKeydown);
@@ -222,7 +231,7 @@ export function wireExplorer() {
     if (!path) return 'Enter a path, for example docs/notes.md.';
     await actions.flushDraft();
     const result = await callTool('workspace.createFile', { path, source: '', expectedRevision: state.status.revision });
-    if (result.isError && !isCommitted(result)) return `${result.error.message} (${result.error.code})`;
+    if (result.isError && !isCommitted(result)) return refusalText(result.error);
     reportApplied(result, `Created ${path}`);
     await actions.refreshState();
     await actions.openFile(result.structuredContent?.activePath ?? path);
@@ -242,7 +251,7 @@ export function wireExplorer() {
     if (to === from) return 'The new path is the same as the current one.';
     await actions.flushDraft();
     const result = await callTool('workspace.renameFile', { fromPath: from, toPath: to, expectedRevision: state.status.revision });
-    if (result.isError && !isCommitted(result)) return `${result.error.message} (${result.error.code})`;
+    if (result.isError && !isCommitted(result)) return refusalText(result.error);
     state.openTabs = state.openTabs.map((tab) => (tab === from ? to : tab));
     state.activePath = to;
     await actions.refreshState({ reloadEditor: true });
