@@ -551,6 +551,9 @@ async fn concurrent_writers_are_never_told_an_applied_change_failed() {
                 "PREVIEW_ACK_TIMEOUT" | "PREVIEW_REVISION_SUPERSEDED" | "PREVIEW_RUNTIME_ERROR",
             ) => {
                 assert_eq!(result["error"]["details"]["committed"], true, "{result}");
+                // Applied: repeating it would apply it twice, so it is never retryable.
+                assert_eq!(result["error"]["retryable"], false, "{result}");
+                assert_eq!(result["error"]["details"]["previewAction"], "refresh");
                 assert!(result["error"]["details"]["revision"].as_u64() > Some(start_revision));
                 assert!(applied, "{marker} is applied: {result}");
                 committed += 1;

@@ -499,10 +499,12 @@ impl WorkspaceError {
         )
     }
 
-    /// Marks the preview failure of a mutation already committed as `revision`. The code and
-    /// `retryable` flag stay (they are the contract, and a preview refresh may still
-    /// succeed); `details.committed: true` and `details.revision` tell every caller the change
-    /// is applied, so retrying the mutation would only duplicate it.
+    /// Marks the preview failure of a mutation already committed as `revision`. The code stays
+    /// (it says what failed: the confirmation), but the result is **not retryable**: the change
+    /// is applied, so repeating the call would apply it twice. `details.committed: true`,
+    /// `details.revision` and `details.previewAction: "refresh"` (what may still help: refreshing
+    /// the preview, which `retryable` on the bare confirmation wait covers) tell every caller so.
+    /// A deliberate difference from the contract, which keeps the code's retryable flag.
     pub fn committed(self, revision: u64) -> Self {
         let message = format!(
             "The change was applied as revision {revision}; only the preview confirmation \
@@ -511,8 +513,10 @@ impl WorkspaceError {
         );
         let mut error = self
             .with_detail("committed", json!(true))
-            .with_detail("revision", json!(revision));
+            .with_detail("revision", json!(revision))
+            .with_detail("previewAction", json!("refresh"));
         error.message = message;
+        error.retryable = false;
         error
     }
 
@@ -617,6 +621,34 @@ mod tests {
         );
         assert_eq!(coded.details, Some(json!({"reason": "empty"})));
         assert_eq!(open(" src/./a.js ").unwrap(), "src/a.js");
+    }
+
+    #[test]
+    fn a_committed_preview_failure_keeps_its_code_and_is_never_retryable() {
+        let wait = WorkspaceError::new(
+            WorkspaceErrorCode::PreviewRevisionSuperseded,
+            "superseded",
+            json!({}),
+        );
+        assert!(wait.retryable, "the bare confirmation wait stays retryable");
+        let committed = wait.committed(7);
+        assert_eq!(
+            committed.code,
+            WorkspaceErrorCode::PreviewRevisionSuperseded
+        );
+        assert!(
+            !committed.retryable,
+            "the applied mutation must not be repeated"
+        );
+        assert_eq!(
+            committed.details,
+            json!({"committed": true, "revision": 7, "previewAction": "refresh"})
+        );
+        assert!(
+            committed
+                .message
+                .starts_with("The change was applied as revision 7")
+        );
     }
 
     #[test]
