@@ -266,7 +266,7 @@ function onConnection(connected) {
 
 // ---------------------------------------------------------------- history, export
 
-/** Workspace undo or redo through the registry (the textarea keeps its own typing undo). */
+/** Workspace undo or redo through the registry: the Undo and Redo buttons, Ctrl+Z and Ctrl+Shift+Z (Ctrl+Y) in the editor. */
 async function historyStep(tool) {
   if (!(await flushDraft())) return;
   const result = await callTool(tool, { expectedRevision: state.status.revision });
@@ -334,6 +334,7 @@ Object.assign(actions, {
   refreshState,
   flushDraft,
   openFile,
+  history: (step) => (busy() ? undefined : historyStep(step === 'undo' ? 'workspace.undo' : 'workspace.redo')),
   status: setStatusMessage,
   say: composer.say,
   settingsChanged: composer.applySettings,

@@ -2035,3 +2035,49 @@ async fn new_file_names_that_clash_on_common_file_systems_are_refused_with_the_r
     );
     session.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_z_undoes_a_typing_burst_like_the_undo_button_and_ctrl_shift_z_redoes_it() {
+    let session = Session::open(1280, 800).await;
+    session.wait_ready().await;
+    let browser = &session.browser;
+    let before = session.editor_text().await;
+    browser.click("#editor").await;
+    browser
+        .eval(
+            "const editor = document.getElementById('editor'); editor.setSelectionRange(0, 0);",
+            json!([]),
+        )
+        .await;
+    browser.type_into("#editor", "burst ").await;
+    let typed = format!("burst {before}");
+    let mut waited = 0;
+    while session.source("index.html").await != typed {
+        waited += 1;
+        assert!(waited < 300, "the burst was never written");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let written = session.revision().await;
+    browser.chord(&[keys::CONTROL, "z"]).await;
+    let script = format!(
+        "return document.getElementById('editor').value === {};",
+        serde_json::to_string(&before).expect("JSON")
+    );
+    browser
+        .wait_for("one Ctrl+Z to take back the whole burst", &script)
+        .await;
+    assert_eq!(session.source("index.html").await, before);
+    assert_eq!(
+        session.revision().await,
+        written + 1,
+        "one undo step, not one write per character"
+    );
+    browser.chord(&[keys::CONTROL, keys::SHIFT, "z"]).await;
+    let script = format!(
+        "return document.getElementById('editor').value === {};",
+        serde_json::to_string(&typed).expect("JSON")
+    );
+    browser.wait_for("Ctrl+Shift+Z to redo it", &script).await;
+    assert_eq!(session.source("index.html").await, typed);
+    session.close().await;
+}

@@ -34,7 +34,7 @@ export function languageOf(path) {
  * `language()` names the highlighter language of the current text; `message` (optional) is a
  * page element moved to the end of the status line.
  */
-export function createCodeEditor({ textarea, idPrefix = '', language = () => 'plaintext', maxChars, message = null }) {
+export function createCodeEditor({ textarea, idPrefix = '', language = () => 'plaintext', maxChars, message = null, onHistory = null }) {
   const id = (name) => `${idPrefix}${name}`;
   const pre = (name, className) => el('pre', { id: id(name), className, attrs: { 'aria-hidden': 'true' } });
   const gutter = pre('code-gutter', 'code-gutter');
@@ -294,6 +294,11 @@ export function createCodeEditor({ textarea, idPrefix = '', language = () => 'pl
     } else if (commandKey(event) && key === 'g') {
       event.preventDefault();
       findStep(event.shiftKey);
+    } else if (onHistory && commandKey(event) && (key === 'z' || key === 'y')) {
+      // The page's history, one typing burst per step (as its Undo and Redo buttons), instead of
+      // the textarea's own undo, which takes back one character per press, each a new write.
+      event.preventDefault();
+      onHistory(key === 'y' || event.shiftKey ? 'redo' : 'undo');
     } else if (!event.isComposing && !textarea.readOnly && !textarea.disabled) {
       // AltGr (Ctrl+Alt on Windows) types characters such as `{`: that is typing, not a command.
       const command = event.metaKey || (event.ctrlKey && !event.altKey);

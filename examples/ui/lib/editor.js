@@ -357,6 +357,7 @@ export function wireEditor() {
     language: () => fileAt(state.activePath)?.language ?? 'plaintext',
     maxChars: MAX_SOURCE_CHARS,
     message: $('editor-status'),
+    onHistory: (step) => actions.history(step),
   });
   const editor = $('editor');
   editor.addEventListener('input', onInput);

@@ -27,6 +27,8 @@ export const actions = {
   refreshState: async () => {},
   flushDraft: async () => {},
   openFile: async () => {},
+  /** Workspace undo (`'undo'`) or redo (`'redo'`): what the Undo and Redo buttons do. */
+  history: async () => {},
   status: () => {},
   say: () => {},
   settingsChanged: () => {},
