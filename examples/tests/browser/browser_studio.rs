@@ -2081,3 +2081,35 @@ async fn ctrl_z_undoes_a_typing_burst_like_the_undo_button_and_ctrl_shift_z_redo
     assert_eq!(session.source("index.html").await, typed);
     session.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_blocked_cdn_import_explains_itself_in_the_preview() {
+    let session = Session::open(1280, 800).await;
+    session.wait_ready().await;
+    let browser = &session.browser;
+    let index = session.source("index.html").await.replace(
+        "</body>",
+        "<script type=\"module\">import confetti from 'https://cdn.example.test/confetti.js';\nconfetti();</script>\n</body>",
+    );
+    let revision = session.revision().await;
+    let written = session
+        .call_tool(
+            "workspace.writeFile",
+            json!({"path": "index.html", "source": index, "expectedRevision": revision}),
+        )
+        .await;
+    // The compiler's own explanation (a data: module) runs: the CSP lets it, so the person reads
+    // why, not "Script failed to load".
+    browser
+        .wait_for(
+            "the blocked import's explanation in the diagnostics",
+            "return document.getElementById('diagnostics-list').textContent.includes('External module import blocked');",
+        )
+        .await;
+    let listed = browser.text("#diagnostics-list").await;
+    assert!(listed.contains("cdn.example.test"), "{listed}");
+    assert!(!listed.contains("failed to load"), "{listed}");
+    assert_eq!(written["error"]["details"]["committed"], true, "{written}");
+    browser.screenshot("blocked-cdn-import").await;
+    session.close().await;
+}
