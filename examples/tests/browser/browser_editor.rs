@@ -983,3 +983,53 @@ async fn the_workspace_page_reapplies_its_unsent_edit_after_a_studio_restart() {
     browser.close().await;
     second.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_web_page_keeps_text_typed_while_the_studio_restarts() {
+    let _slot = browser_slot().await;
+    let data = tempfile::tempdir().expect("data dir");
+    let first = studio_on(data.path(), 0).await;
+    let port = first.addr.port();
+    let browser = Browser::launch(1280, 800).await;
+    browser.goto(&format!("{}web", first.url())).await;
+    browser
+        .wait_for(
+            "the web page with a file open",
+            "const editor = document.getElementById('web-editor');
+             return document.body.dataset.ready === 'true' && !editor.disabled && editor.value.length > 0;",
+        )
+        .await;
+    browser
+        .eval(
+            "const editor = document.getElementById('web-editor');
+             editor.focus();
+             editor.setSelectionRange(editor.value.length, editor.value.length);",
+            json!([]),
+        )
+        .await;
+    browser.type_into("#web-editor", "/* before */").await;
+    // Long enough for the host to keep the first draft.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    first.shutdown().await;
+    browser
+        .type_into("#web-editor", "/* typed while the studio restarted */")
+        .await;
+    // Marks this page, so the wait below sees the page the relaunch reloaded, not this one.
+    browser
+        .eval("window.beforeRestart = true;", json!([]))
+        .await;
+    let second = studio_on(data.path(), port).await;
+    let kept = "return document.body.dataset.ready === 'true' && window.beforeRestart === undefined
+                  && document.getElementById('web-editor').value.endsWith('/* before *//* typed while the studio restarted */');";
+    browser
+        .wait_for("the reloaded page with both drafts' text", kept)
+        .await;
+    // The host has it now too: another tab (no session storage of its own) shows it.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    browser.close().await;
+    let other = Browser::launch(1280, 800).await;
+    other.goto(&format!("{}web", second.url())).await;
+    other.wait_for("the host's copy in another tab", kept).await;
+    other.close().await;
+    second.shutdown().await;
+}

@@ -7,7 +7,11 @@
 import { callTool, isCommitted, unconfirmedText } from '../lib/surface.js';
 import { createCodeEditor, languageOf } from '../lib/code-editor.js';
 import { el } from '../lib/dom.js';
+import { keepDraft, keptDraft } from '../lib/launch.js';
 import { createDraftStore } from './drafts.js';
+
+/** This page's drafts in the tab's session storage (lib/launch.js), under this surface name. */
+const SURFACE = 'web';
 
 /** Longest file the host accepts (`web.writeFile` enforces the same bound). */
 export const MAX_WEB_FILE_CHARS = 80000;
@@ -24,6 +28,13 @@ export function createFileEditor({ tabs, panel, textarea, find, save, revert, st
   const hostDrafts = createDraftStore({ onError: (error) => setStatus(`Draft not kept by the host: ${error.code}: ${error.message}`, true) });
 
   const stored = (path) => workspace?.files.find((file) => file.path === path)?.source ?? '';
+
+  // Every draft is also kept in this tab's session storage, written on each keystroke: the host
+  // copy lags a moment and cannot be written while the studio is down, and a restart reloads
+  // the page (lib/launch.js), so text typed meanwhile would otherwise be gone.
+  function keepInTab() {
+    keepDraft(SURFACE, drafts.size ? { drafts: Object.fromEntries(drafts) } : null);
+  }
 
   function setStatus(text, isError = false) {
     status.textContent = text;
@@ -98,6 +109,7 @@ export function createFileEditor({ tabs, panel, textarea, find, save, revert, st
     const revision = applied ? result.error.details.revision : result.structuredContent.revision;
     drafts.delete(path);
     hostDrafts.drop(path);
+    keepInTab();
     // Other drafts based on the revision this save replaced move with it: the save was ours.
     for (const other of drafts.values()) if (other.base === draft.base) other.base = revision;
     setStatus(applied ? `Saved ${path} · ${unconfirmedText(result)}` : `Saved ${path} · revision ${revision} (${result.structuredContent.preview.status})`);
@@ -112,6 +124,7 @@ export function createFileEditor({ tabs, panel, textarea, find, save, revert, st
     if (text === stored(activePath) && (!draft || draft.base === workspace.revision)) drafts.delete(activePath);
     else drafts.set(activePath, { text, base: draft?.base ?? workspace.revision });
     hostDrafts.stage(activePath, drafts.get(activePath) ?? null);
+    keepInTab();
     renderTabs();
     renderEditor();
   });
@@ -125,6 +138,7 @@ export function createFileEditor({ tabs, panel, textarea, find, save, revert, st
   revert.addEventListener('click', () => {
     drafts.delete(activePath);
     hostDrafts.drop(activePath);
+    keepInTab();
     setStatus(`Showing the stored ${activePath}.`);
     renderTabs();
     renderEditor();
@@ -138,9 +152,19 @@ export function createFileEditor({ tabs, panel, textarea, find, save, revert, st
       renderTabs();
       renderEditor();
     },
-    /** Takes over the drafts the host kept (from before a reload); call before the first render. */
+    /**
+     * Takes over the drafts kept from before a reload; call before the first render. The host's
+     * copy, overlaid by this tab's own (newer: written on every keystroke, even while the studio
+     * was down), which is then sent to the host too.
+     */
     async restore() {
       drafts = await hostDrafts.restore();
+      for (const [path, draft] of Object.entries(keptDraft(SURFACE)?.drafts ?? {})) {
+        if (drafts.get(path)?.text === draft.text) continue;
+        drafts.set(path, draft);
+        hostDrafts.stage(path, draft);
+      }
+      keepInTab();
       if (drafts.size) setStatus(`Restored ${drafts.size} unsaved draft${drafts.size === 1 ? '' : 's'}: ${[...drafts.keys()].join(', ')}.`);
     },
     select,
