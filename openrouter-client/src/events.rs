@@ -230,6 +230,33 @@ pub enum RunEvent {
     },
 }
 
+impl RunEvent {
+    /// The event with its turn moved `offset` turns on: a host that continues one
+    /// conversation over several runs (a follow-up that asks the model to fix what broke)
+    /// numbers the turns of the later runs after the earlier ones', so a UI keyed by turn
+    /// gives each its own place.
+    #[must_use]
+    pub fn with_turn_offset(mut self, offset: u32) -> Self {
+        match &mut self {
+            Self::RequestSent { turn, .. }
+            | Self::RetryScheduled { turn, .. }
+            | Self::TextDelta { turn, .. }
+            | Self::ToolCallStreamStarted { turn, .. }
+            | Self::ToolCallArgumentsDelta { turn, .. }
+            | Self::ToolCallReady { turn, .. }
+            | Self::Usage { turn, .. }
+            | Self::ResponseReceived { turn, .. }
+            | Self::ToolCallStarted { turn, .. }
+            | Self::ToolCallFinished { turn, .. } => *turn = turn.saturating_add(offset),
+            Self::RunStarted { .. }
+            | Self::ToolsListed { .. }
+            | Self::RunCompleted { .. }
+            | Self::RunFailed { .. } => {}
+        }
+        self
+    }
+}
+
 /// A live listener for run events (for a UI status line or trace).
 pub type EventCallback = Arc<dyn Fn(&RunEvent) + Send + Sync>;
 
@@ -306,6 +333,23 @@ mod tests {
             serde_json::to_value(&event).unwrap(),
             json!({"type": "retryScheduled", "turn": 1, "attempt": 2, "maxAttempts": 2, "delayMs": 700, "reason": "provider", "code": "OPENROUTER_RATE_LIMITED"})
         );
+    }
+
+    #[test]
+    fn a_turn_offset_moves_turns_and_leaves_run_events_alone() {
+        let delta = RunEvent::TextDelta {
+            turn: 2,
+            text: "x".into(),
+        };
+        assert_eq!(
+            delta.with_turn_offset(3),
+            RunEvent::TextDelta {
+                turn: 5,
+                text: "x".into()
+            }
+        );
+        let listed = RunEvent::ToolsListed { count: 1 };
+        assert_eq!(listed.clone().with_turn_offset(3), listed);
     }
 
     #[test]

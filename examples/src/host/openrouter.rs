@@ -2,6 +2,7 @@
 //! policy, approvals and trace as local runs.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use live_code_editor::workspace::MAX_REPORTED_RUNTIME_ERRORS;
 use live_code_editor::workspace::bridge::{PreviewAcks, PreviewStatus};
@@ -86,7 +87,17 @@ async fn drive(
     let runs = state.runs.clone();
     let run_id = view.run_id.clone();
     let listing_view = view.clone();
+    // Turns of the earlier rounds (a fix turn continues the conversation in a new loop run,
+    // whose turns start at 1 again): the page keys its bubbles by turn.
+    let earlier_turns = Arc::new(AtomicU32::new(0));
+    let turns_seen = Arc::clone(&earlier_turns);
     let options = RunOptions::with_cancel(cancellation).on_event(move |event| {
+        if let RunEvent::RunCompleted { turns, .. } = event {
+            turns_seen.fetch_add(*turns, Ordering::SeqCst);
+        }
+        let event = &event
+            .clone()
+            .with_turn_offset(turns_seen.load(Ordering::SeqCst));
         runs.stream(&run_id, event);
         match event {
             RunEvent::ToolsListed { count } => runs.record_listing(&listing_view, *count),
@@ -134,6 +145,9 @@ async fn drive(
                 match preview_failure_prompt(&acks, started_at) {
                     Some(fix) if fixes < state.max_fix_turns => {
                         fixes += 1;
+                        state
+                            .runs
+                            .fix_turn(&view.run_id, fix_notice(&acks, fixes, state.max_fix_turns));
                         // The conversation so far: earlier turns, the prompt, what this run added.
                         let asked = std::mem::replace(&mut request.prompt, fix);
                         request.history.push(ChatMessage::user(asked));
@@ -154,6 +168,17 @@ async fn drive(
     };
     let report = json!({"outcome": outcome, "toolNames": tool_names, "fixTurns": fixes});
     state.runs.finish(&view.run_id, &outcome, report);
+}
+
+/// What the person reads when a fix turn starts: what failed, and that the model is asked.
+fn fix_notice(acks: &PreviewAcks, fix: u32, max: u32) -> String {
+    let failure = match &acks.current().status {
+        PreviewStatus::Error { message } => message.lines().next().unwrap_or_default().to_owned(),
+        _ => String::new(),
+    };
+    format!(
+        "The preview failed after this change ({failure}): asking the model to fix it (fix {fix} of {max})."
+    )
 }
 
 /// The message that asks the model to fix what broke, when the preview's current revision

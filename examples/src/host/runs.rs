@@ -490,6 +490,17 @@ impl AgentRuns {
         self.send_stream(run_id, waiting);
     }
 
+    /// Tells the pages that `run_id` starts a fix turn (its change broke the preview), after
+    /// everything it streamed so far: the chat shows `notice` as its own entry, and the fix
+    /// turn's reply streams into a bubble of its own.
+    pub fn fix_turn(&self, run_id: &str, notice: String) {
+        self.flush_stream(run_id);
+        self.hub.publish(StudioEvent::AgentStream {
+            run_id: run_id.to_owned(),
+            event: json!({"type": "fixTurn", "message": notice}),
+        });
+    }
+
     fn send_stream(&self, run_id: &str, events: impl IntoIterator<Item = RunEvent>) {
         for event in events {
             self.hub.publish(StudioEvent::AgentStream {

@@ -250,6 +250,38 @@ async fn a_change_that_breaks_the_preview_gets_one_fix_turn_behind_approval() {
         .call_tool("workspace.readFile", json!({"path": "app.js"}))
         .await;
     assert_eq!(source["structuredContent"]["source"], fixed, "{source}");
+    // The chat says the fix turn started, in order: first call, its reply, the notice, the fix
+    // call, the fix's reply in a bubble of its own.
+    let order = browser
+        .eval(
+            "return [...document.querySelectorAll('#chat-log .entry')].map((entry) => {
+               const text = entry.querySelector('.entry-text')?.textContent ?? '';
+               if (entry.classList.contains('tool-call')) return 'call';
+               if (entry.dataset.kind === 'info' && text.includes('asking the model to fix it')) return 'notice';
+               if (['assistant', 'completed'].includes(entry.dataset.kind) && text.trim() === 'Done.') return 'reply';
+               return null;
+             }).filter(Boolean);",
+            json!([]),
+        )
+        .await;
+    assert_eq!(
+        order,
+        json!(["call", "reply", "notice", "call", "reply"]),
+        "the chat shows each turn in order"
+    );
+    let notice = browser
+        .eval(
+            "return [...document.querySelectorAll('#chat-log .entry.info')].map((entry) => entry.textContent).find((text) => text.includes('asking the model')) ?? '';",
+            json!([]),
+        )
+        .await;
+    assert!(
+        notice
+            .as_str()
+            .unwrap_or_default()
+            .contains("broken on purpose"),
+        "{notice}"
+    );
     browser.screenshot("fix-turn-completed").await;
     page.close().await;
 }

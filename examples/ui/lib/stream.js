@@ -3,7 +3,8 @@
 // for the local agent and a provider alike. Also the chat entry every log shares.
 //
 // Events of a run the page does not own yet are kept (bounded): the socket can report a run
-// before the POST that started it answered. A `retryScheduled` voids what its turn streamed.
+// before the POST that started it answered. A `retryScheduled` voids what its turn streamed; a
+// `fixTurn` (the host's, not the loop's) says a fix turn starts.
 
 import { button, el } from './dom.js';
 import { renderMarkdown } from './markdown.js';
@@ -133,6 +134,9 @@ export function createRunStream(log) {
       case 'toolCallStarted': setStatus(event.toolCallId, 'running'); break;
       case 'toolCallFinished': setStatus(event.toolCallId, event.status, event.code); break;
       case 'retryScheduled': voidTurn(event.turn); break;
+      // The run's change broke the preview and the model is asked to fix it: said in its own
+      // entry, and the fix's turns (numbered after the earlier ones) get their own bubbles.
+      case 'fixTurn': appendEntry(log, chatEntry(event.message, 'info')); break;
       default: break;
     }
   }
@@ -185,7 +189,11 @@ export function createRunStream(log) {
       settle(finished.state);
       const last = [...run.texts.values()].at(-1);
       run = null;
-      if (outcome?.status !== 'completed' || !last || last.value.trim() !== outcome.message?.trim()) return false;
+      // A run with fix turns answers every round's text, joined by blank lines; the earlier
+      // rounds already have their bubbles.
+      const message = outcome?.message?.trim() ?? '';
+      const reply = last?.value.trim();
+      if (outcome?.status !== 'completed' || !reply || !(message === reply || message.endsWith(`\n\n${reply}`))) return false;
       last.entry.className = 'entry completed';
       last.entry.dataset.kind = 'completed';
       last.entry.querySelector('.entry-kind').textContent = 'completed';
