@@ -17,7 +17,7 @@ import { focusWorkspaceSearch, wireSearch } from './lib/search.js';
 import { applySettings, wireSettings } from './lib/settings.js';
 import { actions, busy, state } from './lib/store.js';
 import { applyDeepLink, wireRecipes } from './lib/recipes.js';
-import { connectEvents, createApprovals, createCatalog, createComposer, createTrace, serverOf, wireTabs } from './lib/surface.js';
+import { connectEvents, createApprovals, createCatalog, createComposer, createTrace, restartEndedApprovals, serverOf, wireTabs } from './lib/surface.js';
 import { sampleArguments } from './lib/samples.js';
 import { wireUpload } from './lib/upload.js';
 
@@ -86,7 +86,9 @@ const composer = createComposer({
 
 const approvals = createApprovals({
   container: $('approvals'),
+  surface: 'workspace',
   onError: (error) => composer.say(`${error.code}: ${error.message}`, 'failed'),
+  onLost: (lost) => composer.say(restartEndedApprovals(lost), 'info'),
   onArrived: () => { $('chat-log').scrollTop = $('chat-log').scrollHeight; },
   escDenies: false, // onGlobalKeydown calls denyFirst
 });

@@ -1033,3 +1033,58 @@ async fn the_web_page_keeps_text_typed_while_the_studio_restarts() {
     other.close().await;
     second.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_during_an_approval_says_so_on_the_card_and_in_the_chat() {
+    let _slot = browser_slot().await;
+    let data = tempfile::tempdir().expect("data dir");
+    let http = reqwest::Client::new();
+    let first = studio_on(data.path(), 0).await;
+    let port = first.addr.port();
+    let browser = Browser::launch(1280, 800).await;
+    browser.goto(&first.url()).await;
+    browser
+        .wait_for(
+            "the studio",
+            "return document.body.dataset.ready === 'true';",
+        )
+        .await;
+    let before = workspace_source(&http, &first, "styles.css").await;
+    browser.type_into("#prompt", "make it amber").await;
+    browser.click("#send-prompt").await;
+    browser
+        .wait_for(
+            "the approval card",
+            "return document.querySelector('#approvals .approval .approve') !== null;",
+        )
+        .await;
+    first.shutdown().await;
+    browser.click("#approvals .approval .approve").await;
+    browser
+        .wait_for(
+            "the card to say the answer was not sent",
+            "return document.querySelector('#approvals .approval-note')?.textContent.includes('not sent') ?? false;",
+        )
+        .await;
+    let chat = browser.text("#chat-log").await;
+    assert!(!chat.contains("undefined"), "{chat}");
+    browser.screenshot("approval-restart-card").await;
+    let second = studio_on(data.path(), port).await;
+    browser
+        .wait_for(
+            "the chat to say the restart ended the approval",
+            "return document.body.dataset.ready === 'true'
+               && document.getElementById('chat-log').textContent.includes('restarted while');",
+        )
+        .await;
+    let chat = browser.text("#chat-log").await;
+    assert!(chat.contains("nothing was applied"), "{chat}");
+    assert_eq!(
+        workspace_source(&http, &second, "styles.css").await,
+        before,
+        "nothing was applied"
+    );
+    browser.screenshot("approval-restart-chat").await;
+    browser.close().await;
+    second.shutdown().await;
+}

@@ -5,17 +5,33 @@
 
 import { api } from './api.js';
 import { button, el } from './dom.js';
+import { consumeRelaunched, keepApprovals, keptApprovals } from './launch.js';
 import { modalOpen } from './modal.js';
 import { allowBody, forgetSettled, reviewSlot } from './review.js';
+
+/** What an answer that never reached the host reports (fetch failed: the studio is down). */
+const UNREACHABLE = {
+  code: 'STUDIO_UNREACHABLE',
+  message: 'The studio is not answering (it may be restarting): your answer was not sent, and nothing was applied.',
+};
+
+/** What the chat says of approvals a studio restart ended (`[{id, name}]`). */
+export function restartEndedApprovals(lost) {
+  const names = [...new Set(lost.map((approval) => approval.name))].join(', ');
+  return `The studio restarted while ${names} waited for your approval: that run ended and nothing was applied. Ask again to redo it.`;
+}
 
 /**
  * Approval cards in `container`. `onError(error)` reports a refused answer; `onArrived()` runs
  * after a new card is shown (a page may scroll to it). With `escDenies`, Esc outside an open
  * dialog denies the oldest card (a page with its own shortcut handler calls `denyFirst()`).
+ * With `surface`, the cards shown are remembered in the tab, and after the reload of a studio
+ * restart `onLost(approvals)` hears the ones the restart ended (their runs ended unapplied).
  */
-export function createApprovals({ container, onError = () => {}, onArrived = () => {}, escDenies = true }) {
+export function createApprovals({ container, surface = null, onError = () => {}, onArrived = () => {}, onLost = () => {}, escDenies = true }) {
   let pending = [];
   const reviews = new Map();
+  let lostBefore = surface && consumeRelaunched() ? keptApprovals(surface) : [];
 
   /** Answers approval `id` with `body` (or what `body()` resolves to). */
   async function resolve(id, body) {
@@ -26,8 +42,21 @@ export function createApprovals({ container, onError = () => {}, onArrived = () 
       await api(`/api/approvals/${encodeURIComponent(id)}`, { method: 'POST', body: decision });
     } catch (error) {
       for (const control of controls()) control.disabled = false;
-      onError(error);
+      const coded = error?.code ? error : UNREACHABLE;
+      const card = container.querySelector(`[data-approval-id="${CSS.escape(id)}"]`);
+      card?.querySelector('.approval-note')?.remove();
+      card?.append(el('p', { className: 'approval-note error', attrs: { role: 'status' }, textContent: `${coded.code}: ${coded.message}` }));
+      onError(coded);
     }
+  }
+
+  /** Remembers the cards shown; the first time after a restart, reports the ones it ended. */
+  function remember() {
+    if (!surface) return;
+    const lost = lostBefore.filter((shown) => !pending.some((approval) => approval.id === shown.id));
+    lostBefore = [];
+    if (lost.length) onLost(lost);
+    keepApprovals(surface, pending.map(({ id, name }) => ({ id, name })));
   }
 
   function card(approval) {
@@ -55,6 +84,7 @@ export function createApprovals({ container, onError = () => {}, onArrived = () 
   function render(next) {
     const before = new Set(pending.map((approval) => approval.id));
     pending = next ?? [];
+    remember();
     forgetSettled(reviews, pending);
     const arrived = pending.some((approval) => !before.has(approval.id));
     if (!arrived && pending.length === before.size) return;

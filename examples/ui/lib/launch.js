@@ -5,6 +5,8 @@
 
 const launch = document.querySelector('meta[name="studio-launch"]')?.content ?? '';
 const DRAFT_KEY = 'studio-unsent-draft:';
+const APPROVALS_KEY = 'studio-shown-approvals:';
+const RELAUNCHED_KEY = 'studio-relaunched';
 let relaunching = false;
 
 /** Whether the page is reloading for a new launch (its drafts are kept; leaving need not ask). */
@@ -29,29 +31,59 @@ export async function studioRelaunched() {
 export function reloadForNewLaunch(onBeforeReload = () => {}) {
   if (relaunching) return;
   relaunching = true;
+  keepForRelaunch(RELAUNCHED_KEY, true);
   onBeforeReload();
   location.reload();
 }
 
 /**
- * Keeps `draft` (`{path, text, baseSource, baseRevision}`) for `surface` until the host stores
- * it, or forgets it (`null`). Session storage: it survives this tab's reload, not the tab.
+ * Keeps `value` (JSON) under `key` in this tab's session storage, or forgets it (`null`): it
+ * survives this tab's reload, not the tab.
  */
-export function keepDraft(surface, draft) {
+function keepForRelaunch(key, value) {
   try {
-    if (draft) sessionStorage.setItem(DRAFT_KEY + surface, JSON.stringify(draft));
-    else sessionStorage.removeItem(DRAFT_KEY + surface);
+    if (value) sessionStorage.setItem(key, JSON.stringify(value));
+    else sessionStorage.removeItem(key);
   } catch {
     // Storage full or disabled: the leave guard still asks before the page goes.
   }
 }
 
-/** The draft kept for `surface`, if any. */
-export function keptDraft(surface) {
+function keptForRelaunch(key) {
   try {
-    const text = sessionStorage.getItem(DRAFT_KEY + surface);
+    const text = sessionStorage.getItem(key);
     return text ? JSON.parse(text) : null;
   } catch {
     return null;
   }
+}
+
+/**
+ * Keeps `draft` (`{path, text, baseSource, baseRevision}`) for `surface` until the host stores
+ * it, or forgets it (`null`).
+ */
+export function keepDraft(surface, draft) {
+  keepForRelaunch(DRAFT_KEY + surface, draft);
+}
+
+/** The draft kept for `surface`, if any. */
+export function keptDraft(surface) {
+  return keptForRelaunch(DRAFT_KEY + surface);
+}
+
+/** Keeps the approvals `surface` shows (`[{id, name}]`), so a restart can say which it ended. */
+export function keepApprovals(surface, approvals) {
+  keepForRelaunch(APPROVALS_KEY + surface, approvals.length ? approvals : null);
+}
+
+/** The approvals `surface` showed before this load, if any. */
+export function keptApprovals(surface) {
+  return keptForRelaunch(APPROVALS_KEY + surface) ?? [];
+}
+
+/** Whether this load is the reload of a studio restart (asked once: the answer is consumed). */
+export function consumeRelaunched() {
+  const relaunched = keptForRelaunch(RELAUNCHED_KEY) === true;
+  keepForRelaunch(RELAUNCHED_KEY, null);
+  return relaunched;
 }

@@ -16,7 +16,7 @@
 
 import {
   api, connectEvents, createApprovals, createComposer, createPalette, createPreview, createTrace, isCommitted,
-  showConnection, unconfirmedText, wireTabs,
+  restartEndedApprovals, showConnection, unconfirmedText, wireTabs,
 } from './surface.js';
 import { $ } from './dom.js';
 import { guardLeaving } from './leave-guard.js';
@@ -47,7 +47,12 @@ export function createSurfacePage({
     stylesheetsPath: (to, from) => `/api/${surface}/preview/stylesheets/${to}?from=${from}`,
   });
 
-  const approvals = createApprovals({ container: part('approvals'), onError: fail });
+  const approvals = createApprovals({
+    container: part('approvals'),
+    surface,
+    onError: fail,
+    onLost: (lost) => composer.say(restartEndedApprovals(lost), 'info'),
+  });
 
   const trace = createTrace({
     list: part('trace'),

@@ -69,7 +69,7 @@
 //       Keyboard-navigable side tabs, and the event socket's state on a badge.
 
 import { deniedLine, personLine } from './person.js';
-export { createApprovals } from './approvals.js';
+export { createApprovals, restartEndedApprovals } from './approvals.js';
 export { createCatalog, serverOf } from './catalog.js';
 import { reloadForNewLaunch, studioRelaunched } from './launch.js';
 import { api, callTool, downloadBlob, copyText, isCommitted, parseToolArguments, studioToken, unconfirmedText } from './api.js';
