@@ -6,13 +6,13 @@ use syn::meta::ParseNestedMeta;
 use syn::parse::Parser;
 use syn::spanned::Spanned;
 use syn::{
-    Attribute, Expr, ExprLit, FnArg, Ident, Item, ItemFn, Lit, LitBool, LitStr, Meta, Pat,
-    ReturnType, Token, Type,
+    Attribute, Expr, ExprLit, FnArg, Ident, Item, Lit, LitBool, LitStr, Meta, Pat, ReturnType,
+    Signature, Token, Type,
 };
 
 /// The options of one `#[tool(...)]`.
 #[derive(Default)]
-struct Options {
+pub(crate) struct Options {
     name: Option<LitStr>,
     title: Option<LitStr>,
     read_only: Option<Span>,
@@ -24,7 +24,7 @@ struct Options {
 const OPTIONS_HELP: &str = "expected `name = \"...\"`, `title = \"...\"`, `read_only`, `destructive`, `idempotent` or `open_world`";
 
 impl Options {
-    fn parse(attr: TokenStream) -> syn::Result<Self> {
+    pub(crate) fn parse(attr: TokenStream) -> syn::Result<Self> {
         let mut options = Self::default();
         syn::meta::parser(|meta| options.parse_one(&meta)).parse2(attr)?;
         Ok(options)
@@ -96,14 +96,14 @@ fn conflict(span: Span) -> syn::Error {
 }
 
 /// One argument of the tool: a field of `Args`.
-struct Argument {
-    ident: Ident,
+pub(crate) struct Argument {
+    pub(crate) ident: Ident,
     ty: Type,
     attrs: Vec<Attribute>,
 }
 
 /// What the handler passes for each parameter of the function, in order.
-enum Parameter {
+pub(crate) enum Parameter {
     Argument(Ident),
     Invocation,
 }
@@ -116,61 +116,25 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
         other => {
             return Err(syn::Error::new(
                 other.span(),
-                "`#[tool]` goes on an `async fn`",
+                "`#[tool]` goes on an `async fn` (or, inside a `#[tools]` impl block, on a method)",
             ));
         }
     };
-    check_signature(&function)?;
-    let description = description(&function)?;
-    let (arguments, parameters) = split_parameters(&mut function)?;
-    let output = match &function.sig.output {
-        ReturnType::Type(_, ty) if is_result(ty) => ty.as_ref().clone(),
-        ReturnType::Type(_, ty) => {
-            return Err(syn::Error::new(
-                ty.span(),
-                "a `#[tool]` function returns `Result<T, E>` (T: Serialize + JsonSchema, E: Into<ToolCallError>), or an alias of it named `...Result`",
-            ));
-        }
-        ReturnType::Default => {
-            return Err(syn::Error::new(
-                function.sig.paren_token.span.join(),
-                "a `#[tool]` function returns `Result<T, E>` (T: Serialize + JsonSchema, E: Into<ToolCallError>); use `Result<(), E>` for an empty success",
-            ));
-        }
-    };
+    check_signature(&function.sig)?;
+    let description = description(&function.attrs, &function.sig.ident)?;
+    let (arguments, parameters) = split_parameters(&mut function.sig, Receiver::Forbidden)?;
+    let output = result_type(&function.sig)?;
 
     let ident = &function.sig.ident;
     let vis = &function.vis;
-    let name = options
-        .name
-        .as_ref()
-        .map_or_else(|| unraw(ident), LitStr::value);
-    let fields = arguments.iter().map(|Argument { ident, ty, attrs }| {
-        quote! { #(#attrs)* pub #ident: #ty }
-    });
-    let field_names = arguments.iter().map(|argument| &argument.ident);
-    // `schemars` writes no `properties` for a struct without fields, so `Tool::typed` would
-    // leave that schema open; a tool without arguments gets a closed, empty object.
-    let no_arguments = arguments.is_empty().then(|| {
-        quote! { #[schemars(extend("properties" = {}, "additionalProperties" = false))] }
-    });
+    let name = tool_name(&options, ident);
+    let args_struct = args_struct(&arguments);
     let args = Ident::new("__tool_args", Span::mixed_site());
     let call = Ident::new("__tool_call", Span::mixed_site());
-    let passed = parameters.iter().map(|parameter| match parameter {
-        Parameter::Argument(ident) => quote! { #ident },
-        Parameter::Invocation => quote! { #call },
-    });
-    let call_pattern = if parameters
-        .iter()
-        .any(|parameter| matches!(parameter, Parameter::Invocation))
-    {
-        quote! { #call }
-    } else {
-        quote! { _ }
-    };
-    let into_error = quote_spanned! {output.span()=>
-        ::core::convert::Into::<::tool_context::__private::ToolCallError>::into
-    };
+    let field_names = arguments.iter().map(|argument| &argument.ident);
+    let passed = passed(&parameters, &call);
+    let call_pattern = call_pattern(&parameters, &call);
+    let into_error = into_error(&output);
     // Spanned on the return type, so a `T` that is not `Serialize + JsonSchema` or an `E`
     // that is not `Into<ToolCallError>` is reported there.
     let typed = quote_spanned! {output.span()=>
@@ -183,6 +147,116 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
             },
         )
     };
+    let hints = hints(&options);
+    let module_doc = format!(
+        "The `{name}` tool made by `#[tool]` from the function `{ident}`: its arguments (`Args`) and `tool()`."
+    );
+    let tool_doc =
+        format!("The `{name}` tool: decodes [`Args`] and calls [`{ident}()`](fn@super::{ident}).");
+
+    Ok(quote! {
+        #function
+
+        #[doc = #module_doc]
+        #vis mod #ident {
+            #[allow(unused_imports)]
+            use super::*;
+
+            #args_struct
+
+            #[doc = #tool_doc]
+            // `E` may be `ToolCallError` itself.
+            #[allow(clippy::useless_conversion)]
+            pub fn tool() -> ::tool_context::Tool {
+                let tool = #typed;
+                #(#hints)*
+                tool
+            }
+        }
+    })
+}
+
+/// The tool's name: the `name` option, else the function's name as written.
+pub(crate) fn tool_name(options: &Options, ident: &Ident) -> String {
+    options
+        .name
+        .as_ref()
+        .map_or_else(|| unraw(ident), LitStr::value)
+}
+
+/// The `Return` type, checked to be a `Result` (or an alias named `...Result`).
+pub(crate) fn result_type(sig: &Signature) -> syn::Result<Type> {
+    match &sig.output {
+        ReturnType::Type(_, ty) if is_result(ty) => Ok(ty.as_ref().clone()),
+        ReturnType::Type(_, ty) => Err(syn::Error::new(
+            ty.span(),
+            "a `#[tool]` function returns `Result<T, E>` (T: Serialize + JsonSchema, E: Into<ToolCallError>), or an alias of it named `...Result`",
+        )),
+        ReturnType::Default => Err(syn::Error::new(
+            sig.paren_token.span.join(),
+            "a `#[tool]` function returns `Result<T, E>` (T: Serialize + JsonSchema, E: Into<ToolCallError>); use `Result<(), E>` for an empty success",
+        )),
+    }
+}
+
+/// The `Args` struct of one tool: one public field per argument, deriving `Deserialize` and
+/// `JsonSchema` through `tool_context`'s private re-exports.
+pub(crate) fn args_struct(arguments: &[Argument]) -> TokenStream {
+    let fields = arguments.iter().map(|Argument { ident, ty, attrs }| {
+        quote! { #(#attrs)* pub #ident: #ty }
+    });
+    // `schemars` writes no `properties` for a struct without fields, so `Tool::typed` would
+    // leave that schema open; a tool without arguments gets a closed, empty object.
+    let no_arguments = arguments.is_empty().then(|| {
+        quote! { #[schemars(extend("properties" = {}, "additionalProperties" = false))] }
+    });
+    quote! {
+        #[derive(
+            ::tool_context::__private::serde::Deserialize,
+            ::tool_context::__private::schemars::JsonSchema,
+        )]
+        #[serde(crate = "::tool_context::__private::serde")]
+        #[schemars(crate = "::tool_context::__private::schemars")]
+        #no_arguments
+        #[allow(missing_docs)]
+        pub struct Args {
+            #(#fields,)*
+        }
+    }
+}
+
+/// What the handler passes for each parameter, in order (`call` for the invocation).
+pub(crate) fn passed(parameters: &[Parameter], call: &Ident) -> Vec<TokenStream> {
+    parameters
+        .iter()
+        .map(|parameter| match parameter {
+            Parameter::Argument(ident) => quote! { #ident },
+            Parameter::Invocation => quote! { #call },
+        })
+        .collect()
+}
+
+/// The handler's pattern for the invocation: `call` when a parameter takes it, else `_`.
+pub(crate) fn call_pattern(parameters: &[Parameter], call: &Ident) -> TokenStream {
+    if parameters
+        .iter()
+        .any(|parameter| matches!(parameter, Parameter::Invocation))
+    {
+        quote! { #call }
+    } else {
+        quote! { _ }
+    }
+}
+
+/// The conversion of the function's error into `ToolCallError`, spanned on the return type.
+pub(crate) fn into_error(output: &Type) -> TokenStream {
+    quote_spanned! {output.span()=>
+        ::core::convert::Into::<::tool_context::__private::ToolCallError>::into
+    }
+}
+
+/// The statements that set the options' annotations and title on `tool`.
+pub(crate) fn hints(options: &Options) -> Vec<TokenStream> {
     let mut hints = Vec::new();
     if options.read_only.is_some() {
         hints.push(quote! { let tool = tool.read_only(); });
@@ -205,46 +279,10 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
     if let Some(title) = &options.title {
         hints.push(quote! { let tool = tool.title(#title); });
     }
-    let module_doc = format!(
-        "The `{name}` tool made by `#[tool]` from the function `{ident}`: its arguments (`Args`) and `tool()`."
-    );
-    let tool_doc =
-        format!("The `{name}` tool: decodes [`Args`] and calls [`{ident}()`](fn@super::{ident}).");
-
-    Ok(quote! {
-        #function
-
-        #[doc = #module_doc]
-        #vis mod #ident {
-            #[allow(unused_imports)]
-            use super::*;
-
-            #[derive(
-                ::tool_context::__private::serde::Deserialize,
-                ::tool_context::__private::schemars::JsonSchema,
-            )]
-            #[serde(crate = "::tool_context::__private::serde")]
-            #[schemars(crate = "::tool_context::__private::schemars")]
-            #no_arguments
-            #[allow(missing_docs)]
-            pub struct Args {
-                #(#fields,)*
-            }
-
-            #[doc = #tool_doc]
-            // `E` may be `ToolCallError` itself.
-            #[allow(clippy::useless_conversion)]
-            pub fn tool() -> ::tool_context::Tool {
-                let tool = #typed;
-                #(#hints)*
-                tool
-            }
-        }
-    })
+    hints
 }
 
-fn check_signature(function: &ItemFn) -> syn::Result<()> {
-    let sig = &function.sig;
+pub(crate) fn check_signature(sig: &Signature) -> syn::Result<()> {
     if let Some(constness) = &sig.constness {
         return Err(syn::Error::new(
             constness.span,
@@ -286,9 +324,9 @@ fn check_signature(function: &ItemFn) -> syn::Result<()> {
 
 /// The doc comment's text: every `#[doc = "..."]` line, common indentation removed, joined
 /// with newlines and trimmed.
-fn description(function: &ItemFn) -> syn::Result<String> {
+pub(crate) fn description(attrs: &[Attribute], ident: &Ident) -> syn::Result<String> {
     let mut lines = Vec::new();
-    for attr in &function.attrs {
+    for attr in attrs {
         if !attr.path().is_ident("doc") {
             continue;
         }
@@ -322,25 +360,42 @@ fn description(function: &ItemFn) -> syn::Result<String> {
     let text = text.trim();
     if text.is_empty() {
         return Err(syn::Error::new(
-            function.sig.ident.span(),
+            ident.span(),
             "a `#[tool]` function needs a doc comment (`/// ...`): it is the tool's description, what the model reads to decide when to call it",
         ));
     }
     Ok(text.to_owned())
 }
 
+/// What a `#[tool]` signature may start with.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Receiver {
+    /// A free function: no `self`.
+    Forbidden,
+    /// A method of a `#[tools]` impl block: `&self` first.
+    RefSelf,
+}
+
 /// Splits the parameters into arguments (fields of `Args`) and the optional invocation, and
-/// strips from the function the parameter attributes that move to the fields.
-fn split_parameters(function: &mut ItemFn) -> syn::Result<(Vec<Argument>, Vec<Parameter>)> {
+/// strips from the function the parameter attributes that move to the fields. A method's
+/// `&self` is checked and left out.
+pub(crate) fn split_parameters(
+    sig: &mut Signature,
+    receiver: Receiver,
+) -> syn::Result<(Vec<Argument>, Vec<Parameter>)> {
     let mut arguments = Vec::new();
     let mut parameters = Vec::new();
     let mut invocation = false;
-    for input in &mut function.sig.inputs {
+    if receiver == Receiver::RefSelf {
+        check_ref_self(sig)?;
+    }
+    for input in &mut sig.inputs {
         let typed = match input {
+            FnArg::Receiver(_) if receiver == Receiver::RefSelf => continue,
             FnArg::Receiver(receiver) => {
                 return Err(syn::Error::new(
                     receiver.span(),
-                    "`#[tool]` goes on a free `async fn`, not a method: `self` cannot be a tool argument",
+                    "`#[tool]` on a method goes inside a `#[tools]` impl block (`#[tool_context::tools] impl MyTools { ... }`); on a free `async fn`, `self` cannot be a tool argument",
                 ));
             }
             FnArg::Typed(typed) => typed,
@@ -392,6 +447,27 @@ fn split_parameters(function: &mut ItemFn) -> syn::Result<(Vec<Argument>, Vec<Pa
         });
     }
     Ok((arguments, parameters))
+}
+
+/// A tool method takes `&self`: its tools share the value through an `Arc`.
+fn check_ref_self(sig: &Signature) -> syn::Result<()> {
+    match sig.inputs.first() {
+        Some(FnArg::Receiver(receiver))
+            if receiver.reference.is_some()
+                && receiver.mutability.is_none()
+                && receiver.colon_token.is_none() =>
+        {
+            Ok(())
+        }
+        Some(FnArg::Receiver(receiver)) => Err(syn::Error::new(
+            receiver.span(),
+            "a tool method takes `&self`: its tools share the value through an `Arc`, so they cannot take `self` or `&mut self` (use a `Mutex` inside for state that changes)",
+        )),
+        _ => Err(syn::Error::new(
+            sig.ident.span(),
+            "a `#[tool]` method takes `&self` first (an associated function without `self` can be a free `#[tool]` function)",
+        )),
+    }
 }
 
 fn check_argument_type(ty: &Type) -> syn::Result<()> {
@@ -643,12 +719,12 @@ mod tests {
             (
                 quote! { /// D.
                 async fn f(&self) -> Result<(), E> { Ok(()) } },
-                "not a method",
+                "inside a `#[tools]` impl block",
             ),
             (
                 quote! { /// D.
                 async fn f(self: Arc<Self>) -> Result<(), E> { Ok(()) } },
-                "not a method",
+                "inside a `#[tools]` impl block",
             ),
             (
                 quote! { /// D.
@@ -724,7 +800,7 @@ mod tests {
 
     #[test]
     fn the_description_keeps_paragraphs_and_drops_common_indentation() {
-        let function: ItemFn = syn::parse2(quote! {
+        let function: syn::ItemFn = syn::parse2(quote! {
             /// First line
             /// continues.
             ///
@@ -734,7 +810,7 @@ mod tests {
         })
         .unwrap();
         assert_eq!(
-            description(&function).unwrap(),
+            description(&function.attrs, &function.sig.ident).unwrap(),
             "First line\ncontinues.\n\n    code stays indented\nBlock."
         );
     }

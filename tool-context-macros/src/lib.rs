@@ -5,6 +5,7 @@
 //! crate using it needs no other dependency for the generated code.
 
 mod expand;
+mod methods;
 
 use proc_macro::TokenStream;
 
@@ -51,9 +52,46 @@ use proc_macro::TokenStream;
 ///
 /// Use it on functions at module level: the generated module reaches the function and the
 /// argument types through `super::`, which does not see items declared inside a function body.
+/// For tools that share state, put `#[tool]` on the methods of a [`macro@tools`] impl block.
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand::expand(attr.into(), item.into())
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+/// Turns the `#[tool(...)]` methods of an inherent impl block into typed tools that share the
+/// value: state (a database, a folder, a client) lives in the struct, not in globals.
+///
+/// ```text
+/// #[tool_context::tools]
+/// impl Notes {
+///     /// Appends a line to the notes.            (the tool's description)
+///     #[tool(name = "notes.append", destructive)]  (the same options as the function form)
+///     async fn append(&self, /// The line.
+///                     text: String) -> Result<usize, NotesError> { ... }
+///
+///     fn helper(&self) { ... }                      (methods without `#[tool]` stay as written)
+/// }
+///
+/// let notes = Arc::new(Notes::new(path));
+/// let registry = ToolRegistry::builder().tools(notes.tools()) ...
+/// ```
+///
+/// Each marked method follows the rules of [`macro@tool`] (a documented `async fn` returning a
+/// `Result`, plain owned arguments, at most one `ToolInvocation`), and takes `&self` first. The
+/// block stays as written, without the `#[tool]` markers; beside it the macro adds
+/// `pub fn tools(self: &Arc<Self>) -> Vec<Tool>`, the tools in the order of their methods, each
+/// holding a clone of the `Arc` (so `Self: Send + Sync + 'static`), and a hidden module with
+/// each method's `Args` struct.
+///
+/// Compile errors, besides those of [`macro@tool`]: options on `#[tools]` itself, a trait impl,
+/// a generic impl, a block without `#[tool]` methods, a method that takes `self`, `&mut self`
+/// or no receiver, and two `#[tool]` attributes on one method. One `#[tools]` block per type
+/// (each adds `tools()`).
+#[proc_macro_attribute]
+pub fn tools(attr: TokenStream, item: TokenStream) -> TokenStream {
+    methods::expand(attr.into(), item.into())
         .unwrap_or_else(syn::Error::into_compile_error)
         .into()
 }

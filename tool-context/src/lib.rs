@@ -134,7 +134,7 @@ pub use trace::TraceId;
 /// `destructive`, `idempotent`, `open_world` (or `open_world = false`).
 #[cfg(feature = "macros")]
 #[cfg_attr(docsrs, doc(cfg(feature = "macros")))]
-pub use tool_context_macros::tool;
+pub use tool_context_macros::{tool, tools};
 
 /// What the code `#[tool]` generates refers to, so a crate using it needs no direct
 /// dependency on these. Not a public API.

@@ -14,7 +14,8 @@
 //! policies, interactions and the approval queue. From `tool-protocol` (re-exported here, so a
 //! user crate needs no direct dependency on it): requests, results, errors and their
 //! [`codes`], contexts and definitions. From `tool-durable-operations`: the durable store a
-//! registry records keyed calls in. With the `macros` feature: [`tool`](macro@crate::tool).
+//! registry records keyed calls in. With the `macros` feature: [`tool`](macro@crate::tool) and
+//! [`tools`](macro@crate::tools).
 
 pub use crate::{
     AllowAll, ApprovalDecision, ApprovalQueue, ApprovalQueueConfig, FixedPolicy,
@@ -28,4 +29,4 @@ pub use tool_protocol::{
 };
 
 #[cfg(feature = "macros")]
-pub use crate::tool;
+pub use crate::{tool, tools};
