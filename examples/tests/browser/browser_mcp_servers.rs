@@ -257,5 +257,31 @@ async fn a_pasted_server_becomes_ready_its_tools_are_listed_and_an_agent_call_is
             .tool_definition("py.write_note")
             .is_none()
     );
+
+    // Every page's palette lists the mounted tools after its own (the disabled one is gone).
+    for (page, palette) in [("editor", "#editor-palette"), ("web", "#web-palette")] {
+        session.goto(page).await;
+        let listed = browser
+            .wait_for(
+                &format!("py.echo in the {page} palette"),
+                &format!(
+                    "const tools = [...document.querySelectorAll('{palette} [data-tool]')].map((node) => node.dataset.tool);
+                     return tools.includes('py.echo') ? tools : null;"
+                ),
+            )
+            .await;
+        let listed: Vec<&str> = listed
+            .as_array()
+            .expect("tools")
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        assert!(!listed.contains(&"py.write_note"), "{listed:?}");
+        assert!(
+            listed[0].starts_with(&format!("{page}.")),
+            "the page's own tools come first: {listed:?}"
+        );
+    }
+    browser.screenshot("mcp-07-web-palette").await;
     session.close().await;
 }

@@ -141,6 +141,8 @@ export function createSurfacePage({
       case 'agent': composer.onAgentEvent(message.run); break;
       case 'agentStream': composer.onStreamEvent(message); break;
       case 'settings': composer.applySettings(message.settings); break;
+      // A server mounted, unmounted or changed its tools: the palette lists what runs now.
+      case 'mcpServers': palette.load(); break;
       case 'lagged':
         refresh();
         trace.load();

@@ -71,6 +71,7 @@
 import { deniedLine, personLine } from './person.js';
 export { createApprovals, restartEndedApprovals } from './approvals.js';
 export { createCatalog, serverOf } from './catalog.js';
+import { serverOf } from './catalog.js';
 import { reloadForNewLaunch, studioRelaunched } from './launch.js';
 import { api, callTool, downloadBlob, copyText, isCommitted, parseToolArguments, studioToken, unconfirmedText } from './api.js';
 import { el } from './dom.js';
@@ -389,14 +390,17 @@ export function createPalette({ surface, list, detail, args, run, output, sample
   }
 
   function renderList() {
-    list.replaceChildren(...tools.map((tool) => el('li', {},
-      el('button', {
-        type: 'button', className: 'palette-tool', textContent: tool.name,
-        title: tool.title ?? tool.name,
-        dataset: { tool: tool.name },
-        attrs: { 'aria-pressed': String(tool.name === selected) },
-        on: { click: () => select(tool.name) },
-      }))));
+    list.replaceChildren(...tools.map((tool) => {
+      const server = serverOf(tool.name);
+      return el('li', {},
+        el('button', {
+          type: 'button', className: `palette-tool${server ? ' mounted' : ''}`, textContent: tool.name,
+          title: server ? `${tool.title ?? tool.name} · from the MCP server "${server}"` : tool.title ?? tool.name,
+          dataset: { tool: tool.name, ...(server ? { server } : {}) },
+          attrs: { 'aria-pressed': String(tool.name === selected) },
+          on: { click: () => select(tool.name) },
+        }));
+    }));
   }
 
   function select(name) {
@@ -452,9 +456,12 @@ export function createPalette({ surface, list, detail, args, run, output, sample
   run.disabled = true;
 
   return {
+    /** The page's own tools, then the tools mounted from MCP servers (every page can run them). */
     async load() {
       const data = await api('/api/tools');
-      tools = data.tools.filter((tool) => tool.name.startsWith(`${surface}.`));
+      const own = data.tools.filter((tool) => tool.name.startsWith(`${surface}.`));
+      const mounted = data.tools.filter((tool) => serverOf(tool.name) !== null);
+      tools = [...own, ...mounted];
       renderList();
     },
     select,
