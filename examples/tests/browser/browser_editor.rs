@@ -787,6 +787,19 @@ async fn studio_on(data: &std::path::Path, port: u16) -> live_code_studio::host:
     .expect("studio starts")
 }
 
+/// A browser on `studio`'s `/`, once the page says it is ready.
+async fn workspace_page(studio: &live_code_studio::host::RunningStudio) -> Browser {
+    let browser = Browser::launch(1280, 800).await;
+    browser.goto(&studio.url()).await;
+    browser
+        .wait_for(
+            "the studio",
+            "return document.body.dataset.ready === 'true';",
+        )
+        .await;
+    browser
+}
+
 async fn editor_source(
     http: &reqwest::Client,
     studio: &live_code_studio::host::RunningStudio,
@@ -933,14 +946,7 @@ async fn the_workspace_page_reapplies_its_unsent_edit_after_a_studio_restart() {
     let http = reqwest::Client::new();
     let first = studio_on(data.path(), 0).await;
     let port = first.addr.port();
-    let browser = Browser::launch(1280, 800).await;
-    browser.goto(&first.url()).await;
-    browser
-        .wait_for(
-            "the studio",
-            "return document.body.dataset.ready === 'true';",
-        )
-        .await;
+    let browser = workspace_page(&first).await;
     let path = browser
         .eval(
             "return document.getElementById('editor-path').textContent;",
@@ -1041,14 +1047,7 @@ async fn a_restart_during_an_approval_says_so_on_the_card_and_in_the_chat() {
     let http = reqwest::Client::new();
     let first = studio_on(data.path(), 0).await;
     let port = first.addr.port();
-    let browser = Browser::launch(1280, 800).await;
-    browser.goto(&first.url()).await;
-    browser
-        .wait_for(
-            "the studio",
-            "return document.body.dataset.ready === 'true';",
-        )
-        .await;
+    let browser = workspace_page(&first).await;
     let before = workspace_source(&http, &first, "styles.css").await;
     browser.type_into("#prompt", "make it amber").await;
     browser.click("#send-prompt").await;
