@@ -10,8 +10,10 @@
 //! - the same key with the same arguments replays the recorded result, marked
 //!   `_meta["tool-context/replay"]`, without asking for approval again or running again;
 //! - the same key with other arguments is `TOOL_IDEMPOTENCY_CONFLICT`;
-//! - the same key while the first call still runs is `TOOL_IDEMPOTENCY_PENDING` (retryable):
-//!   never a second run;
+//! - the same key while the first call still runs waits for it (up to [`PENDING_WAIT`], the
+//!   request's cancellation ends the wait) and answers what it recorded, replayed; past the
+//!   bound it is `TOOL_IDEMPOTENCY_PENDING` (retryable, with the owner and lease end): never a
+//!   second run;
 //! - a key whose outcome is unknown is `TOOL_IDEMPOTENCY_UNKNOWN` until reconciled.
 //!
 //! Across `input_required` rounds the client sends the same key on each continuation: a round
@@ -22,11 +24,22 @@
 //! `experimental["tool-context/idempotency"] = {"metaKey": "tool-context/idempotency-key",
 //! "maxKeyLength": 256}`.
 
+use std::time::Duration;
+
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Map, Value, json};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tool_context::{ToolCallOptions, ToolRegistry};
 use tool_protocol::idempotency::MAX_IDEMPOTENCY_KEY_CHARS;
-use tool_protocol::{ToolCallError, codes};
+use tool_protocol::{ToolCallError, ToolCallRequest, ToolCallResult, codes};
+
+/// How long a keyed call waits for another call of its key that is still running.
+pub const PENDING_WAIT: Duration = Duration::from_secs(30);
+/// The first pause between looks at a running call's record; it doubles up to a second.
+const FIRST_PAUSE: Duration = Duration::from_millis(50);
+const LONGEST_PAUSE: Duration = Duration::from_secs(1);
 
 /// The `_meta` key of a `tools/call` idempotency key.
 pub const IDEMPOTENCY_META_KEY: &str = "tool-context/idempotency-key";
@@ -42,6 +55,32 @@ pub fn capability() -> Map<String, Value> {
         unreachable!("a JSON object literal")
     };
     object
+}
+
+/// Runs a keyed call; while another call of its key still runs (`TOOL_IDEMPOTENCY_PENDING`),
+/// looks again, with growing pauses, until that call recorded its outcome (this one then
+/// replays it), `PENDING_WAIT` passed or `cancellation` fired (the pending answer stands).
+/// The durable claim comes before any approval, so looking again never asks twice.
+pub(crate) async fn call_waiting_for_pending(
+    registry: &ToolRegistry,
+    request: ToolCallRequest,
+    options: ToolCallOptions,
+    cancellation: &CancellationToken,
+) -> ToolCallResult {
+    let deadline = Instant::now() + PENDING_WAIT;
+    let mut pause = FIRST_PAUSE;
+    loop {
+        let result = registry.call_tool(request.clone(), options.clone()).await;
+        let pending = result.error_code() == Some(codes::TOOL_IDEMPOTENCY_PENDING);
+        if !pending || Instant::now() + pause > deadline {
+            return result;
+        }
+        tokio::select! {
+            () = tokio::time::sleep(pause) => {}
+            () = cancellation.cancelled() => return result,
+        }
+        pause = (pause * 2).min(LONGEST_PAUSE);
+    }
 }
 
 /// The session a wire-keyed call is recorded under: its owner's, so a retry on any connection

@@ -557,6 +557,7 @@ impl McpToolServer {
             .with_change_preview(self.settings.change_preview.clone()),
         );
         let arguments = params.arguments.clone();
+        let cancelled = cancellation.clone();
         let mut call_context = self.call_context(principal::of_request(&context));
         if key.is_some() {
             // A retry comes on a new connection (2025-11-25) or with no session at all
@@ -577,6 +578,7 @@ impl McpToolServer {
         if let Some(budget) = self.output_budget(&name) {
             options = options.with_max_output_bytes(budget);
         }
+        let keyed = key.is_some();
         if let Some(key) = key {
             options = options.with_idempotency_key(key);
         }
@@ -591,7 +593,12 @@ impl McpToolServer {
             self.settings.progress_interval,
             running.clone(),
         );
-        let result = self.registry.call_tool(request, options).await;
+        let result = if keyed {
+            idempotency::call_waiting_for_pending(&self.registry, request, options, &cancelled)
+                .await
+        } else {
+            self.registry.call_tool(request, options).await
+        };
         running.cancel();
         if approval.asked_client() {
             call.finish(&awaiting_client(&name)).await;

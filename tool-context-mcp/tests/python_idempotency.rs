@@ -1,7 +1,8 @@
 //! The `tool-context/idempotency` extension with an independent client:
 //! `tests/peers/python_idempotency_peer.py` drives a served registry with the Python `mcp` SDK,
-//! sending the key in `_meta`: a retry replays without asking or running again, other arguments
-//! conflict, bad keys are refused, and an unkeyed call runs as before.
+//! sending the key in `_meta`: a retry replays without asking or running again (a retry sent
+//! while the first call still runs waits for it), other arguments conflict, bad keys are
+//! refused, and an unkeyed call runs as before.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -11,6 +12,7 @@ use serde::Deserialize;
 use serde_json::json;
 use tool_context::{ReadOnlyOrDirectLocal, Tool, ToolInvocation, ToolRegistry};
 use tool_context_mcp::McpToolServer;
+use tool_durable_operations::{DurableOperationStore, MemoryBackend};
 use tool_protocol::ToolCallError;
 
 mod python_support;
@@ -20,8 +22,31 @@ struct Write {
     text: String,
 }
 
-fn registry(writes: &Arc<AtomicU64>) -> ToolRegistry {
+/// How long `work.slow` takes: long enough for a retry to arrive while it runs.
+const SLOW_RUN: std::time::Duration = std::time::Duration::from_millis(1500);
+
+/// A host's registry: its tools over the fleet's shared durable store, as `owner`.
+fn registry(
+    writes: &Arc<AtomicU64>,
+    slow_runs: &Arc<AtomicU64>,
+    store: &Arc<DurableOperationStore>,
+    owner: &str,
+) -> ToolRegistry {
     let writes = writes.clone();
+    let slow_runs = slow_runs.clone();
+    let slow = Tool::typed(
+        "work.slow",
+        "Takes a while.",
+        move |input: Write, _call: ToolInvocation| {
+            let slow_runs = slow_runs.clone();
+            async move {
+                let run = slow_runs.fetch_add(1, Ordering::SeqCst) + 1;
+                tokio::time::sleep(SLOW_RUN).await;
+                Ok::<_, ToolCallError>(json!({"text": input.text, "run": run}))
+            }
+        },
+    )
+    .read_only();
     let write = Tool::typed(
         "work.write",
         "Writes.",
@@ -34,7 +59,9 @@ fn registry(writes: &Arc<AtomicU64>) -> ToolRegistry {
         },
     );
     ToolRegistry::builder()
-        .tools([write])
+        .tools([write, slow])
+        .durable_store(Arc::clone(store))
+        .durable_owner_id(owner)
         .policy(ReadOnlyOrDirectLocal)
         .build()
         .unwrap()
@@ -43,12 +70,21 @@ fn registry(writes: &Arc<AtomicU64>) -> ToolRegistry {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_python_client_retries_a_keyed_call_and_it_runs_once() {
     let writes = Arc::new(AtomicU64::new(0));
-    let url = python_support::serve(&McpToolServer::new(registry(&writes))).await;
-    let stdout = python_support::run_peer("python_idempotency_peer.py", &url).await;
+    let slow_runs = Arc::new(AtomicU64::new(0));
+    // Two hosts over one durable store, as behind a load balancer: a retry may reach either.
+    let store = Arc::new(DurableOperationStore::new(Arc::new(MemoryBackend::new())));
+    let host = |owner| McpToolServer::new(registry(&writes, &slow_runs, &store, owner));
+    let first = python_support::serve(&host("host-a")).await;
+    let second = python_support::serve(&host("host-b")).await;
+    let stdout =
+        python_support::run_peer_with("python_idempotency_peer.py", &[&first, &second]).await;
     assert!(
         stdout.contains("python idempotency peer passed"),
         "{stdout}"
     );
     // The keyed call ran once (its retry replayed); the unkeyed call ran once.
     assert_eq!(writes.load(Ordering::SeqCst), 2);
+    // The retry that reached the other host while the slow call ran waited for it there and
+    // replayed it.
+    assert_eq!(slow_runs.load(Ordering::SeqCst), 1);
 }

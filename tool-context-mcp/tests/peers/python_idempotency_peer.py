@@ -1,9 +1,13 @@
 """An independent client of the `tool-context/idempotency` extension (run by
 tests/python_idempotency.rs): the Python `mcp` SDK (2.3+) sends the key in a request's `_meta`.
 
-Usage: python_idempotency_peer.py URL
+Usage: python_idempotency_peer.py URL [OTHER_URL]
 
-The server under test serves `work.write` (needs approval; the test counts its runs).
+OTHER_URL is a second host of the same fleet (one durable store): the retry of the slow call
+goes there while the first host still runs it.
+
+The server under test serves `work.write` (needs approval; the test counts its runs) and
+`work.slow` (read-only, takes 1.5 s; counted too).
 """
 
 import asyncio
@@ -26,7 +30,7 @@ def error_code(result):
     return (meta.get("tool-context/error") or {}).get("code")
 
 
-async def main(url):
+async def main(url, other_url):
     prompts = []
 
     async def approve(context, params):
@@ -61,8 +65,26 @@ async def main(url):
 
         unkeyed = await client.call_tool("work.write", {"text": "twice"})
         check(not unkeyed.is_error, f"unkeyed {unkeyed}")
+
+        # A retry sent while the first call still runs (its response looked lost) waits for it
+        # and gets the same answer, replayed: the slow tool runs once.
+        slow_key = f"slow-{uuid.uuid4()}"
+
+        async def slow_call(target, delay):
+            await asyncio.sleep(delay)
+            return await target.call_tool("work.slow", {"text": "slow"}, meta={KEY: slow_key})
+
+        async with Client(other_url, elicitation_callback=approve) as other:
+            first_slow, retried_slow = await asyncio.gather(
+                slow_call(client, 0), slow_call(other, 0.3)
+            )
+        check(not first_slow.is_error, f"slow call {first_slow}")
+        check(not retried_slow.is_error, f"slow retry {retried_slow}")
+        check(retried_slow.structured_content == first_slow.structured_content, f"{retried_slow}")
+        waited = (retried_slow.meta or {}).get("tool-context/replay") or {}
+        check(waited.get("replayed") is True, f"the waiting retry is a replay: {retried_slow.meta}")
     print("python idempotency peer passed")
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1]))
+    asyncio.run(main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else sys.argv[1]))

@@ -16,11 +16,17 @@ pub async fn serve(server: &McpToolServer) -> String {
 
 /// Runs `tests/peers/<script>` with `url`; fails the test unless it exits 0 and prints
 /// `passed`. Returns its standard output.
+#[allow(dead_code)] // a test binary that passes several URLs uses `run_peer_with` only
 pub async fn run_peer(script: &str, url: &str) -> String {
+    run_peer_with(script, &[url]).await
+}
+
+/// [`run_peer`] with several arguments (the URLs of several servers).
+pub async fn run_peer_with(script: &str, args: &[&str]) -> String {
     let path = format!("{}/tests/peers/{script}", env!("CARGO_MANIFEST_DIR"));
     let output = tokio::process::Command::new("python3")
         .arg(path)
-        .arg(url)
+        .args(args)
         .output()
         .await
         .expect("python3 runs (install the client with `pip install mcp`)");
