@@ -32,6 +32,26 @@ impl BackendFactory for Sqlite {
 conformance_suite!(Sqlite::default());
 
 #[tokio::test]
+async fn a_database_in_a_missing_folder_gets_its_folder_or_an_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let nested = dir.path().join("new/deeper/operations.db");
+    SqliteBackend::open(&nested).await.unwrap();
+    assert!(nested.exists());
+    // A folder that cannot exist (a file stands where it would be) is named.
+    let blocked = dir.path().join("file");
+    std::fs::write(&blocked, "x").unwrap();
+    let error = SqliteBackend::open(blocked.join("sub/operations.db"))
+        .await
+        .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains(&blocked.join("sub").display().to_string()),
+        "{error}"
+    );
+}
+
+#[tokio::test]
 async fn custom_table_names_are_validated_and_schema_is_explicit() {
     let dir = tempfile::tempdir().unwrap();
     let first = SqliteBackend::open(dir.path().join("a.db")).await.unwrap();

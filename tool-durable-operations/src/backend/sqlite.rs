@@ -75,6 +75,26 @@ fn statements(table: &str) -> Result<Statements, DurableOperationError> {
     })
 }
 
+/// Creates the folder `path` lives in, when it has one that is missing: SQLite creates the
+/// file but not its folder, and says only "unable to open database file" (code 14).
+async fn create_folder_of(path: &Path) -> Result<(), DurableOperationError> {
+    let Some(folder) = path
+        .parent()
+        .filter(|folder| !folder.as_os_str().is_empty())
+    else {
+        return Ok(());
+    };
+    tokio::fs::create_dir_all(folder).await.map_err(|error| {
+        DurableOperationError::backend(
+            NAME,
+            format!(
+                "cannot create the folder {} for the database: {error}",
+                folder.display()
+            ),
+        )
+    })
+}
+
 /// Operation records in one SQLite table.
 #[derive(Debug, Clone)]
 pub struct SqliteBackend {
@@ -83,12 +103,15 @@ pub struct SqliteBackend {
 }
 
 impl SqliteBackend {
-    /// Opens (creating if missing) the database file at `path` in WAL mode with
-    /// [`SQLITE_BUSY_TIMEOUT`], and applies the schema of the default table.
+    /// Opens (creating if missing, with its folder) the database file at `path` in WAL mode with
+    /// [`SQLITE_BUSY_TIMEOUT`], and applies the schema of the default table. A folder that
+    /// cannot be created is named in the error.
     ///
     /// An embedded file belongs to the application, so creating its table here is the
     /// convenient default; use [`SqliteBackend::new`] to manage the schema yourself.
     pub async fn open(path: impl AsRef<Path>) -> Result<Self, DurableOperationError> {
+        let path = path.as_ref();
+        create_folder_of(path).await?;
         let options = SqliteConnectOptions::from_str("sqlite://")
             .map_err(|e| DurableOperationError::backend(NAME, e))?
             .filename(path)
