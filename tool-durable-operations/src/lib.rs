@@ -19,6 +19,7 @@
 
 pub mod backend;
 pub mod clock;
+mod connect;
 pub mod error;
 pub mod lease;
 pub mod record;
@@ -29,6 +30,8 @@ pub mod store;
 pub use backend::memory::MemoryBackend;
 pub use backend::{CorruptEntry, DurableOperationBackend, RecordPage};
 pub use clock::{Clock, IncarnationGenerator, ManualClock, SystemClock};
+#[cfg(feature = "postgres")]
+pub use connect::CONNECT_POSTGRES_MAX_CONNECTIONS;
 pub use error::{BoxError, DurableOperationError};
 pub use lease::{LeaseHeartbeat, LeaseLost, OnLeaseLoss};
 pub use record::{Fence, OperationRecord, OperationState};
