@@ -164,6 +164,44 @@ impl ModelToolCall {
             arguments: Some(arguments),
         }
     }
+
+    /// [`new`](Self::new) from any `Serialize` value, such as `json!({..})` or a struct of
+    /// the tool's arguments: no map to build by hand. A value that does not serialize to a JSON
+    /// object is `TOOL_VALIDATION_FAILED` (not retryable), saying what it was.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tool_protocol::ModelToolCall;
+    ///
+    /// let call = ModelToolCall::json("call_1", "notes.append", json!({"text": "hi"})).unwrap();
+    /// assert_eq!(call.arguments.unwrap()["text"], "hi");
+    /// let refused = ModelToolCall::json("call_2", "notes.append", json!(["hi"])).unwrap_err();
+    /// assert_eq!(refused.code, "TOOL_VALIDATION_FAILED");
+    /// ```
+    pub fn json(
+        id: impl Into<ToolCallId>,
+        name: impl Into<String>,
+        arguments: impl Serialize,
+    ) -> Result<Self, crate::ToolCallError> {
+        let refused = |what: &str| {
+            crate::ToolCallError::new(
+                crate::codes::TOOL_VALIDATION_FAILED,
+                format!("Tool call arguments must be a JSON object, not {what}."),
+            )
+            .with_retryable(false)
+        };
+        match serde_json::to_value(arguments) {
+            Ok(Value::Object(map)) => Ok(Self::new(id, name, map)),
+            Ok(Value::Array(_)) => Err(refused("an array")),
+            Ok(Value::String(_)) => Err(refused("a string")),
+            Ok(Value::Number(_)) => Err(refused("a number")),
+            Ok(Value::Bool(_)) => Err(refused("a boolean")),
+            Ok(Value::Null) => Err(refused("null")),
+            Err(error) => Err(refused(&format!(
+                "a value that failed to serialize ({error})"
+            ))),
+        }
+    }
 }
 
 impl From<ModelToolCall> for ToolCallRequest {
