@@ -368,12 +368,12 @@ async fn an_unacknowledged_revision_times_out_after_the_default_wait() {
         .unwrap_err();
     assert_eq!(error.code, Code::PreviewAckTimeout);
     assert!(
-        error.retryable,
-        "the contract's flag: the confirmation may be retried"
+        !error.retryable,
+        "applied: repeating the mutation would apply it twice (the bare wait stays retryable)"
     );
     assert_eq!(
         error.details,
-        serde_json::json!({"revision": 3, "timeoutMs": 2500, "committed": true})
+        serde_json::json!({"revision": 3, "timeoutMs": 2500, "committed": true, "previewAction": "refresh"})
     );
     assert_eq!(
         error.message,
@@ -408,7 +408,7 @@ async fn a_newer_revision_supersedes_the_awaited_one_and_stale_acks_are_ignored(
     assert_eq!(error.code, Code::PreviewRevisionSuperseded);
     assert_eq!(
         error.details,
-        serde_json::json!({"requestedRevision": 3, "actualRevision": 4, "committed": true, "revision": 3})
+        serde_json::json!({"requestedRevision": 3, "actualRevision": 4, "committed": true, "revision": 3, "previewAction": "refresh"})
     );
     assert!(
         !h.manager.acknowledge_preview(3, PreviewStatus::Ready),
@@ -441,7 +441,7 @@ async fn a_preview_runtime_error_is_coded() {
     assert!(!error.retryable);
     assert_eq!(
         error.details,
-        serde_json::json!({"revision": 3, "committed": true, "message": "Uncaught Error"}),
+        serde_json::json!({"revision": 3, "committed": true, "message": "Uncaught Error", "previewAction": "refresh"}),
         "the caller reads what the preview reported"
     );
     let fixed = h.manager.undo(None).await.unwrap();

@@ -550,7 +550,7 @@ async fn with_a_web_page_attached_the_browser_acknowledgement_decides_the_answer
     assert_eq!(error_code(&result), "PREVIEW_RUNTIME_ERROR");
     assert_eq!(
         result["error"]["details"],
-        json!({"revision": next + 1, "committed": true, "message": "boom"}),
+        json!({"revision": next + 1, "committed": true, "message": "boom", "previewAction": "refresh"}),
         "the write is applied; only its preview failed, with what it reported"
     );
     // The page forwards each runtime error report: kept for the current revision only, and
