@@ -301,16 +301,5 @@ async fn bulk_backfill_fixes_legacy_records_and_leaves_other_corruption() {
 
 #[tokio::test]
 async fn a_store_opens_from_its_url_in_one_call() {
-    let store = tool_durable_operations::DurableOperationStore::connect(&support::redis_url())
-        .await
-        .unwrap();
-    let key = format!("by-url-{}", support::unique_suffix());
-    let claim = store
-        .claim(tool_durable_operations::store::ClaimRequest::new(
-            &key, "fp", "owner",
-        ))
-        .await
-        .unwrap();
-    assert_eq!(claim.record.key, key);
-    assert!(store.get(&key).await.unwrap().is_some());
+    support::assert_store_opens_from_url(&support::redis_url()).await;
 }

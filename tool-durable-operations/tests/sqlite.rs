@@ -212,19 +212,9 @@ async fn exposed_statements_are_the_ones_the_store_runs() {
 #[tokio::test]
 async fn a_store_opens_from_its_url_in_one_call() {
     let dir = tempfile::tempdir().unwrap();
-    let store = tool_durable_operations::DurableOperationStore::connect(&format!(
+    support::assert_store_opens_from_url(&format!(
         "sqlite:{}",
         dir.path().join("by-url/ops.db").display()
     ))
-    .await
-    .unwrap();
-    let key = format!("by-url-{}", support::unique_suffix());
-    let claim = store
-        .claim(tool_durable_operations::store::ClaimRequest::new(
-            &key, "fp", "owner",
-        ))
-        .await
-        .unwrap();
-    assert_eq!(claim.record.key, key);
-    assert!(store.get(&key).await.unwrap().is_some());
+    .await;
 }
