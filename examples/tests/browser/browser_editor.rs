@@ -538,14 +538,15 @@ fn site(heading: &str) -> tempfile::TempDir {
     folder
 }
 
-/// In one script (so no timer of the page can run in between): starts a draft in the document
-/// textarea, then moves the document clock by opening `folder` with a synchronous request.
-/// Whichever the page sees first, the host's document event or its own write being refused as
-/// stale, the draft is based on an older document revision.
+/// In one script (so no timer of the page can run in between): replaces the document textarea's
+/// text with `text` (a draft that overlaps any change, so it cannot be merged), then moves the
+/// document clock by opening `folder` with a synchronous request. Whichever the page sees first,
+/// the host's document event or its own write being refused as stale, the draft is based on an
+/// older document revision.
 const DRAFT_THEN_MOVE: &str = "
     const [text, folder] = arguments;
     const area = document.getElementById('editor-document');
-    area.value += text;
+    area.value = text;
     area.dispatchEvent(new Event('input', { bubbles: true }));
     const request = new XMLHttpRequest();
     request.open('POST', '/api/editor/folder/open', false);
@@ -555,7 +556,7 @@ const DRAFT_THEN_MOVE: &str = "
     return request.status;";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_draft_on_an_older_document_revision_is_kept_and_never_overwrites() {
+async fn an_overlapping_draft_on_an_older_document_revision_is_kept_and_never_overwrites() {
     let session = Session::open(1280, 800).await;
     let browser = &session.browser;
     let first = session.state().await;
@@ -606,10 +607,7 @@ async fn a_draft_on_an_older_document_revision_is_kept_and_never_overwrites() {
     browser
         .eval(
             DRAFT_THEN_MOVE,
-            json!([
-                "<!-- kept on purpose -->",
-                other.path().display().to_string()
-            ]),
+            json!([KEPT_ON_PURPOSE, other.path().display().to_string()]),
         )
         .await;
     browser
@@ -623,11 +621,11 @@ async fn a_draft_on_an_older_document_revision_is_kept_and_never_overwrites() {
         .await;
     browser.click("#editor-stale-overwrite").await;
     let replaced = session
-        .wait_acknowledged(|state| source(state).contains("kept on purpose"))
+        .wait_acknowledged(|state| source(state) == KEPT_ON_PURPOSE)
         .await;
     assert!(
-        source(&replaced).contains("First folder"),
-        "the draft (made on the first folder's page) replaced the document"
+        !source(&replaced).contains("Second folder"),
+        "the draft replaced the document"
     );
     assert!(
         browser
@@ -638,9 +636,12 @@ async fn a_draft_on_an_older_document_revision_is_kept_and_never_overwrites() {
             .await
             == Value::Bool(true)
     );
-    assert_eq!(session.preview_text("h1").await, "First folder");
+    assert_eq!(session.preview_text("h1").await, "Kept on purpose");
     session.close().await;
 }
+
+/// The whole document a test's draft replaces another folder's document with.
+const KEPT_ON_PURPOSE: &str = "<!doctype html><html><body><h1>Kept on purpose</h1></body></html>\n";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn leaving_the_editor_cancels_its_run_in_flight() {
@@ -893,19 +894,21 @@ async fn an_open_tab_keeps_its_draft_across_a_studio_restart_and_shows_a_conflic
     wait_connection(&browser, "connected").await;
     browser.screenshot("editor-restart-draft-recovered").await;
 
-    // Again, but the document changes on the host before the tab is back: the draft is shown
-    // as a conflict, nothing is overwritten, and sending it over is the person's choice.
+    // Again, but the document changes on the host, where the person typed, before the tab is
+    // back: the draft cannot be merged, so it is shown as a conflict, nothing is overwritten,
+    // and sending it over is the person's choice.
     second.shutdown().await;
     wait_connection(&browser, "reconnecting").await;
     browser
         .type_into("#editor-document", " <!-- mine -->")
         .await;
     let third = studio_on(data.path(), port).await;
+    let their_source = format!("{expected}<!-- theirs -->");
     let theirs = support::browser::studio::call_tool(
         &http,
         &third,
         "editor.setDocument",
-        json!({"source": "<p>theirs</p>"}),
+        json!({"source": their_source}),
     )
     .await;
     assert_ne!(theirs["isError"], json!(true), "{theirs}");
@@ -928,7 +931,7 @@ async fn an_open_tab_keeps_its_draft_across_a_studio_restart_and_shows_a_conflic
             .ends_with("<!-- mine -->"),
         "the draft stays in the editor: {shown}"
     );
-    assert_eq!(editor_source(&http, &third).await, "<p>theirs</p>");
+    assert_eq!(editor_source(&http, &third).await, their_source);
     browser.screenshot("editor-restart-draft-conflict").await;
     browser.click("#editor-stale-overwrite").await;
     wait_for_source(&http, &third, "the draft sent over", |source| {

@@ -205,7 +205,7 @@ async fn palette_agent_and_editor_edits_are_acknowledged_by_the_iframe() {
             .contains(&format!("revision {} (ready)", first + 3))
     );
 
-    // A draft based on an older revision is rejected on save, and nothing changes.
+    // A draft overlapping a change made elsewhere is refused on save, and nothing changes.
     browser.click("#web-tabs [data-path=\"app.js\"]").await;
     browser
         .wait_for(
@@ -214,10 +214,18 @@ async fn palette_agent_and_editor_edits_are_acknowledged_by_the_iframe() {
         )
         .await;
     browser.type_into("#web-editor", "\n// draft\n").await;
+    let app = session
+        .call_tool("web.readFile", json!({"path": "app.js"}))
+        .await;
+    // Another client appends where the draft was typed (the end of the file).
     let other = session
         .call_tool(
-            "web.addFeature",
-            json!({"title": "Elsewhere", "description": "Another client."}),
+            "web.writeFile",
+            json!({
+                "path": "app.js",
+                "source": format!("{}// theirs\n", app["structuredContent"]["source"].as_str().unwrap()),
+                "expectedRevision": first + 3,
+            }),
         )
         .await;
     assert_eq!(other["structuredContent"]["revision"], first + 4, "{other}");

@@ -8,6 +8,7 @@ mod browser_code_editor;
 mod browser_controls;
 mod browser_design;
 mod browser_edit_together;
+mod browser_edit_together_pages;
 mod browser_editor;
 mod browser_folder;
 mod browser_live_css;

@@ -2,11 +2,14 @@
 // the editor's open document. Typing is sent to the
 // host with editor.setDocument after a short pause, carrying the document revision the draft
 // was started from as expectedDocumentRevision. When the document moved on underneath (an agent
-// run, the palette, another tab), the host rejects the write as stale and the page says so and
-// keeps the draft; it never silently overwrites the newer document or the person's text.
+// run, the palette, another tab), the draft is merged onto the newer document (lib/merge.js:
+// changes that do not overlap both stay, the caret stays put) and sent again; overlapping changes
+// keep the draft and show the stale notice. It never silently overwrites the newer document or
+// the person's text.
 
 import { createCodeEditor, languageOf } from '../lib/code-editor.js';
 import { keepDraft } from '../lib/launch.js';
+import { merge3 } from '../lib/merge.js';
 import { callTool, isCommitted, unconfirmedText } from '../lib/surface.js';
 
 /** Longest document the host accepts (`editor.setDocument` enforces the same bound). */
@@ -16,10 +19,11 @@ export const SAVE_DELAY_MS = 500;
 const STALE_CODE = 'WORKSPACE_REVISION_CONFLICT';
 
 /**
- * Creates the editor over its elements. `stale` is the notice shown when the draft is based on
- * an older document revision; its two buttons discard the draft or send it over the newer one.
+ * Creates the editor over its elements. `stale` is the notice shown when the draft overlaps a
+ * change made elsewhere; its two buttons discard the draft or send it over the newer document.
+ * `onStale()` asks the page to read the host's state again (a write found the document moved).
  */
-export function createDocumentEditor({ textarea, path, status, find, stale, staleText, discard, overwrite, onWritten = () => {}, surface = 'editor' }) {
+export function createDocumentEditor({ textarea, path, status, find, stale, staleText, discard, overwrite, onWritten = () => {}, onStale = () => {}, surface = 'editor' }) {
   // What the host holds: the document's path, source and revision.
   let stored = null;
   // The person's text when it differs from `stored.source`, the revision it is based on and
@@ -29,6 +33,8 @@ export function createDocumentEditor({ textarea, path, status, find, stale, stal
   let inFlight = null;
   // A conflict the person has to resolve before anything else is sent.
   let conflict = null;
+  // The newest document the host showed while our write was in flight (merged onto afterwards).
+  let seen = null;
   const code = createCodeEditor({
     textarea,
     idPrefix: 'editor-',
@@ -55,7 +61,35 @@ export function createDocumentEditor({ textarea, path, status, find, stale, stal
       staleText.textContent = `Your unsent draft of ${conflict.path} from before the studio restarted is based on a version that changed since (the document is now at revision ${conflict.current}). Nothing was overwritten: keep the current document, or send your draft over it.`;
       return;
     }
-    staleText.textContent = `Your draft of ${conflict.path} is based on document revision ${conflict.base}, but the document is now at revision ${conflict.current}. Nothing was overwritten.`;
+    staleText.textContent = `Your draft of ${conflict.path} is based on document revision ${conflict.base}, but the document is now at revision ${conflict.current}, changed where you were typing. Nothing was overwritten.`;
+  }
+
+  /**
+   * Moves the draft onto `document` (newer than its base, same path) by merging both changes.
+   * Returns false when they overlap (the caller shows the stale notice; the draft stays as typed).
+   */
+  function rebase(document) {
+    if (!draft || draft.path !== document.path) return false;
+    const merged = merge3(draft.baseSource, draft.text, document.source);
+    if (merged.conflict) return false;
+    stored = document;
+    textarea.dataset.revision = String(document.revision);
+    code.setText(merged.text);
+    draft = merged.text === document.source ? null : { path: document.path, text: merged.text, base: document.revision, baseSource: document.source };
+    persist();
+    setStatus(`Merged the change made elsewhere (document revision ${document.revision}) with your edit.`);
+    if (draft) schedule();
+    return true;
+  }
+
+  /** The draft is based on an older revision than `document`: merge it, else show the notice. */
+  function followMoved(document) {
+    if (rebase(document)) return;
+    stored = document;
+    conflict = { path: draft.path, base: draft.base, current: document.revision };
+    clearTimeout(timer);
+    renderStale();
+    setStatus('The document changed elsewhere where you were editing.', true);
   }
 
   function schedule() {
@@ -73,17 +107,34 @@ export function createDocumentEditor({ textarea, path, status, find, stale, stal
     }
     if (!draft || conflict) return undefined;
     const sent = draft;
+    seen = null;
     inFlight = write(sent);
+    let staleWrite;
     try {
-      await inFlight;
+      staleWrite = await inFlight;
     } finally {
       inFlight = null;
     }
+    if (staleWrite) return afterStale();
     // The person kept typing while the write waited for the preview: send the rest.
     if (draft && !conflict && draft !== sent) return send();
     return undefined;
   }
 
+  /** A write was refused as stale: merge onto the newer document seen meanwhile, or read it. */
+  function afterStale() {
+    const newer = seen;
+    seen = null;
+    if (newer && draft && newer.revision > draft.base) {
+      followMoved(newer);
+      return undefined;
+    }
+    setStatus('The document changed before your edit arrived: merging…');
+    onStale();
+    return undefined;
+  }
+
+  /** Sends `sent`; resolves to true when the host refused it as stale (nothing was written). */
   async function write(sent) {
     setStatus(`Sending ${sent.path} · document revision ${sent.base}…`);
     const result = await callTool('editor.setDocument', { source: sent.text, expectedDocumentRevision: sent.base })
@@ -93,22 +144,18 @@ export function createDocumentEditor({ textarea, path, status, find, stale, stal
       written(sent, sent.path, result.error.details.revision);
       setStatus(`Saved to the editor · document ${unconfirmedText(result)}`);
       onWritten(result);
-      return;
+      return false;
     }
     if (result.isError) {
-      if (result.error.code === STALE_CODE) {
-        conflict = { path: sent.path, base: sent.base, current: result.error.details?.currentRevision ?? '?' };
-        renderStale();
-        setStatus(`${STALE_CODE}: the document changed before your edit arrived.`, true);
-      } else {
-        setStatus(`${result.error.code}: ${result.error.message}`, true);
-      }
-      return;
+      if (result.error.code === STALE_CODE) return true;
+      setStatus(`${result.error.code}: ${result.error.message}`, true);
+      return false;
     }
     const outcome = result.structuredContent;
     written(sent, outcome.activePath, outcome.documentRevision);
     setStatus(`Saved to the editor · document revision ${outcome.documentRevision} · preview ${outcome.preview.status}`);
     onWritten(outcome);
+    return false;
   }
 
   /** `sent` is stored at `revision`: it is the new base of any draft typed since. */
@@ -186,20 +233,21 @@ export function createDocumentEditor({ textarea, path, status, find, stale, stal
         return;
       }
       if (inFlight || !moved) {
-        // Our own write is still waiting for its acknowledgement: its result re-bases the draft.
-        if (!inFlight) stored = document;
+        // Our own write is still waiting for its acknowledgement: its result re-bases the draft
+        // (or, refused as stale, the draft is merged onto this newer document then).
+        if (inFlight) seen = document;
+        else stored = document;
         return;
       }
-      stored = document;
       if (conflict) {
+        stored = document;
         // Still unresolved: name the newest revision.
         conflict.current = document.revision;
         renderStale();
       } else if (draft && draft.base !== document.revision) {
-        conflict = { path: draft.path, base: draft.base, current: document.revision };
-        clearTimeout(timer);
-        renderStale();
-        setStatus('The document changed elsewhere while you were editing.', true);
+        followMoved(document);
+      } else {
+        stored = document;
       }
     },
     /**
@@ -224,6 +272,10 @@ export function createDocumentEditor({ textarea, path, status, find, stale, stal
         return;
       }
       draft = { path: kept.path, text: kept.text, base: kept.baseRevision, baseSource: kept.baseSource };
+      if (rebase(stored)) {
+        setStatus('The studio restarted and the document changed: your unsent draft was merged with it and is being sent.');
+        return;
+      }
       conflict = { path: kept.path, base: kept.baseRevision, current: stored.revision, restored: true };
       persist();
       renderStale();

@@ -39,6 +39,7 @@ const documentEditor = createDocumentEditor({
   discard: $('editor-stale-discard'),
   overwrite: $('editor-stale-overwrite'),
   onWritten: () => refresh(),
+  onStale: () => refresh(),
 });
 
 const files = createFileList({

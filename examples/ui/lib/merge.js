@@ -127,12 +127,16 @@ export function applyChanges(text, changes) {
 const isInsertion = (change) => change.from === change.to;
 const same = (one, other) => one.from === other.from && one.to === other.to && one.insert === other.insert;
 
-/** Whether two changes over one base touch the same characters (or insert at one point). */
+/**
+ * Whether two changes over one base touch the same characters, insert at one point, or insert
+ * at an edge of what the other replaced (text typed right after a word someone else rewrote has
+ * lost what it was typed against, so the person decides).
+ */
 function overlaps(one, other) {
   if (same(one, other)) return false;
   if (isInsertion(one) && isInsertion(other)) return one.from === other.from;
-  if (isInsertion(one)) return other.from < one.from && one.from < other.to;
-  if (isInsertion(other)) return one.from < other.from && other.from < one.to;
+  if (isInsertion(one)) return other.from <= one.from && one.from <= other.to;
+  if (isInsertion(other)) return one.from <= other.from && other.from <= one.to;
   return one.from < other.to && other.from < one.to;
 }
 

@@ -1,13 +1,16 @@
 // The web page's file tabs and its editor (the shared code editor of lib/code-editor.js over
 // the page's textarea). Each file keeps its own draft together with the
-// revision it was started from, and the host keeps a copy (web/drafts.js), so a reload finds it
-// again; Save sends that revision as expectedRevision to web.writeFile,
-// so an edit based on an older revision is rejected by the host instead of overwriting newer work.
+// revision and the text it was started from, and the host keeps a copy (web/drafts.js), so a
+// reload finds it again; Save sends that revision as expectedRevision to web.writeFile, so an
+// edit based on an older revision is never written over newer work. When the workspace moves on
+// (another tab, an agent, an MCP client), each draft is merged onto the newer file (lib/merge.js):
+// changes that do not overlap both stay; overlapping ones keep the draft and say so.
 
 import { callTool, isCommitted, unconfirmedText } from '../lib/surface.js';
 import { createCodeEditor, languageOf } from '../lib/code-editor.js';
 import { el } from '../lib/dom.js';
 import { keepDraft, keptDraft } from '../lib/launch.js';
+import { merge3 } from '../lib/merge.js';
 import { createDraftStore } from './drafts.js';
 
 /** This page's drafts in the tab's session storage (lib/launch.js), under this surface name. */
@@ -15,16 +18,25 @@ const SURFACE = 'web';
 
 /** Longest file the host accepts (`web.writeFile` enforces the same bound). */
 export const MAX_WEB_FILE_CHARS = 80000;
+const STALE_CODE = 'WORKSPACE_REVISION_CONFLICT';
+/** Saves refused as stale that are merged and sent again before the page gives up. */
+const MAX_SAVE_ROUNDS = 5;
 
-/** Creates the editor over its elements; `onSaved(result)` runs after a successful write. */
-export function createFileEditor({ tabs, panel, textarea, find, save, revert, status, onSaved = () => {} }) {
+/**
+ * Creates the editor over its elements; `onSaved(result)` runs after a successful write and
+ * `readWorkspace()` reads the host's workspace view again (after a save refused as stale).
+ */
+export function createFileEditor({ tabs, panel, textarea, find, save, revert, status, onSaved = () => {}, readWorkspace }) {
   let workspace = null;
   let activePath = null;
   let shownPath = null;
   const code = createCodeEditor({ textarea, idPrefix: 'web-', language: () => languageOf(activePath), maxChars: MAX_WEB_FILE_CHARS });
   find.addEventListener('click', () => code.openFind());
-  // path -> { text, base }: unsaved text and the revision it was based on.
+  // path -> { text, base, baseSource }: unsaved text, the revision it was based on and the file's
+  // text then (absent for a draft the host kept across a reload: it cannot be merged).
   let drafts = new Map();
+  // path -> the newer revision a draft could not be merged onto (its changes overlap).
+  const overlapping = new Map();
   const hostDrafts = createDraftStore({ onError: (error) => setStatus(`Draft not kept by the host: ${error.code}: ${error.message}`, true) });
 
   const stored = (path) => workspace?.files.find((file) => file.path === path)?.source ?? '';
@@ -81,8 +93,34 @@ export function createFileEditor({ tabs, panel, textarea, find, save, revert, st
     save.disabled = !draft;
     revert.disabled = !draft;
     if (draft && workspace && draft.base !== workspace.revision) {
-      setStatus(`Draft based on revision ${draft.base}; the workspace is at ${workspace.revision}. Saving will be rejected as stale: discard the draft to load it.`, true);
+      const where = overlapping.has(activePath) ? `${activePath} changed elsewhere where you were typing` : `the workspace is at ${workspace.revision}`;
+      setStatus(`${STALE_CODE}: your draft is based on revision ${draft.base} and ${where}. Nothing was overwritten: discard the draft to load the stored file.`, true);
     }
+  }
+
+  /**
+   * Moves every draft onto `next`: a draft whose file did not change takes the new revision, one
+   * whose file changed is merged with it. Returns the paths merged with a change from elsewhere.
+   */
+  function rebaseDrafts(next) {
+    const merged = [];
+    for (const [path, draft] of drafts) {
+      if (draft.base === next.revision || draft.baseSource === undefined) continue;
+      const current = next.files.find((file) => file.path === path)?.source;
+      if (current === undefined) continue;
+      const result = current === draft.baseSource ? { text: draft.text } : merge3(draft.baseSource, draft.text, current);
+      if (result.conflict) {
+        overlapping.set(path, next.revision);
+        continue;
+      }
+      overlapping.delete(path);
+      if (current !== draft.baseSource) merged.push(path);
+      if (result.text === current) drafts.delete(path);
+      else drafts.set(path, { text: result.text, base: next.revision, baseSource: current });
+      hostDrafts.stage(path, drafts.get(path) ?? null);
+    }
+    if (merged.length) keepInTab();
+    return merged;
   }
 
   function select(path) {
@@ -92,23 +130,47 @@ export function createFileEditor({ tabs, panel, textarea, find, save, revert, st
     renderEditor();
   }
 
+  /** Writes the draft of `path`; a save refused as stale is merged onto the newer file and sent again. */
   async function saveActive() {
     const path = activePath;
-    const draft = drafts.get(path);
-    if (!draft) return;
+    if (!drafts.has(path)) return;
     save.disabled = true;
     setStatus(`Saving ${path}…`);
-    const result = await callTool('web.writeFile', { path, source: draft.text, expectedRevision: draft.base }).catch((error) => ({ isError: true, error }));
+    for (let round = 0; round < MAX_SAVE_ROUNDS; round += 1) {
+      const draft = drafts.get(path);
+      if (!draft) return;
+      const result = await callTool('web.writeFile', { path, source: draft.text, expectedRevision: draft.base }).catch((error) => ({ isError: true, error }));
+      if (result.error?.code !== STALE_CODE || draft.baseSource === undefined) return settleSave(path, draft, result);
+      const next = await readWorkspace().catch(() => null);
+      if (!next) return settleSave(path, draft, result);
+      render(next);
+      if (drafts.get(path)?.base !== next.revision) return settleSave(path, draft, result);
+    }
+    setStatus(`${STALE_CODE}: ${path} kept changing while this tab saved it. Your draft is kept.`, true);
+    save.disabled = false;
+  }
+
+  /** Records a save's outcome: a refused save keeps the draft and says why. */
+  function settleSave(path, draft, result) {
     // A committed result is saved: only the preview did not confirm it, so no draft remains.
     const applied = isCommitted(result);
     if (result.isError && !applied) {
-      setStatus(`${result.error.code}: ${result.error.message}`, true);
+      if (result.error.code === STALE_CODE) renderEditor();
+      else setStatus(`${result.error.code}: ${result.error.message}`, true);
       save.disabled = false;
       return;
     }
     const revision = applied ? result.error.details.revision : result.structuredContent.revision;
-    drafts.delete(path);
-    hostDrafts.drop(path);
+    const typed = drafts.get(path);
+    overlapping.delete(path);
+    if (typed && typed.text !== draft.text) {
+      // Typed while the save was in flight: that rest stays a draft on top of what was saved.
+      drafts.set(path, { text: typed.text, base: revision, baseSource: draft.text });
+      hostDrafts.stage(path, drafts.get(path));
+    } else {
+      drafts.delete(path);
+      hostDrafts.drop(path);
+    }
     keepInTab();
     // Other drafts based on the revision this save replaced move with it: the save was ours.
     for (const other of drafts.values()) if (other.base === draft.base) other.base = revision;
@@ -122,7 +184,7 @@ export function createFileEditor({ tabs, panel, textarea, find, save, revert, st
     const text = textarea.value;
     const draft = drafts.get(activePath);
     if (text === stored(activePath) && (!draft || draft.base === workspace.revision)) drafts.delete(activePath);
-    else drafts.set(activePath, { text, base: draft?.base ?? workspace.revision });
+    else drafts.set(activePath, draft ? { ...draft, text } : { text, base: workspace.revision, baseSource: stored(activePath) });
     hostDrafts.stage(activePath, drafts.get(activePath) ?? null);
     keepInTab();
     renderTabs();
@@ -137,6 +199,7 @@ export function createFileEditor({ tabs, panel, textarea, find, save, revert, st
   save.addEventListener('click', saveActive);
   revert.addEventListener('click', () => {
     drafts.delete(activePath);
+    overlapping.delete(activePath);
     hostDrafts.drop(activePath);
     keepInTab();
     setStatus(`Showing the stored ${activePath}.`);
@@ -144,14 +207,18 @@ export function createFileEditor({ tabs, panel, textarea, find, save, revert, st
     renderEditor();
   });
 
+  /** Shows `next` (a web.getWorkspace view); drafts are merged onto it and stay until saved or discarded. */
+  function render(next) {
+    const merged = rebaseDrafts(next);
+    workspace = next;
+    if (!activePath || !next.files.some((file) => file.path === activePath)) activePath = next.activePath ?? next.files[0]?.path ?? null;
+    renderTabs();
+    renderEditor();
+    if (merged.length) setStatus(`Merged a change made elsewhere (revision ${next.revision}) with your draft of ${merged.join(', ')}.`);
+  }
+
   return {
-    /** Shows `next` (a web.getWorkspace view); drafts stay until saved or discarded. */
-    render(next) {
-      workspace = next;
-      if (!activePath || !next.files.some((file) => file.path === activePath)) activePath = next.activePath ?? next.files[0]?.path ?? null;
-      renderTabs();
-      renderEditor();
-    },
+    render,
     /**
      * Takes over the drafts kept from before a reload; call before the first render. The host's
      * copy, overlaid by this tab's own (newer: written on every keystroke, even while the studio

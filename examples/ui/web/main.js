@@ -5,6 +5,7 @@
 // lib/surface-page.js.
 
 import { $ } from '../lib/dom.js';
+import { api } from '../lib/surface.js';
 import { createSurfacePage } from '../lib/surface-page.js';
 import { createFileEditor } from './files.js';
 import { sampleArguments } from './samples.js';
@@ -18,6 +19,7 @@ const editor = createFileEditor({
   revert: $('web-revert'),
   status: $('web-editor-status'),
   onSaved: () => page.refresh(),
+  readWorkspace: () => api('/api/web/state'),
 });
 
 function render(workspace) {
