@@ -474,6 +474,10 @@ impl McpToolServer {
         let request = context.ct.clone();
         let (server, name) = (self.clone(), params.name.to_string());
         let owner = self.owner(&context);
+        // A bad key is refused by the call itself, at once, before any hand-off.
+        let key = idempotency::key_of_request(&params, &context)
+            .ok()
+            .flatten();
         let call = {
             let cancellation = cancellation.clone();
             async move { server.run_call(params, context, cancellation, span).await }
@@ -482,6 +486,7 @@ impl McpToolServer {
             owner: &owner,
             tool: &name,
             host: self.registry.execution_owner_id(),
+            key: key.as_deref(),
         };
         self.settings
             .stateless

@@ -25,6 +25,11 @@
 //! its lease has lapsed, never `working` forever. Tasks belong to the owner of the requests that
 //! started them: another owner gets `MCP_TASK_NOT_FOUND`.
 //!
+//! A call carrying an idempotency key (`_meta["tool-context/idempotency-key"]`) gets a task id
+//! derived from its owner, tool and key, so a client that lost the task handle and retries the
+//! call gets the **same** task back (its own attempt, which was only waiting for the first one,
+//! stops), never a second task.
+//!
 //! [`McpToolServer::with_task_after`]: crate::McpToolServer::with_task_after
 //! [`McpToolServer::with_durable_store`]: crate::McpToolServer::with_durable_store
 
@@ -43,7 +48,8 @@ use sha2::{Digest, Sha256};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tool_durable_operations::{
-    ClaimRequest, DurableOperationStore, LeaseHeartbeat, OperationRecord, OperationState,
+    ClaimRequest, ClaimStatus, DurableOperationStore, LeaseHeartbeat, OperationRecord,
+    OperationState,
 };
 use tool_protocol::codes;
 
@@ -79,6 +85,25 @@ pub(crate) struct TaskOrigin<'a> {
     pub(crate) tool: &'a str,
     /// The host's execution owner id, written as the record's owner.
     pub(crate) host: &'a str,
+    /// The call's idempotency key: its task id is derived from it.
+    pub(crate) key: Option<&'a str>,
+}
+
+impl TaskOrigin<'_> {
+    /// A fresh id, or for a keyed call the one every attempt of that call derives.
+    fn task_id(&self) -> String {
+        let Some(key) = self.key else {
+            return uuid::Uuid::new_v4().to_string();
+        };
+        let digest = Sha256::new()
+            .chain_update(owner_digest(self.owner))
+            .chain_update([0])
+            .chain_update(self.tool)
+            .chain_update([0])
+            .chain_update(key)
+            .finalize();
+        format!("keyed-{}", hex::encode(&digest[..16]))
+    }
 }
 
 /// A task as a `tasks/*` request names it, with the principal asking: two texts, named so
@@ -135,7 +160,7 @@ impl Tasks {
             }
             () = tokio::time::sleep(after) => {}
         }
-        let task_id = uuid::Uuid::new_v4().to_string();
+        let task_id = origin.task_id();
         let key = task_key(&task_id);
         let claim = store
             .claim(ClaimRequest {
@@ -151,6 +176,18 @@ impl Tasks {
                 McpError::internal_error(format!("The task could not be recorded: {error}"), None)
             })?;
         let seed = view(&claim.record, store.now_ms(), store);
+        if claim.status != ClaimStatus::Owner {
+            // An earlier attempt of this keyed call is (or was) this task: this attempt only
+            // waited for it, so it stops and the client gets that task back.
+            cancellation.cancel();
+            return match claim.status {
+                ClaimStatus::Conflict => Err(McpError::internal_error(
+                    format!("Task {task_id} is recorded for another call."),
+                    None,
+                )),
+                _ => Ok(CallToolResponse::Task(CreateTaskResult::new(seed.task))),
+            };
+        }
         self.lock().insert(task_id.clone(), cancellation.clone());
         let heartbeat = LeaseHeartbeat::start(store.clone(), claim, Some(TASK_LEASE));
         let finisher = Finisher {

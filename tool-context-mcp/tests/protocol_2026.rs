@@ -39,6 +39,8 @@ struct Write {
 #[derive(Default)]
 struct Work {
     writes: AtomicU64,
+    /// How many times `work.wait` started.
+    waits: AtomicU64,
     gate: Notify,
 }
 
@@ -62,6 +64,7 @@ fn registry(work: &Arc<Work>, store: Option<Arc<DurableOperationStore>>) -> Tool
         Tool::typed("work.wait", "Waits for the gate.", move |_input: Empty, call: ToolInvocation| {
             let work = work.clone();
             async move {
+                work.waits.fetch_add(1, Ordering::SeqCst);
                 tokio::select! {
                     () = work.gate.notified() => Ok(json!({"done": true})),
                     () = call.cancellation.cancelled() => Err(ToolCallError::new("WORK_STOPPED", "stopped")),
@@ -340,6 +343,49 @@ async fn a_long_call_becomes_a_task_polled_to_completion() {
         .error_code("tasks/get", json!({"taskId": "not-a-task"}))
         .await;
     assert_eq!(missing, MCP_TASK_NOT_FOUND);
+}
+
+#[tokio::test]
+async fn a_retried_keyed_call_gets_the_same_task_and_runs_once() {
+    let work = Arc::new(Work::default());
+    let store = Arc::new(DurableOperationStore::new(Arc::new(
+        tool_durable_operations::MemoryBackend::new(),
+    )));
+    let server = fast_tasks(McpToolServer::new(registry(&work, Some(store))));
+    let wire = Wire::new(&serve(&server).await, task_client());
+    let keyed = json!({
+        "name": "work.wait",
+        "arguments": {},
+        "_meta": {"tool-context/idempotency-key": "wait-once"},
+    });
+    let handle = wire.result("tools/call", keyed.clone()).await;
+    assert_eq!(handle["resultType"], "task", "{handle}");
+    let task_id = handle["taskId"].as_str().unwrap().to_owned();
+
+    // The handle was lost: the client sends the call again with its key.
+    let again = wire.result("tools/call", keyed.clone()).await;
+    assert_eq!(again["resultType"], "task", "{again}");
+    assert_eq!(again["taskId"], task_id.as_str(), "the same task: {again}");
+    assert_eq!(again["status"], "working", "{again}");
+
+    work.gate.notify_one();
+    let done = poll_until_terminal(&wire, &task_id).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(work.waits.load(Ordering::SeqCst), 1, "the call ran once");
+    // Once finished, the retry replays in its request.
+    let replayed = wire.result("tools/call", keyed).await;
+    assert_eq!(
+        replayed["structuredContent"],
+        json!({"done": true}),
+        "{replayed}"
+    );
+    assert_eq!(work.waits.load(Ordering::SeqCst), 1);
+    let listed = wire.result("tasks/list", json!({})).await;
+    assert_eq!(
+        listed["tasks"].as_array().unwrap().len(),
+        1,
+        "one task: {listed}"
+    );
 }
 
 #[tokio::test]

@@ -48,12 +48,15 @@ impl Wire {
     }
 
     /// Sends `method` and returns the JSON-RPC response object (with `result` or `error`).
+    /// The request's `_meta` gets the revision's entries beside any the caller put there.
     pub async fn send(&self, method: &str, mut params: Value) -> Value {
-        params["_meta"] = json!({
-            "io.modelcontextprotocol/protocolVersion": VERSION,
-            "io.modelcontextprotocol/clientInfo": {"name": "wire-test", "version": "0"},
-            "io.modelcontextprotocol/clientCapabilities": self.capabilities,
-        });
+        let meta = &mut params["_meta"];
+        if !meta.is_object() {
+            *meta = json!({});
+        }
+        meta["io.modelcontextprotocol/protocolVersion"] = json!(VERSION);
+        meta["io.modelcontextprotocol/clientInfo"] = json!({"name": "wire-test", "version": "0"});
+        meta["io.modelcontextprotocol/clientCapabilities"] = self.capabilities.clone();
         let id = self.next_id.fetch_add(1, Ordering::SeqCst);
         let mut request = self
             .http
