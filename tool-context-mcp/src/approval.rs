@@ -323,12 +323,16 @@ impl ToolInteraction for McpApproval {
                 &format!("waiting on a person for {}", request.name),
             );
         }
-        // The route is a note of its own: which way the question went.
+        // The route is a note of its own: which way the question went. The notes so far reach
+        // the wire before the question does: queued behind it, they could go out only at the
+        // end, right before the result, and a client that handles notifications after responses
+        // (the TypeScript SDK) drops progress that arrives with its response.
         self.progress.report(format!(
             "Waiting for approval of \"{}\" ({}).",
             request.name,
             route.as_str()
         ));
+        self.progress.flush().await;
         let outcome = match (route, &self.desk) {
             (ApprovalRoute::Desk, Some(desk)) => {
                 desk.interaction.interact(request, cancellation).await

@@ -250,11 +250,19 @@ async fn elicitation_approves_and_progress_reports_the_wait() {
             json!({"expectedRevision": 0, "currentRevision": 1})
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
+        let waiting = |message: &String| {
+            message.starts_with("Waiting for approval of \"notes.write\" (elicitation)")
+        };
         let progress = test_client.progress.lock().unwrap().clone();
+        assert!(progress.iter().any(waiting), "{progress:?}");
+        // The note reaches the client before the question does, so it never arrives last,
+        // beside the result (a client that drops progress after the response would lose it).
+        let when_asked = test_client.progress_when_asked.lock().unwrap().clone();
         assert!(
-            progress.iter().any(|message| message
-                .starts_with("Waiting for approval of \"notes.write\" (elicitation)")),
-            "{progress:?}"
+            when_asked
+                .iter()
+                .all(|received| received.iter().any(waiting)),
+            "{transport:?}: progress received when each question came: {when_asked:?}"
         );
         client.cancel().await.unwrap();
     }

@@ -14,7 +14,7 @@ use super::prompt::{looks_like_path, split_quotes};
 use crate::preview_edits::Theme;
 
 /// How to get a model for what the local agent does not understand (same on every surface).
-pub(crate) const CONNECT_MODEL: &str = "To let a model handle any request, open Settings on the studio page, add an OpenRouter API key, and choose OpenRouter as the agent.";
+pub(crate) const CONNECT_MODEL: &str = "To let a model handle any request, open Settings on the studio page, connect a model provider (OpenRouter, or an OpenAI-compatible endpoint such as llama-server), and choose it as the agent.";
 
 /// The reply to `prompt` when a surface's local agent understands none of it: that it did
 /// nothing, which part it could not read, what it understands (`help`), and how to connect a

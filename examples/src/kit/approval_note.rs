@@ -7,9 +7,10 @@ pub(crate) const APPROVED_WITH_CHANGES: &str = "Approved with changes:";
 
 /// The note for applying the `accepted` hunks (0-based, sorted) of `count` hunks of `path`.
 pub(crate) fn changes_note(path: &str, accepted: &[usize], count: usize) -> String {
+    // Hunk numbers read as `#2`, never as a count.
     let numbers = |indices: &mut dyn Iterator<Item = usize>| {
         indices
-            .map(|index| (index + 1).to_string())
+            .map(|index| format!("#{}", index + 1))
             .collect::<Vec<_>>()
             .join(", ")
     };
@@ -20,7 +21,7 @@ pub(crate) fn changes_note(path: &str, accepted: &[usize], count: usize) -> Stri
         numbers(&mut accepted.iter().copied())
     };
     format!(
-        "{APPROVED_WITH_CHANGES} a person applied {} of {count} hunks of {path} (applied: {applied}; rejected: {rejected}). The rejected hunks were not made; read the file before building on them.",
+        "{APPROVED_WITH_CHANGES} a person applied {} of {count} hunks of {path} (hunks applied: {applied}; rejected: {rejected}). The rejected hunks were not made; read the file before building on them.",
         accepted.len(),
     )
 }
@@ -37,7 +38,9 @@ mod tests {
     #[test]
     fn the_note_numbers_hunks_from_one_and_is_recognised() {
         let note = changes_note("a.css", &[0, 2], 3);
-        assert!(note.contains("applied 2 of 3 hunks of a.css (applied: 1, 3; rejected: 2)"));
+        assert!(
+            note.contains("applied 2 of 3 hunks of a.css (hunks applied: #1, #3; rejected: #2)")
+        );
         assert!(is_changes_note(&note));
         assert!(!is_changes_note("Done."));
     }

@@ -165,7 +165,7 @@ async fn a_pending_write_shows_its_diff_and_one_of_two_hunks_can_be_applied() {
     assert!(result.get("isError").is_none(), "{result}");
     let text = result["content"].to_string();
     assert!(text.contains("applied 1 of 2 hunks of notes.txt"), "{text}");
-    assert!(text.contains("rejected: 1"), "{text}");
+    assert!(text.contains("rejected: #1"), "{text}");
     let source = studio
         .state
         .workspace

@@ -451,7 +451,10 @@ async fn an_approved_agent_run_changes_the_preview_and_a_denied_one_does_not() {
     session.submit_prompt("make it rose").await;
     session.wait_approval_card("preview.setTheme").await;
     let card = browser.text("#approvals .approval").await;
-    assert!(card.contains("model · agent"), "{card}");
+    assert!(
+        card.contains("Asked by") && card.contains("The agent"),
+        "{card}"
+    );
     assert!(card.contains("theme"), "argument names are listed: {card}");
     assert!(
         browser
@@ -1563,7 +1566,7 @@ async fn an_unknown_prompt_shows_the_help_reply_and_reads_and_downloads_show_the
         reply.contains("make it violet, emerald, amber or rose"),
         "{reply}"
     );
-    assert!(reply.contains("OpenRouter API key"), "{reply}");
+    assert!(reply.contains("connect a model provider"), "{reply}");
     browser
         .wait_for(
             "the badge to go idle",

@@ -16,6 +16,18 @@ const UNREACHABLE = {
 };
 
 /** What the chat says of approvals a studio restart ended (`[{id, name}]`). */
+/** Who asked for a call, for a person: the wire's source names (`model`, `mcp`…) say little. */
+const CALLERS = {
+  model: 'The agent',
+  mcp: 'An MCP client',
+  iframe: 'The preview page',
+  local: 'This studio (a button, the Tools tab)',
+};
+
+function callerText(source) {
+  return CALLERS[source] ?? source;
+}
+
 export function restartEndedApprovals(lost) {
   const names = [...new Set(lost.map((approval) => approval.name))].join(', ');
   return `The studio restarted while ${names} waited for your approval: that run ended and nothing was applied. Ask again to redo it.`;
@@ -60,7 +72,7 @@ export function createApprovals({ container, surface = null, onError = () => {},
   }
 
   function card(approval) {
-    const caller = `${approval.source}${approval.mode ? ` · ${approval.mode}` : ''}`;
+    const caller = callerText(approval.source);
     return el('section', {
       className: 'approval',
       dataset: { approvalId: approval.id, tool: approval.name },
@@ -71,7 +83,7 @@ export function createApprovals({ container, surface = null, onError = () => {},
       el('code', { className: 'approval-tool', textContent: approval.name })),
     el('p', { className: 'approval-desc', id: `approval-desc-${approval.id}`, textContent: approval.description ?? '' }),
     el('dl', {},
-      el('dt', { textContent: 'Caller' }), el('dd', { textContent: caller }),
+      el('dt', { textContent: 'Asked by' }), el('dd', { className: 'approval-caller', textContent: caller, title: `source: ${approval.source}${approval.mode ? `, mode: ${approval.mode}` : ''}` }),
       approval.sessionId ? [el('dt', { textContent: 'Session' }), el('dd', { textContent: approval.sessionId })] : null,
       el('dt', { textContent: 'Arguments' }), el('dd', { className: 'argument-names', textContent: approval.argumentKeys?.join(', ') || 'none' }),
       approval.safeArgumentPreview ? [el('dt', { textContent: 'Values' }), el('dd', { className: 'safe-preview', textContent: approval.safeArgumentPreview })] : null),

@@ -175,6 +175,8 @@ pub struct TestClient {
     pub answer: Answer,
     pub elicitations: Arc<Mutex<Vec<String>>>,
     pub progress: Arc<Mutex<Vec<String>>>,
+    /// The progress notes received when each elicitation arrived.
+    pub progress_when_asked: Arc<Mutex<Vec<Vec<String>>>>,
     pub withdrawn: Arc<Notify>,
     pub list_changed: Arc<Notify>,
 }
@@ -185,6 +187,7 @@ impl TestClient {
             answer,
             elicitations: Arc::default(),
             progress: Arc::default(),
+            progress_when_asked: Arc::default(),
             withdrawn: Arc::default(),
             list_changed: Arc::default(),
         }
@@ -211,6 +214,8 @@ impl ClientHandler for TestClient {
         if let ElicitRequestParams::FormElicitationParams { message, .. } = &request {
             self.elicitations.lock().unwrap().push(message.clone());
         }
+        let received = self.progress.lock().unwrap().clone();
+        self.progress_when_asked.lock().unwrap().push(received);
         if self.answer == Answer::Wait {
             context.ct.cancelled().await;
             self.withdrawn.notify_one();
