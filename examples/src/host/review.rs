@@ -15,7 +15,7 @@ use live_code_editor::workspace::{Occurrence, Operation, Workspace};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
-use tool_context::{ApprovalDecision, ApprovedChanges};
+use tool_context::{ApprovalDecision, ApprovedChanges, PendingCall};
 
 use super::StudioState;
 use crate::kit::approval_note::changes_note;
@@ -499,6 +499,10 @@ impl Proposal {
             .map(|after| WorkspaceDiff::between(&self.before, after));
         let note = match (&diff, self.effect) {
             _ if self.remote.is_some() => self.remote.as_deref().map(remote_note),
+            (Some(_), _) if self.rebasable(arguments) => self.stale_guard.map(|expected| format!(
+                "The workspace moved from revision {expected} to {} while this call waited (someone kept editing): the patch still applies to the text as it is now, shown here, and runs on it when approved.",
+                self.before.revision()
+            )),
             (Some(_), _) if self.stale_guard.is_some() => self.stale_guard.map(|expected| format!(
                 "The call expects revision {expected} but the workspace is at revision {}: as it stands it will be refused with a revision conflict.",
                 self.before.revision()
@@ -522,6 +526,45 @@ impl Proposal {
             arguments: arguments.clone(),
             arguments_digest: arguments_digest(tool, arguments),
         }
+    }
+
+    /// Whether the call's guard is stale but the call is a literal patch that still applies to
+    /// the workspace as it is now (its diff is computed there) at the one place its text occurs:
+    /// a second occurrence could be text typed meanwhile, which the patch must not take.
+    fn rebasable(&self, arguments: &Map<String, Value>) -> bool {
+        let Some(narrowing) = &self.narrowing else {
+            return false;
+        };
+        let once = |search: &str| {
+            source_of(&self.before, &narrowing.path)
+                .is_ok_and(|source| !search.is_empty() && source.matches(search).count() == 1)
+        };
+        self.stale_guard.is_some()
+            && self.after.is_some()
+            && matches!(narrowing.style, NarrowStyle::Patch)
+            && text(arguments, "search").is_some_and(|search| once(&search))
+    }
+
+    /// The call moved onto the current revision, when its guard is stale but it is a literal
+    /// patch that still applies: edits made while it waited (the person typing on) are kept and
+    /// the change runs as the person reviewed it, against the text as it is now. `None` when
+    /// the call needs no rebase or cannot have one (a whole-file write would overwrite them).
+    pub(crate) fn rebased(&self, arguments: &Map<String, Value>) -> Option<ApprovedChanges> {
+        if !self.rebasable(arguments) {
+            return None;
+        }
+        let narrowing = self.narrowing.as_ref()?;
+        let guard = narrowing.revision_argument?;
+        let (expected, now) = (self.stale_guard?, self.before.revision());
+        let mut arguments = arguments.clone();
+        arguments.insert(guard.into(), json!(now));
+        Some(ApprovedChanges {
+            arguments,
+            note: format!(
+                "Rebased: the workspace moved from revision {expected} to {now} while this call waited for approval; the patch of {} still applied to the current text and ran on it, as the person reviewed it.",
+                narrowing.path
+            ),
+        })
     }
 
     /// The narrowed call for accepting only `accepted` hunks of the narrowable file, checked
@@ -672,7 +715,7 @@ pub(super) async fn resolve_hunks(
     }
     let proposal = proposal(state, &call.name, &call.arguments).await;
     match proposal.narrowed(&call.arguments, hunks, digest)? {
-        None => resolve(state, id, ApprovalDecision::Allow).map(|()| Resolved::applied(id, "all")),
+        None => allow_rebased(state, id, &call, &proposal).map(|()| Resolved::applied(id, "all")),
         Some(Narrowed {
             changes,
             applied,
@@ -696,6 +739,38 @@ pub(super) async fn resolve_hunks(
                 ..Resolved::applied(id, "some")
             })
         }
+    }
+}
+
+/// Allows the pending call `id` whole: rebased onto the current revision when its guard went
+/// stale while it waited but it is a patch that still applies ([`Proposal::rebased`]).
+pub(super) async fn allow(state: &StudioState, id: &str) -> Result<Resolved, StudioError> {
+    let call = state
+        .approvals
+        .pending_call(id)
+        .ok_or_else(approval_not_found)?;
+    if !call.accepts_changes || !is_studio_tool(&call.name) {
+        return resolve(state, id, ApprovalDecision::Allow)
+            .map(|()| Resolved::whole(id.to_owned()));
+    }
+    let proposal = proposal(state, &call.name, &call.arguments).await;
+    allow_rebased(state, id, &call, &proposal).map(|()| Resolved::whole(id.to_owned()))
+}
+
+fn allow_rebased(
+    state: &StudioState,
+    id: &str,
+    call: &PendingCall,
+    proposal: &Proposal,
+) -> Result<(), StudioError> {
+    let resolved = match proposal.rebased(&call.arguments) {
+        Some(rebased) => state.approvals.resolve_with_changes(id, rebased),
+        None => state.approvals.resolve(id, ApprovalDecision::Allow),
+    };
+    if resolved {
+        Ok(())
+    } else {
+        Err(approval_not_found())
     }
 }
 

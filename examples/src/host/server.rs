@@ -212,6 +212,9 @@ async fn resolve_approval(
             .await
             .map(Json);
     }
+    if decision == ApprovalDecision::Allow {
+        return review::allow(&state, &id).await.map(Json);
+    }
     if !state.approvals.resolve(&id, decision) {
         return Err(approval_not_found());
     }

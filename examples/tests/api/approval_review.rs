@@ -486,3 +486,66 @@ async fn the_changes_of_a_linked_folder_are_measured_against_the_disk_and_revert
     );
     studio.shutdown().await;
 }
+
+/// A person edits the file while a patch waits for approval: allowed, the patch runs on the
+/// current revision when its text occurs once (the edits are kept), and is refused with the
+/// revision conflict when the person's edit made a second occurrence it could take instead.
+#[tokio::test]
+async fn an_approved_patch_is_rebased_onto_edits_made_while_it_waited() {
+    let dir = tempfile::tempdir().unwrap();
+    let studio = start(dir.path()).await;
+    let client = Client::new(&studio);
+    seed_file(&studio, "notes.txt", "one\ntwo\nthree\n").await;
+    let manager = studio.state.workspace.manager();
+    for (typed, rebased) in [
+        ("one\ntwo\nthree typed\n", Some("one\n2\nthree typed\n")),
+        ("two again\none\ntwo\nthree\n", None),
+    ] {
+        manager
+            .write_file("notes.txt", "one\ntwo\nthree\n", Default::default())
+            .await
+            .unwrap();
+        let revision = manager.revision().await;
+        let call = model_call(
+            &studio,
+            "workspace.applyPatch",
+            json!({"path": "notes.txt", "search": "two", "replace": "2", "expectedRevision": revision}),
+        );
+        let id = client.wait_approval().await;
+        manager
+            .write_file("notes.txt", typed, Default::default())
+            .await
+            .unwrap();
+        let (_, view) = client.get(&format!("/api/approvals/{id}/diff"), true).await;
+        let note = view["note"].as_str().unwrap_or_default().to_owned();
+        let (status, _) = client
+            .post(
+                &format!("/api/approvals/{id}"),
+                json!({"decision": "allow"}),
+            )
+            .await;
+        assert_eq!(status, 200);
+        let result = call.await.unwrap();
+        let source = manager.read_file("notes.txt").await.unwrap().source;
+        match rebased {
+            Some(expected) => {
+                assert!(note.contains("still applies"), "{note}");
+                assert!(result.get("isError").is_none(), "{result}");
+                assert!(
+                    result["content"].to_string().contains("Rebased"),
+                    "{result}"
+                );
+                assert_eq!(source, expected);
+            }
+            None => {
+                assert!(note.contains("will be refused"), "{note}");
+                assert_eq!(
+                    result["error"]["code"], "WORKSPACE_REVISION_CONFLICT",
+                    "{result}"
+                );
+                assert_eq!(source, typed, "nothing was written");
+            }
+        }
+    }
+    studio.shutdown().await;
+}

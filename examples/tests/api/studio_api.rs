@@ -725,7 +725,7 @@ async fn the_local_agent_never_claims_a_prompt_it_did_not_act_on() {
             message.contains("make it violet, emerald, amber or rose"),
             "{message}"
         );
-        assert!(message.contains("OpenRouter API key"), "{message}");
+        assert!(message.contains("connect a model provider"), "{message}");
         assert!(!message.contains("Done"), "{message}");
         let trace = client.get("/api/trace").await;
         let row = trace["rows"]

@@ -290,3 +290,62 @@ async fn overlapping_edits_show_both_versions_and_lose_neither() {
     second.close().await;
     session.close().await;
 }
+
+/// The person keeps typing while the local agent's patch waits for approval (the editor is not
+/// locked during the run); approved, the patch is rebased onto their edits by the host: both
+/// changes are in the file and in the editor, and the run completes.
+#[tokio::test(flavor = "multi_thread")]
+async fn typing_on_while_the_agents_patch_waits_keeps_both_changes() {
+    let (session, second) = two_tabs().await;
+    second.close().await;
+    let browser = &session.browser;
+    browser
+        .type_into(
+            "#prompt",
+            r#"replace "line two" with "line 2" in notes.txt"#,
+        )
+        .await;
+    browser.click("#send-prompt").await;
+    browser
+        .wait_for(
+            "the patch's approval card",
+            "return [...document.querySelectorAll('#approvals .approval-tool')].some((node) => node.textContent === 'workspace.applyPatch')
+               && !document.querySelector('#approvals .approval-review')?.textContent.startsWith('Loading');",
+        )
+        .await;
+    assert_eq!(
+        browser
+            .eval(
+                "return document.getElementById('editor').disabled;",
+                json!([])
+            )
+            .await,
+        false,
+        "the editor stays editable while the agent runs"
+    );
+    put_caret(browser, 3, None).await;
+    browser.type_into("#editor", " typed meanwhile").await;
+    let typed = "line one\nline two\nline three\nline four typed meanwhile\n";
+    wait_stored(&session, typed).await;
+    browser.screenshot("edit-together-agent-waiting").await;
+
+    browser.click("#approvals .approve").await;
+    let both = "line one\nline 2\nline three\nline four typed meanwhile\n";
+    wait_stored(&session, both).await;
+    let script = format!(
+        "return document.getElementById('editor').value === {};",
+        serde_json::to_string(both).expect("JSON string")
+    );
+    browser
+        .wait_for("the editor to show both changes", &script)
+        .await;
+    let completed = browser
+        .wait_for(
+            "the run's completed entry",
+            "const entries = document.querySelectorAll('#chat-log .entry.completed .entry-text'); return entries.length ? entries[entries.length - 1].textContent : '';",
+        )
+        .await;
+    assert!(!completed.as_str().unwrap_or_default().is_empty());
+    browser.screenshot("edit-together-agent-rebased").await;
+    session.close().await;
+}

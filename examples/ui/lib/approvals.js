@@ -15,7 +15,6 @@ const UNREACHABLE = {
   message: 'The studio is not answering (it may be restarting): your answer was not sent, and nothing was applied.',
 };
 
-/** What the chat says of approvals a studio restart ended (`[{id, name}]`). */
 /** Who asked for a call, for a person: the wire's source names (`model`, `mcp`…) say little. */
 const CALLERS = {
   model: 'The agent',
@@ -28,6 +27,7 @@ function callerText(source) {
   return CALLERS[source] ?? source;
 }
 
+/** What the chat says of approvals a studio restart ended (`[{id, name}]`). */
 export function restartEndedApprovals(lost) {
   const names = [...new Set(lost.map((approval) => approval.name))].join(', ');
   return `The studio restarted while ${names} waited for your approval: that run ended and nothing was applied. Ask again to redo it.`;

@@ -340,9 +340,5 @@ export function createCodeEditor({ textarea, idPrefix = '', language = () => 'pl
     openFind,
     closeFind,
     findStep,
-    /** Marks the surface locked (an agent run is editing); the page disables the textarea. */
-    setLocked(locked) {
-      surface.classList.toggle('locked', locked);
-    },
   };
 }

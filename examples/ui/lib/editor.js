@@ -8,7 +8,7 @@ import { $, el } from './dom.js';
 import { createCodeEditor } from './code-editor.js';
 import { merge3 } from './merge.js';
 import { offerRefresh } from './preview.js';
-import { MAX_SOURCE_CHARS, actions, busy, fileAt, state, typing } from './store.js';
+import { MAX_SOURCE_CHARS, actions, fileAt, state, typing } from './store.js';
 
 let draftTimer = null;
 let loadedPath = null;
@@ -23,12 +23,14 @@ export function showEditorStatus(message, isError = false) {
   line.classList.toggle('error', isError);
 }
 
-/** Enables the editor when a text file is active and no agent run is in flight. */
+/**
+ * Enables the editor when a text file is active. An agent run does not lock it: the person
+ * keeps typing, their writes merge with the run's (writeMerging), and an approved patch is
+ * rebased onto their edits by the host (host/review.rs).
+ */
 export function updateEditorEnabled() {
   const file = fileAt(state.activePath);
-  $('editor').disabled = busy() || !file || file.kind !== 'text';
-  // The composer reports its first (idle) run state before wireEditor built the code editor.
-  code?.setLocked(busy());
+  $('editor').disabled = !file || file.kind !== 'text';
 }
 
 /** Loads the active file into the editor (keeping the caret when the text did not change). */
