@@ -218,8 +218,13 @@ async fn two_web_tabs_saving_one_file_keep_both_drafts_and_other_files_never_mak
     let expected = both_typed("a", "b");
     wait_stored(&session, &expected).await;
     wait_both_show(&session.browser, &second, "web-editor", &expected).await;
-    let status = second.text("#web-editor-status").await;
-    assert!(status.starts_with("Saved app.js"), "{status}");
+    // The write answers once the preview confirmed it; then the tab says it was saved.
+    second
+        .wait_for(
+            "the second tab's save to be answered",
+            "return document.getElementById('web-editor-status').textContent.startsWith('Saved app.js');",
+        )
+        .await;
     second.screenshot("edit-together-web").await;
     second.close().await;
     session.close().await;

@@ -10,7 +10,7 @@
 
 import { commandKey, el, escapeHtml } from './dom.js';
 import { editForKey, matchingBracket } from './editing.js';
-import { highlight } from './highlight.js';
+import { highlightLines } from './highlight.js';
 import { diff, mapPosition } from './merge.js';
 
 /** Most matches find marks in one file. */
@@ -25,6 +25,22 @@ const LANGUAGE_BY_EXTENSION = {
 export function languageOf(path) {
   const extension = String(path ?? '').split('.').at(-1).toLowerCase();
   return LANGUAGE_BY_EXTENSION[extension] ?? 'plaintext';
+}
+
+/** Lines rendered above and below the visible ones, so scrolling shows text at once. */
+const OVERSCAN_LINES = 60;
+/** When a render waits for a frame that does not come (a hidden tab), it runs after this. */
+const RENDER_FALLBACK_MS = 100;
+
+/** The widest line in columns (a tab counts as the layers' tab-size of 2). */
+function widestColumns(lines) {
+  let widest = 0;
+  for (const line of lines) {
+    let columns = line.length;
+    for (let at = line.indexOf('\t'); at >= 0; at = line.indexOf('\t', at + 1)) columns += 1;
+    if (columns > widest) widest = columns;
+  }
+  return widest;
 }
 
 /**
@@ -81,16 +97,19 @@ export function createCodeEditor({ textarea, idPrefix = '', language = () => 'pl
     return html + escapeHtml(text.slice(last, to));
   }
 
-  function renderMarks(text) {
+  /** `text[from..to]` escaped, with the find matches and matched brackets in it marked. */
+  function renderMarks(text, from, to) {
     let html = '';
-    let last = 0;
+    let last = from;
     find.matches.forEach((start, index) => {
       const end = start + find.query.length;
-      html += marked(text, last, start);
-      html += `<mark${index === find.index ? ' class="current"' : ''}>${marked(text, start, end)}</mark>`;
-      last = end;
+      if (end <= from || start >= to) return;
+      const [markFrom, markTo] = [Math.max(start, from), Math.min(end, to)];
+      html += marked(text, last, markFrom);
+      html += `<mark${index === find.index ? ' class="current"' : ''}>${marked(text, markFrom, markTo)}</mark>`;
+      last = markTo;
     });
-    return html + marked(text, last, text.length);
+    return html + marked(text, last, to);
   }
 
   /** Finds the bracket match for the caret; whether it changed. */
@@ -103,8 +122,7 @@ export function createCodeEditor({ textarea, idPrefix = '', language = () => 'pl
   }
 
   /** Line numbers, rebuilt only when the line count changes. */
-  function renderGutter(text) {
-    const lines = text.split('\n').length;
+  function renderGutter(lines) {
     if (lines === gutterLines) return;
     gutterLines = lines;
     gutter.textContent = Array.from({ length: lines }, (_, index) => index + 1).join('\n');
@@ -118,24 +136,70 @@ export function createCodeEditor({ textarea, idPrefix = '', language = () => 'pl
     }
   }
 
-  // A trailing newline needs one more visible line in the <pre> layers.
-  const tailOf = (text) => (text.endsWith('\n') ? ' ' : '');
+  /**
+   * The lines the layers render: those in view and OVERSCAN_LINES around them (all of them
+   * while the textarea has no height yet), with the text offsets where they start and end.
+   * The layers hold only these, between spacers as tall as the lines left out, so a keystroke
+   * in a long file costs what the visible lines cost.
+   */
+  function visibleWindow(lines) {
+    const lineHeight = parseFloat(getComputedStyle(textarea).lineHeight) || 20;
+    const height = textarea.clientHeight;
+    const first = height ? Math.max(0, Math.floor(textarea.scrollTop / lineHeight) - OVERSCAN_LINES) : 0;
+    const last = height ? Math.min(lines.length, Math.ceil((textarea.scrollTop + height) / lineHeight) + OVERSCAN_LINES) : lines.length;
+    let from = 0;
+    for (let index = 0; index < first; index += 1) from += lines[index].length + 1;
+    let to = from;
+    for (let index = first; index < last; index += 1) to += lines[index].length + (index + 1 < last ? 1 : 0);
+    return { first, last, from, to, lineHeight };
+  }
 
-  /** Renders the highlight and find layers for the textarea's text. */
+  /** `html` (the window's lines) between spacers, after a probe as wide as the widest line. */
+  function windowed(html, lines, view, text) {
+    const spacer = (count) => (count > 0 ? `<div style="height:${count * view.lineHeight}px"></div>` : '');
+    // A trailing newline needs one more visible line in the <pre> layers.
+    const tail = view.last === lines.length && text.endsWith('\n') ? ' ' : '';
+    return `<div class="width-probe" style="width:${widestColumns(lines)}ch"></div>${spacer(view.first)}${html}${tail}${spacer(lines.length - view.last)}`;
+  }
+
+  /** Renders the highlight and find layers for the textarea's text (the visible window). */
   function render() {
+    renderQueued = false;
     const text = textarea.value;
     updateBrackets();
-    layer.innerHTML = highlight(text, language()) + tailOf(text);
-    marks.innerHTML = renderMarks(text) + tailOf(text);
-    renderGutter(text);
+    const lines = text.split('\n');
+    const view = visibleWindow(lines);
+    layer.innerHTML = windowed(highlightLines(lines, language(), view.first, view.last), lines, view, text);
+    marks.innerHTML = windowed(renderMarks(text, view.from, view.to), lines, view, text);
+    renderGutter(lines.length);
     syncScroll();
+  }
+
+  let renderQueued = false;
+
+  /**
+   * Renders once for a burst of input events: Chromium sends one per line of a multi-line
+   * insertion, and rendering each made a 100 KB paste take minutes. A frame, or a short timer
+   * where frames do not come (a hidden tab).
+   */
+  function scheduleRender() {
+    if (renderQueued) return;
+    renderQueued = true;
+    const run = () => {
+      if (renderQueued) render();
+    };
+    requestAnimationFrame(run);
+    setTimeout(run, RENDER_FALLBACK_MS);
   }
 
   /** After the caret moved: the status line, and the marks layer when the bracket match moved. */
   function caretMoved() {
     updateMeta();
     if (!updateBrackets()) return;
-    marks.innerHTML = renderMarks(textarea.value) + tailOf(textarea.value);
+    const text = textarea.value;
+    const lines = text.split('\n');
+    const view = visibleWindow(lines);
+    marks.innerHTML = windowed(renderMarks(text, view.from, view.to), lines, view, text);
     syncScroll();
   }
 
@@ -275,9 +339,12 @@ export function createCodeEditor({ textarea, idPrefix = '', language = () => 'pl
   textarea.addEventListener('input', () => {
     recomputeMatches(false);
     updateMeta();
-    render();
+    scheduleRender();
   });
-  textarea.addEventListener('scroll', syncScroll);
+  textarea.addEventListener('scroll', () => {
+    syncScroll();
+    scheduleRender();
+  });
   for (const event of ['keyup', 'click', 'select', 'selectionchange']) textarea.addEventListener(event, caretMoved);
   // Chromium reports caret moves in a textarea (held arrow keys, drags) on the document.
   document.addEventListener('selectionchange', () => {

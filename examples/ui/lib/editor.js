@@ -42,13 +42,18 @@ export async function loadActiveFile() {
     code.setText(file ? `${file.path} is a ${file.mimeType} asset (${file.sizeBytes.toLocaleString('en-US')} bytes); use Download to get it.` : '');
     state.source = '';
   } else {
+    // Another file: no typing until its text is shown, or keys typed meanwhile would land in
+    // the previous file's text under this file's name (and be written there).
+    const switching = loadedPath !== state.activePath;
+    if (switching) editor.disabled = true;
     const result = await callTool('workspace.readFile', { path: state.activePath });
+    if (switching) updateEditorEnabled();
     if (result.isError) {
       showEditorStatus(`${result.error.code}: ${result.error.message}`, true);
       return;
     }
     // The person typed while the read was in flight, or a write of theirs has not settled yet.
-    if (state.draft || writing > 0 || conflict) return;
+    if (!switching && (state.draft || writing > 0 || conflict)) return;
     state.source = result.structuredContent.source;
     state.sourceRevision = result.structuredContent.revision;
     code.setText(state.source);

@@ -105,7 +105,7 @@ const LANGUAGES = {
 };
 
 const cache = new Map();
-const MAX_CACHED_LINES = 8000;
+const MAX_CACHED_LINES = 20000;
 
 function span(kind, text) {
   const escaped = escapeHtml(text);
@@ -187,18 +187,29 @@ export function isHighlighted(language) {
 
 /** Highlighted HTML of a whole source (one `\n`-joined string, safe for innerHTML). */
 export function highlight(source, language) {
-  if (!isHighlighted(language)) return escapeHtml(source);
+  const lines = source.split('\n');
+  return highlightLines(lines, language, 0, lines.length);
+}
+
+/**
+ * Highlighted HTML of `lines[from..to]` (`\n`-joined), each line tokenized in the state the
+ * lines before it left (those come from the cache once seen, so a window of a long file costs
+ * what the window costs).
+ */
+export function highlightLines(lines, language, from, to) {
+  if (!isHighlighted(language)) return escapeHtml(lines.slice(from, to).join('\n'));
   if (cache.size > MAX_CACHED_LINES) cache.clear();
   let state = 'code';
   const out = [];
-  for (const line of source.split('\n')) {
+  for (let index = 0; index < to; index += 1) {
+    const line = lines[index];
     const key = `${language}\u0000${state}\u0000${line}`;
     let result = cache.get(key);
     if (!result) {
       result = tokenizeLine(language, line, state);
       cache.set(key, result);
     }
-    out.push(result.html);
+    if (index >= from) out.push(result.html);
     state = result.state;
   }
   return out.join('\n');

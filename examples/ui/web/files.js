@@ -114,9 +114,10 @@ export function createFileEditor({ tabs, panel, textarea, find, save, revert, st
         continue;
       }
       overlapping.delete(path);
-      if (current !== draft.baseSource) merged.push(path);
+      // A draft the file now holds whole (this tab's own save arriving) is simply done.
       if (result.text === current) drafts.delete(path);
       else drafts.set(path, { text: result.text, base: next.revision, baseSource: current });
+      if (current !== draft.baseSource && result.text !== current) merged.push(path);
       hostDrafts.stage(path, drafts.get(path) ?? null);
     }
     if (merged.length) keepInTab();
