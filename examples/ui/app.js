@@ -247,6 +247,7 @@ function onMessage(message) {
       else showPreview(message.revision, false, message.live, message.live?.since ?? message.revision);
       refreshState();
       refreshChanges();
+      approvals.workspaceMoved();
       break;
     case 'hello': refreshState(); break;
     case 'approvals': approvals.render(message.pending); break;

@@ -10,12 +10,13 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tool_context::{
-    BoxError, InteractionOutcome, InteractionRequest, ToolCallOptions, ToolInteraction,
-    ToolRegistry,
+    BoxError, InteractionOutcome, InteractionRequest, QuestionAnswer, QuestionQueue,
+    ToolCallOptions, ToolInteraction, ToolRegistry,
 };
 use tool_context_mcp::client::codes::{
     MCP_REMOTE_CONNECT_FAILED, MCP_REMOTE_INPUT_DECLINED, MCP_REMOTE_PROTOCOL_ERROR,
     MCP_REMOTE_RESULT_TOO_LARGE, MCP_REMOTE_TOOL_ERROR, MCP_REMOTE_UNAVAILABLE,
+    MCP_SERVER_START_FAILED,
 };
 use tool_context_mcp::client::{
     ClientLimits, McpMounts, McpServersConfig, ServerState, ServerStatus,
@@ -410,7 +411,8 @@ async fn a_server_that_hangs_or_talks_garbage_fails_with_a_code_and_others_keep_
             .unwrap();
         match &status.state {
             ServerState::Failed { code, message, .. } => {
-                assert_eq!(code, MCP_REMOTE_CONNECT_FAILED, "{name}: {message}");
+                // Local commands: a start failure, not a remote one (issue 55, E12).
+                assert_eq!(code, MCP_SERVER_START_FAILED, "{name}: {message}");
             }
             other => panic!("{name}: {other:?}"),
         }
@@ -647,6 +649,75 @@ async fn a_servers_question_during_a_call_is_never_accepted_on_the_persons_behal
             );
         }
         assert!(!format!("{asked:?}").contains("\"accept\""), "{asked:?}");
+    }
+}
+
+/// With someone to ask (`answer_questions_with`), a server's question during a call reaches the
+/// person as that call's question, on both revisions (2025-11-25: an `elicitation/create`,
+/// 2026-07-28: an `input_required` round answered by resending the call), and the person's
+/// answer is what the server gets: accepted values, or a decline.
+#[tokio::test]
+async fn a_servers_question_during_a_call_reaches_the_person_and_their_answer_the_server() {
+    for revision in REVISIONS {
+        let registry = registry();
+        let questions = QuestionQueue::new();
+        let mounts = McpMounts::new(&registry, limits());
+        mounts.answer_questions_with(Arc::new(questions.clone()));
+        let config = stdio_server_on(revision, "py", "normal", json!({"trusted": true}));
+        mounts.apply(&McpServersConfig::from_json(&config).unwrap());
+        mounts
+            .wait_until_settled("py", Duration::from_secs(30))
+            .await
+            .unwrap();
+        for (answer, expected) in [
+            (
+                QuestionAnswer::Accept(json!({"confirm": true}).as_object().unwrap().clone()),
+                json!({"action": "accept", "content": {"confirm": true}}),
+            ),
+            (
+                QuestionAnswer::Decline,
+                json!({"action": "decline", "content": null}),
+            ),
+        ] {
+            let person = {
+                let questions = questions.clone();
+                tokio::spawn(async move {
+                    let mut updates = questions.subscribe();
+                    let asked = updates
+                        .wait_for(|pending| !pending.is_empty())
+                        .await
+                        .unwrap()[0]
+                        .clone();
+                    questions.answer(&asked.id, answer).unwrap();
+                    asked
+                })
+            };
+            let result = call(&registry, "py.ask", json!({}), ToolCallOptions::default()).await;
+            let asked = person.await.unwrap();
+            assert_eq!(asked.name, "py.ask", "{revision}");
+            assert_eq!(asked.asked_by, "MCP server \"py\"");
+            assert_eq!(
+                asked.message,
+                "python-misbehaving-server asks: may I go on?"
+            );
+            assert_eq!(asked.tool_call_id, Some("c1".into()));
+            assert_eq!(
+                asked.requested_schema["properties"]["confirm"]["type"], "boolean",
+                "{asked:?}"
+            );
+            assert!(result.error.is_none(), "{revision}: {result:?}");
+            assert_eq!(
+                result.structured_content.as_ref().unwrap(),
+                &expected,
+                "{revision}"
+            );
+            assert!(
+                !tool_protocol::stringify_tool_content(&result.content)
+                    .contains("was declined: no person"),
+                "{revision}: {result:?}"
+            );
+        }
+        assert!(questions.snapshot().is_empty());
     }
 }
 

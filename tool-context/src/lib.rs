@@ -42,6 +42,7 @@ pub mod options;
 mod pipeline;
 pub mod policy;
 pub mod prelude;
+pub mod questions;
 mod registered;
 pub mod registry;
 mod schema;
@@ -79,6 +80,7 @@ pub use policy::{
     AllowAll, BoxError, FixedPolicy, FnPolicy, PolicyCall, PolicyDecision, PolicyRequest,
     ReadOnlyOrDirectLocal, StandardPolicy, ToolPolicy, policy_fn,
 };
+pub use questions::{QuestionAnswer, QuestionQueue, ToolQuestion, ToolQuestions};
 pub use registry::{BuildError, ToolRegistry, ToolRegistryBuilder, ValidationMode};
 pub use tool::{HandlerOutput, Tool, ToolHandler, ToolInvocation};
 /// The durable operation store and its backends, for [`ToolRegistryBuilder::durable_store`].

@@ -1,5 +1,6 @@
 //! Typed outcomes of an agent run and the recovery actions the chat offers for each.
 
+use crate::kit::provider_codes::provider_kind;
 use serde::{Deserialize, Serialize};
 use tool_protocol::{ToolCallError, codes};
 
@@ -145,7 +146,7 @@ impl RunOutcome {
                     .map(str::to_owned),
             },
             // The provider's own cancellation code is the same user stop as a local one.
-            codes::TOOL_CANCELLED | openrouter_tool_loop::codes::OPENROUTER_CANCELLED => {
+            code if code == codes::TOOL_CANCELLED || provider_kind(code) == Some("CANCELLED") => {
                 Self::Cancelled {
                     message: error.message.clone(),
                 }
@@ -227,7 +228,7 @@ pub fn recovery_actions(error: &ToolCallError, via_provider: bool) -> Vec<Recove
     if error.is_retryable() && !ambiguous && !actions.contains(&RecoveryAction::RereadAndRetry) {
         actions.push(RecoveryAction::Retry);
     }
-    if via_provider && error.code.starts_with("OPENROUTER_") {
+    if via_provider && provider_kind(&error.code).is_some() {
         actions.push(RecoveryAction::UseLocalAgent);
     }
     actions

@@ -31,7 +31,7 @@ use axum::extract::{DefaultBodyLimit, State};
 use axum::routing::get;
 use serde_json::{Value, json};
 use tokio::sync::watch;
-use tool_context::ToolRegistry;
+use tool_context::{QuestionQueue, ToolRegistry};
 use tool_context_mcp::client::{
     ClientLimits, ConfigError, MASK, McpMounts, McpServersConfig, McpTransportConfig,
 };
@@ -135,9 +135,11 @@ impl std::fmt::Debug for McpServers {
 impl McpServers {
     /// Mounts the servers saved in `settings` into `registry` (they connect in the
     /// background). A saved configuration that cannot be used is logged (path and reason,
-    /// never a value) and left unapplied.
-    pub fn start(registry: &ToolRegistry, settings: &Settings) -> Self {
+    /// never a value) and left unapplied. What a server asks during a call waits in
+    /// `questions` for the person.
+    pub fn start(registry: &ToolRegistry, settings: &Settings, questions: &QuestionQueue) -> Self {
         let mounts = McpMounts::new(registry, ClientLimits::default());
+        mounts.answer_questions_with(Arc::new(questions.clone()));
         let config = match saved_config(settings) {
             Ok(config) => config,
             Err(error) => {

@@ -9,6 +9,7 @@ pub(crate) mod openrouter;
 pub mod orphans;
 pub mod otel;
 pub(crate) mod page_calls;
+pub(crate) mod questions;
 pub(crate) mod rejections;
 pub mod remote_approval;
 pub(crate) mod review;
@@ -30,7 +31,9 @@ use live_code_editor::workspace::bridge::PreviewAcks;
 use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
-use tool_context::{ApprovalQueue, ApprovalQueueConfig, StandardPolicy, ToolRegistry};
+use tool_context::{
+    ApprovalQueue, ApprovalQueueConfig, QuestionQueue, StandardPolicy, ToolRegistry,
+};
 
 use crate::agent::plan::Plan;
 use crate::kit::bridge::PreviewViewers;
@@ -145,6 +148,8 @@ pub struct StudioState {
     pub workspace: Arc<WorkspaceSurface>,
     /// Pending approvals.
     pub approvals: ApprovalQueue,
+    /// Questions mounted MCP servers ask during calls, waiting for the person.
+    pub questions: QuestionQueue,
     /// Live events.
     pub hub: EventHub,
     /// The execution trace.
@@ -206,6 +211,7 @@ impl RunningStudio {
     pub async fn shutdown(self) {
         self.state.runs.cancel_all();
         self.state.approvals.close();
+        self.state.questions.close();
         self.state.mcp_servers.shutdown().await;
         self.state.registry.shutdown();
         self.shutdown.cancel();
@@ -277,11 +283,13 @@ pub async fn build_state(options: &StudioOptions, port: u16) -> Result<Arc<Studi
         .map_err(|e| e.to_string())?;
     runs.know_tools(&registry.list_all_tools());
     let settings = Settings::load(&options.data_dir);
-    let mcp_servers = McpServers::start(&registry, &settings);
+    let questions = QuestionQueue::new();
+    let mcp_servers = McpServers::start(&registry, &settings, &questions);
     let state = Arc::new(StudioState {
         registry,
         workspace,
         approvals,
+        questions,
         hub,
         trace,
         runs,
@@ -343,16 +351,24 @@ impl StudioState {
     }
 }
 
-/// Publishes approval changes (runs move to `approval` through [`RunApprovals`], in step with
-/// their calls).
+/// Publishes changes of the pending approvals and questions, the cards every page shows (runs
+/// move to `approval` through [`RunApprovals`], in step with their calls).
 fn watch_approvals(state: &Arc<StudioState>) {
-    let mut updates = state.approvals.subscribe();
-    let hub = state.hub.clone();
+    let (approvals, questions) = (state.approvals.clone(), state.questions.clone());
+    let (mut approval_changes, mut question_changes) =
+        (approvals.subscribe(), questions.subscribe());
+    let (hub, stopping) = (state.hub.clone(), state.stopping.clone());
     tokio::spawn(async move {
-        while updates.changed().await.is_ok() {
-            let pending = updates.borrow_and_update().clone();
+        loop {
+            tokio::select! {
+                () = stopping.cancelled() => break,
+                changed = approval_changes.changed() => if changed.is_err() { break },
+                changed = question_changes.changed() => if changed.is_err() { break },
+            }
+            approval_changes.mark_unchanged();
+            question_changes.mark_unchanged();
             hub.publish(StudioEvent::Approvals {
-                pending: serde_json::to_value(&*pending).unwrap_or(Value::Null),
+                pending: questions::pending_cards(&approvals, &questions),
             });
         }
     });

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use live_code_editor::workspace::MAX_REPORTED_RUNTIME_ERRORS;
 use live_code_editor::workspace::bridge::{PreviewAcks, PreviewStatus};
 use openrouter_tool_loop::{
-    ChatClient, ChatMessage, RegistryExecutor, RunEvent, RunOptions, RunRequest,
+    ChatClient, ChatMessage, OpenRouterError, RegistryExecutor, RunEvent, RunOptions, RunRequest,
 };
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -16,6 +16,7 @@ use super::StudioState;
 use super::runs::{RunRetry, RunState, RunView, run_metadata};
 use crate::agent::outcome::RunOutcome;
 use crate::kit::error::StudioError;
+use crate::kit::provider_codes::{for_provider, provider_error, provider_failure};
 use crate::surfaces::Surface;
 
 /// The registry as the loop's executor, narrowed to one surface's catalog plus the tools
@@ -50,12 +51,14 @@ pub(crate) async fn start(
         } else {
             "API key is not configured."
         };
-        return Err(StudioError::bad_request(
+        let refused = OpenRouterError::new(
             openrouter_tool_loop::codes::OPENROUTER_CONFIGURATION_ERROR,
             message,
-        ));
+        );
+        return Err(provider_failure(&refused, state.settings.profile()));
     };
-    let client = ChatClient::new(config)?;
+    let profile = config.provider;
+    let client = ChatClient::new(config).map_err(|error| provider_failure(&error, profile))?;
     let (view, cancellation) = state.runs.begin("openrouter", &prompt);
     state.note_page_run(&view.run_id, surface);
     let executor = surface_executor(&state, surface, run_metadata(metadata.as_ref()));
@@ -84,6 +87,8 @@ async fn drive(
         surface.system_prompt(),
         executor.metadata(),
     );
+    // Provider codes are shown under the provider kind this run talks to.
+    let profile = client.config().provider;
     let runs = state.runs.clone();
     let run_id = view.run_id.clone();
     let listing_view = view.clone();
@@ -119,7 +124,7 @@ async fn drive(
                     attempt: *attempt,
                     max_attempts: *max_attempts,
                     delay_ms: *delay_ms,
-                    code: (*code).to_owned(),
+                    code: for_provider(code, profile),
                 };
                 runs.provider_wait(&run_id, retry.describe(), Some(retry));
             }
@@ -160,7 +165,7 @@ async fn drive(
                 tool_names.extend(failure.trace.tool_names);
                 break RunOutcome::from_error(
                     "openrouter",
-                    &failure.error.to_tool_call_error(),
+                    &provider_error(&failure.error, profile),
                     true,
                 );
             }

@@ -27,6 +27,7 @@ use crate::agent::runner::{RunRequest, run_plan};
 use crate::host::runs::run_metadata;
 use crate::kit::error::StudioError;
 use crate::kit::events::StudioEvent;
+use crate::kit::provider_codes::provider_failure;
 use crate::kit::responses::no_store_json;
 use crate::kit::security;
 use crate::surfaces::Surface;
@@ -57,6 +58,7 @@ pub fn router(state: Arc<StudioState>) -> Router {
         .route("/api/models", get(list_models))
         .merge(super::upload::routes())
         .merge(super::mcp_servers::routes())
+        .merge(super::questions::routes())
         .route("/api/events", get(events))
         .route("/editor", get(editor_page))
         .route("/web", get(web_page))
@@ -122,7 +124,8 @@ struct StudioStateView {
     live_stylesheets_since: u64,
     status: WorkspaceStatus,
     files: Vec<FileSummary>,
-    approvals: ApprovalSnapshot,
+    /// The pending approvals and questions ([`super::questions::pending_cards`]).
+    approvals: Value,
     sessions: Vec<String>,
     settings: super::settings::SettingsView,
 }
@@ -137,7 +140,7 @@ async fn studio_state(State(state): State<Arc<StudioState>>) -> Json<StudioState
             .reload_boundary(status.revision),
         files: manager.list_files().await,
         status,
-        approvals: state.approvals.snapshot(),
+        approvals: super::questions::pending_cards(&state.approvals, &state.questions),
         sessions: state.trace.sessions(),
         settings: state.settings.public_view(),
     })
@@ -227,8 +230,9 @@ struct DeniedView {
 }
 
 async fn deny_all_approvals(State(state): State<Arc<StudioState>>) -> Json<DeniedView> {
+    // Questions waiting beside the approvals are dismissed with them.
     Json(DeniedView {
-        denied: state.approvals.deny_all(),
+        denied: state.approvals.deny_all() + state.questions.cancel_all(),
     })
 }
 
@@ -507,10 +511,12 @@ struct CatalogModel {
 /// for the provider).
 async fn read_catalog(config: OpenRouterConfig) -> Result<Json<CatalogView>, StudioError> {
     let profile = config.provider;
-    let client = openrouter_tool_loop::OpenRouterClient::new(config)?;
+    let failed = |error| provider_failure(&error, profile);
+    let client = openrouter_tool_loop::OpenRouterClient::new(config).map_err(failed)?;
     let models = client
         .list_models(&tokio_util::sync::CancellationToken::new())
-        .await?;
+        .await
+        .map_err(failed)?;
     let says = profile.is_openrouter();
     let models = models
         .iter()
@@ -558,8 +564,8 @@ async fn stream_events(state: Arc<StudioState>, mut socket: WebSocket, page: Opt
     let _viewer = page.map(|surface| (state.pages.attach(), state.viewers_for(surface).attach()));
     let mut receiver = state.hub.subscribe();
     let revision = state.workspace.manager().revision().await;
-    let hello =
-        json!({"type": "hello", "revision": revision, "approvals": state.approvals.snapshot()});
+    let approvals = super::questions::pending_cards(&state.approvals, &state.questions);
+    let hello = json!({"type": "hello", "revision": revision, "approvals": approvals});
     if socket
         .send(Message::Text(hello.to_string().into()))
         .await

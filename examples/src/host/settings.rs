@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::kit::error::StudioError;
+use crate::kit::provider_codes::provider_failure;
 
 /// The code of settings (or MCP servers) that could not be written to `settings.json` (`500`;
 /// nothing changed).
@@ -319,6 +320,11 @@ impl Settings {
             .unwrap_or_else(|poison| poison.into_inner())
     }
 
+    /// The provider profile in use.
+    pub(crate) fn profile(&self) -> ProviderProfile {
+        self.read().profile()
+    }
+
     /// What the page may see ([`SettingsView`]).
     pub fn public_view(&self) -> SettingsView {
         self.read().view()
@@ -399,12 +405,16 @@ impl Settings {
     pub fn catalog_config(
         &self,
         draft: Option<SettingsUpdate>,
-    ) -> Result<OpenRouterConfig, OpenRouterError> {
+    ) -> Result<OpenRouterConfig, StudioError> {
         let mut current = self.read().clone();
+        let refused = |profile: ProviderProfile, message: String| {
+            let error = OpenRouterError::new(codes::OPENROUTER_CONFIGURATION_ERROR, message);
+            provider_failure(&error, profile)
+        };
         if let Some(draft) = draft {
-            validate(&draft).map_err(|message| {
-                OpenRouterError::new(codes::OPENROUTER_CONFIGURATION_ERROR, message)
-            })?;
+            let asked = draft.provider.as_deref().and_then(ProviderProfile::parse);
+            validate(&draft)
+                .map_err(|message| refused(asked.unwrap_or(current.profile()), message))?;
             apply(&mut current, draft);
         }
         if !current.has_key() && current.needs_key() {
@@ -412,10 +422,7 @@ impl Settings {
                 "{} needs an API key: enter one to test the connection.",
                 current.profile().label()
             );
-            return Err(OpenRouterError::new(
-                codes::OPENROUTER_CONFIGURATION_ERROR,
-                message,
-            ));
+            return Err(refused(current.profile(), message));
         }
         Ok(config_of(&current))
     }
@@ -961,18 +968,23 @@ mod tests {
             config.api_key.is_empty(),
             "the OpenRouter key does not follow the draft"
         );
-        let error = settings
+        // Refused under the provider kind asked for (issue 55, E12).
+        let refused = settings
             .catalog_config(Some(draft("openai", "https://api.example/v1")))
             .unwrap_err();
-        assert_eq!(error.code, codes::OPENROUTER_CONFIGURATION_ERROR);
+        let error = refused.error();
+        assert_eq!(error.code, "OPENAI_COMPATIBLE_CONFIGURATION_ERROR");
         assert_eq!(
             error.message,
             "OpenAI-compatible needs an API key: enter one to test the connection."
         );
-        let error = settings
+        let refused = settings
             .catalog_config(Some(draft("openai", "http://10.0.0.1/v1")))
             .unwrap_err();
-        assert_eq!(error.code, codes::OPENROUTER_CONFIGURATION_ERROR);
+        assert_eq!(
+            refused.error().code,
+            "OPENAI_COMPATIBLE_CONFIGURATION_ERROR"
+        );
         assert_eq!(
             view_of(&settings)["provider"],
             "openrouter",

@@ -5,7 +5,6 @@
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use openrouter_tool_loop::OpenRouterError;
 use serde::Serialize;
 use serde_json::Value;
 use tool_protocol::ToolCallError;
@@ -145,21 +144,6 @@ fn coded(code: &str, message: impl Into<String>) -> ToolCallError {
     ToolCallError::new(code, message).with_retryable(false)
 }
 
-/// A provider failure: its configuration errors are the request's fault (`400`), anything
-/// else is the provider's (`502`). Its code and `retryable` pass through unchanged.
-impl From<OpenRouterError> for StudioError {
-    fn from(error: OpenRouterError) -> Self {
-        let configuration =
-            error.code == openrouter_tool_loop::codes::OPENROUTER_CONFIGURATION_ERROR;
-        let error = error.to_tool_call_error();
-        if configuration {
-            Self::BadRequest(error)
-        } else {
-            Self::BadGateway(error)
-        }
-    }
-}
-
 #[derive(Serialize)]
 struct ErrorBody<'a> {
     error: &'a ToolCallError,
@@ -214,25 +198,5 @@ mod tests {
         assert_eq!(status, StatusCode::CONFLICT);
         assert_eq!(body["error"]["retryable"], true);
         assert_eq!(body["error"]["details"]["revision"], 3);
-    }
-
-    #[tokio::test]
-    async fn a_provider_failure_is_the_requests_fault_only_when_it_is_configuration() {
-        let configuration = OpenRouterError::new(
-            openrouter_tool_loop::codes::OPENROUTER_CONFIGURATION_ERROR,
-            "No key.",
-        );
-        assert_eq!(
-            StudioError::from(configuration).status(),
-            StatusCode::BAD_REQUEST
-        );
-        let upstream = OpenRouterError::new(
-            openrouter_tool_loop::codes::OPENROUTER_PROVIDER_ERROR,
-            "503",
-        );
-        let error = StudioError::from(upstream);
-        assert_eq!(error.status(), StatusCode::BAD_GATEWAY);
-        let (_, body) = body_of(error).await;
-        assert_eq!(body["error"]["code"], "OPENROUTER_PROVIDER_ERROR");
     }
 }

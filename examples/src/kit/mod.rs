@@ -10,6 +10,7 @@ pub mod error;
 pub mod events;
 pub mod preview_http;
 pub(crate) mod private_files;
+pub(crate) mod provider_codes;
 pub(crate) mod repository;
 pub(crate) mod responses;
 pub mod security;

@@ -327,6 +327,15 @@ async fn typing_on_while_the_agents_patch_waits_keeps_both_changes() {
     browser.type_into("#editor", " typed meanwhile").await;
     let typed = "line one\nline two\nline three\nline four typed meanwhile\n";
     wait_stored(&session, typed).await;
+    // The card's review follows the workspace: it now says the patch runs on the moved text and
+    // shows the typed line as context.
+    browser
+        .wait_for(
+            "the card's review of the moved text",
+            "const review = document.querySelector('#approvals .approval-review')?.textContent ?? '';
+             return review.includes('while this call waited (someone kept editing)') && review.includes('typed meanwhile');",
+        )
+        .await;
     browser.screenshot("edit-together-agent-waiting").await;
 
     browser.click("#approvals .approve").await;

@@ -285,3 +285,105 @@ async fn a_pasted_server_becomes_ready_its_tools_are_listed_and_an_agent_call_is
     browser.screenshot("mcp-07-web-palette").await;
     session.close().await;
 }
+
+/// A mounted server's question during a call (issue 55, item 7): on both revisions, the card
+/// shows the server's message and the form it asks for; what the person ticks and sends is
+/// what the server gets, and Decline tells it no. Before, every question was declined unseen.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_servers_question_during_a_call_is_a_form_the_person_answers() {
+    let session = StudioPage::start(1280, 900, "").await;
+    let browser = &session.browser;
+    let studio = session.studio.url();
+    for revision in ["2025-11-25", "2026-07-28"] {
+        let config = json!({"mcpServers": {"py": {
+            "command": "python3",
+            "args": [PYTHON_TEST_SERVER, "normal"],
+            "protocolVersion": revision,
+            "trusted": true
+        }}});
+        let saved = session
+            .http
+            .put(format!("{studio}api/mcp/servers"))
+            .header("x-studio-token", session.studio.token())
+            .json(&config)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(saved.status().as_u16(), 200, "{revision}");
+        browser
+            .wait_for(
+                "py.ask to be mounted",
+                "return fetch('/api/tools').then((r) => r.json()).then((list) => list.tools.some((tool) => tool.name === 'py.ask'));",
+            )
+            .await;
+        for (answer, expected) in [
+            (
+                "send",
+                json!({"action": "accept", "content": {"confirm": true}}),
+            ),
+            ("decline", json!({"action": "decline", "content": null})),
+        ] {
+            let call = tokio::spawn({
+                let (http, url, token) = (
+                    session.http.clone(),
+                    format!("{studio}api/tools/call"),
+                    session.studio.token().to_owned(),
+                );
+                async move {
+                    let request = json!({"method": "tools/call", "params": {"name": "py.ask", "arguments": {}}});
+                    let response = http
+                        .post(url)
+                        .header("x-studio-token", token)
+                        .json(&request);
+                    response
+                        .send()
+                        .await
+                        .unwrap()
+                        .json::<Value>()
+                        .await
+                        .unwrap()
+                }
+            });
+            let shown = browser
+                .wait_for(
+                    "the question card",
+                    "const card = document.querySelector('#approvals .approval.question');
+                     return card && !card.closest('[hidden]') ? [card.querySelector('.question-message').textContent, card.querySelector('.approval-caller').textContent, card.querySelector('.approval-tool').textContent, [...card.querySelectorAll('.question-field')].map((field) => field.textContent)] : null;",
+                )
+                .await;
+            assert_eq!(
+                shown,
+                json!([
+                    "python-misbehaving-server asks: may I go on?",
+                    "MCP server \"py\", during this call",
+                    "py.ask",
+                    ["Confirm"]
+                ]),
+                "{revision}"
+            );
+            if answer == "send" {
+                browser
+                    .click("#approvals .approval.question input[name=\"confirm\"]")
+                    .await;
+                browser
+                    .screenshot(&format!("mcp-08-question-{revision}"))
+                    .await;
+                browser.click("#approvals .approval.question .answer").await;
+            } else {
+                browser.click("#approvals .approval.question .deny").await;
+            }
+            let result = call.await.unwrap();
+            assert_eq!(
+                result["structuredContent"], expected,
+                "{revision}: {result}"
+            );
+            browser
+                .wait_for(
+                    "the card to go",
+                    "return document.querySelector('#approvals .approval.question') === null;",
+                )
+                .await;
+        }
+    }
+    session.close().await;
+}

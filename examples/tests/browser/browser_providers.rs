@@ -156,7 +156,7 @@ async fn ollama_is_picked_tested_and_saved_and_a_prompt_runs_against_it_without_
     assert_eq!(
         error,
         format!(
-            "Could not reach the model catalog at {closed}/models: the connection was refused (is the server running?). (OPENROUTER_NETWORK_ERROR)"
+            "Could not reach the model catalog at {closed}/models: the connection was refused (is the server running?). (OLLAMA_NETWORK_ERROR)"
         )
     );
     browser.screenshot("providers-01-unreachable").await;
@@ -303,7 +303,7 @@ async fn a_saved_openrouter_key_from_before_profiles_keeps_working_and_is_not_se
     assert_eq!(test_connection(&browser).await, "failed");
     assert_eq!(
         browser.text("#settings-error").await,
-        "OpenAI-compatible needs an API key: enter one to test the connection. (OPENROUTER_CONFIGURATION_ERROR)"
+        "OpenAI-compatible needs an API key: enter one to test the connection. (OPENAI_COMPATIBLE_CONFIGURATION_ERROR)"
     );
     browser.screenshot("providers-04-key-needed").await;
     // An OpenAI-compatible server on loopback needs none.

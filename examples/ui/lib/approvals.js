@@ -2,12 +2,16 @@
 // session, argument names and the host's safe preview (never file source), the change under
 // review (lib/review.js) with the exact arguments that will run, and Deny / Approve. Approve
 // and Deny POST /api/approvals/{id}; Approve carries the digest of the arguments shown.
+// A question an MCP server asks during a call (`kind: "question"`) is a card of the same kind:
+// its message, the form it asks for (lib/question-form.js), Decline / Send, POSTed to
+// /api/questions/{id}.
 
 import { api } from './api.js';
 import { button, el } from './dom.js';
 import { consumeRelaunched, keepApprovals, keptApprovals } from './launch.js';
 import { modalOpen } from './modal.js';
-import { allowBody, forgetSettled, reviewSlot } from './review.js';
+import { questionFields, questionValues } from './question-form.js';
+import { allowBody, forgetSettled, reloadReviews, reviewSlot } from './review.js';
 
 /** What an answer that never reached the host reports (fetch failed: the studio is down). */
 const UNREACHABLE = {
@@ -45,13 +49,15 @@ export function createApprovals({ container, surface = null, onError = () => {},
   const reviews = new Map();
   let lostBefore = surface && consumeRelaunched() ? keptApprovals(surface) : [];
 
-  /** Answers approval `id` with `body` (or what `body()` resolves to). */
-  async function resolve(id, body) {
+  /** Answers approval `id` with `body` (or what `body()` resolves to); `kind` `question` for a
+   * server's question. */
+  async function resolve(id, body, kind = 'approval') {
     const controls = () => container.querySelectorAll(`[data-approval-id="${CSS.escape(id)}"] button`);
     for (const control of controls()) control.disabled = true;
     try {
       const decision = typeof body === 'function' ? await body() : body;
-      await api(`/api/approvals/${encodeURIComponent(id)}`, { method: 'POST', body: decision });
+      const route = kind === 'question' ? 'questions' : 'approvals';
+      await api(`/api/${route}/${encodeURIComponent(id)}`, { method: 'POST', body: decision });
     } catch (error) {
       for (const control of controls()) control.disabled = false;
       const coded = error?.code ? error : UNREACHABLE;
@@ -71,7 +77,34 @@ export function createApprovals({ container, surface = null, onError = () => {},
     keepApprovals(surface, pending.map(({ id, name }) => ({ id, name })));
   }
 
+  /** A server's question during a call: its message and form, Decline / Send. */
+  function questionCard(question) {
+    const form = el('form', { className: 'question-form', attrs: { novalidate: '' } }, questionFields(question.requestedSchema));
+    const send = () => {
+      if (!form.reportValidity()) return;
+      resolve(question.id, { action: 'accept', content: questionValues(form) }, 'question');
+    };
+    form.addEventListener('submit', (event) => { event.preventDefault(); send(); });
+    return el('section', {
+      className: 'approval question',
+      dataset: { approvalId: question.id, tool: question.name, kind: 'question' },
+      attrs: { role: 'alertdialog', 'aria-label': `${question.askedBy} asks`, 'aria-describedby': `question-message-${question.id}` },
+    },
+    el('div', { className: 'approval-head' },
+      el('span', { className: 'approval-label', textContent: 'Question' }),
+      el('code', { className: 'approval-tool', textContent: question.name })),
+    el('p', { className: 'question-message', id: `question-message-${question.id}`, textContent: question.message }),
+    el('dl', {},
+      el('dt', { textContent: 'Asked by' }), el('dd', { className: 'approval-caller', textContent: `${question.askedBy}, during this call` }),
+      question.sessionId ? [el('dt', { textContent: 'Session' }), el('dd', { textContent: question.sessionId })] : null),
+    form,
+    el('div', { className: 'buttons' },
+      button('Decline', () => resolve(question.id, { action: 'decline' }, 'question'), { className: 'deny', title: 'Decline (Esc): the server hears no' }),
+      button('Send answer', send, { className: 'approve answer primary' })));
+  }
+
   function card(approval) {
+    if (approval.kind === 'question') return questionCard(approval);
     const caller = callerText(approval.source);
     return el('section', {
       className: 'approval',
@@ -100,7 +133,9 @@ export function createApprovals({ container, surface = null, onError = () => {},
     forgetSettled(reviews, pending);
     const arrived = pending.some((approval) => !before.has(approval.id));
     if (!arrived && pending.length === before.size) return;
-    container.replaceChildren(...pending.map(card));
+    // Cards already shown are kept as they are (a half-filled question form, an open diff).
+    const shown = new Map([...container.children].map((node) => [node.dataset.approvalId, node]));
+    container.replaceChildren(...pending.map((item) => shown.get(item.id) ?? card(item)));
     container.hidden = pending.length === 0;
     // Focus moves only for a new card, so typing elsewhere is not interrupted on every refresh.
     if (arrived) {
@@ -112,7 +147,8 @@ export function createApprovals({ container, surface = null, onError = () => {},
   function denyFirst() {
     const first = pending[0];
     if (!first) return false;
-    resolve(first.id, { decision: 'deny' });
+    if (first.kind === 'question') resolve(first.id, { action: 'decline' }, 'question');
+    else resolve(first.id, { decision: 'deny' });
     return true;
   }
 
@@ -123,5 +159,10 @@ export function createApprovals({ container, surface = null, onError = () => {},
     });
   }
   container.hidden = true;
-  return { render, denyFirst };
+  /** The workspace moved: pending edits' diffs are shown against what the files hold now. */
+  function workspaceMoved() {
+    reloadReviews(container, reviews);
+  }
+
+  return { render, denyFirst, workspaceMoved };
 }

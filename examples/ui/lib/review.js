@@ -12,8 +12,9 @@ import { createDiffView } from './diff-view.js';
 /**
  * Fills `slot` with the review of approval `id` and returns its controls: `accepted()` is the
  * list of checked hunk indices (or null when the call runs whole) and `digest` names the diff.
+ * `applied` carries the person's hunk choices over from an earlier load of the same card.
  */
-export async function loadReview(id, slot) {
+export async function loadReview(id, slot, applied = new Map()) {
   let view;
   try {
     view = await api(`/api/approvals/${encodeURIComponent(id)}/diff`);
@@ -21,8 +22,8 @@ export async function loadReview(id, slot) {
     slot.replaceChildren(el('p', { className: 'diff-note', textContent: `No diff: ${error.message}` }));
     return { accepted: () => null, digest: null, argumentsDigest: null };
   }
-  // Hunk index -> applied; kept here so a redraw (unified / side by side) keeps the choice.
-  const applied = new Map();
+  // Hunk index -> applied (`applied`): kept so a redraw (unified / side by side) or a reload
+  // keeps the choice.
   const narrowable = (file) => file.path === view.narrowablePath && file.kind === 'text';
   const hunkControl = (file, hunk) => {
     if (!narrowable(file)) return null;
@@ -44,6 +45,7 @@ export async function loadReview(id, slot) {
   diffView.show(view.diff);
   const hunkCount = view.diff?.files?.find(narrowable)?.text?.hunkCount ?? 0;
   return {
+    applied,
     digest: view.diff?.digest ?? null,
     argumentsDigest: view.argumentsDigest ?? null,
     accepted: () => {
@@ -74,20 +76,38 @@ export function allowBody(review) {
 }
 
 /**
- * A card's review slot for approval `id`: loads the diff once into `reviews` and relabels the
- * card's approve button (`label`) while only some hunks are checked.
+ * A card's review slot for approval `id`: loads the diff into `reviews` and relabels the card's
+ * approve button (`label`) while only some hunks are checked. [`reloadReviews`] loads it again.
  */
 export function reviewSlot(id, reviews, label) {
   const slot = el('div', { className: 'approval-review', textContent: 'Loading the proposed change…' });
-  // Until it loads the entry is the promise, so an early Approve waits for what it approves.
-  const loading = loadReview(id, slot);
-  reviews.set(id, loading);
-  loading.then((review) => { if (reviews.get(id) === loading) reviews.set(id, review); });
+  slot.dataset.reviewId = id;
+  load(id, slot, reviews);
   slot.addEventListener('hunks-changed', () => {
     const approve = slot.closest('.approval')?.querySelector('.approve');
     if (approve) approve.textContent = reviews.get(id)?.accepted() ? `${label} selected hunks` : label;
   });
   return slot;
+}
+
+/** Loads approval `id`'s review into `slot`, keeping the hunk choices of an earlier load. */
+function load(id, slot, reviews) {
+  const earlier = reviews.get(id);
+  // Until it loads the entry is the promise, so an early Approve waits for what it approves.
+  const loading = loadReview(id, slot, earlier?.applied ?? new Map());
+  reviews.set(id, loading);
+  loading.then((review) => { if (reviews.get(id) === loading) reviews.set(id, review); });
+}
+
+/**
+ * Loads every review shown in `container` again: the workspace moved, so a pending edit's diff
+ * (its context, a rebase note) is computed against what the files hold now.
+ */
+export function reloadReviews(container, reviews) {
+  for (const slot of container.querySelectorAll('.approval-review[data-review-id]')) {
+    const id = slot.dataset.reviewId;
+    if (reviews.has(id)) load(id, slot, reviews);
+  }
 }
 
 /** Forgets the reviews of approvals no longer pending (the map lives as long as the page). */

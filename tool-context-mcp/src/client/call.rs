@@ -9,15 +9,24 @@
 //!   have acted, so a durable record asks for reconciliation instead of a silent retry. On a
 //!   server that honours idempotency keys, a call of a tool that is not read-only carries a key
 //!   and is resent with it instead ([`super::retry`]), so it runs once.
+//! - A server's question during the call (a 2026-07-28 `input_required` round, a 2025-11-25
+//!   elicitation) goes to the person when the mounts have someone to ask
+//!   ([`super::McpMounts::answer_questions_with`]); the call is resent with the answers, under
+//!   the same idempotency key. Without anyone to ask it is declined, and the result says so.
 //! - Cancellation, timeout and shutdown drop the request, which sends
 //!   `notifications/cancelled` to the server.
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock};
-use rmcp::service::ServiceError;
+use rmcp::Peer;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
+    InputRequest, InputRequiredResult, InputResponses,
+};
+use rmcp::service::{RoleClient, ServiceError};
 use serde_json::{Value, json};
+use tool_context::questions::QuestionAnswer;
 use tool_context::{HandlerOutput, ToolHandler, ToolInvocation};
 use tool_protocol::{ToolCallError, ToolCallResult, ToolContent, codes};
 
@@ -25,8 +34,9 @@ use super::codes::{
     MCP_REMOTE_INPUT_DECLINED, MCP_REMOTE_PROTOCOL_ERROR, MCP_REMOTE_RESULT_TOO_LARGE,
     MCP_REMOTE_TOOL_ERROR, MCP_REMOTE_UNAVAILABLE, call_error,
 };
+use super::connect::elicit_result;
 use super::line_cap::TOO_LARGE_MARKER;
-use super::link::{LinkKind, ServerLink};
+use super::link::{CallAsker, InFlightCall, LinkKind, ServerLink};
 use super::retry;
 
 /// The longest remote error text kept in a message.
@@ -82,48 +92,130 @@ impl ToolHandler for RemoteToolHandler {
         }
         #[cfg(feature = "otel")]
         carry_trace_context(&mut params);
+        // One key for the whole logical call: its resends and its input rounds.
         let keyed = !self.read_only && retry::advertises(&peer);
         if keyed {
             params.meta = Some(retry::with_key(params.meta.take(), &retry::new_key()));
         }
-        let running = self.link.in_flight.enter();
+        let running = self.link.in_flight.enter(CallAsker {
+            server: Arc::clone(server),
+            tool_name: invocation.tool_name.clone(),
+            tool_call_id: invocation.tool_call_id.clone(),
+            session_id: invocation.context.session_id.clone(),
+            cancellation: invocation.cancellation.token().clone(),
+        });
+        let mut round = 0;
+        let answered = loop {
+            let answer = self.send(&mut peer, &params, &invocation, keyed).await?;
+            match answer {
+                Ok(CallToolResponse::InputRequired(asked)) if round < MAX_INPUT_ROUNDS => {
+                    round += 1;
+                    let (responses, state) = self.answer_round(asked, &running, &invocation).await?;
+                    params.input_responses = Some(responses);
+                    params.request_state = state;
+                }
+                Ok(CallToolResponse::Complete(result)) => break self.completed(result),
+                Ok(CallToolResponse::InputRequired(_)) => break Err(self.error(
+                    MCP_REMOTE_PROTOCOL_ERROR,
+                    false,
+                    format!("MCP server \"{server}\" kept asking for input: {MAX_INPUT_ROUNDS} rounds were answered and it asked again, so the call was given up."),
+                )),
+                Ok(_) => break Err(self.error(
+                    MCP_REMOTE_PROTOCOL_ERROR,
+                    false,
+                    format!("MCP server \"{server}\" answered tools/call with something other than a tool result."),
+                )),
+                Err(error) => break Err(self.failed(&error)),
+            }
+        };
+        with_declined_note(answered, &running.declined(), server)
+    }
+}
+
+/// Input rounds one call may take (rmcp's own bound for its high-level helpers).
+const MAX_INPUT_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
+
+impl RemoteToolHandler {
+    /// Sends one round of the call; on a server that honours idempotency keys, resends it with
+    /// the same key after a lost connection (bounded), so it runs once.
+    async fn send(
+        &self,
+        peer: &mut Peer<RoleClient>,
+        params: &CallToolRequestParams,
+        invocation: &ToolInvocation,
+        keyed: bool,
+    ) -> Result<Result<CallToolResponse, ServiceError>, ToolCallError> {
         let mut resends = 0;
-        let answer = loop {
+        loop {
             // Dropping the request (cancelled, timed out, shut down) sends notifications/cancelled.
             let answer = tokio::select! {
                 answer = peer.call_tool_once(params.clone()) => answer,
-                () = invocation.cancellation.cancelled() => {
-                    return Err(ToolCallError::new(codes::TOOL_CANCELLED, format!(
-                        "The call to MCP server \"{server}\" was cancelled; the server was told."
-                    )));
-                }
+                () = invocation.cancellation.cancelled() => return Err(self.cancelled()),
             };
             let lost = matches!(&answer, Err(error) if self.lost_after_send(error));
             if !(keyed && lost && resends < retry::MAX_RESENDS) {
-                break answer;
+                return Ok(answer);
             }
             resends += 1;
             match retry::reconnected(&self.link, resends, invocation.cancellation.token()).await {
-                Some(next) => peer = next,
-                None => break answer,
+                Some(next) => *peer = next,
+                None => return Ok(answer),
             }
-        };
-        let declined = running.declined();
-        let answered = match answer {
-            Ok(CallToolResponse::Complete(result)) => self.completed(result),
-            Ok(CallToolResponse::InputRequired(_)) => Err(self.error(
-                MCP_REMOTE_INPUT_DECLINED,
-                false,
-                format!("MCP server \"{server}\" asked for more input during the call; no person can answer a server's questions inside a call here, so it was declined."),
-            )),
-            Ok(_) => Err(self.error(
-                MCP_REMOTE_PROTOCOL_ERROR,
-                false,
-                format!("MCP server \"{server}\" answered tools/call with something other than a tool result."),
-            )),
-            Err(error) => Err(self.failed(&error)),
-        };
-        with_declined_note(answered, &declined, server)
+        }
+    }
+
+    fn cancelled(&self) -> ToolCallError {
+        ToolCallError::new(
+            codes::TOOL_CANCELLED,
+            format!(
+                "The call to MCP server \"{}\" was cancelled; the server was told.",
+                self.link.server
+            ),
+        )
+    }
+
+    /// Answers a 2026-07-28 `input_required` round: each form elicitation is put to the person
+    /// (a URL elicitation is declined: nothing here opens pages for a server). Without a person
+    /// to ask, or when the server asks for what this client does not offer (sampling, roots),
+    /// the call ends with `MCP_REMOTE_INPUT_DECLINED`.
+    async fn answer_round(
+        &self,
+        asked: InputRequiredResult,
+        running: &InFlightCall,
+        invocation: &ToolInvocation,
+    ) -> Result<(InputResponses, Option<String>), ToolCallError> {
+        let server = &self.link.server;
+        let mut responses = InputResponses::new();
+        for (key, request) in asked.input_requests.unwrap_or_default() {
+            let InputRequest::Elicitation(elicitation) = request else {
+                return Err(self.error(
+                    MCP_REMOTE_INPUT_DECLINED,
+                    false,
+                    format!("MCP server \"{server}\" asked for sampling or roots during the call, which this client does not offer, so it was declined."),
+                ));
+            };
+            let answer = match elicitation.params {
+                ElicitRequestParams::FormElicitationParams {
+                    message,
+                    requested_schema,
+                    ..
+                } => {
+                    let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
+                    running.ask(&message, schema).await.ok_or_else(|| self.error(
+                        MCP_REMOTE_INPUT_DECLINED,
+                        false,
+                        format!("MCP server \"{server}\" asked for more input during the call (\"{}\"); no person answers a server's questions here, so it was declined.", message.chars().take(300).collect::<String>()),
+                    ))?
+                }
+                _ => QuestionAnswer::Decline,
+            };
+            if answer == QuestionAnswer::Cancel && invocation.cancellation.is_cancelled() {
+                return Err(self.cancelled());
+            }
+            let result = serde_json::to_value(elicit_result(answer)).unwrap_or_default();
+            responses.insert(key, result);
+        }
+        Ok((responses, asked.request_state))
     }
 }
 
@@ -284,14 +376,25 @@ fn carry_trace_context(params: &mut CallToolRequestParams) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::link::InFlight;
+    use crate::client::link::{InFlight, QuestionSlot};
+    use tokio_util::sync::CancellationToken;
+
+    fn asker() -> CallAsker {
+        CallAsker {
+            server: Arc::from("git"),
+            tool_name: "git.commit".into(),
+            tool_call_id: None,
+            session_id: None,
+            cancellation: CancellationToken::new(),
+        }
+    }
 
     #[test]
     fn a_declined_question_is_noted_on_the_calls_in_flight_and_only_those() {
-        let in_flight = Arc::new(InFlight::default());
-        let running = in_flight.enter();
+        let in_flight = Arc::new(InFlight::new(QuestionSlot::default()));
+        let running = in_flight.enter(asker());
         in_flight.note_declined("Which branch?");
-        let later = in_flight.enter();
+        let later = in_flight.enter(asker());
         assert_eq!(running.declined(), ["Which branch?"]);
         assert!(later.declined().is_empty());
         let answered = Ok(HandlerOutput::Result(ToolCallResult::success(json!(

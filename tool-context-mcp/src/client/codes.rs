@@ -18,9 +18,12 @@ pub const MCP_REMOTE_PROTOCOL_ERROR: &str = "MCP_REMOTE_PROTOCOL_ERROR";
 pub const MCP_REMOTE_RESULT_TOO_LARGE: &str = "MCP_REMOTE_RESULT_TOO_LARGE";
 /// The server asked for input during the call and no person could answer it. Not retryable.
 pub const MCP_REMOTE_INPUT_DECLINED: &str = "MCP_REMOTE_INPUT_DECLINED";
-/// Connecting (spawning, handshake) failed or timed out. Status only; calls see
-/// [`MCP_REMOTE_UNAVAILABLE`].
+/// Connecting to a server over HTTP (request, handshake) failed or timed out. Status only;
+/// calls see [`MCP_REMOTE_UNAVAILABLE`].
 pub const MCP_REMOTE_CONNECT_FAILED: &str = "MCP_REMOTE_CONNECT_FAILED";
+/// A local server's command could not be started, exited, or did not complete the handshake
+/// in time (stdio). Status only; calls see [`MCP_REMOTE_UNAVAILABLE`].
+pub const MCP_SERVER_START_FAILED: &str = "MCP_SERVER_START_FAILED";
 /// Listing the server's tools failed or exceeded a bound. Status only.
 pub const MCP_REMOTE_LIST_FAILED: &str = "MCP_REMOTE_LIST_FAILED";
 /// A remote tool was not mounted: its name or schema is unusable. Skip reasons only.

@@ -15,9 +15,11 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, ErrorData};
+use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStderr, Command};
 use tokio::sync::Notify;
+use tool_context::questions::QuestionAnswer;
 
 use super::config::{MASK, McpServerConfig, McpTransportConfig, ProtocolRevision};
 use super::environment;
@@ -30,20 +32,27 @@ const STDERR_LINES: usize = 8;
 /// Characters of one stderr line kept.
 const STDERR_LINE_CHARS: usize = 300;
 
-/// What we tell servers about ourselves. The version is the one `initialize` asks for (only
-/// 2025-11-25 servers are initialized; 2026-07-28 ones are discovered).
-fn client_info() -> ClientConfig {
+/// What we tell servers about ourselves: elicitation (form) only where a person answers
+/// questions. The version is the one `initialize` asks for (only 2025-11-25 servers are
+/// initialized; 2026-07-28 ones are discovered).
+fn client_info(answers_questions: bool) -> ClientConfig {
+    let capabilities = if answers_questions {
+        ClientCapabilities::builder().enable_elicitation().build()
+    } else {
+        ClientCapabilities::default()
+    };
     ClientConfig::new(
-        ClientCapabilities::default(),
+        capabilities,
         Implementation::new("tool-context-mcp", env!("CARGO_PKG_VERSION")),
     )
     .with_protocol_version(ProtocolVersion::V_2025_11_25)
 }
 
 /// Our side of one connection: it passes `notifications/tools/list_changed` to the server's
-/// supervisor and declines every elicitation (we do not advertise the capability; no person
-/// is asked a server's question in the middle of a call here), noting it on the calls in
-/// flight so their results say so.
+/// supervisor and puts a form elicitation to the person as the question of the call in flight
+/// ([`InFlight::ask_for_the_only_call`]); one nobody can answer (no person here, several
+/// calls in flight, a URL elicitation) is declined and noted on the calls in flight, so their
+/// results say so.
 #[derive(Clone)]
 pub(crate) struct ClientSide {
     pub(crate) list_changed: Arc<Notify>,
@@ -52,7 +61,7 @@ pub(crate) struct ClientSide {
 
 impl ClientHandler for ClientSide {
     fn get_info(&self) -> ClientConfig {
-        client_info()
+        client_info(self.in_flight.answers_questions())
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
@@ -65,12 +74,33 @@ impl ClientHandler for ClientSide {
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
         let message = match &request {
-            ElicitRequestParams::FormElicitationParams { message, .. }
-            | ElicitRequestParams::UrlElicitationParams { message, .. } => message.as_str(),
+            ElicitRequestParams::FormElicitationParams {
+                message,
+                requested_schema,
+                ..
+            } => {
+                let schema = serde_json::to_value(requested_schema).unwrap_or_default();
+                if let Some(answer) = self.in_flight.ask_for_the_only_call(message, schema).await {
+                    return Ok(elicit_result(answer));
+                }
+                message.as_str()
+            }
+            ElicitRequestParams::UrlElicitationParams { message, .. } => message.as_str(),
             _ => "a request for input",
         };
         self.in_flight.note_declined(message);
         Ok(ElicitResult::new(ElicitationAction::Decline))
+    }
+}
+
+/// A person's answer as the server reads it.
+pub(crate) fn elicit_result(answer: QuestionAnswer) -> ElicitResult {
+    match answer {
+        QuestionAnswer::Accept(values) => {
+            ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(values))
+        }
+        QuestionAnswer::Decline => ElicitResult::new(ElicitationAction::Decline),
+        QuestionAnswer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
     }
 }
 

@@ -5,9 +5,11 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 use tool_context::ToolRegistry;
+use tool_context::questions::ToolQuestions;
 
 use super::config::{McpServerConfig, McpServersConfig};
 use super::limits::ClientLimits;
+use super::link::QuestionSlot;
 use super::status::{ServerState, ServerStatus};
 use super::supervisor::{MountGate, Supervised, supervise};
 
@@ -42,6 +44,7 @@ struct Inner {
     servers: Mutex<Vec<Entry>>,
     changed: Arc<watch::Sender<u64>>,
     gate: MountGate,
+    questions: QuestionSlot,
 }
 
 enum Entry {
@@ -84,8 +87,19 @@ impl McpMounts {
                 servers: Mutex::new(Vec::new()),
                 changed: Arc::new(watch::Sender::new(0)),
                 gate: MountGate::default(),
+                questions: QuestionSlot::default(),
             }),
         }
+    }
+
+    /// Puts the questions servers ask during calls to `questions` (a person, through a
+    /// [`QuestionQueue`](tool_context::QuestionQueue) a page shows): an MCP form elicitation
+    /// on 2025-11-25, an `input_required` round on 2026-07-28. The answer (accepted values,
+    /// decline or cancel) goes back to the server, which decides what the call does with it.
+    /// Without it every question is declined, and the call's result says so. Call it before
+    /// [`Self::apply`]: connections made earlier do not offer elicitation to their servers.
+    pub fn answer_questions_with(&self, questions: Arc<dyn ToolQuestions>) {
+        self.inner.questions.set(questions);
     }
 
     /// Brings the mounted servers in step with `config` (call it inside a Tokio runtime): new
@@ -140,6 +154,7 @@ impl McpMounts {
             config.clone(),
             Arc::clone(&self.inner.changed),
             Arc::clone(&self.inner.gate),
+            self.inner.questions.clone(),
         );
         Entry::Running(config.clone(), supervised)
     }

@@ -15,11 +15,14 @@ use tokio_util::sync::CancellationToken;
 use tool_context::{SkippedTool, ToolRegistry};
 
 use super::catalog::registry_tools;
-use super::codes::{MCP_REMOTE_CONNECT_FAILED, MCP_REMOTE_LIST_FAILED, MCP_REMOTE_UNAVAILABLE};
+use super::codes::{
+    MCP_REMOTE_CONNECT_FAILED, MCP_REMOTE_LIST_FAILED, MCP_REMOTE_UNAVAILABLE,
+    MCP_SERVER_START_FAILED,
+};
 use super::config::{McpServerConfig, McpTransportConfig};
 use super::connect::{ClientSide, Connection, StderrTail, connect};
 use super::limits::ClientLimits;
-use super::link::{InFlight, LinkKind, ServerLink};
+use super::link::{InFlight, LinkKind, QuestionSlot, ServerLink};
 use super::status::{ServerState, ServerStatus, SkippedView};
 
 /// A running supervisor: send it configuration changes (same transport), stop it.
@@ -58,6 +61,7 @@ pub(crate) fn supervise(
     config: McpServerConfig,
     changed: Arc<watch::Sender<u64>>,
     gate: MountGate,
+    questions: QuestionSlot,
 ) -> Supervised {
     let initial = ServerStatus::new(
         &config.name,
@@ -76,6 +80,7 @@ pub(crate) fn supervise(
         stop: stop.clone(),
         stderr: StderrTail::default(),
         gate,
+        questions,
     };
     Supervised {
         config: config_tx,
@@ -94,6 +99,7 @@ struct Supervisor {
     stop: CancellationToken,
     stderr: StderrTail,
     gate: MountGate,
+    questions: QuestionSlot,
 }
 
 /// Serializes mounting with stopping: a supervisor mounts only while it has not been stopped,
@@ -115,7 +121,7 @@ impl Supervisor {
             let config = self.config.borrow_and_update().clone();
             self.update(|status| status.state = ServerState::Connecting);
             let list_changed = Arc::new(Notify::new());
-            let in_flight = Arc::new(InFlight::default());
+            let in_flight = Arc::new(InFlight::new(self.questions.clone()));
             let side = ClientSide {
                 list_changed: Arc::clone(&list_changed),
                 in_flight: Arc::clone(&in_flight),
@@ -139,7 +145,7 @@ impl Supervisor {
                         }
                     }
                 }
-                Err(reason) => (MCP_REMOTE_CONNECT_FAILED, reason),
+                Err(reason) => (connect_failed(&config), reason),
             };
             let wait = self.limits.backoff(attempt);
             attempt = attempt.saturating_add(1);
@@ -329,6 +335,14 @@ impl Supervisor {
             Some(tail) => format!("{reason} (stderr: {tail})"),
             None => reason,
         }
+    }
+}
+
+/// The code of a failed connect: a local command that did not start is no remote failure.
+fn connect_failed(config: &McpServerConfig) -> &'static str {
+    match link_kind(config) {
+        LinkKind::Stdio => MCP_SERVER_START_FAILED,
+        LinkKind::Http => MCP_REMOTE_CONNECT_FAILED,
     }
 }
 
