@@ -11,3 +11,4 @@ mod mcp_http;
 mod mcp_node;
 mod mcp_python;
 mod mcp_stdio;
+mod tool_host;
