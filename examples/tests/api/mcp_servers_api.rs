@@ -562,10 +562,8 @@ async fn bad_configurations_and_a_failed_write_are_coded_and_change_nothing() {
                     .is_some_and(|message| message.contains("refusing token"))
         })
         .await;
-    assert!(
-        failed["code"].as_str().unwrap().starts_with("MCP_REMOTE_"),
-        "{failed}"
-    );
+    // A local command that did not start is no remote failure (issue 55, E12).
+    assert_eq!(failed["code"], "MCP_SERVER_START_FAILED", "{failed}");
     let message = failed["message"].as_str().unwrap();
     assert!(!message.contains(SECRET), "{message}");
     assert!(
