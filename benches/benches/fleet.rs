@@ -5,7 +5,9 @@
 //! Both are 2026-07-28 `tools/call` POSTs (each request stands alone, so the balancer may send
 //! each to any host) made by the same plain HTTP client; every keyed call has a fresh key, so it
 //! runs (the cost of the durable claim and settlement, and of the balancer hop) rather than
-//! replays. 200 calls per side, interleaved; prints the p50s and their ratio. Goal: ≤ 1.3×.
+//! replays. 200 calls per side, interleaved, with a keyed call straight to one host as a third
+//! side (the durable record's share without the balancer); prints the p50s and their ratios.
+//! Goal: ≤ 1.3×.
 //!
 //! Needs the `tool-host` binary of the same profile (`cargo build --release -p
 //! live-code-studio --bin tool-host` before `cargo bench`), `haproxy` on the PATH (Debian's
@@ -34,7 +36,10 @@ fn free_port() -> u16 {
 /// `tool-host` beside this bench's own binary (`target/<profile>/deps/fleet-…`).
 fn tool_host_bin() -> PathBuf {
     let exe = std::env::current_exe().expect("the bench binary");
-    let profile_dir = exe.parent().and_then(|deps| deps.parent()).expect("target/<profile>");
+    let profile_dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("target/<profile>");
     let bin = profile_dir.join("tool-host");
     assert!(
         bin.exists(),
@@ -46,8 +51,14 @@ fn tool_host_bin() -> PathBuf {
 
 async fn wait_listening(port: u16) {
     let started = Instant::now();
-    while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
-        assert!(started.elapsed() < Duration::from_secs(60), "nothing listened on {port}");
+    while tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .is_err()
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "nothing listened on {port}"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
@@ -173,16 +184,28 @@ async fn measure() {
         append(&http, &fleet.direct, None).await;
         append(&http, &fleet.balanced, Some(&format!("warm-{run}-{index}"))).await;
     }
-    let (mut keyed, mut unkeyed) = (Vec::new(), Vec::new());
+    let (mut keyed, mut keyed_direct, mut unkeyed) = (Vec::new(), Vec::new(), Vec::new());
     for index in 0..CALLS {
         unkeyed.push(append(&http, &fleet.direct, None).await);
-        keyed.push(append(&http, &fleet.balanced, Some(&format!("bench-{run}-{index}"))).await);
+        keyed.push(
+            append(
+                &http,
+                &fleet.balanced,
+                Some(&format!("bench-{run}-{index}")),
+            )
+            .await,
+        );
+        let direct_key = format!("direct-{run}-{index}");
+        keyed_direct.push(append(&http, &fleet.direct, Some(&direct_key)).await);
     }
-    let (ours, baseline) = (p50(&mut keyed), p50(&mut unkeyed));
+    let (ours, direct, baseline) = (p50(&mut keyed), p50(&mut keyed_direct), p50(&mut unkeyed));
+    let ms = |duration: Duration| duration.as_secs_f64() * 1000.0;
     println!(
-        "ledger.append, p50 over {CALLS}: keyed through HAProxy to 3 hosts on PostgreSQL {:.2} ms vs unkeyed to one host {:.2} ms = {:.2}x",
-        ours.as_secs_f64() * 1000.0,
-        baseline.as_secs_f64() * 1000.0,
-        ours.as_secs_f64() / baseline.as_secs_f64()
+        "ledger.append, p50 over {CALLS}: keyed through HAProxy to 3 hosts on PostgreSQL {:.2} ms vs unkeyed to one host {:.2} ms = {:.2}x (keyed to one host: {:.2} ms = {:.2}x)",
+        ms(ours),
+        ms(baseline),
+        ms(ours) / ms(baseline),
+        ms(direct),
+        ms(direct) / ms(baseline)
     );
 }

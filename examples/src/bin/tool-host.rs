@@ -23,6 +23,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
+use axum::serve::ListenerExt;
 use clap::Parser;
 use sqlx::postgres::PgPoolOptions;
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions};
@@ -246,7 +247,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .with_durable_store(store);
     let config = StreamableHttpServerConfig::default();
     let app = axum::Router::new().nest_service("/mcp", streamable_http_service(&server, config));
-    let listener = tokio::net::TcpListener::bind(flags.listen).await?;
+    // Answers go out at once: with Nagle's algorithm the second write of a streamed answer waits
+    // for the client's delayed ACK (about 40 ms a call).
+    let listener = tokio::net::TcpListener::bind(flags.listen)
+        .await?
+        .tap_io(|tcp| {
+            if let Err(error) = tcp.set_nodelay(true) {
+                tracing::debug!(%error, "could not set TCP_NODELAY");
+            }
+        });
     tracing::info!(listen = %flags.listen, store = %redacted(&flags.store), "tool-host serving /mcp");
     axum::serve(listener, app)
         .with_graceful_shutdown(async {
