@@ -24,6 +24,7 @@ pub mod browser_support;
 
 use browser_support::studio::StudioPage;
 use serde_json::json;
+use workspace_benches::median_ms;
 
 /// Keystrokes per side and size.
 const KEYSTROKES: usize = 20;
@@ -219,17 +220,8 @@ impl Bench {
     }
 }
 
-fn p50(samples: &mut [f64]) -> f64 {
-    samples.sort_by(f64::total_cmp);
-    samples[samples.len() / 2]
-}
-
 fn main() {
-    // `cargo bench` passes `--bench`; a filter argument other than this bench's name skips it.
-    let filter = std::env::args()
-        .skip(1)
-        .find(|argument| !argument.starts_with('-'));
-    if filter.is_some_and(|filter| !"code_editor".contains(filter.as_str())) {
+    if workspace_benches::filtered_out("code_editor") {
         return;
     }
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
@@ -249,7 +241,7 @@ async fn measure() {
             editor.push(bench.keystroke("#editor", letter).await);
             plain.push(bench.keystroke("#bench-plain", letter).await);
         }
-        let (ours, baseline) = (p50(&mut editor), p50(&mut plain));
+        let (ours, baseline) = (median_ms(&mut editor), median_ms(&mut plain));
         println!(
             "  {:>3} KB: {ours:.1} ms vs {baseline:.1} ms = {:.2}x",
             bytes / 1000,
@@ -273,7 +265,7 @@ async fn measure() {
             plain[plain.len() - 1]
         );
     }
-    let (ours, baseline) = (p50(&mut editor), p50(&mut plain));
+    let (ours, baseline) = (median_ms(&mut editor), median_ms(&mut plain));
     println!(
         "inserting {} KB at once, p50 over {INSERTS}: {ours:.0} ms vs {baseline:.0} ms = {:.2}x",
         INSERT_BYTES / 1000,

@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tokio::process::{Child, Command};
+use workspace_benches::median;
 
 /// Calls per side.
 const CALLS: usize = 200;
@@ -156,17 +157,8 @@ async fn append(http: &reqwest::Client, url: &str, key: Option<&str>) -> Duratio
     elapsed
 }
 
-fn p50(samples: &mut [Duration]) -> Duration {
-    samples.sort();
-    samples[samples.len() / 2]
-}
-
 fn main() {
-    // `cargo bench` passes `--bench`; a filter argument other than this bench's name skips it.
-    let filter = std::env::args()
-        .skip(1)
-        .find(|argument| !argument.starts_with('-'));
-    if filter.is_some_and(|filter| !"fleet".contains(filter.as_str())) {
+    if workspace_benches::filtered_out("fleet") {
         return;
     }
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
@@ -198,7 +190,11 @@ async fn measure() {
         let direct_key = format!("direct-{run}-{index}");
         keyed_direct.push(append(&http, &fleet.direct, Some(&direct_key)).await);
     }
-    let (ours, direct, baseline) = (p50(&mut keyed), p50(&mut keyed_direct), p50(&mut unkeyed));
+    let (ours, direct, baseline) = (
+        median(&mut keyed),
+        median(&mut keyed_direct),
+        median(&mut unkeyed),
+    );
     let ms = |duration: Duration| duration.as_secs_f64() * 1000.0;
     println!(
         "ledger.append, p50 over {CALLS}: keyed through HAProxy to 3 hosts on PostgreSQL {:.2} ms vs unkeyed to one host {:.2} ms = {:.2}x (keyed to one host: {:.2} ms = {:.2}x)",

@@ -60,3 +60,18 @@ pub fn median(samples: &mut [Duration]) -> Duration {
     samples.sort_unstable();
     samples.get(samples.len() / 2).copied().unwrap_or_default()
 }
+
+/// The median of millisecond samples (sorted in place): for benches that time in a browser.
+pub fn median_ms(samples: &mut [f64]) -> f64 {
+    samples.sort_by(f64::total_cmp);
+    samples.get(samples.len() / 2).copied().unwrap_or_default()
+}
+
+/// Whether a bench binary named `name` should skip this run: `cargo bench` passes `--bench`, and
+/// a filter argument other than the bench's name (a part of it) skips it, as criterion does.
+pub fn filtered_out(name: &str) -> bool {
+    std::env::args()
+        .skip(1)
+        .find(|argument| !argument.starts_with('-'))
+        .is_some_and(|filter| !name.contains(filter.as_str()))
+}
