@@ -8,7 +8,10 @@
 //! echoed `requestState`. Then:
 //!
 //! - the state is checked and used up first (altered, expired or replayed states are JSON-RPC
-//!   `-32602` errors whose `data.code` says which, and the call does not run);
+//!   `-32602` errors whose `data.code` says which, and the call does not run), except that a
+//!   call carrying an idempotency key whose state was already used goes on without an answer:
+//!   a continuation resent after its answer was lost gets the key's recorded result, replayed,
+//!   and without a record the call asks again;
 //! - `accept` approves and the call runs through the pipeline; `decline`, `cancel` or a missing
 //!   or malformed answer deny it (`TOOL_POLICY_DENIED`).
 //!
@@ -29,7 +32,7 @@ use tool_protocol::{ToolCallError, ToolCallResult, codes};
 use crate::approval::{ClientRound, approves, confirmation_prompt};
 use crate::change_preview::with_change;
 use crate::discovery::uses_request_lifecycle;
-use crate::request_state::{Binding, StateSeal};
+use crate::request_state::{Binding, MCP_REQUEST_STATE_REPLAYED, StateSeal};
 
 /// The key of the approval in `inputRequests` and `inputResponses`.
 pub const APPROVAL_INPUT_KEY: &str = "approval";
@@ -47,6 +50,7 @@ pub(crate) async fn client_round(
     params: &CallToolRequestParams,
     context: &RequestContext<RoleServer>,
     sealing: &StateSealing<'_>,
+    keyed: bool,
 ) -> Result<ClientRound, McpError> {
     let &StateSealing { seal, store, owner } = sealing;
     if !uses_request_lifecycle(context) {
@@ -54,10 +58,18 @@ pub(crate) async fn client_round(
     }
     if let Some(state) = params.request_state.as_deref() {
         let binding = Binding::new(&params.name, params.arguments.as_ref(), owner);
-        seal.redeem(state, &binding, store).await?;
-        return Ok(ClientRound::Answered(answer(
-            params.input_responses.as_ref(),
-        )));
+        match seal.redeem(state, &binding, store).await {
+            Ok(()) => {
+                return Ok(ClientRound::Answered(answer(
+                    params.input_responses.as_ref(),
+                )));
+            }
+            // A keyed continuation sent again after its answer was lost: the first send used
+            // the state and recorded the outcome under the key, which answers this one
+            // (replayed). A used state approves nothing: without a record the call asks anew.
+            Err(error) if keyed && is_replayed(&error) => {}
+            Err(error) => return Err(error),
+        }
     }
     let answers_forms = context
         .client_capabilities()
@@ -68,6 +80,16 @@ pub(crate) async fn client_round(
     } else {
         ClientRound::Unreachable
     })
+}
+
+/// Whether `error` refuses a state that was already used.
+fn is_replayed(error: &McpError) -> bool {
+    error
+        .data
+        .as_ref()
+        .and_then(|data| data.get("code"))
+        .and_then(Value::as_str)
+        == Some(MCP_REQUEST_STATE_REPLAYED)
 }
 
 /// The approval's answer in a retry: only `accept` of the confirmation approves.

@@ -533,7 +533,7 @@ impl McpToolServer {
             store: self.store(),
             owner: &owner,
         };
-        let round = client_round(&params, &context, &sealing).await?;
+        let round = client_round(&params, &context, &sealing, key.is_some()).await?;
         let progress = Progress::new(context.peer.clone(), context.meta.get_progress_token());
         let call = McpCall::start(
             CallIdentity {

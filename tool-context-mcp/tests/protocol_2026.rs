@@ -653,3 +653,105 @@ async fn a_2026_07_28_subscription_hears_mounted_tools() {
     assert!(tools.iter().any(|tool| tool.name == "remote.echo"));
     client.cancel().await.unwrap();
 }
+
+/// A keyed call across its `input_required` round, on two hosts sharing the key and the store,
+/// on every backend (issue 56): the round asks and claims nothing lasting; the continuation
+/// sent to the other host runs the call once; a retry of that continuation (its answer lost)
+/// and a fresh send of the key (the client lost its state) both replay the result instead of
+/// running again or asking again.
+#[tokio::test]
+async fn a_keyed_call_runs_once_across_its_input_round_on_every_backend() {
+    let dir = tempfile::tempdir().unwrap();
+    let redis = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
+    let unique = uuid::Uuid::new_v4().simple().to_string();
+    let backends: Vec<(&str, Arc<DurableOperationStore>)> = vec![
+        (
+            "memory",
+            Arc::new(DurableOperationStore::new(Arc::new(
+                tool_durable_operations::MemoryBackend::new(),
+            ))),
+        ),
+        ("sqlite", sqlite_store(&dir.path().join("rounds.db")).await),
+        ("redis", {
+            let backend = tool_durable_operations::backend::redis::RedisBackend::connect(
+                &redis,
+                &format!("rounds-{unique}:"),
+            )
+            .await
+            .expect("Redis answers (REDIS_URL or the local default)");
+            Arc::new(DurableOperationStore::new(Arc::new(backend)))
+        }),
+        (
+            "postgres",
+            postgres_store(&format!("rounds_{unique}")).await,
+        ),
+    ];
+    for (backend, store) in backends {
+        let key = RequestStateKey::from_bytes(&[7; 32]).unwrap();
+        let work = Arc::new(Work::default());
+        let host = |store: &Arc<DurableOperationStore>| {
+            McpToolServer::new(registry(&work, Some(store.clone())))
+                .with_request_state_key(key.clone())
+        };
+        let (first, second) = (
+            Wire::new(&serve(&host(&store)).await, elicitation_client()),
+            Wire::new(&serve(&host(&store)).await, elicitation_client()),
+        );
+        let mut call = write_call("keyed");
+        call["_meta"] = json!({"tool-context/idempotency-key": format!("round-{backend}")});
+        let asked = first.result("tools/call", call.clone()).await;
+        assert_eq!(asked["resultType"], "input_required", "{backend}: {asked}");
+        let state = asked["requestState"].clone();
+        assert_eq!(work.writes.load(Ordering::SeqCst), 0, "{backend}");
+
+        let done = second
+            .result("tools/call", retry(&call, &state, "accept"))
+            .await;
+        assert_eq!(done["structuredContent"]["writes"], 1, "{backend}: {done}");
+
+        let resent = first
+            .result("tools/call", retry(&call, &state, "accept"))
+            .await;
+        assert_eq!(
+            resent["structuredContent"]["writes"], 1,
+            "{backend}: {resent}"
+        );
+        assert_eq!(
+            resent["_meta"]["tool-context/replay"]["replayed"], true,
+            "{backend}: {resent}"
+        );
+
+        let fresh = second.result("tools/call", call.clone()).await;
+        assert_eq!(
+            fresh["structuredContent"]["writes"], 1,
+            "{backend}: {fresh}"
+        );
+        assert_ne!(
+            fresh["resultType"], "input_required",
+            "{backend}: asked again: {fresh}"
+        );
+        assert_eq!(work.writes.load(Ordering::SeqCst), 1, "{backend}: ran once");
+
+        // A used state approves nothing: a declined continuation sent again with its key and
+        // an `accept` runs nothing.
+        let mut declined = write_call("declined");
+        declined["_meta"] = json!({"tool-context/idempotency-key": format!("no-{backend}")});
+        let state = first.result("tools/call", declined.clone()).await["requestState"].clone();
+        let no = second
+            .result("tools/call", retry(&declined, &state, "decline"))
+            .await;
+        assert_eq!(no["isError"], true, "{backend}: {no}");
+        let again = first
+            .result("tools/call", retry(&declined, &state, "accept"))
+            .await;
+        assert_ne!(
+            again["isError"], false,
+            "{backend}: a used state approved: {again}"
+        );
+        assert_eq!(
+            work.writes.load(Ordering::SeqCst),
+            1,
+            "{backend}: nothing more ran"
+        );
+    }
+}
