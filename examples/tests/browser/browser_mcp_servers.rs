@@ -362,6 +362,7 @@ async fn a_servers_question_during_a_call_is_a_form_the_person_answers() {
                 "{revision}"
             );
             if answer == "send" {
+                refuses_bad_answers(&session).await;
                 browser
                     .click("#approvals .approval.question input[name=\"confirm\"]")
                     .await;
@@ -386,4 +387,75 @@ async fn a_servers_question_during_a_call_is_a_form_the_person_answers() {
         }
     }
     session.close().await;
+}
+
+/// Answers that do not fit the pending question, or name none, are refused with a code and
+/// change nothing: the question stays pending for the person.
+async fn refuses_bad_answers(session: &StudioPage) {
+    let url = |path: &str| format!("{}{path}", session.studio.url());
+    let pending: Value = session
+        .http
+        .get(url("api/questions"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = pending[0]["id"]
+        .as_str()
+        .expect("a pending question")
+        .to_owned();
+    for (target, body, status, code) in [
+        (
+            id.as_str(),
+            json!({"action": "accept", "content": {"confirm": "yes"}}),
+            400,
+            "STUDIO_INVALID_ANSWER",
+        ),
+        (
+            id.as_str(),
+            json!({"action": "accept", "content": {"other": true}}),
+            400,
+            "STUDIO_INVALID_ANSWER",
+        ),
+        (
+            id.as_str(),
+            json!({"action": "maybe"}),
+            400,
+            "STUDIO_INVALID_ANSWER",
+        ),
+        (
+            "no-such-question",
+            json!({"action": "decline"}),
+            404,
+            "STUDIO_QUESTION_NOT_FOUND",
+        ),
+    ] {
+        let answer = session
+            .http
+            .post(url(&format!("api/questions/{target}")))
+            .header("x-studio-token", session.studio.token())
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status().as_u16(), status, "{body}");
+        let refused: Value = answer.json().await.unwrap();
+        assert_eq!(refused["error"]["code"], code, "{body}: {refused}");
+    }
+    let still: Value = session
+        .http
+        .get(url("api/questions"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        still[0]["id"],
+        id.as_str(),
+        "still pending after refused answers"
+    );
 }
