@@ -497,6 +497,39 @@ ensure_fault_servers() {
     log "installing redis-server for the fault harness"
     apt_install redis-server
   fi
+  if ! command -v haproxy >/dev/null 2>&1; then
+    log "installing haproxy for the fleet campaign"
+    apt_install haproxy
+  fi
+}
+
+# The MCP fleet campaign (`durable-faults fleet`): client processes send keyed `tools/call`s
+# through a dropping proxy and HAProxy to three `tool-host` processes on one throwaway
+# PostgreSQL, while the nemesis kills hosts, swallows answers and pauses and restarts the
+# database; the checker wants no double execution, no lost success and every retry answered
+# with the first answer. Then the same campaign with the key deleted from every call
+# (`--mutant key-ignored`) must report double executions.
+FLEET_SECONDS="${FLEET_SECONDS:-60}"
+FLEET_MUTANT_SECONDS="${FLEET_MUTANT_SECONDS:-30}"
+run_fleet_campaigns() {
+  local out
+  # The same features as the test run: the binary the tests built, not a rebuild.
+  cargo build --quiet --workspace --all-features --bin tool-host
+  out=$(mktemp -d "${TMPDIR:-/tmp}/durable-faults-fleet.XXXXXX")
+  chmod 755 "$out"
+  log "fleet campaign: $FLEET_SECONDS s on PostgreSQL (durable-faults fleet)"
+  if ! cargo run --quiet -p durable-faults -- fleet --backend postgres \
+    --seconds "$FLEET_SECONDS" --out "$out/clean"; then
+    log "fleet campaign failed; logs, histories and the verdict kept in $out"
+    exit 1
+  fi
+  log "fleet mutant campaign: key-ignored, $FLEET_MUTANT_SECONDS s (must be caught)"
+  if ! cargo run --quiet -p durable-faults -- fleet --backend postgres --mutant key-ignored \
+    --seconds "$FLEET_MUTANT_SECONDS" --out "$out/mutant"; then
+    log "the key-ignored mutant was not caught (or could not run); kept in $out"
+    exit 1
+  fi
+  rm -rf "$out"
 }
 
 # Each backend also runs one campaign against a deliberately broken build (`--mutant`): the
@@ -571,6 +604,7 @@ fi
 
 run_fault_campaigns
 run_mutant_campaigns
+run_fleet_campaigns
 
 log "doc tests"
 cargo test --workspace --all-features --doc

@@ -99,7 +99,7 @@ pub fn backend_name(backend: Backend) -> &'static str {
 }
 
 /// The database a campaign owns.
-enum Database {
+pub(crate) enum Database {
     Redis(RedisServer),
     Postgres(PostgresServer),
     Sqlite(SqliteFile),
@@ -107,10 +107,17 @@ enum Database {
 
 impl Database {
     async fn start(config: &CampaignConfig, dir: &Path) -> Result<Self, String> {
-        let started = match config.backend {
-            Backend::Redis => RedisServer::start(dir, redis_durability(config))
-                .await
-                .map(Self::Redis),
+        Self::start_for(config.backend, redis_durability(config), dir).await
+    }
+
+    /// Starts a throwaway `backend` in `dir` (Redis with `durability`).
+    pub(crate) async fn start_for(
+        backend: Backend,
+        durability: RedisDurability,
+        dir: &Path,
+    ) -> Result<Self, String> {
+        let started = match backend {
+            Backend::Redis => RedisServer::start(dir, durability).await.map(Self::Redis),
             Backend::Postgres => PostgresServer::start(dir).await.map(Self::Postgres),
             Backend::Sqlite => {
                 std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
@@ -120,7 +127,7 @@ impl Database {
         started.map_err(|error| error.to_string())
     }
 
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         match self {
             Self::Redis(server) => server.url(),
             Self::Postgres(server) => server.url(),
@@ -128,7 +135,7 @@ impl Database {
         }
     }
 
-    async fn restart(&mut self) -> Result<(), String> {
+    pub(crate) async fn restart(&mut self) -> Result<(), String> {
         let restarted = match self {
             Self::Redis(server) => match server.kill9().await {
                 Ok(()) => server.restart().await,
@@ -143,7 +150,7 @@ impl Database {
         restarted.map_err(|error| error.to_string())
     }
 
-    async fn pause_for(&mut self, pause: Duration) -> Result<(), String> {
+    pub(crate) async fn pause_for(&mut self, pause: Duration) -> Result<(), String> {
         let paused = match self {
             Self::Redis(server) => server.pause(),
             Self::Postgres(server) => server.pause(),
@@ -336,10 +343,10 @@ fn restart_exited(slots: &mut [Slot], deadline: Instant, histories: &Path) -> Re
 
 /// A fault and when it happened.
 #[derive(Debug, Serialize)]
-struct Fault {
-    time_ms: u64,
-    kind: &'static str,
-    detail: String,
+pub(crate) struct Fault {
+    pub(crate) time_ms: u64,
+    pub(crate) kind: &'static str,
+    pub(crate) detail: String,
 }
 
 /// Picks and injects one fault.
@@ -459,13 +466,13 @@ fn campaign_report(
 }
 
 /// Faults appended to `faults.jsonl` and counted by kind.
-struct FaultLog {
+pub(crate) struct FaultLog {
     file: std::fs::File,
-    counts: BTreeMap<&'static str, usize>,
+    pub(crate) counts: BTreeMap<&'static str, usize>,
 }
 
 impl FaultLog {
-    fn open(path: &Path) -> Result<Self, String> {
+    pub(crate) fn open(path: &Path) -> Result<Self, String> {
         let file = std::fs::File::create(path).map_err(|e| e.to_string())?;
         Ok(Self {
             file,
@@ -473,7 +480,7 @@ impl FaultLog {
         })
     }
 
-    fn record(&mut self, fault: Fault) -> Result<(), String> {
+    pub(crate) fn record(&mut self, fault: Fault) -> Result<(), String> {
         use std::io::Write as _;
         *self.counts.entry(fault.kind).or_default() += 1;
         let line = serde_json::to_string(&fault).map_err(|e| e.to_string())?;
@@ -482,7 +489,7 @@ impl FaultLog {
 }
 
 /// A number below `bound` from a xorshift state.
-fn pick(state: &mut u64, bound: u64) -> u64 {
+pub(crate) fn pick(state: &mut u64, bound: u64) -> u64 {
     *state ^= *state << 13;
     *state ^= *state >> 7;
     *state ^= *state << 17;

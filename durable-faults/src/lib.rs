@@ -12,11 +12,14 @@
 //! - [`report`]: the campaign's HTML report (timeline, latency, throughput, violations).
 //! - [`backend`]: which store a campaign runs against.
 //! - [`campaign`]: workers plus a nemesis against one backend, then the checker's verdict.
+//! - [`fleet`]: the MCP fleet campaign: clients retrying keyed `tools/call`s through a load
+//!   balancer to three `tool-host` processes while hosts die and answers are lost.
 #![deny(missing_docs)]
 
 pub mod backend;
 pub mod campaign;
 pub mod checker;
+pub mod fleet;
 pub mod history;
 pub mod mutant;
 pub mod recording;

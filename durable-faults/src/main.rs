@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use durable_faults::campaign::{self, CampaignConfig, CampaignReport};
+use durable_faults::fleet;
 use durable_faults::mutant::Mutant;
 use durable_faults::servers::RedisDurability;
 use durable_faults::worker::{self, Backend, WorkerConfig};
@@ -79,6 +80,12 @@ enum Command {
     /// One worker process (started by the campaign).
     #[command(hide = true)]
     Worker(WorkerArgs),
+    /// The MCP fleet campaign: keyed `tools/call`s through HAProxy to three `tool-host`
+    /// processes on one store, while hosts are killed, answers dropped and the database paused.
+    Fleet(FleetArgs),
+    /// One fleet client process (started by the fleet campaign).
+    #[command(hide = true)]
+    FleetClient(FleetClientArgs),
     /// Checks a kept campaign directory again (`<out>/<backend>`).
     Check {
         /// The backend's directory of a campaign (holding `history/` and `ledger.jsonl`).
@@ -118,6 +125,66 @@ struct WorkerArgs {
     mutant: Option<Mutant>,
 }
 
+#[derive(Debug, clap::Args)]
+struct FleetArgs {
+    /// The shared store (`all`: PostgreSQL, then Redis).
+    #[arg(long, value_enum, default_value = "all")]
+    backend: FleetWhich,
+    /// Seconds of faults per backend.
+    #[arg(long, default_value_t = 60, conflicts_with = "minutes")]
+    seconds: u64,
+    /// Minutes of faults per backend (a long campaign).
+    #[arg(long)]
+    minutes: Option<u64>,
+    /// Client processes.
+    #[arg(long, default_value_t = 4)]
+    clients: u32,
+    /// Lease of a call's claim on the hosts (ms).
+    #[arg(long, default_value_t = 3_000)]
+    lease_ms: u64,
+    /// Seed (default: the clock).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Where servers, logs, histories and verdicts go (default: a new temp dir, kept).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// The `tool-host` binary (default: beside this one).
+    #[arg(long)]
+    tool_host: Option<PathBuf>,
+    /// `key-ignored`: delete the key from every call (the campaign then passes only if the
+    /// checker finds double executions).
+    #[arg(long, value_enum)]
+    mutant: Option<FleetMutant>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum FleetWhich {
+    All,
+    Postgres,
+    Redis,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum FleetMutant {
+    KeyIgnored,
+}
+
+#[derive(Debug, clap::Args)]
+struct FleetClientArgs {
+    #[arg(long)]
+    url: String,
+    #[arg(long)]
+    client: u32,
+    #[arg(long)]
+    history: PathBuf,
+    #[arg(long)]
+    run_for_ms: u64,
+    #[arg(long)]
+    grace_ms: u64,
+    #[arg(long)]
+    seed: u64,
+}
+
 fn backends(which: Which) -> Vec<Backend> {
     match which {
         Which::All => vec![Backend::Redis, Backend::Postgres, Backend::Sqlite],
@@ -133,6 +200,8 @@ async fn main() -> ExitCode {
     match args.command {
         Some(Command::Worker(worker)) => run_worker(worker).await,
         Some(Command::Check { dir }) => check_again(&dir),
+        Some(Command::Fleet(fleet)) => run_fleet(fleet).await,
+        Some(Command::FleetClient(client)) => run_fleet_client(client).await,
         None => run_campaigns(args.campaign).await,
     }
 }
@@ -161,6 +230,149 @@ async fn run_worker(args: WorkerArgs) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+async fn run_fleet_client(args: FleetClientArgs) -> ExitCode {
+    let config = fleet::client::ClientConfig {
+        url: args.url,
+        client: args.client,
+        history: args.history,
+        run_for: Duration::from_millis(args.run_for_ms),
+        grace: Duration::from_millis(args.grace_ms),
+        seed: args.seed,
+    };
+    match fleet::client::run(config).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("durable-faults fleet client {}: {message}", args.client);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run_fleet(args: FleetArgs) -> ExitCode {
+    let seconds = args.minutes.map_or(args.seconds, |minutes| minutes * 60);
+    let seed = args.seed.unwrap_or_else(durable_faults::history::now_ms);
+    let out = args.out.unwrap_or_else(|| {
+        std::env::temp_dir().join(format!("durable-faults-{}", uuid::Uuid::new_v4().simple()))
+    });
+    let tool_host = args.tool_host.unwrap_or_else(|| {
+        std::env::current_exe()
+            .ok()
+            .and_then(|exe| exe.parent().map(|dir| dir.join("tool-host")))
+            .unwrap_or_else(|| PathBuf::from("tool-host"))
+    });
+    let key_ignored = matches!(args.mutant, Some(FleetMutant::KeyIgnored));
+    println!(
+        "durable-faults fleet: seed {seed}, {seconds} s per backend, mutant {}, output in {}",
+        if key_ignored { "key-ignored" } else { "none" },
+        out.display()
+    );
+    println!(
+        "| Store | Calls | Attempts | Faults | Succeeded | Unknown | Failed | Unfinished | Replays | Ledger rows | Violations |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    let backends = match args.backend {
+        FleetWhich::All => vec![Backend::Postgres, Backend::Redis],
+        FleetWhich::Postgres => vec![Backend::Postgres],
+        FleetWhich::Redis => vec![Backend::Redis],
+    };
+    let mut code = ExitCode::SUCCESS;
+    for backend in backends {
+        let config = fleet::FleetConfig {
+            backend,
+            duration: Duration::from_secs(seconds),
+            clients: args.clients,
+            out: out.clone(),
+            seed,
+            tool_host: tool_host.clone(),
+            lease: Duration::from_millis(args.lease_ms),
+            key_ignored,
+        };
+        match fleet::run(&config).await {
+            Ok(report) => {
+                println!("{}", fleet_row(&report));
+                if !judge_fleet(&report, key_ignored) {
+                    code = ExitCode::from(1);
+                }
+            }
+            Err(message) => {
+                eprintln!(
+                    "durable-faults fleet {}: the campaign could not run: {message}",
+                    campaign::backend_name(backend)
+                );
+                return ExitCode::from(2);
+            }
+        }
+    }
+    code
+}
+
+/// The verdict of one fleet campaign: the clean build needs no violation and faults of every
+/// kind that proves something (a campaign whose nemesis did nothing proves nothing); the mutant
+/// needs a double execution.
+fn judge_fleet(report: &fleet::FleetReport, key_ignored: bool) -> bool {
+    let verdict = &report.verdict;
+    for violation in verdict.violations.iter().take(20) {
+        eprintln!(
+            "durable-faults fleet {}: violation {} {}: {}",
+            report.backend, violation.kind, violation.key, violation.detail
+        );
+    }
+    eprintln!(
+        "durable-faults fleet {}: output in {}",
+        report.backend,
+        report.dir.display()
+    );
+    let doubles = verdict
+        .violations
+        .iter()
+        .filter(|violation| violation.kind == "DoubleExecution")
+        .count();
+    if key_ignored {
+        if doubles == 0 {
+            eprintln!(
+                "durable-faults fleet {}: mutant key-ignored NOT caught",
+                report.backend
+            );
+        }
+        return doubles > 0;
+    }
+    let missing: Vec<&str> = ["kill-host", "drop-answer"]
+        .into_iter()
+        .filter(|kind| report.faults.get(kind).copied().unwrap_or(0) == 0)
+        .collect();
+    if !missing.is_empty() {
+        eprintln!(
+            "durable-faults fleet {}: no {} happened: the campaign proves nothing",
+            report.backend,
+            missing.join(" and no ")
+        );
+    }
+    verdict.violations.is_empty() && missing.is_empty() && verdict.succeeded > 0
+}
+
+fn fleet_row(report: &fleet::FleetReport) -> String {
+    let verdict = &report.verdict;
+    let faults: Vec<String> = report
+        .faults
+        .iter()
+        .map(|(kind, count)| format!("{kind} {count}"))
+        .collect();
+    format!(
+        "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+        report.backend,
+        verdict.keys,
+        verdict.attempts,
+        faults.join(", "),
+        verdict.succeeded,
+        verdict.unknown,
+        verdict.failed,
+        verdict.unfinished,
+        verdict.replays,
+        verdict.rows,
+        verdict.violations.len()
+    )
 }
 
 async fn run_campaigns(args: CampaignArgs) -> ExitCode {

@@ -33,6 +33,24 @@ pub const MAX_ABORT_TRANSITION_WAIT_MS: u64 = 1_000;
 /// A store write running on its own task, so a caller that stops waiting never cancels it.
 type StoreWrite = JoinHandle<Result<OperationRecord, DurableOperationError>>;
 
+/// What a registry does with a keyed call whose record it reclaims after another owner's lease
+/// expired (that owner died or stalled mid-run, so its effect may or may not have happened).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum LeaseTakeover {
+    /// Run the handler again under the new fence (contract 2.12's reclaim; the default). Safe
+    /// when the effect checks its fence or is idempotent by itself.
+    #[default]
+    RunAgain,
+    /// Mark the record `unknown` and answer `TOOL_IDEMPOTENCY_UNKNOWN` (reconcile before
+    /// retrying) instead, unless the tool is read-only. For effects that cannot tell whether
+    /// they already happened: a fleet host killed after its write never leads to a second one.
+    MarkUnknown,
+}
+
+/// Reason stored when a reclaimed record is marked unknown ([`LeaseTakeover::MarkUnknown`]).
+pub const TAKEN_OVER_REASON: &str = "the lease of the owner running this operation expired before it finished; its effect may or may not have happened";
+
 /// The durable store, owner and lease a registry claims operations with.
 #[derive(Debug, Clone)]
 pub(crate) struct DurableLedger {
@@ -40,6 +58,7 @@ pub(crate) struct DurableLedger {
     pub(crate) owner_id: String,
     pub(crate) lease_ms: u64,
     pub(crate) diagnostics: ObservabilityPolicy,
+    pub(crate) takeover: LeaseTakeover,
 }
 
 /// What a durable claim means for the call.
@@ -93,6 +112,26 @@ impl DurableLedger {
             ClaimStatus::Unknown => Err(idempotency_unknown(claim.record.reason.as_deref())),
             ClaimStatus::Conflict => Err(idempotency_conflict(tool)),
             ClaimStatus::Replay => self.replay(&claim.record).map(DurableClaim::Replayed),
+        }
+    }
+
+    /// Whether an owner claim must not run: it reclaimed an expired lease (a fresh record has
+    /// revision 1), the registry marks such records unknown, and the tool has an effect.
+    pub(crate) fn refuses_takeover(&self, claim: &Claim, read_only: bool) -> bool {
+        self.takeover == LeaseTakeover::MarkUnknown && claim.record.revision > 1 && !read_only
+    }
+
+    /// Marks a reclaimed record unknown (see [`LeaseTakeover::MarkUnknown`]) and returns what
+    /// the caller and every later retry get: the coded unknown, or the store's failure.
+    pub(crate) async fn mark_taken_over(&self, key: &str, claim: &Claim) -> ToolCallError {
+        let settlement = Settlement::Unknown {
+            reason: TAKEN_OVER_REASON.to_owned(),
+            diagnostic: None,
+        };
+        match self.spawn_write(claim, settlement).await {
+            Ok(Ok(_)) => idempotency_unknown(Some(TAKEN_OVER_REASON)),
+            Ok(Err(error)) => idempotency_store_failed(key, &error.to_string()),
+            Err(_) => idempotency_store_failed(key, "the settle task panicked"),
         }
     }
 

@@ -184,6 +184,13 @@ impl Ledger {
             }
         };
         match durable.interpret_claim(&key, tool, claimed) {
+            Ok(DurableClaim::Owner(claim))
+                if durable.refuses_takeover(&claim, identity.read_only) =>
+            {
+                let error = durable.mark_taken_over(&key, &claim).await;
+                self.settle_memory(ticket, &key, &error, true);
+                Err(error)
+            }
             Ok(DurableClaim::Owner(claim)) => Ok(LedgerClaim::Owner(Box::new(OwnerClaim {
                 ticket,
                 key,

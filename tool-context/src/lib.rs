@@ -59,7 +59,9 @@ pub use approval::{
 };
 pub use cancellation::CallCancellation;
 pub use catalog::ListToolsError;
-pub use durable::{DEFAULT_DURABLE_LEASE_MS, MAX_ABORT_TRANSITION_WAIT_MS};
+pub use durable::{
+    DEFAULT_DURABLE_LEASE_MS, LeaseTakeover, MAX_ABORT_TRANSITION_WAIT_MS, TAKEN_OVER_REASON,
+};
 pub use failure::{
     DECIDED_BY_HOST, DECIDED_BY_KEY, DECIDED_BY_PERSON, DECIDED_BY_POLICY,
     EXECUTION_STATE_DETACHED, EXECUTION_STATE_NOT_STARTED, IDEMPOTENCY_KEY_SCOPE,

@@ -19,7 +19,7 @@ use tool_protocol::{
 };
 
 pub use crate::build_error::BuildError;
-use crate::durable::{DEFAULT_DURABLE_LEASE_MS, DurableLedger};
+use crate::durable::{DEFAULT_DURABLE_LEASE_MS, DurableLedger, LeaseTakeover};
 use crate::frozen::RegistryInner;
 use crate::idempotency::{IdempotencyConfig, IdempotencyRegistry};
 use crate::interaction::ToolInteraction;
@@ -259,6 +259,7 @@ pub struct ToolRegistryBuilder {
     durable_store: Option<Arc<DurableOperationStore>>,
     durable_owner_id: Option<String>,
     durable_lease_ms: Option<u64>,
+    durable_takeover: LeaseTakeover,
     durable_diagnostics: Option<ObservabilityPolicy>,
     call_content: Option<ObservabilityPolicy>,
 }
@@ -386,6 +387,15 @@ impl ToolRegistryBuilder {
         self
     }
 
+    /// What a keyed call does when it reclaims a record whose owner's lease expired mid-run
+    /// (default [`LeaseTakeover::RunAgain`]; a fleet of hosts whose tools cannot tell whether
+    /// they already ran wants [`LeaseTakeover::MarkUnknown`]).
+    #[must_use]
+    pub fn durable_takeover(mut self, takeover: LeaseTakeover) -> Self {
+        self.durable_takeover = takeover;
+        self
+    }
+
     /// The redaction policy of diagnostics kept in failed and unknown durable records
     /// (default [`ObservabilityPolicy::default`]).
     #[must_use]
@@ -429,6 +439,7 @@ impl ToolRegistryBuilder {
             owner_id,
             lease_ms,
             diagnostics: self.durable_diagnostics.take().unwrap_or_default(),
+            takeover: self.durable_takeover,
         }))
     }
 

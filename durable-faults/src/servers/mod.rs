@@ -34,6 +34,7 @@ mod sqlite;
 use std::path::PathBuf;
 
 pub use postgres::PostgresServer;
+pub(crate) use process::free_port;
 pub use redis::{RedisDurability, RedisServer};
 pub use sqlite::SqliteFile;
 

@@ -117,7 +117,7 @@ pub(super) fn descendants(root: u32) -> Vec<u32> {
 
 /// A free loopback port: bind port 0, read the port, release it. Another process may take it
 /// before the server binds it; the start loop then retries with another port.
-pub(super) fn free_port() -> Result<u16, ServerError> {
+pub(crate) fn free_port() -> Result<u16, ServerError> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0")
         .map_err(|e| ServerError::io("binding 127.0.0.1:0 to find a free port", e))?;
     let port = listener

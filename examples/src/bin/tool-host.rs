@@ -16,6 +16,9 @@
 //! - `--ledger` defaults to the store when it is `postgres://` or `sqlite:`; a `redis://` store
 //!   needs one.
 //! - `--state-key-file` is created (32 random bytes) when missing: give every host the same file.
+//! - `--lease-ms` (default 30 s, renewed while a call runs): how long retries of a call whose
+//!   host died wait before they are told its outcome is unknown (`TOOL_IDEMPOTENCY_UNKNOWN`:
+//!   the append is never run a second time).
 //! - `--owner` names who unauthenticated calls belong to (their idempotency keys are scoped by
 //!   it): the same on every host of a fleet.
 
@@ -29,7 +32,7 @@ use sqlx::postgres::PgPoolOptions;
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions};
 use sqlx::{PgPool, SqlitePool};
 use tool_context::prelude::*;
-use tool_context::{AllowAll, StandardPolicy};
+use tool_context::{AllowAll, LeaseTakeover, StandardPolicy};
 use tool_context_mcp::rmcp::transport::StreamableHttpServerConfig;
 use tool_context_mcp::{McpToolServer, RequestStateKey, streamable_http_service};
 use tool_durable_operations::DurableOperationStore;
@@ -67,6 +70,10 @@ struct Flags {
     /// Run mutations without asking the client (a test fleet, a trusted network).
     #[arg(long, env = "TOOL_HOST_APPROVE_ALL")]
     approve_all: bool,
+    /// How long a call's claim lasts without renewal (ms): a host that dies mid-call blocks
+    /// retries of that call this long, then they are told the outcome is unknown.
+    #[arg(long, env = "TOOL_HOST_LEASE_MS", default_value_t = 30_000)]
+    lease_ms: u64,
 }
 
 /// The ledger the sample tools write to.
@@ -234,6 +241,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .tool(append::tool())
         .tool(count::tool())
         .durable_store(Arc::clone(&store))
+        .durable_lease_ms(flags.lease_ms)
+        // `ledger.append` cannot tell whether a dead host's append happened: a retry after the
+        // lease is told "unknown" rather than appending again.
+        .durable_takeover(LeaseTakeover::MarkUnknown)
         .execution_owner_id(format!("tool-host:{}:{}", flags.listen, std::process::id()));
     let registry = if flags.approve_all {
         builder.policy(AllowAll).build()?
