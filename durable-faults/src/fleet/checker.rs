@@ -7,6 +7,8 @@
 //!   every retry must get the first answer.
 //! - `NotReplayed`: a success after an earlier success of the key is not marked as a replay.
 //! - `Conflict`: the same key and arguments were refused as another call's.
+//! - `FailedButApplied`: a call ended in an error that says nothing happened (any code but the
+//!   ones meaning "may have happened") and the ledger has its row.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -35,7 +37,8 @@ pub struct Verdict {
     pub attempts: usize,
     /// Keys that ended in a success.
     pub succeeded: usize,
-    /// Keys told `TOOL_IDEMPOTENCY_UNKNOWN` (a host died mid-call: reconcile).
+    /// Keys whose final error says the effect may have happened (`TOOL_IDEMPOTENCY_UNKNOWN`:
+    /// a host died mid-call; `TOOL_EXECUTION_UNKNOWN`: the ledger failed mid-statement).
     pub unknown: usize,
     /// Keys that ended in another error.
     pub failed: usize,
@@ -87,7 +90,7 @@ fn tally(verdict: &mut Verdict, tries: &[&Attempt]) {
     let last = tries.iter().rev().find(|attempt| !attempt.duplicate);
     match last {
         Some(attempt) if attempt.outcome == Outcome::Ok => verdict.succeeded += 1,
-        Some(attempt) if attempt.code.as_deref() == Some("TOOL_IDEMPOTENCY_UNKNOWN") => {
+        Some(attempt) if attempt.is_final() && !says_not_applied(attempt) => {
             verdict.unknown += 1;
         }
         Some(attempt) if attempt.is_final() => verdict.failed += 1,
@@ -148,6 +151,15 @@ fn check_key(
             }
         }
     }
+    let last = tries.iter().rev().find(|attempt| !attempt.duplicate);
+    if let Some(failed) = last.filter(|attempt| says_not_applied(attempt))
+        && written > 0
+    {
+        violation(
+            "FailedButApplied",
+            format!("told {:?}, the ledger has its row", failed.code),
+        );
+    }
     if tries
         .iter()
         .any(|attempt| attempt.code.as_deref() == Some("TOOL_IDEMPOTENCY_CONFLICT"))
@@ -157,6 +169,25 @@ fn check_key(
             "the same call was refused as another".to_owned(),
         );
     }
+}
+
+/// Codes after which the effect may have happened (the registry's ambiguous outcomes).
+const MAYBE_APPLIED: [&str; 5] = [
+    "TOOL_IDEMPOTENCY_UNKNOWN",
+    "TOOL_EXECUTION_UNKNOWN",
+    "TOOL_EXECUTION_ABORTED",
+    "TOOL_TIMEOUT",
+    "TOOL_CANCELLED",
+];
+
+/// A final error that claims the call did not happen.
+fn says_not_applied(attempt: &Attempt) -> bool {
+    attempt.outcome == Outcome::Error
+        && attempt.is_final()
+        && !attempt
+            .code
+            .as_deref()
+            .is_some_and(|code| MAYBE_APPLIED.contains(&code))
 }
 
 /// The JSON-RPC response in a swallowed body (JSON or SSE).
@@ -264,6 +295,21 @@ mod tests {
         // The same swallowed duplicate without the replay mark ran anew.
         let verdict = check(&[first], &[late(false)], &rows);
         assert_eq!(kinds(&verdict), ["NotReplayed"]);
+    }
+
+    #[test]
+    fn a_failure_whose_row_exists_is_caught_and_an_unknown_one_is_not() {
+        let failed = |code: &str| {
+            let mut failed = attempt("k", 1, Outcome::Error, None, false);
+            failed.code = Some(code.to_owned());
+            failed
+        };
+        let rows = HashMap::from([("k".to_owned(), 1)]);
+        let verdict = check(&[failed("LEDGER_UNAVAILABLE")], &[], &rows);
+        assert_eq!(kinds(&verdict), ["FailedButApplied"]);
+        let verdict = check(&[failed("TOOL_EXECUTION_UNKNOWN")], &[], &rows);
+        assert!(verdict.violations.is_empty());
+        assert_eq!((verdict.unknown, verdict.failed), (1, 0));
     }
 
     #[test]

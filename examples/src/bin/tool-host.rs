@@ -19,6 +19,8 @@
 //! - `--lease-ms` (default 30 s, renewed while a call runs): how long retries of a call whose
 //!   host died wait before they are told its outcome is unknown (`TOOL_IDEMPOTENCY_UNKNOWN`:
 //!   the append is never run a second time).
+//! - `--oauth-issuer URL` (with `--oauth-resource`, `--oauth-scopes`) accepts only that
+//!   issuer's bearer tokens for this resource; each token's subject owns its calls' keys.
 //! - `--owner` names who unauthenticated calls belong to (their idempotency keys are scoped by
 //!   it): the same on every host of a fleet.
 
@@ -33,6 +35,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions};
 use sqlx::{PgPool, SqlitePool};
 use tool_context::prelude::*;
 use tool_context::{AllowAll, LeaseTakeover, StandardPolicy};
+use tool_context_mcp::oauth::OAuthResourceServer;
 use tool_context_mcp::rmcp::transport::StreamableHttpServerConfig;
 use tool_context_mcp::{McpToolServer, RequestStateKey, streamable_http_service};
 use tool_durable_operations::DurableOperationStore;
@@ -74,6 +77,22 @@ struct Flags {
     /// retries of that call this long, then they are told the outcome is unknown.
     #[arg(long, env = "TOOL_HOST_LEASE_MS", default_value_t = 30_000)]
     lease_ms: u64,
+    /// Accept only bearer tokens of this OAuth issuer (its JWKS is found through its metadata);
+    /// each token's subject owns its calls' idempotency keys, approvals and tasks.
+    #[arg(long, env = "TOOL_HOST_OAUTH_ISSUER")]
+    oauth_issuer: Option<String>,
+    /// The URL clients reach the fleet at, which tokens must name as their audience (default:
+    /// `http://LISTEN/mcp`; behind a load balancer, the balancer's URL).
+    #[arg(long, env = "TOOL_HOST_OAUTH_RESOURCE", requires = "oauth_issuer")]
+    oauth_resource: Option<String>,
+    /// Scopes every token must carry (comma-separated).
+    #[arg(
+        long,
+        env = "TOOL_HOST_OAUTH_SCOPES",
+        value_delimiter = ',',
+        requires = "oauth_issuer"
+    )]
+    oauth_scopes: Vec<String>,
 }
 
 /// The ledger the sample tools write to.
@@ -90,12 +109,23 @@ fn ledger() -> &'static Ledger {
     LEDGER.get().expect("opened before serving")
 }
 
+/// What a failed ledger statement means. Only a pool that never handed out a connection
+/// proves nothing was sent; any later failure (the server refused, died or went silent) may
+/// come after the commit, so it is ambiguous: the registry then marks the call unknown instead
+/// of telling the client it failed while the row exists.
 fn ledger_failed(error: sqlx::Error) -> ToolCallError {
-    ToolCallError::new(
-        "LEDGER_UNAVAILABLE",
-        format!("The ledger could not be written: {error}"),
-    )
-    .with_retryable(true)
+    match error {
+        sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed => ToolCallError::new(
+            "LEDGER_UNAVAILABLE",
+            format!("The ledger could not be reached; nothing was written: {error}"),
+        )
+        .with_retryable(true),
+        error => ToolCallError::new(
+            codes::TOOL_EXECUTION_UNKNOWN,
+            format!("The ledger failed while the statement was sent; it may or may not have been applied: {error}"),
+        )
+        .with_retryable(false),
+    }
 }
 
 /// How many entries the ledger holds.
@@ -256,8 +286,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .with_request_state_key(state_key(&flags.state_key_file)?)
         .with_request_owner(flags.owner.clone())
         .with_durable_store(store);
-    let config = StreamableHttpServerConfig::default();
-    let app = axum::Router::new().nest_service("/mcp", streamable_http_service(&server, config));
+    let service = streamable_http_service(&server, StreamableHttpServerConfig::default());
+    let app = match oauth(&flags)? {
+        // `/mcp` behind the bearer-token check, and the protected-resource metadata that tells
+        // clients where to get a token.
+        Some(oauth) => oauth.metadata_paths().iter().fold(
+            axum::Router::new().nest_service("/mcp", oauth.layer().wrap(service)),
+            |app, path| app.route_service(path, oauth.metadata_service()),
+        ),
+        None => axum::Router::new().nest_service("/mcp", service),
+    };
     // Answers go out at once: with Nagle's algorithm the second write of a streamed answer waits
     // for the client's delayed ACK (about 40 ms a call).
     let listener = tokio::net::TcpListener::bind(flags.listen)
@@ -274,6 +312,23 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         })
         .await?;
     Ok(())
+}
+
+/// The OAuth resource server `--oauth-issuer` asks for.
+fn oauth(flags: &Flags) -> Result<Option<OAuthResourceServer>, String> {
+    let Some(issuer) = &flags.oauth_issuer else {
+        return Ok(None);
+    };
+    let resource = flags
+        .oauth_resource
+        .clone()
+        .unwrap_or_else(|| format!("http://{}/mcp", flags.listen));
+    OAuthResourceServer::builder(resource, issuer.clone())
+        .required_scopes(flags.oauth_scopes.iter().cloned())
+        .resource_name("tool-host")
+        .build()
+        .map(Some)
+        .map_err(|error| format!("--oauth-issuer: {error}"))
 }
 
 /// A store URL without its password, for the log.

@@ -33,10 +33,15 @@ fn free_port() -> u16 {
 
 /// Starts a host on the store, ledger and key in `dir`, and waits until it listens.
 async fn start_host(dir: &Path) -> Host {
-    let port = free_port();
+    start_host_with(dir, free_port(), &[]).await
+}
+
+/// [`start_host`] on `port` with `flags` added.
+async fn start_host_with(dir: &Path, port: u16, flags: &[&str]) -> Host {
     let listen = format!("127.0.0.1:{port}");
     let child = Command::new(BIN)
         .args(["--listen", &listen, "--approve-all"])
+        .args(flags)
         .arg("--store")
         .arg(format!("sqlite:{}", dir.join("operations.db").display()))
         .arg("--ledger")
@@ -196,4 +201,141 @@ async fn the_typescript_sdk_v2_client_retrying_on_another_host_gets_a_replay() {
     );
     let to_second = connect(&second).await;
     assert_eq!(count(&to_second).await, json!({"entries": 1}));
+}
+
+/// The npm OAuth server (examples/tests/mcp_node/oauth_server.mjs); killed when dropped.
+struct Issuer {
+    _child: Child,
+    url: String,
+}
+
+impl Issuer {
+    async fn start() -> Self {
+        use tokio::io::AsyncBufReadExt;
+        let peers = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_node");
+        let mut child = Command::new(node22())
+            .arg(peers.join("oauth_server.mjs"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("node runs the OAuth server");
+        let mut line = String::new();
+        tokio::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .await
+            .unwrap();
+        let ready: Value = serde_json::from_str(&line).expect("the OAuth server is ready");
+        Self {
+            url: ready["issuer"].as_str().unwrap().to_owned(),
+            _child: child,
+        }
+    }
+
+    /// A `client_credentials` token of `client` for `resource`.
+    async fn token(&self, client: &str, resource: &str) -> String {
+        let answer: Value = reqwest::Client::new()
+            .post(format!("{}/token", self.url))
+            .basic_auth(client, Some(format!("{client}-secret")))
+            .header("Content-Type", "application/x-www-form-urlencoded")
+            .body(format!(
+                "grant_type=client_credentials&resource={}",
+                percent_encoded(resource)
+            ))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        answer["access_token"].as_str().unwrap().to_owned()
+    }
+}
+
+/// Every byte but ASCII letters and digits as `%XX` (a form value).
+fn percent_encoded(text: &str) -> String {
+    text.bytes()
+        .map(|byte| match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' => char::from(byte).to_string(),
+            _ => format!("%{byte:02X}"),
+        })
+        .collect()
+}
+
+async fn connect_as(host: &Host, token: &str) -> Client {
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let config = StreamableHttpClientTransportConfig::with_uri(host.url.clone()).auth_header(token);
+    let transport = StreamableHttpClientTransport::from_config(config);
+    Person::absent().serve(transport).await.expect("connects")
+}
+
+/// `--oauth-issuer`: a call without a token is refused with a challenge naming the metadata,
+/// which names the issuer; a token without the required scope is refused; each token's subject
+/// owns its idempotency keys (bob's call under alice's key is his own append, alice's retry
+/// replays hers).
+#[tokio::test]
+async fn a_host_with_an_oauth_issuer_takes_its_tokens_only_and_scopes_keys_by_subject() {
+    let issuer = Issuer::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let flags = ["--oauth-issuer", &issuer.url, "--oauth-scopes", "mcp:tools"];
+    let host = start_host_with(dir.path(), port, &flags).await;
+
+    let refused = reqwest::Client::new()
+        .post(&host.url)
+        .header("Accept", "application/json, text/event-stream")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 401);
+    let challenge = refused.headers()["www-authenticate"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(challenge.contains("resource_metadata="), "{challenge}");
+    let metadata: Value = reqwest::get(format!(
+        "http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp"
+    ))
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
+    assert_eq!(metadata["resource"], host.url, "{metadata}");
+    assert_eq!(
+        metadata["authorization_servers"],
+        json!([issuer.url]),
+        "{metadata}"
+    );
+
+    let carol = reqwest::Client::new()
+        .post(&host.url)
+        .bearer_auth(issuer.token("carol", &host.url).await)
+        .header("Accept", "application/json, text/event-stream")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(carol.status(), 403, "carol's token lacks mcp:tools");
+
+    let alice = connect_as(&host, &issuer.token("alice", &host.url).await).await;
+    let bob = connect_as(&host, &issuer.token("bob", &host.url).await).await;
+    let first = append(&alice, "alice's order", "order-7").await;
+    assert_eq!(first["structuredContent"], json!({"entries": 1}), "{first}");
+    let bobs = append(&bob, "bob's order", "order-7").await;
+    assert_eq!(bobs["isError"], false, "another subject's key: {bobs}");
+    assert_eq!(bobs["structuredContent"], json!({"entries": 2}), "{bobs}");
+    assert!(bobs["_meta"]["tool-context/replay"].is_null(), "{bobs}");
+    let retried = append(&alice, "alice's order", "order-7").await;
+    assert_eq!(
+        retried["structuredContent"],
+        json!({"entries": 1}),
+        "{retried}"
+    );
+    assert!(
+        retried["_meta"]["tool-context/replay"].is_object(),
+        "{retried}"
+    );
+    assert_eq!(count(&bob).await, json!({"entries": 2}));
 }
