@@ -659,23 +659,29 @@ async fn a_2026_07_28_subscription_hears_mounted_tools() {
 /// sent to the other host runs the call once; a retry of that continuation (its answer lost)
 /// and a fresh send of the key (the client lost its state) both replay the result instead of
 /// running again or asking again.
-#[tokio::test]
-async fn a_keyed_call_runs_once_across_its_input_round_on_every_backend() {
-    let dir = tempfile::tempdir().unwrap();
+/// One fresh store per backend: memory, SQLite (a file in `dir`), Redis and PostgreSQL (a
+/// unique prefix and table named after `name`: the servers are shared).
+async fn every_backend(
+    dir: &std::path::Path,
+    name: &str,
+) -> Vec<(&'static str, Arc<DurableOperationStore>)> {
     let redis = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
     let unique = uuid::Uuid::new_v4().simple().to_string();
-    let backends: Vec<(&str, Arc<DurableOperationStore>)> = vec![
+    vec![
         (
             "memory",
             Arc::new(DurableOperationStore::new(Arc::new(
                 tool_durable_operations::MemoryBackend::new(),
             ))),
         ),
-        ("sqlite", sqlite_store(&dir.path().join("rounds.db")).await),
+        (
+            "sqlite",
+            sqlite_store(&dir.join(format!("{name}.db"))).await,
+        ),
         ("redis", {
             let backend = tool_durable_operations::backend::redis::RedisBackend::connect(
                 &redis,
-                &format!("rounds-{unique}:"),
+                &format!("{name}-{unique}:"),
             )
             .await
             .expect("Redis answers (REDIS_URL or the local default)");
@@ -683,10 +689,51 @@ async fn a_keyed_call_runs_once_across_its_input_round_on_every_backend() {
         }),
         (
             "postgres",
-            postgres_store(&format!("rounds_{unique}")).await,
+            postgres_store(&format!("{name}_{unique}")).await,
         ),
-    ];
-    for (backend, store) in backends {
+    ]
+}
+
+/// A keyed call that became a task, retried on another host sharing the store (its handle was
+/// lost), is the same task on every backend; once done, a retry replays; it ran once.
+#[tokio::test]
+async fn a_retried_keyed_task_is_the_same_task_on_another_host_on_every_backend() {
+    let dir = tempfile::tempdir().unwrap();
+    for (backend, store) in every_backend(dir.path(), "tasks").await {
+        let work = Arc::new(Work::default());
+        let host = || fast_tasks(McpToolServer::new(registry(&work, Some(store.clone()))));
+        let (first, second) = (
+            Wire::new(&serve(&host()).await, task_client()),
+            Wire::new(&serve(&host()).await, task_client()),
+        );
+        let keyed = json!({
+            "name": "work.wait",
+            "arguments": {},
+            "_meta": {"tool-context/idempotency-key": format!("wait-{backend}")},
+        });
+        let handle = first.result("tools/call", keyed.clone()).await;
+        assert_eq!(handle["resultType"], "task", "{backend}: {handle}");
+        let task_id = handle["taskId"].as_str().unwrap().to_owned();
+
+        let again = second.result("tools/call", keyed.clone()).await;
+        assert_eq!(again["taskId"], task_id.as_str(), "{backend}: {again}");
+        work.gate.notify_one();
+        let done = poll_until_terminal(&second, &task_id).await;
+        assert_eq!(done["status"], "completed", "{backend}: {done}");
+        let replayed = second.result("tools/call", keyed).await;
+        assert_eq!(
+            replayed["structuredContent"],
+            json!({"done": true}),
+            "{backend}: {replayed}"
+        );
+        assert_eq!(work.waits.load(Ordering::SeqCst), 1, "{backend}: ran once");
+    }
+}
+
+#[tokio::test]
+async fn a_keyed_call_runs_once_across_its_input_round_on_every_backend() {
+    let dir = tempfile::tempdir().unwrap();
+    for (backend, store) in every_backend(dir.path(), "rounds").await {
         let key = RequestStateKey::from_bytes(&[7; 32]).unwrap();
         let work = Arc::new(Work::default());
         let host = |store: &Arc<DurableOperationStore>| {
