@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
-use super::client::{Attempt, Outcome, interpret};
+use super::client::{Attempt, Outcome, interpret, messages_in};
 use super::proxy::DroppedAnswer;
 
 /// One broken promise.
@@ -192,15 +192,7 @@ fn says_not_applied(attempt: &Attempt) -> bool {
 
 /// The JSON-RPC response in a swallowed body (JSON or SSE).
 fn answered_message(body: &str) -> Option<serde_json::Value> {
-    let messages: Vec<serde_json::Value> = match serde_json::from_str(body) {
-        Ok(message) => vec![message],
-        Err(_) => body
-            .lines()
-            .filter_map(|line| line.strip_prefix("data:"))
-            .filter_map(|data| serde_json::from_str(data.trim()).ok())
-            .collect(),
-    };
-    messages
+    messages_in(body)
         .into_iter()
         .find(|message| message.get("result").is_some() || message.get("error").is_some())
 }

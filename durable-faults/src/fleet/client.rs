@@ -242,15 +242,19 @@ pub fn interpret(key: &str, message: &Value) -> Attempt {
 
 /// The JSON-RPC message with `id` in a JSON body or an SSE stream.
 pub fn response_with_id(text: &str, id: u64) -> Option<Value> {
-    let messages: Vec<Value> = match serde_json::from_str::<Value>(text) {
+    messages_in(text)
+        .into_iter()
+        .find(|message| message["id"] == json!(id))
+}
+
+/// The JSON-RPC messages of an answer: one JSON body, or an SSE stream's `data:` lines.
+pub fn messages_in(text: &str) -> Vec<Value> {
+    match serde_json::from_str::<Value>(text) {
         Ok(message) => vec![message],
         Err(_) => text
             .lines()
             .filter_map(|line| line.strip_prefix("data:"))
             .filter_map(|data| serde_json::from_str(data.trim()).ok())
             .collect(),
-    };
-    messages
-        .into_iter()
-        .find(|message| message["id"] == json!(id))
+    }
 }

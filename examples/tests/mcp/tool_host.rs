@@ -82,6 +82,19 @@ async fn append(client: &Client, entry: &str, key: &str) -> Value {
     serde_json::to_value(client.call_tool(params).await.expect("answered")).unwrap()
 }
 
+/// `answer` replays an append that left `entries` rows, and says so.
+fn assert_replay_of(answer: &Value, entries: i64) {
+    assert_eq!(
+        answer["structuredContent"],
+        json!({"entries": entries}),
+        "{answer}"
+    );
+    assert!(
+        answer["_meta"]["tool-context/replay"].is_object(),
+        "marked as a replay: {answer}"
+    );
+}
+
 async fn count(client: &Client) -> Value {
     let params = CallToolRequestParams::new("ledger.count");
     let result = serde_json::to_value(client.call_tool(params).await.unwrap()).unwrap();
@@ -102,16 +115,7 @@ async fn two_hosts_on_one_store_run_a_keyed_append_once() {
         "{answered}"
     );
     // The retry reaches the other host: the first answer, replayed, and no second row.
-    let retried = append(&to_second, "order 1", "order-1").await;
-    assert_eq!(
-        retried["structuredContent"],
-        json!({"entries": 1}),
-        "{retried}"
-    );
-    assert!(
-        retried["_meta"]["tool-context/replay"].is_object(),
-        "marked as a replay: {retried}"
-    );
+    assert_replay_of(&append(&to_second, "order 1", "order-1").await, 1);
     assert_eq!(count(&to_second).await, json!({"entries": 1}));
     // The same key for another entry is refused, on either host.
     let other = append(&to_second, "order 2", "order-1").await;
@@ -327,15 +331,6 @@ async fn a_host_with_an_oauth_issuer_takes_its_tokens_only_and_scopes_keys_by_su
     assert_eq!(bobs["isError"], false, "another subject's key: {bobs}");
     assert_eq!(bobs["structuredContent"], json!({"entries": 2}), "{bobs}");
     assert!(bobs["_meta"]["tool-context/replay"].is_null(), "{bobs}");
-    let retried = append(&alice, "alice's order", "order-7").await;
-    assert_eq!(
-        retried["structuredContent"],
-        json!({"entries": 1}),
-        "{retried}"
-    );
-    assert!(
-        retried["_meta"]["tool-context/replay"].is_object(),
-        "{retried}"
-    );
+    assert_replay_of(&append(&alice, "alice's order", "order-7").await, 1);
     assert_eq!(count(&bob).await, json!({"entries": 2}));
 }
