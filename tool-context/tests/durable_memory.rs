@@ -11,7 +11,7 @@ use durable_support::*;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
-use tool_context::{AllowAll, BuildError, LeaseTakeover, OperationError, Tool, ToolRegistry};
+use tool_context::{AllowAll, BuildError, OperationError, ToolRegistry};
 use tool_durable_operations::{
     DurableOperationStore, ManualClock, MemoryBackend, OperationState, RecoverOutcome, Resolution,
     store::MAX_LEASE,
@@ -726,89 +726,4 @@ async fn a_read_only_tool_that_times_out_releases_its_key() {
         status(&other, "read-1").await.state,
         OperationState::Completed
     );
-}
-
-/// A registry on `store` that marks reclaimed records unknown instead of running them again.
-fn marking_registry(store: &Arc<DurableOperationStore>, owner: &str, tool: Tool) -> ToolRegistry {
-    ToolRegistry::builder()
-        .tool(tool)
-        .policy(AllowAll)
-        .durable_store(Arc::clone(store))
-        .durable_owner_id(owner)
-        .durable_lease_ms(LEASE_MS)
-        .durable_takeover(LeaseTakeover::MarkUnknown)
-        .build()
-        .expect("a valid durable registry")
-}
-
-/// An owner that never finishes (a host killed mid-call): its record stays pending until the
-/// lease expires. Returns the store's clock and the store.
-async fn a_dead_owners_pending_record(key: &str) -> (ManualClock, Arc<DurableOperationStore>) {
-    let clock = ManualClock::new(1_000_000);
-    let store = Arc::new(
-        DurableOperationStore::new(Arc::new(MemoryBackend::new()))
-            .with_clock(Arc::new(clock.clone())),
-    );
-    let runs = Runs::default();
-    let stuck = tool(&runs, |_args, _call| std::future::pending());
-    let dead = registry(&store, "worker-dead", stuck);
-    let key = key.to_owned();
-    let running = tokio::spawn(async move { call(&dead, "dead-1", &key, 5).await });
-    while runs.get() == 0 {
-        tokio::task::yield_now().await;
-    }
-    running.abort();
-    (clock, store)
-}
-
-#[tokio::test]
-async fn marking_takeovers_unknown_never_runs_a_dead_owners_call_again() {
-    let (clock, store) = a_dead_owners_pending_record("charge-dead").await;
-    let runs = Runs::default();
-    let survivor = marking_registry(&store, "worker-b", charging_tool(&runs));
-
-    let pending = call(&survivor, "b-1", "charge-dead", 5).await;
-    assert_eq!(pending.error_code(), Some(codes::TOOL_IDEMPOTENCY_PENDING));
-    clock.advance(Duration::from_millis(LEASE_MS));
-    let reclaimed = call(&survivor, "b-2", "charge-dead", 5).await;
-    assert_eq!(
-        reclaimed.error_code(),
-        Some(codes::TOOL_IDEMPOTENCY_UNKNOWN),
-        "{reclaimed:?}"
-    );
-    assert_eq!(reclaimed.error.as_ref().unwrap().retryable, Some(false));
-    assert_eq!(
-        error_details(&reclaimed)["reason"],
-        tool_context::TAKEN_OVER_REASON
-    );
-    assert_eq!(runs.get(), 0, "the effect is never run a second time");
-    let record = status(&survivor, "charge-dead").await;
-    assert_eq!(record.state, OperationState::Unknown);
-    // Every later retry, on any registry, is told the same until someone reconciles.
-    let again = call(&survivor, "b-3", "charge-dead", 5).await;
-    assert_eq!(again.error_code(), Some(codes::TOOL_IDEMPOTENCY_UNKNOWN));
-    let other = call(
-        &marking_registry(&store, "worker-c", charging_tool(&runs)),
-        "c-1",
-        "charge-dead",
-        5,
-    )
-    .await;
-    assert_eq!(other.error_code(), Some(codes::TOOL_IDEMPOTENCY_UNKNOWN));
-    assert_eq!(runs.get(), 0);
-    // A fresh key runs as usual.
-    let fresh = call(&survivor, "b-4", "charge-new", 5).await;
-    assert!(!fresh.is_error(), "{fresh:?}");
-    assert_eq!(runs.get(), 1);
-}
-
-#[tokio::test]
-async fn marking_takeovers_unknown_still_runs_a_read_only_call_again() {
-    let (clock, store) = a_dead_owners_pending_record("read-dead").await;
-    let runs = Runs::default();
-    let survivor = marking_registry(&store, "worker-b", charging_tool(&runs).read_only());
-    clock.advance(Duration::from_millis(LEASE_MS));
-    let reclaimed = call(&survivor, "b-1", "read-dead", 5).await;
-    assert!(!reclaimed.is_error(), "{reclaimed:?}");
-    assert_eq!(runs.get(), 1);
 }
