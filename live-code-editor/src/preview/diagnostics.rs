@@ -354,9 +354,36 @@ impl DiagnosticSink {
             kind,
             label: None,
             severity: match kind {
-                DiagnosticKind::ModuleSyntaxError | DiagnosticKind::OutputLimit => Severity::Error,
+                // Through `other`, an unsupported module is a bare import the installed
+                // packages do not provide: the module that imports it cannot load.
+                DiagnosticKind::ModuleSyntaxError
+                | DiagnosticKind::OutputLimit
+                | DiagnosticKind::UnsupportedModuleReference => Severity::Error,
                 _ => Severity::Warning,
             },
+            source_path: source_path.to_owned(),
+            requested_path: requested.trim().to_owned(),
+            line: None,
+            column: None,
+            message,
+        };
+        self.push(kind.code(), diagnostic, location);
+    }
+
+    /// A warning about a package file (a `require` the preview cannot satisfy until it runs).
+    /// Package modules render outside any recorded piece, so it is not recorded.
+    pub(crate) fn package_warning(
+        &mut self,
+        kind: DiagnosticKind,
+        source_path: &str,
+        requested: &str,
+        location: Option<Location<'_>>,
+        message: String,
+    ) {
+        let diagnostic = PreviewDiagnostic {
+            kind,
+            label: None,
+            severity: Severity::Warning,
             source_path: source_path.to_owned(),
             requested_path: requested.trim().to_owned(),
             line: None,

@@ -42,6 +42,7 @@ mod html;
 mod import_map;
 mod live;
 mod modules;
+mod packages;
 mod protocol;
 mod resolve;
 mod runtime_errors;
@@ -61,6 +62,10 @@ pub use diagnostics::{
 pub use import_map::{IMPORT_MAP_FILE, MAX_IMPORT_MAP_ENTRIES};
 pub use live::only_stylesheets_changed;
 pub use modules::{MAX_MODULE_IMPORT_EDGES, MAX_MODULE_NESTING_DEPTH};
+pub use packages::{
+    FolderPackageFiles, MAX_PACKAGE_FILE_BYTES, MAX_PACKAGE_MODULES, NODE_MODULES, PackageFiles,
+    Packages,
+};
 pub use protocol::{
     DESIGN_MODE_MESSAGE, MAX_BRIDGE_ERROR_MESSAGE_CHARS, MAX_BRIDGE_REVISION,
     PREVIEW_DESIGN_EXIT_MESSAGE, PREVIEW_ERROR_MESSAGE, PREVIEW_ESCAPE_MESSAGE,
@@ -127,6 +132,10 @@ pub struct PreviewOptions {
     /// [`MAX_MODULE_IMPORT_EDGES`], the reference's limit). Every resolved import counts, so a
     /// TypeScript/JSX app of more than a dozen components needs more.
     pub max_module_import_edges: usize,
+    /// Installed packages bare imports resolve from (default none: a bare import no import
+    /// map provides is then an `unsupported-module-reference` warning, as in the reference).
+    /// With packages, an import they do not provide is an error naming its fix.
+    pub packages: Option<Packages>,
 }
 
 impl PreviewOptions {
@@ -150,6 +159,7 @@ impl PreviewOptions {
             max_output_bytes: DEFAULT_MAX_PREVIEW_OUTPUT_BYTES,
             jsx: PreviewJsx::default(),
             max_module_import_edges: MAX_MODULE_IMPORT_EDGES,
+            packages: None,
         }
     }
 
@@ -171,6 +181,13 @@ impl PreviewOptions {
     #[must_use]
     pub fn with_content_security_policy(mut self, content_security_policy: bool) -> Self {
         self.content_security_policy = content_security_policy;
+        self
+    }
+
+    /// Resolves bare imports from `packages` (the workspace's `node_modules`).
+    #[must_use]
+    pub fn with_packages(mut self, packages: Packages) -> Self {
+        self.packages = Some(packages);
         self
     }
 

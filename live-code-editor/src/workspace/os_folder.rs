@@ -320,6 +320,11 @@ impl Inner {
                 builder.skip(&relative, SkipReason::Unreadable);
                 continue;
             };
+            if meta.is_dir() && name == crate::preview::NODE_MODULES {
+                // Installed packages are no workspace files: the preview reads them on
+                // demand (`Packages::folder`), and the limits stay for the user's own files.
+                continue;
+            }
             if meta.is_dir() {
                 match self.fs.read_dir(&full) {
                     Ok(children) => self.visit(canonical_root, &full, &relative, children, builder),

@@ -6,6 +6,7 @@ mod entry;
 mod incremental;
 mod memo;
 mod module_graph;
+mod package_graph;
 mod pieces;
 mod stylesheets;
 

@@ -12,6 +12,7 @@ use crate::preview::helpers::{helper_for_marker, helper_for_specifier};
 use crate::preview::modules::{
     ModuleRequest, ModuleScan, encode_module_source, module_bootstrap_script,
 };
+use crate::preview::packages::package_of_marker;
 use crate::preview::resolve::{
     Reference, is_local_looking, json_string, throwing_module_url, workspace_module_specifier,
 };
@@ -70,6 +71,8 @@ impl<'a> Compiler<'a> {
         let mut next = 0;
         // Runtime helper modules registered, which are no workspace files.
         let mut helpers = 0;
+        // Package files imported by workspace modules, in first-import order.
+        let mut packages: Vec<String> = Vec::new();
         while next < queue.len() {
             let module = queue[next].clone();
             next += 1;
@@ -82,6 +85,10 @@ impl<'a> Compiler<'a> {
                         modules.push((helper.specifier.to_owned(), source.into()));
                         helpers += 1;
                     }
+                } else if let Some(package) = package_of_marker(path) {
+                    if !packages.iter().any(|queued| queued == package) {
+                        packages.push(package.to_owned());
+                    }
                 } else if let Some((path, source)) = self.index.script_of(path)
                     && queued.insert(path)
                 {
@@ -93,8 +100,10 @@ impl<'a> Compiler<'a> {
                 None => modules.push((workspace_module_specifier(module.path), rendered.text)),
             }
         }
+        let workspace_modules = modules.len() - helpers;
+        self.add_package_modules(packages, &mut modules);
         RenderedGraph {
-            module_count: modules.len() - helpers,
+            module_count: workspace_modules,
             bootstrap: (!modules.is_empty())
                 .then(|| module_bootstrap_script(&modules, self.runs_in_preview()).into()),
             inline,
@@ -153,7 +162,7 @@ impl<'a> Compiler<'a> {
         &mut self,
         module: &ModuleSource<'a>,
         edges: &mut usize,
-        enqueue: &mut dyn FnMut(&'a str),
+        enqueue: &mut dyn FnMut(&str),
     ) -> String {
         if module.inline_index.is_none() && is_transformed_module(module.path) {
             return self.rewrite_transformed_module(module.path, module.source, edges, enqueue);
@@ -200,7 +209,7 @@ impl<'a> Compiler<'a> {
         path: &'a str,
         source: &'a str,
         edges: &mut usize,
-        enqueue: &mut dyn FnMut(&'a str),
+        enqueue: &mut dyn FnMut(&str),
     ) -> String {
         let transformed = self.transformed(path, source);
         if let Some((message, offset)) = &transformed.error {
@@ -283,7 +292,7 @@ impl<'a> Compiler<'a> {
         scan: &ModuleScan,
         places: &[Option<Location<'_>>],
         edges: &mut usize,
-        enqueue: &mut dyn FnMut(&'a str),
+        enqueue: &mut dyn FnMut(&str),
     ) -> String {
         let mut out = String::with_capacity(code.len());
         let mut last = 0;
@@ -306,7 +315,7 @@ impl<'a> Compiler<'a> {
         request: &ModuleRequest,
         at: Option<Location<'_>>,
         edges: &mut usize,
-        enqueue: &mut dyn FnMut(&'a str),
+        enqueue: &mut dyn FnMut(&str),
     ) -> Option<String> {
         let requested = request.specifier.trim();
         let throwing = |reason: String| throwing_module_url(&reason, &request.names);
@@ -347,7 +356,7 @@ impl<'a> Compiler<'a> {
         request: &ModuleRequest,
         at: Option<Location<'_>>,
         edges: &mut usize,
-        enqueue: &mut dyn FnMut(&'a str),
+        enqueue: &mut dyn FnMut(&str),
     ) -> Option<String> {
         let requested = request.specifier.trim();
         if let Some(helper) = helper_for_specifier(requested) {
@@ -359,6 +368,9 @@ impl<'a> Compiler<'a> {
             self.index.note_read_of(base);
         }
         let Some(mapped) = self.import_map.resolve(requested) else {
+            if let Some(rewritten) = self.rewrite_package_request(from, request, at, enqueue) {
+                return Some(rewritten);
+            }
             self.sink.reference(
                 DiagnosticKind::UnsupportedModuleReference,
                 ReferenceLabel::ModuleImport,
@@ -409,7 +421,7 @@ impl<'a> Compiler<'a> {
         path: &'a str,
         at: Option<Location<'_>>,
         edges: &mut usize,
-        enqueue: &mut dyn FnMut(&'a str),
+        enqueue: &mut dyn FnMut(&str),
     ) -> String {
         let (requested, names) = (request.specifier.trim(), &request.names);
         if *edges >= self.options.max_module_import_edges {

@@ -27,7 +27,7 @@ use crate::preview::diagnostics::RecordedCall;
 use crate::preview::html::{PlanShape, StyleElement, Template};
 use crate::preview::resolve::ReferenceCache;
 use crate::preview::transform::PreviewJsx;
-use crate::preview::{PreviewOptions, PreviewTarget};
+use crate::preview::{Packages, PreviewOptions, PreviewTarget};
 
 /// A template an incremental compiler keeps, valid for the entry scan it was built from (the
 /// memo hands out the same scan while the entry's bytes are unchanged) and the plan shape.
@@ -133,6 +133,8 @@ struct RenderTarget {
     jsx: PreviewJsx,
     /// Where the module graph stops following imports.
     max_module_import_edges: usize,
+    /// Where bare imports resolve (a new [`Packages`] is new files).
+    packages: Option<Packages>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -153,6 +155,7 @@ impl RenderTarget {
             urls,
             jsx: options.jsx.clone(),
             max_module_import_edges: options.max_module_import_edges,
+            packages: options.packages.clone(),
         }
     }
 }

@@ -1,0 +1,238 @@
+//! Real npm projects in the preview (issue 57): workspaces importing packages installed in
+//! `node_modules` — ES module packages (preact, lodash-es, date-fns, zustand) and CommonJS ones
+//! (react, react-dom) — compile with no diagnostics, and headless Chromium builds the same
+//! `#root` from our standalone export as from esbuild's bundle of the same folder
+//! (`--bundle --format=esm`). An import nothing installs is an error that names its fix.
+//!
+//! The packages are the `tests/fixtures/npm` lockfile's, installed by `bash scripts/test.sh`
+//! (`npm ci`); esbuild and Chromium as for `preview_esbuild`.
+
+mod preview_support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use live_code_editor::WorkspaceFile;
+use live_code_editor::preview::{
+    DiagnosticKind, Packages, PreviewOptions, Severity, compile_preview,
+};
+use preview_support::{dump_dom, element_by_id, esbuild_bin, fixture_dir};
+
+/// The installed fixture packages (fails with the command to install them).
+fn installed_node_modules() -> PathBuf {
+    let node_modules = fixture_dir("npm").join("node_modules");
+    assert!(
+        node_modules.join("react/package.json").is_file(),
+        "the npm fixture packages are not installed: run `npm ci` in {} (bash scripts/test.sh does)",
+        fixture_dir("npm").display()
+    );
+    node_modules
+}
+
+/// A site folder holding `files` and a link to the installed `node_modules`.
+fn site(files: &[(&str, &str)]) -> (tempfile::TempDir, Vec<WorkspaceFile>) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("site");
+    std::fs::create_dir_all(&root).unwrap();
+    std::os::unix::fs::symlink(installed_node_modules(), root.join("node_modules")).unwrap();
+    let mut workspace = vec![WorkspaceFile::text(
+        "index.html",
+        "<!doctype html>\n<html>\n<head>\n<meta charset=\"utf-8\">\n\
+         <script type=\"module\" src=\"main.jsx\"></script>\n</head>\n\
+         <body>\n<div id=\"root\"></div>\n</body>\n</html>\n",
+    )];
+    workspace.extend(
+        files
+            .iter()
+            .map(|(path, source)| WorkspaceFile::text(*path, *source)),
+    );
+    for file in &workspace {
+        std::fs::write(root.join(&file.path), file.source().unwrap()).unwrap();
+    }
+    (dir, workspace)
+}
+
+fn site_root(dir: &tempfile::TempDir) -> PathBuf {
+    dir.path().join("site")
+}
+
+/// `#root` as Chromium builds it from `page`.
+fn rendered_root(page: &Path) -> String {
+    let dom = dump_dom(page);
+    element_by_id(&dom, "root").unwrap_or_else(|| panic!("no #root in\n{dom}"))
+}
+
+/// `#root` from our standalone export of the site.
+fn root_from_export(dir: &tempfile::TempDir, files: &[WorkspaceFile]) -> String {
+    let options = PreviewOptions::export().with_packages(Packages::folder(site_root(dir)));
+    let compiled = compile_preview(files, &options);
+    assert!(
+        compiled.diagnostics.is_empty(),
+        "{:#?}",
+        compiled.diagnostics
+    );
+    let page = dir.path().join("export.html");
+    std::fs::write(&page, &compiled.html).unwrap();
+    rendered_root(&page)
+}
+
+/// `#root` from esbuild's bundle of the site's `main.jsx`, inlined into a page like ours.
+fn root_from_esbuild(dir: &tempfile::TempDir) -> String {
+    let bundle = dir.path().join("bundle.js");
+    let output = Command::new(esbuild_bin())
+        .current_dir(site_root(dir))
+        .args(["main.jsx", "--bundle", "--format=esm", "--jsx=automatic"])
+        .args(["--log-level=warning", "--log-limit=0"])
+        .arg(format!("--outfile={}", bundle.display()))
+        .output()
+        .expect("run esbuild");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success() && stderr.trim().is_empty(),
+        "esbuild {}: {stderr}",
+        output.status
+    );
+    let script = std::fs::read_to_string(&bundle)
+        .unwrap()
+        .replace("</script", "<\\/script");
+    let page = dir.path().join("esbuild.html");
+    std::fs::write(
+        &page,
+        format!(
+            "<!doctype html>\n<html>\n<head>\n<meta charset=\"utf-8\">\n\
+             <script type=\"module\">{script}</script>\n</head>\n\
+             <body>\n<div id=\"root\"></div>\n</body>\n</html>\n"
+        ),
+    )
+    .unwrap();
+    rendered_root(&page)
+}
+
+/// Renders `main.jsx` both ways; both must build the same, non-empty `#root`.
+fn assert_renders_as_with_esbuild(main: &str, expected_text: &str) {
+    let (dir, files) = site(&[("main.jsx", main)]);
+    let ours = root_from_export(&dir, &files);
+    let theirs = root_from_esbuild(&dir);
+    assert!(ours.contains(expected_text), "ours rendered {ours}");
+    assert_eq!(
+        ours, theirs,
+        "#root differs: ours (left) vs esbuild (right)"
+    );
+}
+
+#[test]
+fn preact_with_hooks_renders_as_with_esbuild() {
+    assert_renders_as_with_esbuild(
+        r#"/** @jsxImportSource preact */
+import { render } from 'preact';
+import { useState, useMemo } from 'preact/hooks';
+
+function Counter({ start }) {
+  const [count] = useState(start);
+  const doubled = useMemo(() => count * 2, [count]);
+  return <p class="counter">Count {count}, doubled {doubled}</p>;
+}
+
+render(<Counter start={21} />, document.getElementById('root'));
+"#,
+        "Count 21, doubled 42",
+    );
+}
+
+#[test]
+fn react_and_react_dom_from_commonjs_render_as_with_esbuild() {
+    assert_renders_as_with_esbuild(
+        r#"import React, { useState, Fragment } from 'react';
+import { flushSync } from 'react-dom';
+import { createRoot } from 'react-dom/client';
+
+function List() {
+  const [items] = useState(['one', 'two']);
+  return <Fragment><ul>{items.map((item) => <li key={item}>{item}</li>)}</ul><p>React {typeof React.createElement}</p></Fragment>;
+}
+
+const root = createRoot(document.getElementById('root'));
+flushSync(() => root.render(<List />));
+"#,
+        "<li>two</li>",
+    );
+}
+
+#[test]
+fn lodash_es_date_fns_and_zustand_render_as_with_esbuild() {
+    assert_renders_as_with_esbuild(
+        r#"import { chunk, capitalize } from 'lodash-es';
+import { addDays, format } from 'date-fns';
+import { createStore } from 'zustand/vanilla';
+
+const store = createStore((set) => ({ count: 1, add: () => set((state) => ({ count: state.count + 1 })) }));
+store.getState().add();
+document.getElementById('root').textContent = JSON.stringify([
+  chunk([1, 2, 3, 4, 5], 2),
+  capitalize('hello'),
+  format(addDays(new Date(2024, 0, 30), 3), 'yyyy-MM-dd'),
+  store.getState().count,
+]);
+"#,
+        "2024-02-02",
+    );
+}
+
+#[test]
+fn an_import_nothing_installs_is_an_error_that_names_its_fix() {
+    let (dir, files) = site(&[(
+        "main.jsx",
+        "import { render } from 'preact';\nimport confetti from 'canvas-confetti';\nconfetti();\n",
+    )]);
+    let options = PreviewOptions::export().with_packages(Packages::folder(site_root(&dir)));
+    let compiled = compile_preview(&files, &options);
+    assert!(compiled.has_errors(), "{:#?}", compiled.diagnostics);
+    let [diagnostic] = compiled.diagnostics.as_slice() else {
+        panic!("one diagnostic: {:#?}", compiled.diagnostics);
+    };
+    assert_eq!(diagnostic.kind, DiagnosticKind::UnsupportedModuleReference);
+    assert_eq!(diagnostic.severity, Severity::Error);
+    assert_eq!(diagnostic.source_path, "main.jsx");
+    assert_eq!((diagnostic.line, diagnostic.column), (Some(2), Some(22)));
+    assert!(
+        diagnostic.message.contains("npm install canvas-confetti"),
+        "{}",
+        diagnostic.message
+    );
+    assert!(
+        diagnostic.message.contains("importmap"),
+        "{}",
+        diagnostic.message
+    );
+}
+
+#[test]
+fn one_copy_of_react_serves_every_importer() {
+    let (dir, files) = site(&[(
+        "main.jsx",
+        "import { createRoot } from 'react-dom/client';\nimport { useState } from 'react';\nexport { createRoot, useState };\n",
+    )]);
+    let options = PreviewOptions::export().with_packages(Packages::folder(site_root(&dir)));
+    let compiled = compile_preview(&files, &options);
+    assert!(
+        compiled.diagnostics.is_empty(),
+        "{:#?}",
+        compiled.diagnostics
+    );
+    let registered = |path: &str| compiled.html.matches(&format!("{path}\":")).count();
+    assert_eq!(
+        registered("workspace-module/node_modules/react/index.js"),
+        1,
+        "one react facade"
+    );
+    assert_eq!(
+        registered("commonjs-module/node_modules/react/index.js"),
+        1,
+        "one react body"
+    );
+    assert_eq!(
+        registered("commonjs-module/node_modules/react/cjs/react.production.js"),
+        1,
+        "export mode loads the production build"
+    );
+}
