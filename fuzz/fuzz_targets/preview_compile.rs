@@ -3,16 +3,19 @@
 //! NUL, each `path\ncontent` (the first file without a path line is `index.html`). Whatever
 //! the workspace, the document stays within the output cap, the diagnostic list within its
 //! bound, every diagnostic is bounded by the text it points into, and an incremental compile
-//! after a neighbouring revision equals the full compile.
+//! after a neighbouring revision equals the full compile. With option bit 6, files under
+//! `node_modules/` are installed packages instead (hostile `package.json`, CommonJS and
+//! ES module package files), read through `PackageFiles`.
 #![no_main]
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
 use live_code_editor::file::is_asset_path;
 use live_code_editor::preview::{
     DEFAULT_MAX_PREVIEW_OUTPUT_BYTES, DiagnosticKind, IncrementalPreviewCompiler,
-    MAX_PREVIEW_DIAGNOSTICS, PreviewDiagnostic,
+    MAX_PREVIEW_DIAGNOSTICS, NODE_MODULES, PackageFiles, Packages, PreviewDiagnostic,
 };
 use live_code_editor::workspace::model::validate_path;
 use live_code_editor::{CompiledPreview, Language, PreviewOptions, WorkspaceFile, compile_preview};
@@ -33,6 +36,17 @@ const CAPS: [usize; 8] = [
 const FIXED_OVERHEAD_BYTES: usize = 64 * 1024;
 /// Longest fixed wording of a diagnostic message around the reference it quotes.
 const MESSAGE_WORDING_BYTES: usize = 256;
+/// A package diagnostic's fix quotes the specifier and its package name up to four times.
+const MESSAGE_QUOTES: usize = 4;
+
+/// Package files from the input.
+struct InputPackages(BTreeMap<String, Arc<str>>);
+
+impl PackageFiles for InputPackages {
+    fn read(&self, path: &str) -> Option<Arc<str>> {
+        self.0.get(path).cloned()
+    }
+}
 
 fuzz_target!(|data: &[u8]| {
     let Some((&option, rest)) = data.split_first() else {
@@ -41,7 +55,11 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(rest) else {
         return;
     };
-    let files = workspace_files(text);
+    let all_files = workspace_files(text);
+    let (packages, files): (Vec<WorkspaceFile>, Vec<WorkspaceFile>) = all_files
+        .iter()
+        .cloned()
+        .partition(|file| option & 64 != 0 && file.path.starts_with(NODE_MODULES));
     let mut options = if option & 1 == 0 {
         PreviewOptions::preview((option & 2 != 0).then_some(7), "/preview/7/assets/")
     } else {
@@ -49,10 +67,17 @@ fuzz_target!(|data: &[u8]| {
     };
     options.content_security_policy = option & 4 == 0;
     options.max_output_bytes = CAPS[usize::from(option >> 3) & 7];
+    if option & 64 != 0 {
+        let texts = packages
+            .iter()
+            .filter_map(|file| Some((file.path.clone(), Arc::from(file.source()?))))
+            .collect();
+        options = options.with_packages(Packages::new(InputPackages(texts)));
+    }
     let compiled = compile_preview(&files, &options);
     assert_document_bounded(&files, &compiled, options.max_output_bytes);
     for diagnostic in &compiled.diagnostics {
-        assert_diagnostic_bounded(&files, diagnostic);
+        assert_diagnostic_bounded(&all_files, diagnostic);
     }
     // The incremental compiler, having compiled a neighbouring revision (the last file cut in
     // half), reuses what still holds and must still write exactly the full compile's result.
@@ -157,7 +182,7 @@ fn assert_diagnostic_bounded(files: &[WorkspaceFile], diagnostic: &PreviewDiagno
     );
     assert_eq!(diagnostic.requested_path.trim(), diagnostic.requested_path);
     assert!(
-        diagnostic.message.len() <= MESSAGE_WORDING_BYTES + longest,
+        diagnostic.message.len() <= MESSAGE_WORDING_BYTES + MESSAGE_QUOTES * longest,
         "message of {} bytes: {diagnostic:?}",
         diagnostic.message.len()
     );
