@@ -568,3 +568,29 @@ fn hostile_nesting_compiles_on_the_compiler_stack_from_a_small_caller_stack() {
         compiled.diagnostics
     );
 }
+
+#[test]
+fn a_module_loaded_by_several_scripts_is_registered_once() {
+    // Found by `preview_proptest`: each repeated root was rendered and registered again, so
+    // under a zero budget the throwing stand-ins grew the document past its bound.
+    let files = vec![
+        text(
+            "index.html",
+            &"<script type=\"module\" src=\"m.js\"></script>".repeat(5),
+        ),
+        text("m.js", "import { x } from './n.js';"),
+        text("n.js", "export const x = 1;"),
+    ];
+    let compiled = export(&files);
+    assert!(
+        compiled.diagnostics.is_empty(),
+        "{:?}",
+        compiled.diagnostics
+    );
+    let registered = compiled
+        .html
+        .matches("\"https://context-action.local/workspace-module/m.js\":")
+        .count();
+    assert_eq!(registered, 1);
+    assert_eq!(compiled.module_count, 2);
+}

@@ -61,12 +61,12 @@ impl<'a> Compiler<'a> {
     pub(crate) fn rendered_module_graph(&mut self, roots: Vec<ModuleSource<'a>>) -> RenderedGraph {
         let mut modules: Vec<(String, Arc<str>)> = Vec::new();
         let mut inline = Vec::new();
-        let mut queued: HashSet<&'a str> = roots
-            .iter()
-            .filter(|root| root.inline_index.is_none())
-            .map(|root| root.path)
+        // A file several scripts load is one module, rendered and registered once.
+        let mut queued: HashSet<&'a str> = HashSet::new();
+        let mut queue: Vec<ModuleSource<'a>> = roots
+            .into_iter()
+            .filter(|root| root.inline_index.is_some() || queued.insert(root.path))
             .collect();
-        let mut queue = roots;
         let mut edges = 0;
         let mut next = 0;
         // Runtime helper modules registered, which are no workspace files.
