@@ -236,3 +236,134 @@ fn one_copy_of_react_serves_every_importer() {
         "export mode loads the production build"
     );
 }
+
+/// The files of create-vite's `react-ts` template (from the fixture lockfile's `create-vite`),
+/// copied into `root` as `npm create vite` does.
+fn copy_vite_react_ts_template(root: &Path) {
+    let template = installed_node_modules().join("create-vite/template-react-ts");
+    let mut pending = vec![template.clone()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let relative = path.strip_prefix(&template).unwrap();
+            let target = root.join(
+                relative
+                    .to_string_lossy()
+                    .replace("_gitignore", ".gitignore"),
+            );
+            if path.is_dir() {
+                std::fs::create_dir_all(&target).unwrap();
+                pending.push(path);
+            } else {
+                std::fs::copy(&path, &target).unwrap();
+            }
+        }
+    }
+}
+
+/// `#root` with every `src` value emptied: ours are `data:` URLs of the workspace files, and
+/// esbuild's `dataurl` loader encodes the same bytes another way.
+fn without_src_values(root: &str) -> String {
+    let mut out = String::new();
+    let mut rest = root;
+    while let Some(at) = rest.find(" src=\"") {
+        let value = at + " src=\"".len();
+        out.push_str(&rest[..value]);
+        rest = &rest[value..];
+        rest = &rest[rest.find('"').unwrap()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[tokio::test]
+async fn the_vite_react_ts_template_renders_as_with_esbuild() {
+    use live_code_editor::OsFolder;
+    use live_code_editor::workspace::folder::FolderAdapter;
+
+    let dir = tempfile::tempdir().unwrap();
+    let root = site_root(&dir);
+    std::fs::create_dir_all(&root).unwrap();
+    copy_vite_react_ts_template(&root);
+    std::os::unix::fs::symlink(installed_node_modules(), root.join("node_modules")).unwrap();
+    // The studio's and the CLI's folder read: node_modules is read on demand, not imported.
+    let import = OsFolder::open(&root).unwrap().read().await.unwrap();
+    assert!(
+        import
+            .files
+            .iter()
+            .all(|file| !file.path.starts_with("node_modules"))
+    );
+
+    let options = PreviewOptions::export().with_packages(Packages::folder(&root));
+    let compiled = compile_preview(&import.files, &options);
+    assert!(
+        compiled.diagnostics.is_empty(),
+        "{:#?}",
+        compiled.diagnostics
+    );
+    let page = dir.path().join("export.html");
+    std::fs::write(&page, &compiled.html).unwrap();
+    let dom = dump_dom(&page);
+    for stylesheet in ["src/index.css", "src/App.css"] {
+        assert!(
+            dom.contains(&format!("<style data-workspace-source=\"{stylesheet}\">")),
+            "{stylesheet} is injected by its import"
+        );
+    }
+    let ours = element_by_id(&dom, "root").unwrap();
+    assert!(
+        ours.contains("<h1>Vite + React</h1>") && ours.contains("count is 0"),
+        "{ours}"
+    );
+    assert_eq!(
+        ours.matches("src=\"data:image/svg+xml;base64,").count(),
+        2,
+        "{ours}"
+    );
+
+    // esbuild has no public folder: its copy imports the logo from there by a relative path.
+    let app = root.join("src/App.tsx");
+    let text = std::fs::read_to_string(&app).unwrap();
+    std::fs::write(&app, text.replace("'/vite.svg'", "'../public/vite.svg'")).unwrap();
+    let bundle = dir.path().join("bundle.js");
+    let output = Command::new(esbuild_bin())
+        .current_dir(&root)
+        .args([
+            "src/main.tsx",
+            "--bundle",
+            "--format=esm",
+            "--jsx=automatic",
+        ])
+        .args([
+            "--loader:.svg=dataurl",
+            "--log-level=warning",
+            "--log-limit=0",
+        ])
+        .arg(format!("--outfile={}", bundle.display()))
+        .output()
+        .expect("run esbuild");
+    assert!(
+        output.status.success(),
+        "esbuild: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let script = std::fs::read_to_string(&bundle)
+        .unwrap()
+        .replace("</script", "<\\/script");
+    let theirs_page = dir.path().join("esbuild.html");
+    std::fs::write(
+        &theirs_page,
+        format!(
+            "<!doctype html>\n<html>\n<head>\n<script type=\"module\">{script}</script>\n</head>\n\
+             <body>\n<div id=\"root\"></div>\n</body>\n</html>\n"
+        ),
+    )
+    .unwrap();
+    let theirs = rendered_root(&theirs_page);
+    assert_eq!(
+        without_src_values(&ours),
+        without_src_values(&theirs),
+        "#root differs: ours (left) vs esbuild (right)"
+    );
+}

@@ -45,6 +45,7 @@ mod modules;
 mod packages;
 mod protocol;
 mod resolve;
+mod resources;
 mod runtime_errors;
 mod selection;
 mod transform;

@@ -43,7 +43,14 @@ impl<'a> Compiler<'a> {
             );
         }
         let styles = self.plan_inline_styles(entry_path, source, scan);
-        self.report_css_references(css_roots(&self.index, entry_path, source, scan));
+        let mut roots = css_roots(&self.index, entry_path, source, scan);
+        let imported = std::mem::take(&mut self.module_stylesheets);
+        roots.extend(
+            imported
+                .into_iter()
+                .map(|(path, css)| CssRoot::file(path, css)),
+        );
+        self.report_css_references(roots);
         let module_count = graph.module_count;
         let plan = self.finish_plan(links, scripts, styles, &graph, scan, entry_path);
         match self.rewrite_entry(entry_path, source, scan_result, scan, &plan) {

@@ -8,6 +8,7 @@ mod memo;
 mod module_graph;
 mod package_graph;
 mod pieces;
+mod resources;
 mod stylesheets;
 
 use std::collections::HashMap;
@@ -150,6 +151,8 @@ pub(crate) struct Compiler<'a> {
     live_stylesheets: Option<Vec<Arc<str>>>,
     /// The entry's and the workspace's import maps, read before the module graph.
     import_map: import_map::ImportMap,
+    /// Stylesheets modules import (`import './App.css'`), reported with the linked ones.
+    module_stylesheets: Vec<(&'a str, &'a str)>,
 }
 
 impl<'a> Compiler<'a> {
@@ -174,6 +177,7 @@ impl<'a> Compiler<'a> {
             asset_cache: HashMap::new(),
             live_stylesheets: None,
             import_map: import_map::ImportMap::default(),
+            module_stylesheets: Vec::new(),
         }
     }
 

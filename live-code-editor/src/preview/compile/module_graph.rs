@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use super::Compiler;
 use super::pieces::{GraphRoot, ModuleKey, RenderedModule};
+use super::resources::{resource_marker, resource_of_marker};
 use crate::preview::diagnostics::{DiagnosticKind, Location, Position, ReferenceLabel};
 use crate::preview::helpers::{helper_for_marker, helper_for_specifier};
 use crate::preview::modules::{
@@ -84,6 +85,13 @@ impl<'a> Compiler<'a> {
                         let source = encode_module_source(helper.source);
                         modules.push((helper.specifier.to_owned(), source.into()));
                         helpers += 1;
+                    }
+                } else if let Some(resource) = resource_of_marker(path) {
+                    if let Some((resource, _)) = self.resource_at(resource)
+                        && queued.insert(resource)
+                    {
+                        let text = self.rendered_resource(resource);
+                        modules.push((workspace_module_specifier(resource), text));
                     }
                 } else if let Some(package) = package_of_marker(path) {
                     if !packages.iter().any(|queued| queued == package) {
@@ -328,6 +336,18 @@ impl<'a> Compiler<'a> {
         {
             return Some(self.follow_edge(from.path, request, path, at, edges, enqueue));
         }
+        if let Reference::Local(Some(path)) = &reference
+            && let Some((path, _)) = self.resource_at(path).or_else(|| {
+                // Vite serves its `public/` folder at the root: `import logo from '/vite.svg'`.
+                requested
+                    .starts_with('/')
+                    .then(|| self.resource_at(&format!("{PUBLIC_FOLDER}/{path}")))
+                    .flatten()
+            })
+        {
+            enqueue(&resource_marker(path));
+            return Some(workspace_module_specifier(path));
+        }
         if let Reference::Local(_) = &reference
             && !local_looking
         {
@@ -445,6 +465,9 @@ impl<'a> Compiler<'a> {
         workspace_module_specifier(path)
     }
 }
+
+/// The folder whose files a root-absolute import also finds, as in Vite.
+const PUBLIC_FOLDER: &str = "public";
 
 /// The module a request is written in, and whether its extensionless imports are probed.
 #[derive(Debug, Clone, Copy)]

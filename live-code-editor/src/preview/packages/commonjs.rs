@@ -31,6 +31,8 @@ pub(crate) enum Format {
     CommonJs,
     /// A `.json` file: its value is the module's `exports`.
     Json,
+    /// A `.css` file: importing it adds it to the document.
+    Stylesheet,
 }
 
 /// What one parse of a package file found.
@@ -59,11 +61,13 @@ impl Facts {
 
 /// Parses the package file `path` and collects its [`Facts`] under `env`.
 pub(crate) fn analyze(path: &str, source: &str, env: NodeEnv) -> Facts {
-    if path.ends_with(".json") {
-        return Facts {
-            format: Some(Format::Json),
-            ..Facts::default()
-        };
+    for (extension, format) in [(".json", Format::Json), (".css", Format::Stylesheet)] {
+        if path.ends_with(extension) {
+            return Facts {
+                format: Some(format),
+                ..Facts::default()
+            };
+        }
     }
     let nesting = nesting_estimate(source);
     if nesting > crate::preview::MAX_MODULE_NESTING_DEPTH {

@@ -16,6 +16,7 @@ use crate::preview::modules::{encode_module_source, scan_module};
 use crate::preview::resolve::{
     json_string, push_encoded_path, throwing_module_url, workspace_module_specifier,
 };
+use crate::preview::resources::stylesheet_module;
 
 /// Where CommonJS bodies are registered (their facades use the file's workspace specifier).
 const COMMONJS_BODY_SPECIFIER_PREFIX: &str = "https://context-action.local/commonjs-module/";
@@ -67,6 +68,13 @@ pub(super) fn render(packages: &Packages, path: &str, env: NodeEnv) -> PackageMo
     let mut module = match facts.format() {
         Format::Module => render_module(packages, path, &source, &facts, env),
         Format::CommonJs | Format::Json => render_commonjs(packages, path, &source, &facts, env),
+        Format::Stylesheet => PackageModule {
+            entries: vec![(
+                workspace_module_specifier(path),
+                encode_module_source(&stylesheet_module(path, &source)).into(),
+            )],
+            ..PackageModule::default()
+        },
     };
     if let Some((message, offset)) = &facts.syntax_error {
         module.reports.push(PackageReport {
@@ -188,9 +196,10 @@ fn required_modules(
         };
         let local = format!("__required{index}");
         let case = json_string(specifier);
+        // What `require` returns: a CommonJS body's `__init()`, else an ES namespace.
         let is_module = packages
             .facts(&target, env)
-            .is_some_and(|facts| facts.format() == Format::Module);
+            .is_some_and(|facts| matches!(facts.format(), Format::Module | Format::Stylesheet));
         if is_module {
             let specifier = json_string(&workspace_module_specifier(&target));
             let _ = writeln!(header, "import * as {local} from {specifier};");
