@@ -594,3 +594,57 @@ fn a_module_loaded_by_several_scripts_is_registered_once() {
     assert_eq!(registered, 1);
     assert_eq!(compiled.module_count, 2);
 }
+
+#[test]
+fn scripts_import_json_as_its_value_and_report_json_that_is_not() {
+    let files = vec![
+        text(
+            "index.html",
+            "<script type=\"module\" src=\"main.js\"></script>",
+        ),
+        text(
+            "main.js",
+            "import data from './data.json';\nimport bad from './bad.json';\n",
+        ),
+        text("data.json", "{\"items\": [1, 2]}"),
+        text("bad.json", "{\"items\": [1, 2"),
+    ];
+    let compiled = export(&files);
+    assert!(
+        compiled
+            .html
+            .contains(r#"export default {\"items\": [1, 2]};"#)
+    );
+    let [diagnostic] = compiled.diagnostics.as_slice() else {
+        panic!("one diagnostic: {:?}", compiled.diagnostics);
+    };
+    assert_eq!(diagnostic.kind, DiagnosticKind::ModuleSyntaxError);
+    assert_eq!(diagnostic.source_path, "bad.json");
+    assert!(
+        diagnostic
+            .message
+            .starts_with("JSON module could not be parsed: "),
+        "{}",
+        diagnostic.message
+    );
+}
+
+#[test]
+fn a_stylesheet_a_script_imports_is_added_by_it_and_its_references_are_reported() {
+    let files = vec![
+        text(
+            "index.html",
+            "<script type=\"module\" src=\"main.js\"></script>",
+        ),
+        text("main.js", "import './app.css';\n"),
+        text("app.css", "body { background: url(gone.png) }"),
+    ];
+    let compiled = export(&files);
+    assert!(
+        compiled
+            .html
+            .contains(r#"style.setAttribute(\"data-workspace-source\", \"app.css\")"#)
+    );
+    assert_eq!(messages(&compiled), ["Missing asset: gone.png"]);
+    assert_eq!(compiled.diagnostics[0].source_path, "app.css");
+}
