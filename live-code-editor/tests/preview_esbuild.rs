@@ -10,11 +10,10 @@
 mod preview_support;
 
 use std::path::Path;
-use std::process::Command;
 
 use live_code_editor::WorkspaceFile;
 use live_code_editor::preview::export_standalone_html;
-use preview_support::{dump_dom, element_by_id, esbuild_bin, load_fixture};
+use preview_support::{esbuild_root, load_fixture, rendered_root};
 
 /// The import map every case's entry declares (the `tsx-app` fixture's), as specifier and target.
 const IMPORTS: [(&str, &str); 3] = [
@@ -52,12 +51,6 @@ fn index_html(entry: &str) -> String {
     )
 }
 
-/// `#root` as Chromium builds it from `page`.
-fn rendered_root(page: &Path) -> String {
-    let dom = dump_dom(page);
-    element_by_id(&dom, "root").unwrap_or_else(|| panic!("no #root in\n{dom}"))
-}
-
 /// `#root` built by our standalone export of `files`.
 fn root_from_export(files: &[WorkspaceFile], dir: &Path) -> String {
     let compiled = export_standalone_html(files);
@@ -79,43 +72,17 @@ fn root_from_esbuild(files: &[WorkspaceFile], entry: &str, dir: &Path) -> String
         std::fs::create_dir_all(target.parent().unwrap()).unwrap();
         std::fs::write(target, file.source().expect("a text file")).unwrap();
     }
-    let bundle = dir.join("bundle.js");
-    let output = Command::new(esbuild_bin())
-        .current_dir(&site)
-        .args([entry, "--bundle", "--format=esm", "--jsx=automatic"])
-        // esbuild resolves an alias's target from its working directory, as the map does from
-        // the page.
-        .args(
-            IMPORTS
-                .iter()
-                .map(|(specifier, target)| format!("--alias:{specifier}={target}")),
-        )
-        // Decorators compile as TypeScript's experimental ones, as the preview compiler's do.
-        .arg(r#"--tsconfig-raw={"compilerOptions":{"experimentalDecorators":true}}"#)
-        .args(["--log-level=warning", "--log-limit=0"])
-        .arg(format!("--outfile={}", bundle.display()))
-        .output()
-        .expect("run esbuild");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success() && stderr.trim().is_empty(),
-        "esbuild {}: {stderr}",
-        output.status
+    let mut args = vec![entry.to_owned(), "--jsx=automatic".to_owned()];
+    // esbuild resolves an alias's target from its working directory, as the map does from the
+    // page.
+    args.extend(
+        IMPORTS
+            .iter()
+            .map(|(specifier, target)| format!("--alias:{specifier}={target}")),
     );
-    let script = std::fs::read_to_string(&bundle)
-        .unwrap()
-        .replace("</script", "<\\/script");
-    let page = dir.join("esbuild.html");
-    std::fs::write(
-        &page,
-        format!(
-            "<!doctype html>\n<html>\n<head>\n<meta charset=\"utf-8\">\n\
-             <script type=\"module\">{script}</script>\n\
-             </head>\n<body>\n<div id=\"root\"></div>\n</body>\n</html>\n"
-        ),
-    )
-    .unwrap();
-    rendered_root(&page)
+    // Decorators compile as TypeScript's experimental ones, as the preview compiler's do.
+    args.push(r#"--tsconfig-raw={"compilerOptions":{"experimentalDecorators":true}}"#.to_owned());
+    esbuild_root(&site, &args, dir)
 }
 
 /// Mounts `entry` (with `files` added to the fixture) both ways and compares the `#root`s.

@@ -10,13 +10,12 @@
 mod preview_support;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use live_code_editor::WorkspaceFile;
 use live_code_editor::preview::{
-    DiagnosticKind, Packages, PreviewOptions, Severity, compile_preview,
+    CompiledPreview, DiagnosticKind, Packages, PreviewOptions, Severity, compile_preview,
 };
-use preview_support::{dump_dom, element_by_id, esbuild_bin, fixture_dir};
+use preview_support::{dump_dom, element_by_id, esbuild_root, fixture_dir, rendered_root};
 
 /// The installed fixture packages (fails with the command to install them).
 fn installed_node_modules() -> PathBuf {
@@ -56,12 +55,6 @@ fn site_root(dir: &tempfile::TempDir) -> PathBuf {
     dir.path().join("site")
 }
 
-/// `#root` as Chromium builds it from `page`.
-fn rendered_root(page: &Path) -> String {
-    let dom = dump_dom(page);
-    element_by_id(&dom, "root").unwrap_or_else(|| panic!("no #root in\n{dom}"))
-}
-
 /// `#root` from our standalone export of the site.
 fn root_from_export(dir: &tempfile::TempDir, files: &[WorkspaceFile]) -> String {
     let options = PreviewOptions::export().with_packages(Packages::folder(site_root(dir)));
@@ -76,36 +69,16 @@ fn root_from_export(dir: &tempfile::TempDir, files: &[WorkspaceFile]) -> String 
     rendered_root(&page)
 }
 
-/// `#root` from esbuild's bundle of the site's `main.jsx`, inlined into a page like ours.
+/// `#root` from esbuild's bundle of the site's `main.jsx`.
 fn root_from_esbuild(dir: &tempfile::TempDir) -> String {
-    let bundle = dir.path().join("bundle.js");
-    let output = Command::new(esbuild_bin())
-        .current_dir(site_root(dir))
-        .args(["main.jsx", "--bundle", "--format=esm", "--jsx=automatic"])
-        .args(["--log-level=warning", "--log-limit=0"])
-        .arg(format!("--outfile={}", bundle.display()))
-        .output()
-        .expect("run esbuild");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success() && stderr.trim().is_empty(),
-        "esbuild {}: {stderr}",
-        output.status
-    );
-    let script = std::fs::read_to_string(&bundle)
-        .unwrap()
-        .replace("</script", "<\\/script");
-    let page = dir.path().join("esbuild.html");
-    std::fs::write(
-        &page,
-        format!(
-            "<!doctype html>\n<html>\n<head>\n<meta charset=\"utf-8\">\n\
-             <script type=\"module\">{script}</script>\n</head>\n\
-             <body>\n<div id=\"root\"></div>\n</body>\n</html>\n"
-        ),
-    )
-    .unwrap();
-    rendered_root(&page)
+    let args = ["main.jsx", "--jsx=automatic"].map(str::to_owned);
+    esbuild_root(&site_root(dir), &args, dir.path())
+}
+
+/// Our standalone export of the site, its packages read from its `node_modules`.
+fn export_site(dir: &tempfile::TempDir, files: &[WorkspaceFile]) -> CompiledPreview {
+    let options = PreviewOptions::export().with_packages(Packages::folder(site_root(dir)));
+    compile_preview(files, &options)
 }
 
 /// Renders `main.jsx` both ways; both must build the same, non-empty `#root`.
@@ -184,8 +157,7 @@ fn an_import_nothing_installs_is_an_error_that_names_its_fix() {
         "main.jsx",
         "import { render } from 'preact';\nimport confetti from 'canvas-confetti';\nconfetti();\n",
     )]);
-    let options = PreviewOptions::export().with_packages(Packages::folder(site_root(&dir)));
-    let compiled = compile_preview(&files, &options);
+    let compiled = export_site(&dir, &files);
     assert!(compiled.has_errors(), "{:#?}", compiled.diagnostics);
     let [diagnostic] = compiled.diagnostics.as_slice() else {
         panic!("one diagnostic: {:#?}", compiled.diagnostics);
@@ -212,8 +184,7 @@ fn one_copy_of_react_serves_every_importer() {
         "main.jsx",
         "import { createRoot } from 'react-dom/client';\nimport { useState } from 'react';\nexport { createRoot, useState };\n",
     )]);
-    let options = PreviewOptions::export().with_packages(Packages::folder(site_root(&dir)));
-    let compiled = compile_preview(&files, &options);
+    let compiled = export_site(&dir, &files);
     assert!(
         compiled.diagnostics.is_empty(),
         "{:#?}",
@@ -295,8 +266,7 @@ async fn the_vite_react_ts_template_renders_as_with_esbuild() {
             .all(|file| !file.path.starts_with("node_modules"))
     );
 
-    let options = PreviewOptions::export().with_packages(Packages::folder(&root));
-    let compiled = compile_preview(&import.files, &options);
+    let compiled = export_site(&dir, &import.files);
     assert!(
         compiled.diagnostics.is_empty(),
         "{:#?}",
@@ -326,41 +296,8 @@ async fn the_vite_react_ts_template_renders_as_with_esbuild() {
     let app = root.join("src/App.tsx");
     let text = std::fs::read_to_string(&app).unwrap();
     std::fs::write(&app, text.replace("'/vite.svg'", "'../public/vite.svg'")).unwrap();
-    let bundle = dir.path().join("bundle.js");
-    let output = Command::new(esbuild_bin())
-        .current_dir(&root)
-        .args([
-            "src/main.tsx",
-            "--bundle",
-            "--format=esm",
-            "--jsx=automatic",
-        ])
-        .args([
-            "--loader:.svg=dataurl",
-            "--log-level=warning",
-            "--log-limit=0",
-        ])
-        .arg(format!("--outfile={}", bundle.display()))
-        .output()
-        .expect("run esbuild");
-    assert!(
-        output.status.success(),
-        "esbuild: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let script = std::fs::read_to_string(&bundle)
-        .unwrap()
-        .replace("</script", "<\\/script");
-    let theirs_page = dir.path().join("esbuild.html");
-    std::fs::write(
-        &theirs_page,
-        format!(
-            "<!doctype html>\n<html>\n<head>\n<script type=\"module\">{script}</script>\n</head>\n\
-             <body>\n<div id=\"root\"></div>\n</body>\n</html>\n"
-        ),
-    )
-    .unwrap();
-    let theirs = rendered_root(&theirs_page);
+    let args = ["src/main.tsx", "--jsx=automatic", "--loader:.svg=dataurl"].map(str::to_owned);
+    let theirs = esbuild_root(&root, &args, dir.path());
     assert_eq!(
         without_src_values(&ours),
         without_src_values(&theirs),

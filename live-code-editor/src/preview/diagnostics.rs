@@ -350,24 +350,15 @@ impl DiagnosticSink {
         message: String,
     ) {
         self.record(kind, None, source_path, requested, location, &message);
-        let diagnostic = PreviewDiagnostic {
-            kind,
-            label: None,
-            severity: match kind {
-                // Through `other`, an unsupported module is a bare import the installed
-                // packages do not provide: the module that imports it cannot load.
-                DiagnosticKind::ModuleSyntaxError
-                | DiagnosticKind::OutputLimit
-                | DiagnosticKind::UnsupportedModuleReference => Severity::Error,
-                _ => Severity::Warning,
-            },
-            source_path: source_path.to_owned(),
-            requested_path: requested.trim().to_owned(),
-            line: None,
-            column: None,
-            message,
+        let severity = match kind {
+            // Through `other`, an unsupported module is a bare import the installed packages
+            // do not provide: the module that imports it cannot load.
+            DiagnosticKind::ModuleSyntaxError
+            | DiagnosticKind::OutputLimit
+            | DiagnosticKind::UnsupportedModuleReference => Severity::Error,
+            _ => Severity::Warning,
         };
-        self.push(kind.code(), diagnostic, location);
+        self.push_unlabelled(kind, severity, source_path, requested, location, message);
     }
 
     /// A warning about a package file (a `require` the preview cannot satisfy until it runs).
@@ -380,10 +371,23 @@ impl DiagnosticSink {
         location: Option<Location<'_>>,
         message: String,
     ) {
+        let severity = Severity::Warning;
+        self.push_unlabelled(kind, severity, source_path, requested, location, message);
+    }
+
+    fn push_unlabelled(
+        &mut self,
+        kind: DiagnosticKind,
+        severity: Severity,
+        source_path: &str,
+        requested: &str,
+        location: Option<Location<'_>>,
+        message: String,
+    ) {
         let diagnostic = PreviewDiagnostic {
             kind,
             label: None,
-            severity: Severity::Warning,
+            severity,
             source_path: source_path.to_owned(),
             requested_path: requested.trim().to_owned(),
             line: None,

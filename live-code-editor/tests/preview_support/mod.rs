@@ -145,3 +145,48 @@ fn start_tag(dom: &str, from: usize, open: &str) -> Option<usize> {
         cursor = at + open.len();
     }
 }
+
+/// `#root` as Chromium builds it from `page`.
+pub fn rendered_root(page: &Path) -> String {
+    let dom = dump_dom(page);
+    element_by_id(&dom, "root").unwrap_or_else(|| panic!("no #root in\n{dom}"))
+}
+
+/// `#root` built by esbuild's bundle (`--bundle --format=esm` plus `args`, the entry among
+/// them) of the folder `site`, inlined into a page like our exports (one `#root`), written in
+/// `dir`. esbuild must exit 0 and warn of nothing.
+pub fn esbuild_root(site: &Path, args: &[String], dir: &Path) -> String {
+    let bundle = dir.join("bundle.js");
+    let output = Command::new(esbuild_bin())
+        .current_dir(site)
+        .args([
+            "--bundle",
+            "--format=esm",
+            "--log-level=warning",
+            "--log-limit=0",
+        ])
+        .args(args)
+        .arg(format!("--outfile={}", bundle.display()))
+        .output()
+        .expect("run esbuild");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success() && stderr.trim().is_empty(),
+        "esbuild {}: {stderr}",
+        output.status
+    );
+    let script = std::fs::read_to_string(&bundle)
+        .unwrap()
+        .replace("</script", "<\\/script");
+    let page = dir.join("esbuild.html");
+    std::fs::write(
+        &page,
+        format!(
+            "<!doctype html>\n<html>\n<head>\n<meta charset=\"utf-8\">\n\
+             <script type=\"module\">{script}</script>\n\
+             </head>\n<body>\n<div id=\"root\"></div>\n</body>\n</html>\n"
+        ),
+    )
+    .unwrap();
+    rendered_root(&page)
+}
