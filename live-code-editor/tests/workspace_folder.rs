@@ -769,3 +769,53 @@ async fn installed_packages_are_not_imported_as_workspace_files() {
     assert_eq!(paths, ["index.html", "src/main.js"]);
     assert!(import.skipped.is_empty(), "{:?}", import.skipped);
 }
+
+#[tokio::test]
+async fn a_folder_offers_its_packages_to_the_preview_and_a_read_sees_new_installs() {
+    use live_code_editor::preview::{PreviewOptions, compile_preview};
+
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "index.html",
+        "<script type=module src=main.js></script>",
+    );
+    write(
+        dir.path(),
+        "main.js",
+        "import pad from 'left-pad';\npad();\n",
+    );
+    let folder = OsFolder::open(dir.path()).unwrap();
+    let import = folder.read().await.unwrap();
+    let compile = |folder: &OsFolder| {
+        let options = PreviewOptions::export().with_packages(folder.packages().unwrap());
+        compile_preview(&import.files, &options)
+    };
+    let before = compile(&folder);
+    assert!(
+        before.has_errors(),
+        "not installed yet: {:?}",
+        before.diagnostics
+    );
+
+    write(
+        dir.path(),
+        "node_modules/left-pad/package.json",
+        r#"{"main":"index.js"}"#,
+    );
+    write(
+        dir.path(),
+        "node_modules/left-pad/index.js",
+        "module.exports = () => 'padded';",
+    );
+    let same_read = folder.packages().unwrap();
+    folder.read().await.unwrap();
+    assert_ne!(
+        folder.packages().unwrap(),
+        same_read,
+        "a read starts a new package cache"
+    );
+    let after = compile(&folder);
+    assert!(after.diagnostics.is_empty(), "{:?}", after.diagnostics);
+    assert!(after.html.contains("padded"));
+}

@@ -596,6 +596,10 @@ impl FolderAdapter for DurableFolder {
         Ok(import)
     }
 
+    fn packages(&self) -> Option<live_code_editor::preview::Packages> {
+        self.inner.packages()
+    }
+
     async fn write_file(&self, file: &WorkspaceFile) -> WorkspaceResult<()> {
         self.run(Effect::Write(Arc::new(file.clone()))).await
     }

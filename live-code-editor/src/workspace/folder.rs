@@ -117,6 +117,14 @@ pub trait FolderAdapter: Send + Sync {
     /// Removes one file; succeeds when the file or its parent is already gone.
     async fn remove_file(&self, path: &str) -> WorkspaceResult<()>;
 
+    /// The packages installed in the folder's `node_modules`, which the preview resolves bare
+    /// imports from (read on demand, never imported as workspace files). Defaults to none;
+    /// the OS adapter answers with the packages under its root as of its last
+    /// [`read`](Self::read), so a reload after `npm install` sees the new files.
+    fn packages(&self) -> Option<crate::preview::Packages> {
+        None
+    }
+
     /// A stable identity of the destination, for durable-save keys (host side only; never
     /// put it in tool payloads). Defaults to [`name`](Self::name); the OS adapter returns
     /// its canonical root.

@@ -24,6 +24,7 @@ use super::folder::{
 };
 use super::model::validate_path;
 use crate::file::{FileContent, WorkspaceFile};
+use crate::preview::Packages;
 
 /// The system calls the OS adapter makes. Every method defaults to `std::fs`, so a
 /// fault-injecting implementation overrides only what it breaks.
@@ -113,6 +114,8 @@ struct Inner {
     name: String,
     fs: Arc<dyn FolderFs>,
     temp_counter: AtomicU64,
+    /// The installed packages as of the last read (a new cache per read).
+    packages: std::sync::Mutex<Packages>,
 }
 
 impl std::fmt::Debug for OsFolder {
@@ -149,6 +152,7 @@ impl OsFolder {
         );
         Ok(Self {
             inner: Arc::new(Inner {
+                packages: std::sync::Mutex::new(Packages::folder(&root)),
                 root,
                 name,
                 fs,
@@ -160,6 +164,14 @@ impl OsFolder {
     /// The canonical root directory.
     pub fn root(&self) -> &Path {
         &self.inner.root
+    }
+
+    fn packages_slot(&self) -> std::sync::MutexGuard<'_, Packages> {
+        // Every write replaces the whole value, so a poisoned slot still holds a valid one.
+        self.inner
+            .packages
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     async fn blocking<T: Send + 'static>(
@@ -203,7 +215,13 @@ impl FolderAdapter for OsFolder {
     }
 
     async fn read(&self) -> WorkspaceResult<FolderImport> {
-        self.blocking("read", Inner::scan).await
+        let import = self.blocking("read", Inner::scan).await?;
+        *self.packages_slot() = Packages::folder(&self.inner.root);
+        Ok(import)
+    }
+
+    fn packages(&self) -> Option<Packages> {
+        Some(self.packages_slot().clone())
     }
 
     async fn write_file(&self, file: &WorkspaceFile) -> WorkspaceResult<()> {

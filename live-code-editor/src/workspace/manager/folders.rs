@@ -224,6 +224,12 @@ impl WorkspaceDocumentManager {
         self.state.lock().await.folder.clone()
     }
 
+    /// The packages installed in the linked folder, for the preview's bare imports (see
+    /// [`FolderAdapter::packages`]); `None` without a folder.
+    pub async fn packages(&self) -> Option<crate::preview::Packages> {
+        self.folder_adapter().await?.packages()
+    }
+
     /// Marks the current state clean without writing a folder. Refused while a folder is linked.
     pub async fn save_checkpoint(
         &self,
