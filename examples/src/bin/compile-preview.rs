@@ -1,4 +1,4 @@
-//! `compile-preview <folder> [-o out.html] [--export] [--json] [--max-output-bytes N]`
+//! `compile-preview <folder> [-o out.html] [--export] [--json] [--max-output-bytes N] [--watch]`
 //!
 //! Reads a folder through the workspace folder import (same limits and skip rules as the
 //! studio), compiles it with the preview compiler and writes one HTML document. Bare imports
@@ -11,6 +11,8 @@
 //!   `file://` with no network;
 //! - `--json`: diagnostics as JSON lines on stdout, then a summary line; without `-o` no HTML
 //!   is written (a check mode). Otherwise diagnostics go to stderr and the HTML to `-o` or stdout.
+//! - `--watch` (with `-o`): keeps running, compiling again incrementally after every change of
+//!   the folder's files (polled) and after an install into `node_modules`.
 //!
 //! Exit codes: 0 success (warnings allowed), 1 errors (missing entry, missing stylesheet or
 //! script, a package import nothing installs, unparsable module, content left out by the output limit, unreadable folder, failed
@@ -19,12 +21,14 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime};
 
 use clap::Parser;
 use live_code_editor::OsFolder;
 use live_code_editor::preview::{
-    CompiledPreview, DEFAULT_MAX_PREVIEW_OUTPUT_BYTES, Packages, PreviewDiagnostic, PreviewOptions,
-    compile_preview,
+    CompiledPreview, DEFAULT_MAX_PREVIEW_OUTPUT_BYTES, IncrementalPreviewCompiler, Packages,
+    PreviewDiagnostic, PreviewOptions,
 };
 use live_code_editor::workspace::folder::{FolderAdapter, FolderImport};
 use serde_json::json;
@@ -59,6 +63,10 @@ struct Args {
     /// an error.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_PREVIEW_OUTPUT_BYTES)]
     max_output_bytes: usize,
+    /// Keep running: compile again (incrementally) whenever a file of the folder changes,
+    /// printing the diagnostics and the time, and rewrite the output atomically. Needs `-o`.
+    #[arg(long, requires = "output")]
+    watch: bool,
     /// Local import edges the module graph follows (the studio's bound: a TypeScript/JSX app
     /// needs more than the reference's 32).
     #[arg(long, value_name = "N", default_value_t = live_code_studio::kit::preview_http::STUDIO_MAX_MODULE_IMPORT_EDGES)]
@@ -78,19 +86,22 @@ fn main() -> ExitCode {
     }
 }
 
-/// Compiles, writes and reports; returns the exit code.
+/// Compiles, writes and reports (with `--watch`, again after every change); returns the exit
+/// code.
 fn run(args: &Args) -> u8 {
     if !args.folder.is_dir() {
         eprintln!("compile-preview: {} is not a folder", args.folder.display());
         return EXIT_USAGE;
     }
-    let import = match read_folder(&args.folder) {
-        Ok(import) => import,
-        Err(message) => {
-            eprintln!("compile-preview: {message}");
-            return EXIT_ERRORS;
-        }
-    };
+    if args.watch {
+        return watch(args, &AtomicBool::new(false));
+    }
+    let packages = Packages::folder(&args.folder);
+    compile_once(args, &mut IncrementalPreviewCompiler::new(), &packages)
+}
+
+/// The compile options the arguments ask for, bare imports resolving from `packages`.
+fn options(args: &Args, packages: &Packages) -> PreviewOptions {
     let mut options = if args.export {
         PreviewOptions::export()
     } else {
@@ -98,17 +109,107 @@ fn run(args: &Args) -> u8 {
     };
     options.max_output_bytes = args.max_output_bytes;
     options.max_module_import_edges = args.max_import_edges;
-    let options = options.with_packages(Packages::folder(&args.folder));
-    let compiled = compile_preview(&import.files, &options);
+    options.with_packages(packages.clone())
+}
+
+/// Reads the folder, compiles it with `compiler`, writes and reports; returns the exit code.
+fn compile_once(args: &Args, compiler: &mut IncrementalPreviewCompiler, packages: &Packages) -> u8 {
+    let started = Instant::now();
+    let import = match read_folder(&args.folder) {
+        Ok(import) => import,
+        Err(message) => {
+            eprintln!("compile-preview: {message}");
+            return EXIT_ERRORS;
+        }
+    };
+    let compiled = compiler.compile(&import.files, &options(args, packages));
     if let Err(message) = write_document(args, &compiled) {
         eprintln!("compile-preview: {message}");
         return EXIT_ERRORS;
     }
-    report(args, &import, &compiled);
+    report(args, &import, &compiled, started.elapsed());
     if compiled.has_errors() {
         EXIT_ERRORS
     } else {
         0
+    }
+}
+
+/// How often `--watch` looks at the folder.
+const WATCH_POLL: Duration = Duration::from_millis(200);
+
+/// `--watch`: compiles, then again (incrementally) whenever a file of the folder changes, until
+/// `stop` is set (the command runs until interrupted); returns the last compile's exit code.
+/// A change under `node_modules` (an install) starts a new package cache.
+fn watch(args: &Args, stop: &AtomicBool) -> u8 {
+    let mut compiler = IncrementalPreviewCompiler::new();
+    let mut packages = Packages::folder(&args.folder);
+    let mut seen: Option<FolderState> = None;
+    let mut code = 0;
+    while !stop.load(Ordering::Relaxed) {
+        let state = FolderState::of(&args.folder, args.output.as_deref());
+        if seen.as_ref() != Some(&state) {
+            if seen
+                .as_ref()
+                .is_some_and(|seen| seen.packages != state.packages)
+            {
+                packages = Packages::folder(&args.folder);
+            }
+            seen = Some(state);
+            code = compile_once(args, &mut compiler, &packages);
+        }
+        std::thread::sleep(WATCH_POLL);
+    }
+    code
+}
+
+/// What `--watch` compares between looks: each workspace file's path, size and modification
+/// time (not `node_modules`, dot folders or the output), and when the installed packages last
+/// changed.
+#[derive(Debug, PartialEq, Eq)]
+struct FolderState {
+    files: Vec<(PathBuf, u64, Option<SystemTime>)>,
+    packages: Option<SystemTime>,
+}
+
+impl FolderState {
+    fn of(root: &Path, output: Option<&Path>) -> Self {
+        let output = output.and_then(|path| path.canonicalize().ok());
+        let mut files = Vec::new();
+        let mut pending = vec![root.to_path_buf()];
+        while let Some(dir) = pending.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                let name = name.to_string_lossy();
+                if name == "node_modules" || name.starts_with('.') {
+                    continue;
+                }
+                let path = entry.path();
+                let Ok(metadata) = entry.metadata() else {
+                    continue;
+                };
+                if metadata.is_dir() {
+                    pending.push(path);
+                } else if path.canonicalize().ok() != output {
+                    files.push((path, metadata.len(), metadata.modified().ok()));
+                }
+            }
+        }
+        files.sort();
+        let modified = |path: PathBuf| {
+            std::fs::metadata(path)
+                .and_then(|meta| meta.modified())
+                .ok()
+        };
+        let node_modules = root.join("node_modules");
+        // npm rewrites its hidden lockfile on every install, and the folder changes when a
+        // package is added or removed.
+        let packages =
+            modified(node_modules.join(".package-lock.json")).max(modified(node_modules));
+        Self { files, packages }
     }
 }
 
@@ -151,7 +252,7 @@ fn write_document(args: &Args, compiled: &CompiledPreview) -> Result<(), String>
     }
 }
 
-fn report(args: &Args, import: &FolderImport, compiled: &CompiledPreview) {
+fn report(args: &Args, import: &FolderImport, compiled: &CompiledPreview, took: Duration) {
     if args.json {
         let mut stdout = std::io::stdout().lock();
         for diagnostic in &compiled.diagnostics {
@@ -170,6 +271,7 @@ fn report(args: &Args, import: &FolderImport, compiled: &CompiledPreview) {
             "diagnostics": compiled.diagnostics.len(),
             "omittedDiagnostics": compiled.omitted_diagnostics,
             "errors": compiled.has_errors(),
+            "milliseconds": took.as_secs_f64() * 1000.0,
         });
         let _ = writeln!(stdout, "{summary}");
         return;
@@ -190,11 +292,12 @@ fn report(args: &Args, import: &FolderImport, compiled: &CompiledPreview) {
         );
     }
     eprintln!(
-        "compiled {} ({} files, {} modules) into {} bytes",
+        "compiled {} ({} files, {} modules) into {} bytes in {:.1} ms",
         compiled.entry.as_deref().unwrap_or("no entry"),
         import.files.len(),
         compiled.module_count,
-        compiled.html.len()
+        compiled.html.len(),
+        took.as_secs_f64() * 1000.0
     );
 }
 
@@ -333,6 +436,51 @@ mod tests {
     }
 
     #[test]
+    fn watch_compiles_again_after_a_change_and_rewrites_the_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let out_dir = tempfile::tempdir().unwrap();
+        let out = out_dir.path().join("site.html");
+        std::fs::write(dir.path().join("index.html"), "<p>first</p>").unwrap();
+        let args = args(&[
+            dir.path().to_str().unwrap(),
+            "--watch",
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let watcher = {
+            let stop = std::sync::Arc::clone(&stop);
+            std::thread::spawn(move || watch(&args, &stop))
+        };
+        let wait_for = |text: &str| {
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while !std::fs::read_to_string(&out).is_ok_and(|html| html.contains(text)) {
+                assert!(Instant::now() < deadline, "the output never held {text}");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        };
+        wait_for("<p>first</p>");
+        std::fs::write(dir.path().join("index.html"), "<p>second edit</p>").unwrap();
+        wait_for("<p>second edit</p>");
+        std::fs::write(
+            dir.path().join("index.html"),
+            "<p>third</p><script src=gone.js></script>",
+        )
+        .unwrap();
+        wait_for("<p>third</p>");
+        stop.store(true, Ordering::Relaxed);
+        assert_eq!(
+            watcher.join().unwrap(),
+            EXIT_ERRORS,
+            "the last compile had an error"
+        );
+        assert!(
+            Args::try_parse_from(["compile-preview", "x", "--watch"]).is_err(),
+            "needs -o"
+        );
+    }
+
+    #[test]
     fn bad_usage_exits_two() {
         assert!(
             Args::try_parse_from(["compile-preview"])
@@ -359,7 +507,7 @@ mod tests {
 
     #[test]
     fn human_lines_carry_severity_kind_and_position() {
-        let compiled = compile_preview(
+        let compiled = live_code_editor::preview::compile_preview(
             &[live_code_editor::WorkspaceFile::text(
                 "index.html",
                 "<script src=gone.js></script>",
