@@ -648,3 +648,34 @@ fn a_stylesheet_a_script_imports_is_added_by_it_and_its_references_are_reported(
     assert_eq!(messages(&compiled), ["Missing asset: gone.png"]);
     assert_eq!(compiled.diagnostics[0].source_path, "app.css");
 }
+
+#[test]
+fn jsx_without_its_runtime_installed_names_the_runtime_and_the_pragma() {
+    let folder = tempfile::tempdir().unwrap();
+    let files = vec![
+        text(
+            "index.html",
+            "<script type=\"module\" src=\"app.tsx\"></script>",
+        ),
+        text(
+            "app.tsx",
+            "const x: number = 1;\nexport const view = <p>{x}</p>;\n",
+        ),
+    ];
+    let options = PreviewOptions::export()
+        .with_packages(live_code_editor::preview::Packages::folder(folder.path()));
+    let compiled = compile_preview(&files, &options);
+    let [diagnostic] = compiled.diagnostics.as_slice() else {
+        panic!("one diagnostic: {:?}", compiled.diagnostics);
+    };
+    assert_eq!(diagnostic.severity, Severity::Error);
+    assert_eq!(diagnostic.requested_path, "react/jsx-runtime");
+    assert!(
+        diagnostic
+            .message
+            .starts_with("JSX compiles to calls of its runtime react/jsx-runtime")
+            && diagnostic.message.contains("@jsxImportSource"),
+        "{}",
+        diagnostic.message
+    );
+}

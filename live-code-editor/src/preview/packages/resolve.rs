@@ -29,6 +29,12 @@ impl Unresolved {
     /// What went wrong and how to fix it, for a diagnostic about `specifier`.
     pub(crate) fn explain(&self, specifier: &str) -> String {
         match self {
+            // The transform adds this import for JSX: the file's first line never wrote it.
+            Self::NotInstalled { package } if is_jsx_runtime(specifier) => format!(
+                "JSX compiles to calls of its runtime {specifier}, which is not installed: \
+                 `npm install {package}`, or name your runtime at the top of the file \
+                 (/** @jsxImportSource preact */), or map {specifier} in an import map"
+            ),
             Self::NotInstalled { package } => format!(
                 "Package is not installed: {specifier}. Install it (`npm install {package}`), or map \
                  it to a workspace file with an import map, for example \
@@ -43,6 +49,11 @@ impl Unresolved {
             }
         }
     }
+}
+
+/// Whether `specifier` is an automatic JSX runtime (`react/jsx-runtime`, `preact/jsx-dev-runtime`).
+fn is_jsx_runtime(specifier: &str) -> bool {
+    specifier.ends_with("/jsx-runtime") || specifier.ends_with("/jsx-dev-runtime")
 }
 
 /// Resolves `specifier` written in `importer` (a workspace or package path).
@@ -368,6 +379,22 @@ mod tests {
                 .resolve("node_modules/a/index.js", "./lib")
                 .unwrap(),
             "node_modules/a/lib.js"
+        );
+    }
+
+    #[test]
+    fn a_missing_jsx_runtime_is_explained_as_jsxs_not_as_an_import_on_line_one() {
+        let text = Unresolved::NotInstalled {
+            package: "react".into(),
+        }
+        .explain("react/jsx-runtime");
+        assert!(
+            text.starts_with("JSX compiles to calls of its runtime react/jsx-runtime"),
+            "{text}"
+        );
+        assert!(
+            text.contains("npm install react") && text.contains("@jsxImportSource"),
+            "{text}"
         );
     }
 
