@@ -679,3 +679,40 @@ fn jsx_without_its_runtime_installed_names_the_runtime_and_the_pragma() {
         diagnostic.message
     );
 }
+
+#[test]
+fn import_meta_env_is_vites_build_environment() {
+    let files = vec![
+        text(
+            "index.html",
+            "<script type=\"module\" src=\"main.ts\"></script>",
+        ),
+        text(
+            "main.ts",
+            "const mode: string = import.meta.env.MODE;\nconst meta = import.meta.envelope;\ndocument.title = `${mode} ${import.meta.env.DEV}`;\n",
+        ),
+    ];
+    let exported = export(&files);
+    assert!(
+        exported.diagnostics.is_empty(),
+        "{:?}",
+        exported.diagnostics
+    );
+    let production = r#"({\"BASE_URL\":\"/\",\"MODE\":\"production\",\"DEV\":false,\"PROD\":true,\"SSR\":false})"#;
+    assert_eq!(
+        exported.html.matches(production).count(),
+        2,
+        "{}",
+        exported.html
+    );
+    assert!(
+        exported.html.contains("import.meta.envelope"),
+        "only .env is replaced"
+    );
+    let previewed = compile_preview(&files, &PreviewOptions::preview(Some(1), "/a/"));
+    assert!(
+        previewed
+            .html
+            .contains(r#"\"MODE\":\"development\",\"DEV\":true"#)
+    );
+}

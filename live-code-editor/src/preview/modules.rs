@@ -37,6 +37,8 @@ pub(crate) struct ModuleRequest {
 #[derive(Debug, Default)]
 pub(crate) struct ModuleScan {
     pub(crate) requests: Vec<ModuleRequest>,
+    /// Each `import.meta.env` (Vite's build environment), to be replaced by its value.
+    pub(crate) import_meta_env: Vec<Range<usize>>,
     /// The first syntax error: message and byte offset.
     pub(crate) syntax_error: Option<(String, usize)>,
 }
@@ -80,6 +82,7 @@ pub(crate) fn scan_module(source: &str) -> ModuleScan {
         );
         return ModuleScan {
             requests: Vec::new(),
+            import_meta_env: Vec::new(),
             syntax_error: Some((message, 0)),
         };
     }
@@ -126,10 +129,28 @@ fn parse_module_requests(source: &str) -> ModuleScan {
         request.names = names.remove(&request.range.start).unwrap_or_default();
     }
     let syntax_error = first_error(&parsed.diagnostics);
+    let import_meta_env = parsed
+        .module_record
+        .import_metas
+        .iter()
+        .filter_map(|span| env_after(source, span.start as usize, span.end as usize))
+        .collect();
     ModuleScan {
         requests,
+        import_meta_env,
         syntax_error,
     }
+}
+
+/// `start..` through `.env` when the `import.meta` at `start..end` is followed by `.env` (and
+/// not `.envelope`).
+fn env_after(source: &str, start: usize, end: usize) -> Option<Range<usize>> {
+    let rest = source.get(end..)?.strip_prefix(".env")?;
+    let continues = rest
+        .chars()
+        .next()
+        .is_some_and(|next| next.is_alphanumeric() || next == '_' || next == '$');
+    (!continues).then_some(start..end + ".env".len())
 }
 
 /// Names each top-level `import … from` / `export { … } from` takes, by source literal start.

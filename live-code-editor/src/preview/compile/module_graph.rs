@@ -3,6 +3,7 @@
 //! missing, external, bare and over-limit imports reported.
 
 use std::collections::{HashMap, HashSet};
+use std::ops::Range;
 use std::sync::Arc;
 
 use super::Compiler;
@@ -302,15 +303,27 @@ impl<'a> Compiler<'a> {
         edges: &mut usize,
         enqueue: &mut dyn FnMut(&str),
     ) -> String {
+        let mut edits: Vec<(Range<usize>, String)> = Vec::new();
+        for (request, at) in scan.requests.iter().zip(places) {
+            if let Some(replacement) = self.rewrite_request(from, request, *at, edges, enqueue) {
+                edits.push((request.range.clone(), json_string(&replacement)));
+            }
+        }
+        if !scan.import_meta_env.is_empty() {
+            let env = import_meta_env(self.runs_in_preview());
+            edits.extend(
+                scan.import_meta_env
+                    .iter()
+                    .map(|range| (range.clone(), env.clone())),
+            );
+            edits.sort_by_key(|(range, _)| range.start);
+        }
         let mut out = String::with_capacity(code.len());
         let mut last = 0;
-        for (request, at) in scan.requests.iter().zip(places) {
-            out.push_str(&code[last..request.range.start]);
-            last = request.range.end;
-            match self.rewrite_request(from, request, *at, edges, enqueue) {
-                Some(replacement) => out.push_str(&json_string(&replacement)),
-                None => out.push_str(&code[request.range.clone()]),
-            }
+        for (range, replacement) in edits {
+            out.push_str(&code[last..range.start]);
+            out.push_str(&replacement);
+            last = range.end;
         }
         out.push_str(&code[last..]);
         out
@@ -464,6 +477,15 @@ impl<'a> Compiler<'a> {
         enqueue(path);
         workspace_module_specifier(path)
     }
+}
+
+/// `import.meta.env` as Vite defines it: development in previews, production in exports.
+fn import_meta_env(preview: bool) -> String {
+    format!(
+        "({{\"BASE_URL\":\"/\",\"MODE\":\"{}\",\"DEV\":{preview},\"PROD\":{},\"SSR\":false}})",
+        if preview { "development" } else { "production" },
+        !preview
+    )
 }
 
 /// The folder whose files a root-absolute import also finds, as in Vite.
