@@ -819,3 +819,69 @@ async fn a_folder_offers_its_packages_to_the_preview_and_a_read_sees_new_install
     assert!(after.diagnostics.is_empty(), "{:?}", after.diagnostics);
     assert!(after.html.contains("padded"));
 }
+
+#[test]
+fn package_files_are_read_inside_the_folder_only_even_through_links() {
+    use live_code_editor::preview::{FolderPackageFiles, PackageFiles};
+
+    let outside = tempfile::tempdir().unwrap();
+    write(outside.path(), "secret.txt", "private key");
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "node_modules/.pnpm/a@1/node_modules/a/index.js",
+        "export default 1;",
+    );
+    std::fs::create_dir_all(dir.path().join("node_modules/evil")).unwrap();
+    std::os::unix::fs::symlink(
+        dir.path().join("node_modules/.pnpm/a@1/node_modules/a"),
+        dir.path().join("node_modules/a"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("secret.txt"),
+        dir.path().join("node_modules/evil/index.js"),
+    )
+    .unwrap();
+    let files = FolderPackageFiles::new(dir.path());
+    assert_eq!(
+        files.read("node_modules/a/index.js").as_deref(),
+        Some("export default 1;")
+    );
+    assert_eq!(
+        files.read("node_modules/evil/index.js"),
+        None,
+        "a link out of the folder"
+    );
+    assert_eq!(files.read("../secret.txt"), None);
+}
+
+#[test]
+fn a_node_modules_linked_elsewhere_is_read_but_not_links_out_of_it() {
+    use live_code_editor::preview::{FolderPackageFiles, PackageFiles};
+
+    let store = tempfile::tempdir().unwrap();
+    write(store.path(), "modules/a/index.js", "export default 1;");
+    write(store.path(), "secret.txt", "private key");
+    std::os::unix::fs::symlink(
+        store.path().join("secret.txt"),
+        store.path().join("modules/a/key.js"),
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(
+        store.path().join("modules"),
+        dir.path().join("node_modules"),
+    )
+    .unwrap();
+    let files = FolderPackageFiles::new(dir.path());
+    assert_eq!(
+        files.read("node_modules/a/index.js").as_deref(),
+        Some("export default 1;")
+    );
+    assert_eq!(
+        files.read("node_modules/a/key.js"),
+        None,
+        "out of the linked node_modules"
+    );
+}

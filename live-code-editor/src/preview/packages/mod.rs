@@ -38,17 +38,27 @@ pub trait PackageFiles: Send + Sync {
     fn read(&self, path: &str) -> Option<Arc<str>>;
 }
 
-/// Package files under a folder on disk (the workspace root): paths stay inside it, files past
-/// [`MAX_PACKAGE_FILE_BYTES`] or not UTF-8 are unreadable.
+/// Package files under a folder on disk (the workspace root): paths stay inside it, and so do
+/// symbolic links — within the folder or within the tree its own `node_modules` is (pnpm links
+/// packages inside `node_modules`; some setups link `node_modules` itself elsewhere); a link
+/// anywhere else, say to a private key, reads as absent. Files past [`MAX_PACKAGE_FILE_BYTES`]
+/// or not UTF-8 are unreadable.
 #[derive(Debug, Clone)]
 pub struct FolderPackageFiles {
     root: PathBuf,
+    /// Where the files may really be: the canonical root and its `node_modules`' target.
+    inside: Vec<PathBuf>,
 }
 
 impl FolderPackageFiles {
     /// Package files of the workspace folder `root`.
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        Self { root: root.into() }
+        let root = root.into();
+        let inside = [root.clone(), root.join(NODE_MODULES)]
+            .iter()
+            .filter_map(|path| path.canonicalize().ok())
+            .collect();
+        Self { root, inside }
     }
 }
 
@@ -61,7 +71,10 @@ impl PackageFiles for FolderPackageFiles {
         {
             return None;
         }
-        let full = self.root.join(relative);
+        let full = self.root.join(relative).canonicalize().ok()?;
+        if !self.inside.iter().any(|inside| full.starts_with(inside)) {
+            return None;
+        }
         let metadata = std::fs::metadata(&full).ok()?;
         if !metadata.is_file() || metadata.len() > MAX_PACKAGE_FILE_BYTES {
             return None;
