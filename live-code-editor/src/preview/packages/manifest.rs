@@ -11,9 +11,8 @@ use serde::de::{self, MapAccess, SeqAccess, Visitor};
 pub(crate) struct Manifest {
     #[serde(default, deserialize_with = "lenient_string")]
     pub(crate) module: Option<String>,
-    /// Only the string form (the browser entry); the object form's replacements are not applied.
-    #[serde(default, deserialize_with = "lenient_string")]
-    pub(crate) browser: Option<String>,
+    #[serde(default, deserialize_with = "browser_field")]
+    pub(crate) browser: Browser,
     #[serde(default, deserialize_with = "lenient_string")]
     pub(crate) main: Option<String>,
     #[serde(default)]
@@ -97,6 +96,36 @@ impl<'de> Visitor<'de> for ExportsVisitor {
     }
 }
 
+/// The `browser` field: a string is the browser entry; an object replaces files of the package
+/// (`"./lib/node.js": "./lib/browser.js"`) or modules it imports (`"fs": false`), `false` meaning
+/// an empty module.
+#[derive(Debug, Default)]
+pub(crate) struct Browser {
+    pub(crate) entry: Option<String>,
+    pub(crate) replacements: Vec<(String, Option<String>)>,
+}
+
+fn browser_field<'de, D: de::Deserializer<'de>>(deserializer: D) -> Result<Browser, D::Error> {
+    Ok(match serde_json::Value::deserialize(deserializer)? {
+        serde_json::Value::String(entry) => Browser {
+            entry: Some(entry),
+            replacements: Vec::new(),
+        },
+        serde_json::Value::Object(map) => Browser {
+            entry: None,
+            replacements: map
+                .into_iter()
+                .filter_map(|(key, value)| match value {
+                    serde_json::Value::String(target) => Some((key, Some(target))),
+                    serde_json::Value::Bool(false) => Some((key, None)),
+                    _ => None,
+                })
+                .collect(),
+        },
+        _ => Browser::default(),
+    })
+}
+
 /// A string field, or `None` when it is absent or of another type (packages in the wild put
 /// objects in `browser` and arrays in `main`; neither should make the manifest unreadable).
 fn lenient_string<'de, D: de::Deserializer<'de>>(
@@ -118,7 +147,11 @@ mod tests {
             r#"{"name":"p","browser":{"./a.js":false},"exports":{".":{"import":"./i.mjs","browser":"./b.js","default":null},"./x/*":["./x/*.js"]}}"#,
         )
         .unwrap();
-        assert_eq!(manifest.browser, None, "the object form is not an entry");
+        assert_eq!(
+            manifest.browser.entry, None,
+            "the object form is not an entry"
+        );
+        assert_eq!(manifest.browser.replacements, [("./a.js".to_owned(), None)]);
         let Some(Exports::Map(subpaths)) = manifest.exports else {
             panic!("a subpath map");
         };

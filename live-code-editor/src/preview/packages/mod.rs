@@ -140,6 +140,9 @@ impl Packages {
 
     /// The text of the package file at `path`, read once.
     pub(crate) fn read(&self, path: &str) -> Option<Arc<str>> {
+        if path == resolve::EMPTY_MODULE {
+            return Some(Arc::from(""));
+        }
         let mut reads = lock(&self.shared.reads);
         if let Some(read) = reads.get(path) {
             return read.clone();

@@ -11,6 +11,9 @@ use crate::preview::resolve::resolve_local_path;
 /// platform): `require` and `node` never match.
 pub(crate) const CONDITIONS: [&str; 4] = ["browser", "import", "module", "default"];
 
+/// The module a `browser` replacement of `false` loads: empty (its `exports` are `{}`).
+pub(crate) const EMPTY_MODULE: &str = "node_modules/\u{0}empty-browser-module.js";
+
 /// Extensions tried, in order, after a path that names no file (then `/index` with each).
 pub(crate) const EXTENSIONS: [&str; 5] = [".js", ".mjs", ".cjs", ".jsx", ".json"];
 
@@ -62,11 +65,30 @@ pub(super) fn resolve(
     importer: &str,
     specifier: &str,
 ) -> Result<String, Unresolved> {
+    let owner = owning_package(importer).and_then(|folder| {
+        Some((
+            packages.manifest(&format!("{folder}/package.json"))?,
+            folder,
+        ))
+    });
     if specifier.starts_with("./") || specifier.starts_with("../") || specifier.starts_with('/') {
         let path = resolve_local_path(importer, specifier).ok_or_else(|| Unresolved::Missing {
             path: specifier.to_owned(),
         })?;
-        return probe(packages, &path).ok_or(Unresolved::Missing { path });
+        let path = probe(packages, &path).ok_or(Unresolved::Missing { path })?;
+        return match &owner {
+            Some((manifest, folder)) => browser_replaced(packages, folder, manifest, path),
+            None => Ok(path),
+        };
+    }
+    if let Some((manifest, folder)) = &owner
+        && let Some((_, target)) = manifest
+            .browser
+            .replacements
+            .iter()
+            .find(|(key, _)| key == specifier)
+    {
+        return browser_target(packages, folder, target.as_deref());
     }
     let (package, subpath) = split_bare(specifier).ok_or_else(|| Unresolved::NotInstalled {
         package: specifier.to_owned(),
@@ -79,6 +101,53 @@ pub(super) fn resolve(
     Err(Unresolved::NotInstalled {
         package: package.to_owned(),
     })
+}
+
+/// The folder of the installed package `path` is a file of (`node_modules/@s/p/lib/x.js` →
+/// `node_modules/@s/p`), or `None` for a workspace file.
+fn owning_package(path: &str) -> Option<String> {
+    let segments: Vec<&str> = path.split('/').collect();
+    let at = segments
+        .iter()
+        .rposition(|segment| *segment == NODE_MODULES)?;
+    let name = if segments.get(at + 1)?.starts_with('@') {
+        2
+    } else {
+        1
+    };
+    (segments.len() > at + name + 1).then(|| segments[..=at + name].join("/"))
+}
+
+/// `path` (a file of the package in `folder`) as the package's `browser` replacements have it.
+fn browser_replaced(
+    packages: &Packages,
+    folder: &str,
+    manifest: &Manifest,
+    path: String,
+) -> Result<String, Unresolved> {
+    let replaced = manifest.browser.replacements.iter().find(|(key, _)| {
+        key.starts_with('.') && {
+            let named = join(folder, key);
+            named == path || probe(packages, &named).as_deref() == Some(path.as_str())
+        }
+    });
+    match replaced {
+        Some((_, target)) => browser_target(packages, folder, target.as_deref()),
+        None => Ok(path),
+    }
+}
+
+/// What a `browser` replacement names: a file of the package, or the empty module (`false`).
+fn browser_target(
+    packages: &Packages,
+    folder: &str,
+    target: Option<&str>,
+) -> Result<String, Unresolved> {
+    let Some(target) = target else {
+        return Ok(EMPTY_MODULE.to_owned());
+    };
+    let path = join(folder, target);
+    probe(packages, &path).ok_or(Unresolved::Missing { path })
 }
 
 /// `@scope/name/sub` → (`@scope/name`, `./sub`); `name` → (`name`, `.`).
@@ -135,19 +204,21 @@ fn resolve_in_package(
             None => Err(Unresolved::Missing { path }),
         };
     }
-    if subpath != "." {
+    let path = if subpath != "." {
         let path = join(folder, subpath);
-        return probe(packages, &path).ok_or(Unresolved::Missing { path });
-    }
-    let entry = [&manifest.browser, &manifest.module, &manifest.main]
-        .into_iter()
-        .flatten()
-        .next()
-        .map_or_else(|| "./index".to_owned(), |entry| entry.clone());
-    let path = join(folder, &entry);
-    probe(packages, &path)
-        .or_else(|| probe(packages, &join(folder, "./index")))
-        .ok_or(Unresolved::Missing { path })
+        probe(packages, &path).ok_or(Unresolved::Missing { path })?
+    } else {
+        let entry = [&manifest.browser.entry, &manifest.module, &manifest.main]
+            .into_iter()
+            .flatten()
+            .next()
+            .map_or_else(|| "./index".to_owned(), |entry| entry.clone());
+        let path = join(folder, &entry);
+        probe(packages, &path)
+            .or_else(|| probe(packages, &join(folder, "./index")))
+            .ok_or(Unresolved::Missing { path })?
+    };
+    browser_replaced(packages, folder, manifest, path)
 }
 
 /// `folder` joined with the package-relative `target`, normalized (`..` cannot leave the root).
@@ -350,6 +421,47 @@ mod tests {
             })
         );
         assert!(matches!(resolve("m/nope"), Err(Unresolved::Missing { .. })));
+    }
+
+    #[test]
+    fn the_browser_objects_replacements_apply_to_entries_files_and_modules() {
+        let packages = packages(&[
+            (
+                "node_modules/b/package.json",
+                r#"{"main":"lib/node.js","browser":{"./lib/node.js":"./lib/browser.js","./lib/fs-helper":false,"fs":false,"crypto":"./lib/web-crypto.js"}}"#,
+            ),
+            (
+                "node_modules/b/lib/node.js",
+                "require('./fs-helper'); require('fs'); require('crypto');",
+            ),
+            ("node_modules/b/lib/browser.js", ""),
+            ("node_modules/b/lib/fs-helper.js", ""),
+            ("node_modules/b/lib/web-crypto.js", ""),
+        ]);
+        assert_eq!(
+            packages.resolve("main.js", "b").unwrap(),
+            "node_modules/b/lib/browser.js"
+        );
+        assert_eq!(
+            packages.resolve("main.js", "b/lib/node").unwrap(),
+            "node_modules/b/lib/browser.js"
+        );
+        let inside = "node_modules/b/lib/browser.js";
+        assert_eq!(
+            packages.resolve(inside, "./fs-helper").unwrap(),
+            EMPTY_MODULE
+        );
+        assert_eq!(packages.resolve(inside, "fs").unwrap(), EMPTY_MODULE);
+        assert_eq!(
+            packages.resolve(inside, "crypto").unwrap(),
+            "node_modules/b/lib/web-crypto.js"
+        );
+        assert_eq!(packages.read(EMPTY_MODULE).as_deref(), Some(""));
+        assert_eq!(
+            owning_package("node_modules/@s/p/lib/x.js").as_deref(),
+            Some("node_modules/@s/p")
+        );
+        assert_eq!(owning_package("src/x.js"), None);
     }
 
     #[test]
