@@ -50,9 +50,10 @@ impl Language {
     }
 }
 
-/// Extensions of text files a workspace accepts.
+/// Extensions of text files a workspace accepts (the reference's, plus `.jsx`, which the
+/// preview compiles and React projects are written in).
 pub const TEXT_EXTENSIONS: &[&str] = &[
-    "css", "htm", "html", "js", "json", "md", "mjs", "ts", "tsx", "txt",
+    "css", "htm", "html", "js", "json", "jsx", "md", "mjs", "ts", "tsx", "txt",
 ];
 
 /// Extensions of binary preview assets (kept as bytes, never edited as text).

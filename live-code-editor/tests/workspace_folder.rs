@@ -885,3 +885,24 @@ fn a_node_modules_linked_elsewhere_is_read_but_not_links_out_of_it() {
         "out of the linked node_modules"
     );
 }
+
+#[tokio::test]
+async fn jsx_files_are_imported_as_javascript() {
+    // Vite's react template and most React projects write their components as `.jsx`, which
+    // the preview compiles; the reference's extension list lacked it, so they were skipped.
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "index.html",
+        "<script type=module src=src/main.jsx></script>",
+    );
+    write(dir.path(), "src/main.jsx", "export const view = <p>hi</p>;");
+    let import = OsFolder::open(dir.path()).unwrap().read().await.unwrap();
+    assert!(import.skipped.is_empty(), "{:?}", import.skipped);
+    let main = import
+        .files
+        .iter()
+        .find(|file| file.path == "src/main.jsx")
+        .unwrap();
+    assert_eq!(main.language, live_code_editor::Language::Javascript);
+}

@@ -17,7 +17,7 @@ import { diff, mapPosition } from './merge.js';
 export const MAX_FIND_MATCHES = 10000;
 
 const LANGUAGE_BY_EXTENSION = {
-  html: 'html', htm: 'html', css: 'css', js: 'javascript', mjs: 'javascript', cjs: 'javascript',
+  html: 'html', htm: 'html', css: 'css', js: 'javascript', jsx: 'javascript', mjs: 'javascript', cjs: 'javascript',
   ts: 'typescript', tsx: 'typescript', json: 'json', md: 'markdown', markdown: 'markdown',
 };
 
